@@ -1,0 +1,9 @@
+// Entry point of the `pool-proxy` CLI: each sub-command lives in its own file under ./commands.
+import { Command } from 'commander';
+import { registerStart } from './commands/start.ts';
+import { VERSION } from '../version.ts';
+
+const program = new Command('pool-proxy').description('Privacy Pool Proxy: shielded USDC on Stellar').version(VERSION);
+registerStart(program);
+
+await program.parseAsync(process.argv);
