@@ -1,0 +1,208 @@
+// Proxy configuration: every address, key and limit comes from an environment variable with a default
+// (documented in docs/CONFIG.md). Invalid values stop the start with a message naming the variable.
+import { isAbsolute, join, resolve } from 'node:path';
+import { parseConfigAmount } from './domain/amount.ts';
+
+export interface RateLimitConfig {
+  /** Sustained requests per second; 0 disables the limit. */
+  perSecond: number;
+  /** Bucket size: requests allowed in a burst. */
+  burst: number;
+}
+
+export interface LedgerConfig {
+  rpcUrl: string;
+  networkPassphrase: string;
+  /** CAIP-2 style network id shown in challenges and /api/pool/info (stellar:local, stellar:testnet…). */
+  network: string;
+  /** Where to discover contract ids and genesis accounts of the embedded sandbox; empty = do not ask. */
+  sandboxInfoUrl: string;
+  poolContractId: string;
+  tokenContractId: string;
+  aspMembershipContractId: string;
+  aspNonMembershipContractId: string;
+  /** Secret seed (S…) of the operator account: relayer of withdrawals and funder of operator deposits. */
+  operatorSecret: string;
+  /** Public address of the pool wallet that pays x402 services (shown in /api/pool/info). */
+  poolWallet: string;
+  baseFee: number;
+  txTimeoutSeconds: number;
+  confirmTimeoutMs: number;
+}
+
+export interface ProxyConfig {
+  host: string;
+  port: number;
+  dataDir: string;
+  storeDir: string;
+  masterKeyHex: string;
+  masterKeyFile: string;
+  /** Public origin of the service; its host is the `domain` of login challenges. */
+  publicUrl: string;
+  jwt: { issuer: string; audience: string; ttlSeconds: number };
+  challengeTtlSeconds: number;
+  limits: {
+    maxBodyBytes: number;
+    maxDeposit: bigint;
+    maxWithdraw: bigint;
+    paymentCap: bigint;
+    prepareTtlSeconds: number;
+  };
+  rateLimit: { ip: RateLimitConfig; token: RateLimitConfig };
+  ledger: LedgerConfig;
+  indexer: { startLedger: number; pollIntervalMs: number };
+  prover: { addresses: string[]; circuitId: string; timeoutMs: number };
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+export type Env = Record<string, string | undefined>;
+
+const STANDALONE_PASSPHRASE = 'Standalone Network ; February 2017';
+
+function text(env: Env, name: string, fallback: string): string {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? fallback : value.trim();
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  if (!/^[0-9]+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw.trim());
+  if (value < min || value > max)
+    throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function decimal(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  if (!/^[0-9]+(\.[0-9]+)?$/.test(raw.trim()))
+    throw new ConfigError(`${name} must be a number, got "${raw}"`);
+  const value = Number(raw.trim());
+  if (value < min || value > max)
+    throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function url(env: Env, name: string, fallback: string): string {
+  const value = text(env, name, fallback);
+  if (value === '') return value;
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute http(s) URL, got "${value}"`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new ConfigError(`${name} must use http or https, got "${value}"`);
+  }
+  return value.replace(/\/$/, '');
+}
+
+function amount(env: Env, name: string, fallback: string): bigint {
+  try {
+    return parseConfigAmount(text(env, name, fallback), name);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+}
+
+function rateLimit(env: Env, prefix: string, perSecond: number, burst: number): RateLimitConfig {
+  return {
+    perSecond: decimal(env, `${prefix}_PER_SECOND`, perSecond, 0, 1_000_000),
+    burst: integer(env, `${prefix}_BURST`, burst, 1, 10_000_000),
+  };
+}
+
+/** Reads the configuration from `env` (normally process.env). Throws ConfigError on invalid values. */
+export function loadConfig(env: Env = process.env): ProxyConfig {
+  const host = text(env, 'POOL_PROXY_HOST', '127.0.0.1');
+  const port = integer(env, 'POOL_PROXY_PORT', 8080, 0, 65535);
+  const dataDir = resolve(text(env, 'POOL_PROXY_DATA_DIR', './data'));
+  const inData = (value: string) => (isAbsolute(value) ? value : join(dataDir, value));
+
+  const masterKeyHex = text(env, 'POOL_PROXY_MASTER_KEY', '');
+  if (masterKeyHex !== '' && !/^[0-9a-fA-F]{64}$/.test(masterKeyHex)) {
+    throw new ConfigError('POOL_PROXY_MASTER_KEY must be 64 hex characters (32 bytes)');
+  }
+
+  const publicUrl = url(
+    env,
+    'POOL_PROXY_PUBLIC_URL',
+    `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+  );
+  const rpcUrl = url(env, 'POOL_PROXY_RPC_URL', 'http://127.0.0.1:8000/rpc');
+  const networkPassphrase = text(env, 'POOL_PROXY_NETWORK_PASSPHRASE', STANDALONE_PASSPHRASE);
+  const defaultNetwork = networkPassphrase === STANDALONE_PASSPHRASE ? 'stellar:local' : 'stellar:testnet';
+  const defaultInfo =
+    networkPassphrase === STANDALONE_PASSPHRASE ? `${new URL(rpcUrl).origin}/sandbox/info` : '';
+
+  const challengeTtlSeconds = integer(env, 'POOL_PROXY_CHALLENGE_TTL_SECONDS', 300, 10, 300);
+  const proverAddresses = text(env, 'POOL_PROXY_PROVER_ADDRESSES', '127.0.0.1:50051')
+    .split(',')
+    .map((a) => a.trim())
+    .filter((a) => a !== '');
+  for (const address of proverAddresses) {
+    if (!/^[A-Za-z0-9.\-[\]:]+:[0-9]{1,5}$/.test(address)) {
+      throw new ConfigError(`POOL_PROXY_PROVER_ADDRESSES: "${address}" is not host:port`);
+    }
+  }
+
+  return {
+    host,
+    port,
+    dataDir,
+    storeDir: inData(text(env, 'POOL_PROXY_STORE_DIR', 'proxy-store')),
+    masterKeyHex: masterKeyHex.toLowerCase(),
+    masterKeyFile: inData(text(env, 'POOL_PROXY_MASTER_KEY_FILE', 'master.key')),
+    publicUrl,
+    jwt: {
+      issuer: text(env, 'POOL_PROXY_JWT_ISSUER', publicUrl),
+      audience: text(env, 'POOL_PROXY_JWT_AUDIENCE', `${publicUrl}/api`),
+      ttlSeconds: integer(env, 'POOL_PROXY_JWT_TTL_SECONDS', 86400, 60, 30 * 86400),
+    },
+    challengeTtlSeconds,
+    limits: {
+      maxBodyBytes: integer(env, 'POOL_PROXY_MAX_BODY_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
+      maxDeposit: amount(env, 'POOL_PROXY_MAX_DEPOSIT', '100000'),
+      maxWithdraw: amount(env, 'POOL_PROXY_MAX_WITHDRAW', '100000'),
+      paymentCap: amount(env, 'POOL_PROXY_PAYMENT_CAP', '1'),
+      prepareTtlSeconds: integer(env, 'POOL_PROXY_PREPARE_TTL_SECONDS', 300, 10, 3600),
+    },
+    rateLimit: {
+      ip: rateLimit(env, 'POOL_PROXY_RATE_LIMIT_IP', 100, 200),
+      token: rateLimit(env, 'POOL_PROXY_RATE_LIMIT_TOKEN', 50, 100),
+    },
+    ledger: {
+      rpcUrl,
+      networkPassphrase,
+      network: text(env, 'POOL_PROXY_NETWORK', defaultNetwork),
+      sandboxInfoUrl: url(env, 'POOL_PROXY_SANDBOX_INFO_URL', defaultInfo),
+      poolContractId: text(env, 'POOL_PROXY_POOL_CONTRACT', ''),
+      tokenContractId: text(env, 'POOL_PROXY_TOKEN_CONTRACT', ''),
+      aspMembershipContractId: text(env, 'POOL_PROXY_ASP_MEMBERSHIP_CONTRACT', ''),
+      aspNonMembershipContractId: text(env, 'POOL_PROXY_ASP_NON_MEMBERSHIP_CONTRACT', ''),
+      operatorSecret: text(env, 'POOL_PROXY_OPERATOR_SECRET', ''),
+      poolWallet: text(env, 'POOL_PROXY_POOL_WALLET', ''),
+      baseFee: integer(env, 'POOL_PROXY_BASE_FEE', 100, 100, 100_000_000),
+      txTimeoutSeconds: integer(env, 'POOL_PROXY_TX_TIMEOUT_SECONDS', 60, 10, 3600),
+      confirmTimeoutMs: integer(env, 'POOL_PROXY_CONFIRM_TIMEOUT_MS', 60_000, 1000, 600_000),
+    },
+    indexer: {
+      startLedger: integer(env, 'POOL_PROXY_INDEXER_START_LEDGER', 0, 0, 2 ** 32 - 1),
+      pollIntervalMs: integer(env, 'POOL_PROXY_INDEXER_POLL_MS', 500, 50, 60_000),
+    },
+    prover: {
+      addresses: proverAddresses,
+      circuitId: text(env, 'POOL_PROXY_CIRCUIT_ID', 'policy_tx_2_2'),
+      timeoutMs: integer(env, 'POOL_PROXY_PROVE_TIMEOUT_MS', 120_000, 1000, 3_600_000),
+    },
+  };
+}

@@ -1,0 +1,11 @@
+// Purpose-bound keys derived from the master key with HKDF-SHA256, so that no two uses share a key.
+import { hkdfSync } from 'node:crypto';
+
+const SALT = 'privacy-pool-proxy/v1';
+
+export type KeyPurpose = 'store-encryption' | 'store-record-key' | 'jwt-signing';
+
+export function deriveKey(masterKey: Uint8Array, purpose: KeyPurpose, bytes = 32): Uint8Array {
+  if (masterKey.length !== 32) throw new Error('master key must be 32 bytes');
+  return new Uint8Array(hkdfSync('sha256', masterKey, SALT, `${purpose}/v1`, bytes));
+}
