@@ -1,0 +1,3 @@
+export * from './policy-circuit.ts';
+export * from './transaction.ts';
+export * from './witness-calculator.ts';
