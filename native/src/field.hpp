@@ -1,0 +1,198 @@
+// BN254 prime fields (Fq for coordinates, Fr for scalars) in Montgomery form on 4x64-bit limbs.
+// Portable CIOS multiplication on unsigned __int128 with the "no-carry" shortcut, which applies
+// because both moduli leave the top limb's highest bit clear (top limb < 2^63 - 1).
+#pragma once
+#include <cstdint>
+#include <cstring>
+
+namespace zk {
+
+typedef unsigned __int128 u128;
+
+struct FqParams {
+  static constexpr uint64_t P[4] = {0x3c208c16d87cfd47ULL, 0x97816a916871ca8dULL, 0xb85045b68181585dULL,
+                                    0x30644e72e131a029ULL};
+  static constexpr uint64_t INV = 0x87d20782e4866389ULL;  // -p^-1 mod 2^64
+  static constexpr uint64_t R2[4] = {0xf32cfc5b538afa89ULL, 0xb5e71911d44501fbULL, 0x47ab1eff0a417ff6ULL,
+                                     0x06d89f71cab8351fULL};
+  static constexpr uint64_t ONE[4] = {0xd35d438dc58f0d9dULL, 0x0a78eb28f5c70b3dULL, 0x666ea36f7879462cULL,
+                                      0x0e0a77c19a07df2fULL};
+};
+
+struct FrParams {
+  static constexpr uint64_t P[4] = {0x43e1f593f0000001ULL, 0x2833e84879b97091ULL, 0xb85045b68181585dULL,
+                                    0x30644e72e131a029ULL};
+  static constexpr uint64_t INV = 0xc2e1f593efffffffULL;
+  static constexpr uint64_t R2[4] = {0x1bb8e645ae216da7ULL, 0x53fe3ab1e35c59e3ULL, 0x8c49833d53bb8085ULL,
+                                     0x0216d0b17f4e44a5ULL};
+  static constexpr uint64_t ONE[4] = {0xac96341c4ffffffbULL, 0x36fc76959f60cd29ULL, 0x666ea36f7879462eULL,
+                                      0x0e0a77c19a07df2fULL};
+};
+
+// Plain 256-bit helpers on little-endian limbs.
+static inline bool limbsGeq(const uint64_t a[4], const uint64_t b[4]) {
+  for (int i = 3; i >= 0; i--) {
+    if (a[i] != b[i]) return a[i] > b[i];
+  }
+  return true;
+}
+static inline bool limbsZero(const uint64_t a[4]) { return (a[0] | a[1] | a[2] | a[3]) == 0; }
+
+template <class C>
+struct Fp {
+  uint64_t v[4];
+
+  static inline Fp zero() { return Fp{{0, 0, 0, 0}}; }
+  static inline Fp one() { return Fp{{C::ONE[0], C::ONE[1], C::ONE[2], C::ONE[3]}}; }
+  static inline Fp raw(const uint64_t a[4]) { return Fp{{a[0], a[1], a[2], a[3]}}; }
+  inline bool isZero() const { return limbsZero(v); }
+  inline bool operator==(const Fp& o) const {
+    return ((v[0] ^ o.v[0]) | (v[1] ^ o.v[1]) | (v[2] ^ o.v[2]) | (v[3] ^ o.v[3])) == 0;
+  }
+  inline bool operator!=(const Fp& o) const { return !(*this == o); }
+
+  // Conditional subtraction of the modulus, branch-free.
+  static inline void reduceOnce(uint64_t t[4]) {
+    uint64_t s[4];
+    u128 br = 0;
+    for (int i = 0; i < 4; i++) {
+      u128 d = (u128)t[i] - C::P[i] - (uint64_t)br;
+      s[i] = (uint64_t)d;
+      br = (d >> 64) & 1;
+    }
+    uint64_t mask = (uint64_t)0 - (uint64_t)(br == 0);  // all ones when t >= P
+    for (int i = 0; i < 4; i++) t[i] = (s[i] & mask) | (t[i] & ~mask);
+  }
+
+  static inline Fp add(const Fp& a, const Fp& b) {
+    Fp r;
+    u128 c = 0;
+    for (int i = 0; i < 4; i++) {
+      c = (u128)a.v[i] + b.v[i] + (uint64_t)c;
+      r.v[i] = (uint64_t)c;
+      c >>= 64;
+    }
+    reduceOnce(r.v);
+    return r;
+  }
+  static inline Fp sub(const Fp& a, const Fp& b) {
+    Fp r;
+    u128 br = 0;
+    for (int i = 0; i < 4; i++) {
+      u128 d = (u128)a.v[i] - b.v[i] - (uint64_t)br;
+      r.v[i] = (uint64_t)d;
+      br = (d >> 64) & 1;
+    }
+    uint64_t mask = (uint64_t)0 - (uint64_t)br;
+    u128 c = 0;
+    for (int i = 0; i < 4; i++) {
+      c = (u128)r.v[i] + (C::P[i] & mask) + (uint64_t)c;
+      r.v[i] = (uint64_t)c;
+      c >>= 64;
+    }
+    return r;
+  }
+  static inline Fp neg(const Fp& a) {
+    if (a.isZero()) return a;
+    Fp r;
+    u128 br = 0;
+    for (int i = 0; i < 4; i++) {
+      u128 d = (u128)C::P[i] - a.v[i] - (uint64_t)br;
+      r.v[i] = (uint64_t)d;
+      br = (d >> 64) & 1;
+    }
+    return r;
+  }
+  static inline Fp dbl(const Fp& a) { return add(a, a); }
+
+  // CIOS Montgomery multiplication, no-carry variant: returns a*b/2^256 mod P.
+  static inline Fp mul(const Fp& a, const Fp& b) {
+    uint64_t t[4] = {0, 0, 0, 0};
+    for (int i = 0; i < 4; i++) {
+      u128 x = (u128)a.v[0] * b.v[i] + t[0];
+      uint64_t A = (uint64_t)(x >> 64);
+      uint64_t t0 = (uint64_t)x;
+      uint64_t m = t0 * C::INV;
+      u128 y = (u128)m * C::P[0] + t0;
+      uint64_t Cc = (uint64_t)(y >> 64);
+      for (int j = 1; j < 4; j++) {
+        x = (u128)a.v[j] * b.v[i] + t[j] + A;
+        A = (uint64_t)(x >> 64);
+        y = (u128)m * C::P[j] + (uint64_t)x + Cc;
+        Cc = (uint64_t)(y >> 64);
+        t[j - 1] = (uint64_t)y;
+      }
+      t[3] = Cc + A;
+    }
+    Fp r{{t[0], t[1], t[2], t[3]}};
+    reduceOnce(r.v);
+    return r;
+  }
+  static inline Fp sqr(const Fp& a) { return mul(a, a); }
+
+  static inline Fp toMont(const Fp& a) { return mul(a, Fp{{C::R2[0], C::R2[1], C::R2[2], C::R2[3]}}); }
+  static inline Fp fromMont(const Fp& a) { return mul(a, Fp{{1, 0, 0, 0}}); }
+
+  // Exponentiation by a plain (non-Montgomery) 256-bit exponent.
+  static Fp pow(const Fp& a, const uint64_t e[4]) {
+    Fp r = one();
+    for (int i = 3; i >= 0; i--) {
+      for (int b = 63; b >= 0; b--) {
+        r = sqr(r);
+        if ((e[i] >> b) & 1) r = mul(r, a);
+      }
+    }
+    return r;
+  }
+  // Fermat inverse; the inverse of zero is returned as zero.
+  static Fp inv(const Fp& a) {
+    uint64_t e[4] = {C::P[0] - 2, C::P[1], C::P[2], C::P[3]};
+    return pow(a, e);
+  }
+
+  // Normal-form integer -> Montgomery element; rejects values >= P.
+  static inline bool fromNormalChecked(const uint64_t a[4], Fp& out) {
+    if (limbsGeq(a, C::P)) return false;
+    out = toMont(raw(a));
+    return true;
+  }
+  static inline Fp fromU64(uint64_t x) { return toMont(Fp{{x, 0, 0, 0}}); }
+};
+
+struct FqTag : FqParams {};
+struct FrTag : FrParams {};
+typedef Fp<FqTag> Fq;
+typedef Fp<FrTag> Fr;
+
+// Fq2 = Fq[u]/(u^2 + 1), the base field of G2.
+struct Fq2 {
+  Fq c0, c1;
+  static inline Fq2 zero() { return Fq2{Fq::zero(), Fq::zero()}; }
+  static inline Fq2 one() { return Fq2{Fq::one(), Fq::zero()}; }
+  inline bool isZero() const { return c0.isZero() && c1.isZero(); }
+  inline bool operator==(const Fq2& o) const { return c0 == o.c0 && c1 == o.c1; }
+  inline bool operator!=(const Fq2& o) const { return !(*this == o); }
+  static inline Fq2 add(const Fq2& a, const Fq2& b) { return Fq2{Fq::add(a.c0, b.c0), Fq::add(a.c1, b.c1)}; }
+  static inline Fq2 sub(const Fq2& a, const Fq2& b) { return Fq2{Fq::sub(a.c0, b.c0), Fq::sub(a.c1, b.c1)}; }
+  static inline Fq2 neg(const Fq2& a) { return Fq2{Fq::neg(a.c0), Fq::neg(a.c1)}; }
+  static inline Fq2 dbl(const Fq2& a) { return add(a, a); }
+  // Karatsuba: 3 base multiplications.
+  static inline Fq2 mul(const Fq2& a, const Fq2& b) {
+    Fq t0 = Fq::mul(a.c0, b.c0);
+    Fq t1 = Fq::mul(a.c1, b.c1);
+    Fq t2 = Fq::mul(Fq::add(a.c0, a.c1), Fq::add(b.c0, b.c1));
+    return Fq2{Fq::sub(t0, t1), Fq::sub(Fq::sub(t2, t0), t1)};
+  }
+  // (a + bu)^2 = (a+b)(a-b) + 2ab u
+  static inline Fq2 sqr(const Fq2& a) {
+    Fq t = Fq::mul(a.c0, a.c1);
+    return Fq2{Fq::mul(Fq::add(a.c0, a.c1), Fq::sub(a.c0, a.c1)), Fq::add(t, t)};
+  }
+  static inline Fq2 inv(const Fq2& a) {
+    Fq n = Fq::add(Fq::sqr(a.c0), Fq::sqr(a.c1));
+    Fq ni = Fq::inv(n);
+    return Fq2{Fq::mul(a.c0, ni), Fq::neg(Fq::mul(a.c1, ni))};
+  }
+};
+
+}  // namespace zk

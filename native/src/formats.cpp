@@ -1,0 +1,157 @@
+#include "formats.hpp"
+
+#include <string>
+
+namespace zk {
+
+namespace {
+
+void expectPrime(ByteReader& r, const uint64_t* expected, const std::string& what) {
+  uint32_t n8 = r.u32();
+  if (n8 != 32) throw FormatError(what + ": field element size " + std::to_string(n8) + " is not 32 (not BN254)");
+  uint64_t p[4];
+  std::memcpy(p, r.bytes(32), 32);
+  if (std::memcmp(p, expected, 32) != 0) throw FormatError(what + ": prime is not the BN254 modulus");
+}
+
+Fq readFq(ByteReader& r, const std::string& what) {
+  Fq x;
+  std::memcpy(x.v, r.bytes(32), 32);
+  if (limbsGeq(x.v, FqParams::P)) throw FormatError(what + ": coordinate out of range");
+  return x;
+}
+
+G1A readG1(ByteReader& r, const std::string& what) {
+  G1A p{readFq(r, what), readFq(r, what)};
+  if (!g1OnCurve(p)) throw FormatError(what + ": G1 point not on the curve");
+  return p;
+}
+
+G2A readG2(ByteReader& r, const std::string& what) {
+  G2A p;
+  p.x.c0 = readFq(r, what);
+  p.x.c1 = readFq(r, what);
+  p.y.c0 = readFq(r, what);
+  p.y.c1 = readFq(r, what);
+  if (!g2OnCurve(p)) throw FormatError(what + ": G2 point not on the curve");
+  return p;
+}
+
+template <class P, class ReadFn>
+std::vector<P> readPoints(const BinFile& f, uint32_t id, size_t count, size_t pointSize, const char* name, ReadFn fn) {
+  ByteReader r = f.reader(id);
+  if (r.remaining() != count * pointSize)
+    throw FormatError(std::string("zkey: section ") + std::to_string(id) + " (" + name + ") has size " +
+                      std::to_string(r.remaining()) + ", expected " + std::to_string(count * pointSize));
+  std::vector<P> out(count);
+  std::string what = std::string("zkey ") + name;
+  for (size_t i = 0; i < count; i++) out[i] = fn(r, what);
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<ZKey> parseZKey(const uint8_t* data, size_t size) {
+  BinFile f(data, size, "zkey", 1, "zkey");
+  auto z = std::make_unique<ZKey>();
+  {
+    ByteReader r = f.reader(1);
+    uint32_t protocol = r.u32();
+    if (protocol != 1) throw FormatError("zkey: protocol " + std::to_string(protocol) + " is not Groth16");
+  }
+  {
+    ByteReader r = f.reader(2);
+    expectPrime(r, FqParams::P, "zkey base field");
+    expectPrime(r, FrParams::P, "zkey scalar field");
+    z->nVars = r.u32();
+    z->nPublic = r.u32();
+    z->domainSize = r.u32();
+    if (z->domainSize == 0 || (z->domainSize & (z->domainSize - 1)) != 0 || z->domainSize > (1u << 27))
+      throw FormatError("zkey: domain size " + std::to_string(z->domainSize) + " is not a supported power of two");
+    if (z->nVars == 0 || z->nPublic >= z->nVars) throw FormatError("zkey: inconsistent variable counts");
+    z->log2Domain = __builtin_ctz(z->domainSize);
+    z->alpha1 = readG1(r, "zkey alpha1");
+    z->beta1 = readG1(r, "zkey beta1");
+    z->beta2 = readG2(r, "zkey beta2");
+    z->gamma2 = readG2(r, "zkey gamma2");
+    z->delta1 = readG1(r, "zkey delta1");
+    z->delta2 = readG2(r, "zkey delta2");
+  }
+  {
+    ByteReader r = f.reader(4);
+    uint32_t n = r.u32();
+    if ((size_t)n * 44 != r.remaining()) throw FormatError("zkey: coefficient section size mismatch");
+    z->coefs.resize(n);
+    for (uint32_t i = 0; i < n; i++) {
+      Coef& c = z->coefs[i];
+      c.matrix = r.u32();
+      c.constraint = r.u32();
+      c.signal = r.u32();
+      uint64_t v[4];
+      std::memcpy(v, r.bytes(32), 32);
+      if (c.matrix > 1 || c.constraint >= z->domainSize || c.signal >= z->nVars || limbsGeq(v, FrParams::P))
+        throw FormatError("zkey: coefficient " + std::to_string(i) + " is out of range");
+      // Stored as v*R^2; one Montgomery reduction gives v*R, the Montgomery form of v.
+      c.value = Fr::fromMont(Fr::raw(v));
+    }
+  }
+  z->A = readPoints<G1A>(f, 5, z->nVars, 64, "A", readG1);
+  z->B1 = readPoints<G1A>(f, 6, z->nVars, 64, "B1", readG1);
+  z->B2 = readPoints<G2A>(f, 7, z->nVars, 128, "B2", readG2);
+  z->C = readPoints<G1A>(f, 8, z->nVars - z->nPublic - 1, 64, "C", readG1);
+  z->H = readPoints<G1A>(f, 9, z->domainSize, 64, "H", readG1);
+  return z;
+}
+
+Witness parseWtns(const uint8_t* data, size_t size) {
+  BinFile f(data, size, "wtns", 2, "wtns");
+  ByteReader h = f.reader(1);
+  expectPrime(h, FrParams::P, "wtns");
+  uint32_t n = h.u32();
+  ByteReader d = f.reader(2);
+  if (d.remaining() != (size_t)n * 32)
+    throw FormatError("wtns: data section holds " + std::to_string(d.remaining()) + " bytes, expected " +
+                      std::to_string((size_t)n * 32));
+  Witness w;
+  w.values.resize((size_t)n * 4);
+  std::memcpy(w.values.data(), d.bytes((size_t)n * 32), (size_t)n * 32);
+  for (uint32_t i = 0; i < n; i++) {
+    if (limbsGeq(w.at(i), FrParams::P)) throw FormatError("wtns: value " + std::to_string(i) + " is not below the field modulus");
+  }
+  return w;
+}
+
+R1cs parseR1cs(const uint8_t* data, size_t size) {
+  BinFile f(data, size, "r1cs", 1, "r1cs");
+  R1cs out;
+  ByteReader h = f.reader(1);
+  expectPrime(h, FrParams::P, "r1cs");
+  out.nWires = h.u32();
+  out.nPubOut = h.u32();
+  out.nPubIn = h.u32();
+  out.nPrvIn = h.u32();
+  h.u64();  // labels
+  out.nConstraints = h.u32();
+  if (out.nWires == 0 || out.nPublic() >= out.nWires) throw FormatError("r1cs: inconsistent wire counts");
+  ByteReader r = f.reader(2);
+  out.constraints.resize(out.nConstraints);
+  for (uint32_t c = 0; c < out.nConstraints; c++) {
+    for (int m = 0; m < 3; m++) {
+      std::vector<R1csTerm>& lc = m == 0 ? out.constraints[c].a : (m == 1 ? out.constraints[c].b : out.constraints[c].c);
+      uint32_t n = r.u32();
+      if ((size_t)n * 36 > r.remaining()) throw FormatError("r1cs: constraint " + std::to_string(c) + " is truncated");
+      lc.resize(n);
+      for (uint32_t i = 0; i < n; i++) {
+        lc[i].signal = r.u32();
+        uint64_t v[4];
+        std::memcpy(v, r.bytes(32), 32);
+        if (lc[i].signal >= out.nWires || limbsGeq(v, FrParams::P))
+          throw FormatError("r1cs: constraint " + std::to_string(c) + " has an out-of-range term");
+        lc[i].value = Fr::toMont(Fr::raw(v));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace zk

@@ -1,0 +1,55 @@
+// Parsed .zkey (Groth16), .wtns and .r1cs files. See research/prover.md §1 for the layouts.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "binfile.hpp"
+#include "curve.hpp"
+
+namespace zk {
+
+struct Coef {
+  uint32_t matrix;      // 0 = A, 1 = B
+  uint32_t constraint;  // row in the evaluation domain
+  uint32_t signal;
+  Fr value;  // Montgomery form
+};
+
+struct ZKey {
+  uint32_t nVars = 0, nPublic = 0, domainSize = 0;
+  int log2Domain = 0;
+  G1A alpha1, beta1, delta1;
+  G2A beta2, gamma2, delta2;
+  std::vector<Coef> coefs;  // sorted by constraint within each matrix
+  std::vector<G1A> A, B1, C, H;
+  std::vector<G2A> B2;
+};
+
+// Parses and validates a Groth16 BN254 zkey (primes, sizes, points on the curve).
+std::unique_ptr<ZKey> parseZKey(const uint8_t* data, size_t size);
+
+struct Witness {
+  std::vector<uint64_t> values;  // 4 limbs per value, plain form, each < r
+  size_t size() const { return values.size() / 4; }
+  const uint64_t* at(size_t i) const { return values.data() + 4 * i; }
+};
+
+Witness parseWtns(const uint8_t* data, size_t size);
+
+struct R1csTerm {
+  uint32_t signal;
+  Fr value;  // Montgomery form
+};
+struct R1csConstraint {
+  std::vector<R1csTerm> a, b, c;
+};
+struct R1cs {
+  uint32_t nWires = 0, nPubOut = 0, nPubIn = 0, nPrvIn = 0, nConstraints = 0;
+  std::vector<R1csConstraint> constraints;
+  uint32_t nPublic() const { return nPubOut + nPubIn; }
+};
+
+R1cs parseR1cs(const uint8_t* data, size_t size);
+
+}  // namespace zk

@@ -1,0 +1,113 @@
+#include "prover.hpp"
+
+#include <string>
+
+#include "fft.hpp"
+#include "msm.hpp"
+#include "random.hpp"
+#include "thread_pool.hpp"
+
+namespace zk {
+
+namespace {
+
+// Evaluations of A·w and B·w on the domain, then H's evaluations on the odd coset g·<w>.
+// Returns plain-form scalars for the H MSM.
+std::vector<uint64_t> computeH(const ZKey& key, const Witness& w) {
+  const size_t n = key.domainSize;
+  std::vector<Fr> wm(key.nVars);
+  for (size_t i = 0; i < key.nVars; i++) wm[i] = Fr::toMont(Fr::raw(w.at(i)));
+
+  std::vector<Fr> a(n, Fr::zero()), b(n, Fr::zero()), c(n);
+  for (const Coef& cf : key.coefs) {
+    std::vector<Fr>& dst = cf.matrix == 0 ? a : b;
+    dst[cf.constraint] = Fr::add(dst[cf.constraint], Fr::mul(cf.value, wm[cf.signal]));
+  }
+  for (size_t i = 0; i < n; i++) c[i] = Fr::mul(a[i], b[i]);
+
+  // Coset factors g^i / n with g a primitive 2n-th root (the 1/n of the inverse FFT folded in).
+  Domain dom(key.log2Domain);
+  std::vector<Fr> shift(n);
+  {
+    Fr g = rootOfUnity(key.log2Domain + 1);
+    Fr invN = Fr::inv(Fr::fromU64(n));
+    shift[0] = invN;
+    for (size_t i = 1; i < n; i++) shift[i] = Fr::mul(shift[i - 1], g);
+  }
+  TaskGroup group;
+  for (std::vector<Fr>* v : {&a, &b, &c}) {
+    group.run([&dom, &shift, v, n] {
+      Fr* x = v->data();
+      dom.ifftUnscaled(x);
+      for (size_t i = 0; i < n; i++) x[i] = Fr::mul(x[i], shift[i]);
+      dom.fft(x);
+    });
+  }
+  group.wait();
+
+  std::vector<uint64_t> h(4 * n);
+  for (size_t i = 0; i < n; i++) {
+    Fr v = Fr::fromMont(Fr::sub(Fr::mul(a[i], b[i]), c[i]));
+    std::memcpy(&h[4 * i], v.v, 32);
+  }
+  return h;
+}
+
+template <class F>
+XYZZ<F> mulPoint(const Affine<F>& p, const uint64_t k[4]) {
+  return XYZZ<F>::mulScalar(XYZZ<F>::fromAffine(p), k);
+}
+
+}  // namespace
+
+Proof prove(const ZKey& key, const Witness& w) {
+  if (w.size() != key.nVars)
+    throw std::runtime_error("witness has " + std::to_string(w.size()) + " values but the circuit key expects " +
+                             std::to_string(key.nVars) + " (witness of another circuit?)");
+  const uint64_t* w0 = w.at(0);
+  if (!(w0[0] == 1 && w0[1] == 0 && w0[2] == 0 && w0[3] == 0))
+    throw std::runtime_error("witness value 0 must be the constant 1");
+
+  ScalarView all{w.values.data(), key.nVars};
+  ScalarView priv{w.at(key.nPublic + 1), key.nVars - key.nPublic - 1};
+  G1P piA, piB1, piC, piH;
+  G2P piB2;
+  std::vector<uint64_t> h;
+  {
+    TaskGroup group;
+    group.run([&] { piB2 = msm(key.B2.data(), all); });
+    group.run([&] { h = computeH(key, w); });
+    group.run([&] { piA = msm(key.A.data(), all); });
+    group.run([&] { piB1 = msm(key.B1.data(), all); });
+    group.run([&] { piC = msm(key.C.data(), priv); });
+    group.wait();
+  }
+  piH = msm(key.H.data(), ScalarView{h.data(), key.domainSize});
+
+  uint64_t r[4], s[4];
+  randomScalar(r, false);
+  randomScalar(s, false);
+  Fr rs = Fr::fromMont(Fr::mul(Fr::toMont(Fr::raw(r)), Fr::toMont(Fr::raw(s))));
+
+  G1P A = piA;
+  A.addAffine(key.alpha1);
+  A.add(mulPoint(key.delta1, r));
+
+  G2P B = piB2;
+  B.addAffine(key.beta2);
+  B.add(mulPoint(key.delta2, s));
+
+  G1P B1 = piB1;
+  B1.addAffine(key.beta1);
+  B1.add(mulPoint(key.delta1, s));
+
+  G1P C = piC;
+  C.add(piH);
+  C.add(G1P::mulScalar(A, s));
+  C.add(G1P::mulScalar(B1, r));
+  C.add(mulPoint(key.delta1, rs.v).negate());
+
+  return Proof{A.toAffine(), B.toAffine(), C.toAffine()};
+}
+
+}  // namespace zk

@@ -1,0 +1,79 @@
+#include "thread_pool.hpp"
+
+namespace zk {
+
+ThreadPool& ThreadPool::instance() {
+  static ThreadPool pool(std::max(1u, std::thread::hardware_concurrency()));
+  return pool;
+}
+
+// The calling thread also works while it waits, so the pool keeps n-1 dedicated threads.
+ThreadPool::ThreadPool(unsigned nThreads) {
+  for (unsigned i = 1; i < nThreads; i++) workers_.emplace_back([this] { workerLoop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+void ThreadPool::submit(TaskGroup& g, std::function<void()> fn) {
+  g.pending_.fetch_add(1);
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    queue_.push_back(Task{&g, std::move(fn)});
+  }
+  cv_.notify_one();
+}
+
+bool ThreadPool::runOne() {
+  Task t;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (queue_.empty()) return false;
+    t = std::move(queue_.front());
+    queue_.pop_front();
+  }
+  t.fn();
+  // Decrement under the group's lock: the waiter re-takes that lock before returning, so the group
+  // cannot be destroyed while this thread still touches it.
+  TaskGroup* g = t.group;
+  std::lock_guard<std::mutex> lk(g->doneMu_);
+  if (g->pending_.fetch_sub(1) == 1) g->doneCv_.notify_all();
+  return true;
+}
+
+void ThreadPool::workerLoop() {
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lk(mu_);
+      cv_.wait(lk, [this] { return stop_ || !queue_.empty(); });
+      if (stop_ && queue_.empty()) return;
+    }
+    runOne();
+  }
+}
+
+void TaskGroup::wait() {
+  for (;;) {
+    if (pending_.load() == 0) {
+      std::lock_guard<std::mutex> lk(doneMu_);
+      return;
+    }
+    if (pool_.runOne()) continue;
+    std::unique_lock<std::mutex> lk(doneMu_);
+    doneCv_.wait_for(lk, std::chrono::milliseconds(1), [this] { return pending_.load() == 0; });
+  }
+}
+
+void ThreadPool::parallelFor(size_t n, const std::function<void(size_t)>& fn) {
+  TaskGroup g(*this);
+  for (size_t i = 0; i < n; i++) g.run([&fn, i] { fn(i); });
+  g.wait();
+}
+
+}  // namespace zk

@@ -1,0 +1,122 @@
+// TypeScript face of the native Groth16 prover: load a zkey once, prove from .wtns bytes off the event
+// loop, verify with snarkjs, and create development keys. Every proof is verified against the key's
+// own verification key before it is returned, so a witness that does not satisfy the circuit yields an
+// error, never a proof presented as valid.
+import { readFile, writeFile, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import * as snarkjs from 'snarkjs';
+import { proofToBytes, type SnarkjsProof } from '../crypto/proof-bytes.ts';
+import { addon } from './native-addon.ts';
+
+export type Groth16Proof = SnarkjsProof & { protocol: 'groth16'; curve: 'bn128' };
+
+export interface VerificationKey {
+  protocol: string;
+  curve: string;
+  nPublic: number;
+  [key: string]: unknown;
+}
+
+export interface ProveResult {
+  proof: Groth16Proof;
+  publicSignals: string[];
+  /** On-chain layout A(64) ‖ B(128) ‖ C(64). */
+  bytes: Uint8Array;
+}
+
+export interface Prover {
+  readonly nVars: number;
+  readonly nPublic: number;
+  readonly domainSize: number;
+  readonly verificationKey: VerificationKey;
+  prove(wtns: Uint8Array): Promise<ProveResult>;
+}
+
+/** Thrown when the witness does not satisfy the circuit (the computed proof does not verify). */
+export class InvalidWitnessError extends Error {
+  constructor() {
+    super('witness does not satisfy the circuit: the proof failed verification and was discarded');
+    this.name = 'InvalidWitnessError';
+  }
+}
+
+export const DEV_KEY_NAME: string = addon.devKeyName;
+
+async function bytesOf(source: string | Uint8Array, what: string): Promise<Uint8Array> {
+  if (typeof source === 'string') {
+    try {
+      return await readFile(source);
+    } catch (err) {
+      throw new Error(`cannot read ${what} ${source}: ${(err as Error).message}`);
+    }
+  }
+  if (source instanceof Uint8Array) return source;
+  throw new TypeError(`${what} must be a file path or a Uint8Array`);
+}
+
+function toSnarkjsProof(p: { a: string[]; b: string[][]; c: string[] }): Groth16Proof {
+  return {
+    pi_a: [p.a[0], p.a[1], '1'],
+    pi_b: [[p.b[0][0], p.b[0][1]], [p.b[1][0], p.b[1][1]], ['1', '0']],
+    pi_c: [p.c[0], p.c[1], '1'],
+    protocol: 'groth16',
+    curve: 'bn128',
+  };
+}
+
+export async function exportVerificationKey(zkey: string | Uint8Array): Promise<VerificationKey> {
+  const bytes = await bytesOf(zkey, 'zkey');
+  return (await snarkjs.zKey.exportVerificationKey(bytes)) as VerificationKey;
+}
+
+export async function loadProver(zkey: string | Uint8Array): Promise<Prover> {
+  const bytes = await bytesOf(zkey, 'zkey');
+  const key = await addon.loadKey(bytes);
+  const verificationKey = await exportVerificationKey(bytes);
+  return {
+    nVars: key.nVars,
+    nPublic: key.nPublic,
+    domainSize: key.domainSize,
+    verificationKey,
+    async prove(wtns: Uint8Array): Promise<ProveResult> {
+      if (!(wtns instanceof Uint8Array)) throw new TypeError('wtns must be a Uint8Array');
+      const out = await addon.prove(key.handle, wtns);
+      const proof = toSnarkjsProof(out);
+      if (!(await verify(verificationKey, proof, out.publicSignals))) throw new InvalidWitnessError();
+      return { proof, publicSignals: out.publicSignals, bytes: proofToBytes(proof) };
+    },
+  };
+}
+
+export async function verify(vkey: VerificationKey, proof: SnarkjsProof, publicSignals: string[]): Promise<boolean> {
+  try {
+    return await snarkjs.groth16.verify(vkey, publicSignals, proof);
+  } catch {
+    // Malformed points or signals are an invalid proof, not a crash.
+    return false;
+  }
+}
+
+/** Stops snarkjs's worker threads (they keep the process alive); verify() restarts them on demand. */
+export async function releaseVerifier(): Promise<void> {
+  const g = globalThis as { curve_bn128?: { terminate(): Promise<void> } | null };
+  const curve = g.curve_bn128;
+  if (curve) {
+    g.curve_bn128 = null;
+    await curve.terminate();
+  }
+}
+
+/**
+ * Development-only trusted setup: writes a snarkjs-compatible zkey from fresh random toxic waste that
+ * is discarded, plus its verification_key.json. The key's contribution record is named DEV_KEY_NAME.
+ */
+export async function devSetup(r1csPath: string, zkeyOut: string, vkeyOut: string): Promise<void> {
+  const r1cs = await bytesOf(r1csPath, 'r1cs');
+  const zkey = await addon.devSetup(r1cs);
+  const vkey = await exportVerificationKey(zkey);
+  await mkdir(path.dirname(zkeyOut), { recursive: true });
+  await mkdir(path.dirname(vkeyOut), { recursive: true });
+  await writeFile(zkeyOut, zkey);
+  await writeFile(vkeyOut, `${JSON.stringify(vkey, null, 1)}\n`);
+}

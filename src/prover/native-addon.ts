@@ -1,0 +1,55 @@
+// Loads the compiled C++ addon (built by node-gyp at `npm install` from binding.gyp) and types it.
+import { createRequire } from 'node:module';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+export type G1Json = [string, string];
+export type G2Json = [[string, string], [string, string]];
+
+export interface KeyInfo {
+  handle: unknown;
+  nVars: number;
+  nPublic: number;
+  domainSize: number;
+}
+
+export interface NativeProof {
+  a: G1Json;
+  b: G2Json;
+  c: G1Json;
+  publicSignals: string[];
+}
+
+/** Field, curve, MSM and FFT primitives exposed only for differential tests. */
+export interface TestOps {
+  fq(op: 'add' | 'sub' | 'mul' | 'neg' | 'sqr' | 'inv', a: string, b?: string): string;
+  fr(op: 'add' | 'sub' | 'mul' | 'neg' | 'sqr' | 'inv', a: string, b?: string): string;
+  g1(op: 'add' | 'madd' | 'dbl' | 'neg' | 'mul', p: G1Json, q?: G1Json | string): G1Json;
+  g2(op: 'add' | 'madd' | 'dbl' | 'neg' | 'mul', p: G2Json, q?: G2Json | string): G2Json;
+  g1Msm(points: G1Json[], scalars: string[]): G1Json;
+  g2Msm(points: G2Json[], scalars: string[]): G2Json;
+  fft(values: string[], inverse: boolean): string[];
+  rootOfUnity(log2n: number): string;
+  generators(): { g1: G1Json; g2: G2Json };
+}
+
+export interface NativeAddon {
+  loadKey(zkey: Uint8Array): Promise<KeyInfo>;
+  prove(handle: unknown, wtns: Uint8Array): Promise<NativeProof>;
+  devSetup(r1cs: Uint8Array): Promise<Uint8Array>;
+  devKeyName: string;
+  testOps: TestOps;
+}
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+function load(): NativeAddon {
+  const file = path.join(repoRoot, 'build', 'Release', 'zkprover.node');
+  if (!existsSync(file)) {
+    throw new Error(`native prover addon not built (${file} missing): run \`npm install\` or \`npm rebuild\``);
+  }
+  return createRequire(import.meta.url)(file) as NativeAddon;
+}
+
+export const addon: NativeAddon = load();

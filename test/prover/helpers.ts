@@ -1,0 +1,104 @@
+// Test helpers: compile the test circuits with circom2, compute witnesses with the circom wasm, and
+// produce keys (snarkjs ceremony or our devSetup). Outputs are cached under build/test-circuits/ and
+// written through a temporary name + rename, so concurrently running test files never see half files.
+import { execFile } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { mkdir, rename, rm, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import * as snarkjs from 'snarkjs';
+import { getCurveFromName } from 'ffjavascript';
+import { loadWitnessCalculator, type CircuitInputs } from '../../src/circuit/witness-calculator.ts';
+import { devSetup } from '../../src/prover/index.ts';
+
+const run = promisify(execFile);
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const OUT = path.join(ROOT, 'build', 'test-circuits');
+
+export interface CompiledCircuit {
+  name: string;
+  dir: string;
+  r1cs: string;
+  wasm: string;
+}
+
+function fresh(target: string, source: string): boolean {
+  return existsSync(target) && statSync(target).mtimeMs >= statSync(source).mtimeMs;
+}
+
+const tmpName = (p: string) => `${p}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
+
+export async function compileCircuit(name: string): Promise<CompiledCircuit> {
+  const source = path.join(ROOT, 'test', 'prover', 'circuits', `${name}.circom`);
+  const dir = path.join(OUT, name);
+  const result = { name, dir, r1cs: path.join(dir, `${name}.r1cs`), wasm: path.join(dir, `${name}_js`, `${name}.wasm`) };
+  if (fresh(result.r1cs, source) && existsSync(result.wasm)) return result;
+  const tmp = tmpName(dir);
+  await mkdir(tmp, { recursive: true });
+  await run(path.join(ROOT, 'node_modules', '.bin', 'circom2'), [source, '--r1cs', '--wasm', '--sym', '--O2', '-o', tmp], {
+    maxBuffer: 1 << 26,
+  });
+  await rm(dir, { recursive: true, force: true });
+  await rename(tmp, dir).catch(async (err) => {
+    // Another test process won the race; its output is equally valid.
+    await rm(tmp, { recursive: true, force: true });
+    if (!existsSync(result.r1cs)) throw err;
+  });
+  return result;
+}
+
+export async function witness(circuit: CompiledCircuit, inputs: CircuitInputs): Promise<Uint8Array> {
+  const calc = await loadWitnessCalculator(circuit.wasm);
+  return calc.calculateWtns(inputs);
+}
+
+/** A zkey from snarkjs's own ceremony (powers of tau + phase 2 with one contribution and a beacon). */
+export async function ceremonyZkey(circuit: CompiledCircuit, power: number): Promise<string> {
+  const zkey = path.join(circuit.dir, `${circuit.name}_ceremony.zkey`);
+  if (fresh(zkey, circuit.r1cs)) return zkey;
+  const curve = await getCurveFromName('bn128');
+  const ptauFinal = path.join(OUT, `pot${power}_final.ptau`);
+  try {
+    if (!existsSync(ptauFinal)) {
+      const p0 = tmpName(path.join(OUT, `pot${power}_0.ptau`));
+      const p1 = tmpName(path.join(OUT, `pot${power}_1.ptau`));
+      const pf = tmpName(ptauFinal);
+      await snarkjs.powersOfTau.newAccumulator(curve, power, p0);
+      await snarkjs.powersOfTau.contribute(p0, p1, 'test contribution', 'test entropy 1');
+      await snarkjs.powersOfTau.preparePhase2(p1, pf);
+      await rename(pf, ptauFinal);
+      await rm(p0, { force: true });
+      await rm(p1, { force: true });
+    }
+    const z0 = tmpName(zkey);
+    const z1 = tmpName(zkey);
+    const zf = tmpName(zkey);
+    await snarkjs.zKey.newZKey(circuit.r1cs, ptauFinal, z0);
+    await snarkjs.zKey.contribute(z0, z1, 'test phase2', 'test entropy 2');
+    await snarkjs.zKey.beacon(z1, zf, 'final beacon', '0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f', 10);
+    await rename(zf, zkey);
+    await rm(z0, { force: true });
+    await rm(z1, { force: true });
+  } finally {
+    await curve.terminate();
+  }
+  return zkey;
+}
+
+/** A development zkey + verification key made by our devSetup. */
+export async function devZkey(circuit: CompiledCircuit): Promise<{ zkey: string; vkey: string }> {
+  const zkey = path.join(circuit.dir, `${circuit.name}_dev.zkey`);
+  const vkey = path.join(circuit.dir, `${circuit.name}_dev_vkey.json`);
+  if (fresh(zkey, circuit.r1cs) && existsSync(vkey)) return { zkey, vkey };
+  const tz = tmpName(zkey);
+  const tv = tmpName(vkey);
+  await devSetup(circuit.r1cs, tz, tv);
+  await rename(tv, vkey);
+  await rename(tz, zkey);
+  return { zkey, vkey };
+}
+
+export async function readJson<T>(file: string): Promise<T> {
+  return JSON.parse(await readFile(file, 'utf8')) as T;
+}
