@@ -1,3 +1,4 @@
 export * from './policy-circuit.ts';
 export * from './transaction.ts';
 export * from './witness-calculator.ts';
+export * from './r1cs.ts';
