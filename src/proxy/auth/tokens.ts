@@ -1,0 +1,94 @@
+// Access tokens: EdDSA (Ed25519) JWTs signed with a key derived from the master key, so tokens survive
+// restarts and a proxy with another master key cannot mint tokens this one accepts.
+import { createPrivateKey, createPublicKey, type KeyObject, randomUUID } from 'node:crypto';
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { isAccountAddress } from '../domain/address.ts';
+import { ProblemError } from '../errors.ts';
+import { deriveKey } from '../store/derived-keys.ts';
+
+// PKCS#8 DER header for a raw 32-byte Ed25519 seed (RFC 8410).
+const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+
+export interface TokenClaims {
+  /** The wallet's G address. */
+  sub: string;
+  jti: string;
+  iat: number;
+  exp: number;
+}
+
+export interface TokenSettings {
+  issuer: string;
+  audience: string;
+  ttlSeconds: number;
+}
+
+export class TokenService {
+  readonly #privateKey: KeyObject;
+  readonly #publicKey: KeyObject;
+  readonly #settings: TokenSettings;
+
+  constructor(masterKey: Uint8Array, settings: TokenSettings) {
+    const seed = deriveKey(masterKey, 'jwt-signing');
+    this.#privateKey = createPrivateKey({
+      key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]),
+      format: 'der',
+      type: 'pkcs8',
+    });
+    this.#publicKey = createPublicKey(this.#privateKey);
+    this.#settings = settings;
+  }
+
+  get ttlSeconds(): number {
+    return this.#settings.ttlSeconds;
+  }
+
+  /** The public verification key as a JWK (published so other services can check tokens). */
+  publicJwk(): JsonWebKey {
+    return this.#publicKey.export({ format: 'jwk' });
+  }
+
+  async issue(address: string, now = new Date()): Promise<string> {
+    const iat = Math.floor(now.getTime() / 1000);
+    return new SignJWT({})
+      .setProtectedHeader({ alg: 'EdDSA', typ: 'JWT' })
+      .setIssuer(this.#settings.issuer)
+      .setAudience(this.#settings.audience)
+      .setSubject(address)
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + this.#settings.ttlSeconds)
+      .setJti(randomUUID())
+      .sign(this.#privateKey);
+  }
+
+  /** Verifies signature, algorithm, issuer, audience and lifetime; throws 401 `unauthorized` otherwise. */
+  async verify(token: string): Promise<TokenClaims> {
+    let payload: Record<string, unknown>;
+    try {
+      ({ payload } = await jwtVerify(token, this.#publicKey, {
+        algorithms: ['EdDSA'],
+        issuer: this.#settings.issuer,
+        audience: this.#settings.audience,
+        requiredClaims: ['sub', 'jti', 'iat', 'exp'],
+        clockTolerance: 5,
+      }));
+    } catch (error) {
+      throw new ProblemError('unauthorized', describeJwtError(error), {
+        headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+      });
+    }
+    if (!isAccountAddress(payload.sub) || typeof payload.jti !== 'string') {
+      throw new ProblemError('unauthorized', 'token subject is not a Stellar account address');
+    }
+    return { sub: payload.sub, jti: payload.jti, iat: payload.iat as number, exp: payload.exp as number };
+  }
+}
+
+function describeJwtError(error: unknown): string {
+  if (error instanceof joseErrors.JWTExpired) return 'token expired';
+  if (error instanceof joseErrors.JWTClaimValidationFailed)
+    return `token claim "${error.claim}" is not valid for this service`;
+  if (error instanceof joseErrors.JWSSignatureVerificationFailed) return 'token signature is not valid';
+  if (error instanceof joseErrors.JOSEAlgNotAllowed) return 'token algorithm is not allowed';
+  return 'token is malformed';
+}

@@ -1,0 +1,77 @@
+// Errors the proxy reports to callers: a stable machine-readable `code`, an HTTP status and a reason.
+// Rendered as RFC 9457 problem+json by http/problem.ts; services throw them directly.
+
+export const PROBLEM_STATUS = {
+  invalid_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  insufficient_balance: 409,
+  prepare_expired: 410,
+  prepare_mismatch: 422,
+  ledger_rejected: 422,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  proof_failed: 502,
+  payment_failed: 502,
+  queue_full: 503,
+  service_unavailable: 503,
+} as const;
+
+export type ProblemCode = keyof typeof PROBLEM_STATUS;
+
+export const PROBLEM_TITLES: Record<ProblemCode, string> = {
+  invalid_request: 'Invalid request',
+  unauthorized: 'Unauthorized',
+  forbidden: 'Forbidden',
+  not_found: 'Not found',
+  method_not_allowed: 'Method not allowed',
+  insufficient_balance: 'Insufficient balance',
+  prepare_expired: 'Prepared deposit expired',
+  prepare_mismatch: 'Signed transaction does not match the prepared deposit',
+  ledger_rejected: 'Rejected by the ledger',
+  payload_too_large: 'Payload too large',
+  unsupported_media_type: 'Unsupported media type',
+  rate_limited: 'Too many requests',
+  internal_error: 'Internal error',
+  proof_failed: 'Proof generation failed',
+  payment_failed: 'Payment failed',
+  queue_full: 'Queue full',
+  service_unavailable: 'Service unavailable',
+};
+
+export interface FieldIssue {
+  path: string;
+  message: string;
+}
+
+export class ProblemError extends Error {
+  readonly code: ProblemCode;
+  readonly status: number;
+  readonly issues?: FieldIssue[];
+  readonly headers?: Record<string, string>;
+  /** Extra members for the problem body (e.g. txHash of a reverted transaction). */
+  readonly extra?: Record<string, string | number | boolean>;
+
+  constructor(
+    code: ProblemCode,
+    detail: string,
+    options: {
+      issues?: FieldIssue[];
+      headers?: Record<string, string>;
+      extra?: Record<string, string | number | boolean>;
+      cause?: unknown;
+    } = {},
+  ) {
+    super(detail, { cause: options.cause });
+    this.name = 'ProblemError';
+    this.code = code;
+    this.status = PROBLEM_STATUS[code];
+    this.issues = options.issues;
+    this.headers = options.headers;
+    this.extra = options.extra;
+  }
+}

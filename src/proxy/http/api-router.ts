@@ -1,0 +1,218 @@
+// One place that turns a route definition (schemas, access rule, handler) into both a Koa route and
+// an OpenAPI path. Handlers receive validated input only; every refusal is a ProblemError.
+import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import type { z } from 'zod';
+import type { TokenClaims, TokenService } from '../auth/tokens.ts';
+import {
+  type FieldIssue,
+  PROBLEM_STATUS,
+  PROBLEM_TITLES,
+  type ProblemCode,
+  ProblemError,
+} from '../errors.ts';
+import { checkJsonContentType, parseJsonObject, readBody } from './json-body.ts';
+import { isLoopbackAddress } from './loopback.ts';
+import type { ProxyMetrics } from './metrics.ts';
+import type { RateLimiter } from './rate-limit.ts';
+import { Problem } from './schemas.ts';
+
+/** public: anyone; wallet: Bearer JWT; loopback: callers on this host's loopback interface only. */
+export type Access = 'public' | 'wallet' | 'loopback';
+
+export interface RouteInput<B, Q, P> {
+  body: B;
+  query: Q;
+  params: P;
+  /** Claims of the verified token (wallet routes only). */
+  auth: TokenClaims | undefined;
+  ctx: Context;
+}
+
+export interface RouteDefinition<B, Q, P, R> {
+  method: 'get' | 'post';
+  /** Koa path, e.g. /api/balance/:agentId */
+  path: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  access: Access;
+  body?: z.ZodType<B>;
+  query?: z.ZodType<Q>;
+  params?: z.ZodType<P>;
+  response: z.ZodType<R>;
+  /** Problem codes this route can answer with (documented in OpenAPI). */
+  errors: ProblemCode[];
+  handler: (input: RouteInput<B, Q, P>) => Promise<R>;
+}
+
+export interface ApiRouterDeps {
+  tokens: TokenService;
+  tokenLimiter: RateLimiter;
+  metrics: ProxyMetrics;
+  maxBodyBytes: number;
+}
+
+export function zodIssues(error: z.ZodError): FieldIssue[] {
+  return error.issues.map((issue) => {
+    const path = issue.path.map(String).join('.') || '(body)';
+    if (issue.code === 'unrecognized_keys') {
+      return { path, message: `unknown field(s): ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}` };
+    }
+    return { path, message: issue.message };
+  });
+}
+
+function validate<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    const issues = zodIssues(result.error);
+    throw new ProblemError(
+      'invalid_request',
+      `invalid ${where}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
+      {
+        issues,
+      },
+    );
+  }
+  return result.data;
+}
+
+function bearerToken(ctx: Context): string {
+  const header = ctx.get('authorization');
+  if (header === '') {
+    throw new ProblemError(
+      'unauthorized',
+      'missing Authorization: Bearer <token>; log in with /api/auth/challenge',
+      {
+        headers: { 'WWW-Authenticate': 'Bearer' },
+      },
+    );
+  }
+  const match = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/.exec(header);
+  if (!match) {
+    throw new ProblemError('unauthorized', 'Authorization header must be "Bearer <jwt>"', {
+      headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+    });
+  }
+  return match[1];
+}
+
+export class ApiRouter {
+  readonly router = new Router();
+  readonly registry = new OpenAPIRegistry();
+  readonly #deps: ApiRouterDeps;
+
+  constructor(deps: ApiRouterDeps) {
+    this.#deps = deps;
+    this.registry.register('Problem', Problem);
+    this.registry.registerComponent('securitySchemes', 'bearerJwt', {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'JWT',
+    });
+  }
+
+  add<B = undefined, Q = undefined, P = undefined, R = unknown>(def: RouteDefinition<B, Q, P, R>): void {
+    this.#document(def);
+    this.router[def.method](def.path, async (ctx: Context) => {
+      const auth = await this.#authorize(ctx, def.access);
+      const params = def.params
+        ? validate(def.params, { ...ctx.params }, 'path parameter')
+        : (undefined as P);
+      const query = def.query ? validate(def.query, { ...ctx.query }, 'query') : (undefined as Q);
+      let body = undefined as B;
+      if (def.body) {
+        checkJsonContentType(ctx.get('content-type') || undefined);
+        const raw = parseJsonObject(await readBody(ctx.req, this.#deps.maxBodyBytes));
+        body = validate(def.body, raw, 'request body');
+      }
+      const result = await def.handler({ body, query, params, auth, ctx });
+      ctx.status = 200;
+      ctx.body = def.response.parse(result);
+    });
+  }
+
+  /** Plain routes outside the JSON API (metrics text, the OpenAPI document itself). */
+  addRaw(
+    method: 'get',
+    path: string,
+    summary: string,
+    contentType: string,
+    handler: (ctx: Context) => Promise<void>,
+  ): void {
+    this.registry.registerPath({
+      method,
+      path,
+      summary,
+      tags: ['service'],
+      responses: { 200: { description: 'OK', content: { [contentType]: { schema: { type: 'string' } } } } },
+    });
+    this.router[method](path, handler);
+  }
+
+  document(info: { title: string; version: string; serverUrl: string }) {
+    return new OpenApiGeneratorV31(this.registry.definitions).generateDocument({
+      openapi: '3.1.0',
+      info: { title: info.title, version: info.version },
+      servers: [{ url: info.serverUrl }],
+    });
+  }
+
+  async #authorize(ctx: Context, access: Access): Promise<TokenClaims | undefined> {
+    if (access === 'public') return undefined;
+    if (access === 'loopback') {
+      if (!isLoopbackAddress(ctx.req.socket.remoteAddress)) {
+        throw new ProblemError('forbidden', 'this operator endpoint only answers callers on the local host');
+      }
+      return undefined;
+    }
+    const claims = await this.#deps.tokens.verify(bearerToken(ctx));
+    const decision = this.#deps.tokenLimiter.take(claims.sub);
+    if (!decision.allowed) {
+      this.#deps.metrics.rateLimited.inc({ scope: 'token' });
+      throw new ProblemError('rate_limited', 'too many requests for this wallet; slow down', {
+        headers: { 'Retry-After': String(decision.retryAfterSeconds) },
+      });
+    }
+    return claims;
+  }
+
+  #document<B, Q, P, R>(def: RouteDefinition<B, Q, P, R>): void {
+    const errorCodes: ProblemCode[] = [...def.errors, 'rate_limited', 'internal_error'];
+    if (def.body) errorCodes.push('invalid_request', 'payload_too_large', 'unsupported_media_type');
+    if (def.access === 'wallet') errorCodes.push('unauthorized');
+    if (def.access === 'loopback') errorCodes.push('forbidden');
+    const byStatus = new Map<number, ProblemCode[]>();
+    for (const code of new Set(errorCodes)) {
+      const status = PROBLEM_STATUS[code];
+      byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+    }
+    const responses: Record<string, unknown> = {
+      200: { description: 'OK', content: { 'application/json': { schema: def.response } } },
+    };
+    for (const [status, codes] of [...byStatus].sort((a, b) => a[0] - b[0])) {
+      responses[status] = {
+        description: codes.map((c) => `\`${c}\`: ${PROBLEM_TITLES[c]}`).join('; '),
+        content: { 'application/problem+json': { schema: Problem } },
+      };
+    }
+    this.registry.registerPath({
+      method: def.method,
+      path: def.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}'),
+      summary: def.summary,
+      description: def.description,
+      tags: [def.tag],
+      security: def.access === 'wallet' ? [{ bearerJwt: [] }] : [],
+      request: {
+        ...(def.params ? { params: def.params as never } : {}),
+        ...(def.query ? { query: def.query as never } : {}),
+        ...(def.body
+          ? { body: { required: true, content: { 'application/json': { schema: def.body } } } }
+          : {}),
+      },
+      responses: responses as never,
+    });
+  }
+}

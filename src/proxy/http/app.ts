@@ -1,0 +1,52 @@
+// The Koa application: metrics and logging, problem+json errors, per-IP rate limit, then the API
+// routes. Route modules register themselves on the ApiRouter; this file only wires the pipeline.
+import Koa, { type Context, type Next } from 'koa';
+import { ProblemError } from '../errors.ts';
+import type { Logger } from '../util/logger.ts';
+import type { ApiRouter } from './api-router.ts';
+import type { ProxyMetrics } from './metrics.ts';
+import { problemMiddleware } from './problem.ts';
+import type { RateLimiter } from './rate-limit.ts';
+
+export interface AppDeps {
+  api: ApiRouter;
+  metrics: ProxyMetrics;
+  ipLimiter: RateLimiter;
+  logger: Logger;
+}
+
+export function createApp({ api, metrics, ipLimiter, logger }: AppDeps): Koa {
+  // proxy = false: Koa must never derive ctx.ip from X-Forwarded-For; nothing here uses it anyway.
+  const app = new Koa({ proxy: false });
+  app.silent = true;
+
+  app.use(async (ctx: Context, next: Next) => {
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+    } finally {
+      const route = (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      metrics.httpRequests.inc({ method: ctx.method, route: String(route), status: String(ctx.status) });
+      metrics.httpDuration.observe({ method: ctx.method, route: String(route) }, seconds);
+      if (ctx.status >= 500)
+        logger.log('warn', 'request failed', { method: ctx.method, route, status: ctx.status });
+    }
+  });
+  app.use(problemMiddleware(logger));
+  app.use(async (ctx: Context, next: Next) => {
+    const decision = ipLimiter.take(ctx.req.socket.remoteAddress ?? 'unknown');
+    if (!decision.allowed) {
+      metrics.rateLimited.inc({ scope: 'ip' });
+      throw new ProblemError('rate_limited', 'too many requests from this address; slow down', {
+        headers: { 'Retry-After': String(decision.retryAfterSeconds) },
+      });
+    }
+    ctx.set('Cache-Control', 'no-store');
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    await next();
+  });
+  app.use(api.router.routes());
+  app.use(api.router.allowedMethods({ throw: true }));
+  return app;
+}

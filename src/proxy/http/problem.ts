@@ -1,0 +1,61 @@
+// Renders every error as RFC 9457 application/problem+json with the stable `code` from errors.ts.
+// Unknown exceptions become a 500 without internals; the log gets the details.
+import type { Context, Next } from 'koa';
+import { PROBLEM_STATUS, PROBLEM_TITLES, type ProblemCode, ProblemError } from '../errors.ts';
+import type { Logger } from '../util/logger.ts';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+export function problemBody(error: ProblemError, instance: string): Record<string, unknown> {
+  return {
+    type: `urn:privacy-pool-proxy:problem:${error.code}`,
+    title: PROBLEM_TITLES[error.code],
+    status: error.status,
+    detail: error.message,
+    code: error.code,
+    instance,
+    ...(error.issues ? { errors: error.issues } : {}),
+    ...(error.extra ?? {}),
+  };
+}
+
+function asProblem(error: unknown): ProblemError | undefined {
+  if (error instanceof ProblemError) return error;
+  // Errors raised by Koa/router themselves carry an HTTP status (e.g. 405 from allowedMethods).
+  const status = (error as { status?: number } | null)?.status;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    const code =
+      (Object.keys(PROBLEM_STATUS) as ProblemCode[]).find((c) => PROBLEM_STATUS[c] === status) ??
+      'invalid_request';
+    return new ProblemError(code, (error as Error).message);
+  }
+  return undefined;
+}
+
+export function problemMiddleware(logger: Logger) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        throw new ProblemError('not_found', `no endpoint ${ctx.method} ${ctx.path}`);
+      }
+    } catch (error) {
+      let problem = asProblem(error);
+      if (problem === undefined) {
+        logger.log('error', 'unhandled error', {
+          method: ctx.method,
+          path: ctx.path,
+          error: String((error as Error)?.stack ?? error),
+        });
+        problem = new ProblemError(
+          'internal_error',
+          'the request failed inside the service; see the service log',
+        );
+      }
+      ctx.status = problem.status;
+      for (const [name, value] of Object.entries(problem.headers ?? {})) ctx.set(name, value);
+      ctx.type = PROBLEM_CONTENT_TYPE;
+      ctx.body = JSON.stringify(problemBody(problem, ctx.path));
+    }
+  };
+}

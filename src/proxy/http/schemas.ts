@@ -1,0 +1,178 @@
+// Request and response schemas of the REST API (interface spec field names). The same schemas
+// validate requests at runtime and generate /openapi.json, so the two cannot drift apart.
+import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import { isAccountAddress } from '../domain/address.ts';
+import { AGENT_ID_PATTERN } from '../domain/agent-id.ts';
+import { formatAmount, parseAmount } from '../domain/amount.ts';
+
+extendZodWithOpenApi(z);
+
+const AMOUNT_EXAMPLE = '10.0000000';
+
+/** A decimal USDC amount string, > 0, at most 7 decimals and at most `max` stroops. */
+export function amountField(max: bigint) {
+  return z
+    .string()
+    .superRefine((value, ctx) => {
+      try {
+        parseAmount(value, max);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      }
+    })
+    .openapi({
+      description: `USDC amount, \`<int>.<7 digits>\` (a bare integer is accepted), > 0 and ≤ ${formatAmount(max)}`,
+      example: AMOUNT_EXAMPLE,
+      pattern: '^(0|[1-9][0-9]*)(\\.[0-9]{1,7})?$',
+    });
+}
+
+export const accountAddress = (description: string) =>
+  z
+    .string()
+    .refine(isAccountAddress, {
+      message: 'not a valid Stellar account address (G…, 56 characters, valid checksum)',
+    })
+    .openapi({
+      description,
+      example: 'GBXFXNDLV4LSWA4VB7YIL5GBD7BVNR22SGBTDKMO2SBZZHDXSKZYCP7L',
+      pattern: '^G[A-Z2-7]{55}$',
+    });
+
+export const agentId = z
+  .string()
+  .regex(AGENT_ID_PATTERN, 'agentId must be 1–64 characters of A-Z a-z 0-9 . _ : -')
+  .openapi({
+    description: 'Agent identifier chosen by the caller (1–64 of [A-Za-z0-9._:-])',
+    example: 'agent-1',
+  });
+
+const uuid = z
+  .string()
+  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'prepareId must be a UUID');
+const base64Xdr = z
+  .string()
+  .min(4)
+  .max(60_000)
+  .regex(/^[A-Za-z0-9+/]+={0,2}$/, 'must be base64 XDR');
+
+// ---- requests ----
+
+export const ChallengeQuery = z.strictObject({
+  publicKey: accountAddress('Wallet address that will sign the challenge'),
+});
+
+export const VerifyRequest = z
+  .strictObject({
+    publicKey: accountAddress('Wallet address that signed the challenge'),
+    challenge: z.string().min(1).max(2048).openapi({ description: 'The challenge text exactly as issued' }),
+    signature: z
+      .string()
+      .min(1)
+      .max(256)
+      .openapi({ description: 'SEP-53 signature of the challenge: 64 bytes as base64 (or hex)' }),
+  })
+  .openapi('AuthVerifyRequest');
+
+export const depositPrepareRequest = (max: bigint) =>
+  z
+    .strictObject({
+      amount: amountField(max),
+      publicKey: accountAddress('The wallet that will sign and fund the deposit (must be the token subject)'),
+      agentId: agentId.optional().openapi({ description: 'Agent to credit; defaults to the wallet address' }),
+    })
+    .openapi('DepositPrepareRequest');
+
+export const DepositSubmitRequest = z
+  .strictObject({
+    prepareId: uuid.openapi({ description: 'The prepareId returned by /api/deposit/prepare' }),
+    signedTransactionXDR: base64Xdr.openapi({ description: 'transactionXDR signed by the wallet, base64' }),
+  })
+  .openapi('DepositSubmitRequest');
+
+export const operatorDepositRequest = (max: bigint) =>
+  z.strictObject({ agentId, amount: amountField(max) }).openapi('OperatorDepositRequest');
+
+export const withdrawRequest = (max: bigint) =>
+  z
+    .strictObject({
+      amount: amountField(max),
+      destination: accountAddress('Recipient of the USDC'),
+      agentId: agentId.optional().openapi({ description: 'Agent to debit; defaults to the wallet address' }),
+    })
+    .openapi('WithdrawRequest');
+
+export const BalanceParams = z.strictObject({ agentId });
+
+// ---- responses ----
+
+export const Health = z.object({ status: z.literal('healthy'), version: z.string() }).openapi('Health');
+export const AuthChallenge = z.object({ challenge: z.string() }).openapi('AuthChallenge');
+export const AuthToken = z.object({ token: z.string(), expiresIn: z.number().int() }).openapi('AuthToken');
+export const PreparedDeposit = z
+  .object({ prepareId: z.string(), transactionXDR: z.string(), expiresAt: z.string().optional() })
+  .openapi('PreparedDeposit');
+export const ZkProofInfo = z
+  .object({ generated: z.boolean(), onChain: z.boolean(), timeMs: z.number().int().optional() })
+  .openapi('ZkProofInfo');
+export const DepositResult = z
+  .object({
+    status: z.literal('confirmed'),
+    txHash: z.string(),
+    amount: z.string().optional(),
+    zkProof: ZkProofInfo,
+  })
+  .openapi('DepositResult');
+export const WithdrawResult = z
+  .object({
+    status: z.literal('confirmed'),
+    txHash: z.string(),
+    amount: z.string(),
+    destination: z.string(),
+    zkProof: ZkProofInfo,
+  })
+  .openapi('WithdrawResult');
+export const Balance = z
+  .object({ agentId: z.string(), balance: z.string(), currency: z.literal('USDC') })
+  .openapi('Balance');
+export const BatchSummary = z
+  .object({ batchId: z.string(), payments: z.number().int(), executedAt: z.string() })
+  .openapi('BatchSummary');
+export const PoolStats = z
+  .object({
+    activeAgents: z.number().int(),
+    totalTransactions: z.number().int(),
+    servicesUsed: z.number().int(),
+    recentBatches: z.array(BatchSummary),
+  })
+  .openapi('PoolStats');
+export const PoolInfo = z
+  .object({
+    network: z.string(),
+    networkPassphrase: z.string(),
+    rpcUrl: z.string(),
+    contracts: z.object({
+      pool: z.string(),
+      token: z.string(),
+      aspMembership: z.string(),
+      aspNonMembership: z.string(),
+    }),
+    operator: z.string(),
+    poolWallet: z.string(),
+    circuitId: z.string(),
+    maxDeposit: z.string(),
+    maxWithdraw: z.string(),
+  })
+  .openapi('PoolInfo');
+export const Problem = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    code: z.string(),
+    instance: z.string(),
+    errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  })
+  .openapi('Problem');

@@ -1,0 +1,35 @@
+// Wallet login endpoints: SEP-53 challenge and its verification into a JWT.
+import type { LoginService } from '../auth/login.ts';
+import type { ApiRouter } from '../http/api-router.ts';
+import { AuthChallenge, AuthToken, ChallengeQuery, VerifyRequest } from '../http/schemas.ts';
+
+export function registerAuthRoutes(api: ApiRouter, login: LoginService): void {
+  api.add({
+    method: 'get',
+    path: '/api/auth/challenge',
+    summary: 'Get a single-use sign-in challenge for a wallet',
+    description:
+      'Returns a human-readable message (domain, address, network, 192-bit nonce, issue and expiry time, valid ≤ 5 minutes). ' +
+      'Sign it with SEP-53 (`Keypair.signMessage`, Freighter `signMessage`) and send it to /api/auth/verify.',
+    tag: 'auth',
+    access: 'public',
+    query: ChallengeQuery,
+    response: AuthChallenge,
+    errors: ['invalid_request'],
+    handler: async ({ query }) => ({ challenge: await login.challenge(query.publicKey) }),
+  });
+
+  api.add({
+    method: 'post',
+    path: '/api/auth/verify',
+    summary: 'Exchange a signed challenge for a JWT',
+    description:
+      'The challenge is consumed by the first attempt, successful or not. The token is an EdDSA JWT whose `sub` is the wallet address.',
+    tag: 'auth',
+    access: 'public',
+    body: VerifyRequest,
+    response: AuthToken,
+    errors: ['unauthorized'],
+    handler: async ({ body }) => login.verify(body),
+  });
+}

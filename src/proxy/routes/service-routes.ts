@@ -1,0 +1,29 @@
+// Service endpoints: health, the OpenAPI document and Prometheus metrics (all public).
+import { VERSION } from '../../version.ts';
+import type { ApiRouter } from '../http/api-router.ts';
+import type { ProxyMetrics } from '../http/metrics.ts';
+import { Health } from '../http/schemas.ts';
+
+export function registerServiceRoutes(api: ApiRouter, metrics: ProxyMetrics, publicUrl: string): void {
+  api.add({
+    method: 'get',
+    path: '/health',
+    summary: 'Service health and version',
+    tag: 'service',
+    access: 'public',
+    response: Health,
+    errors: [],
+    handler: async () => ({ status: 'healthy' as const, version: VERSION }),
+  });
+
+  let document: unknown;
+  api.addRaw('get', '/openapi.json', 'This OpenAPI 3.1 document', 'application/json', async (ctx) => {
+    document ??= api.document({ title: 'Privacy Pool Proxy', version: VERSION, serverUrl: publicUrl });
+    ctx.body = document;
+  });
+
+  api.addRaw('get', '/metrics', 'Prometheus metrics', 'text/plain', async (ctx) => {
+    ctx.type = metrics.registry.contentType;
+    ctx.body = await metrics.registry.metrics();
+  });
+}

@@ -1,0 +1,85 @@
+// Starts the proxy: opens the encrypted store, builds auth and the HTTP API, connects to the ledger
+// and prover, and listens. `startProxy(config)` → `{ url, close() }`.
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { LoginService } from './auth/login.ts';
+import { TokenService } from './auth/tokens.ts';
+import type { ProxyConfig } from './config.ts';
+import { ApiRouter } from './http/api-router.ts';
+import { createApp } from './http/app.ts';
+import { createMetrics } from './http/metrics.ts';
+import { RateLimiter } from './http/rate-limit.ts';
+import { registerAccountRoutes } from './routes/account-routes.ts';
+import { registerAuthRoutes } from './routes/auth-routes.ts';
+import { registerServiceRoutes } from './routes/service-routes.ts';
+import { AgentRegistry } from './services/agents.ts';
+import { NoteBook } from './services/notebook.ts';
+import { PoolStatsService } from './services/stats.ts';
+import { EncryptedStore } from './store/encrypted-store.ts';
+import { loadMasterKey } from './store/master-key.ts';
+import { jsonLogger, type Logger } from './util/logger.ts';
+
+export interface ProxyHandle {
+  url: string;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  logger?: Logger;
+}
+
+export async function startProxy(config: ProxyConfig, options: StartOptions = {}): Promise<ProxyHandle> {
+  const logger = options.logger ?? jsonLogger();
+  const masterKey = loadMasterKey(config.masterKeyHex, config.masterKeyFile);
+  const store = await EncryptedStore.open(config.storeDir, masterKey);
+  const metrics = createMetrics();
+  const tokens = new TokenService(masterKey, config.jwt);
+  const publicUrl = new URL(config.publicUrl);
+  const login = new LoginService(store, tokens, {
+    domain: publicUrl.host,
+    uri: publicUrl.origin,
+    network: config.ledger.network,
+    challengeTtlSeconds: config.challengeTtlSeconds,
+  });
+
+  const api = new ApiRouter({
+    tokens,
+    tokenLimiter: new RateLimiter(config.rateLimit.token),
+    metrics,
+    maxBodyBytes: config.limits.maxBodyBytes,
+  });
+  registerServiceRoutes(api, metrics, config.publicUrl);
+  registerAuthRoutes(api, login);
+  const agents = new AgentRegistry(store);
+  const notes = new NoteBook(store);
+  registerAccountRoutes(api, agents, notes, new PoolStatsService(store, agents, notes));
+
+  const app = createApp({ api, metrics, ipLimiter: new RateLimiter(config.rateLimit.ip), logger });
+  const server: Server = createServer(app.callback());
+  server.headersTimeout = 20_000;
+  server.requestTimeout = 120_000;
+  server.listen(config.port, config.host);
+  await once(server, 'listening');
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+
+  const sweeper = setInterval(() => {
+    login
+      .sweepExpired()
+      .catch((error) => logger.log('warn', 'challenge sweep failed', { error: String(error) }));
+  }, 60_000);
+  sweeper.unref();
+  logger.log('info', 'proxy listening', { url });
+
+  return {
+    url,
+    async close() {
+      clearInterval(sweeper);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await store.close();
+    },
+  };
+}

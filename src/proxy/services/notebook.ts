@@ -1,0 +1,239 @@
+// Per-agent notes and the balance model (DESIGN §8):
+//   available = Σ unspent confirmed notes − reserved (in-flight withdrawals/payments) − unsettled debits.
+// Every change is one atomic store batch taken under the agent's lock, so concurrent requests cannot
+// overdraw, and every credit is keyed by commitment, so replays (restart, re-indexing) credit once.
+import { formatAmount } from '../domain/amount.ts';
+import { ProblemError } from '../errors.ts';
+import type { EncryptedStore, StoreOp } from '../store/encrypted-store.ts';
+import { KeyedMutex } from '../util/keyed-mutex.ts';
+
+export type NoteState = 'unspent' | 'locked' | 'spent';
+
+export interface NoteRecord {
+  agentId: string;
+  commitment: bigint;
+  amount: bigint;
+  blinding: bigint;
+  leafIndex: number;
+  nullifier: bigint;
+  state: NoteState;
+  /** Operation holding the note while a proof spending it is in flight. */
+  lockedBy?: string;
+  spentTx?: string;
+}
+
+export interface AccountRecord {
+  agentId: string;
+  /** Σ amounts of confirmed notes not yet spent (unspent or locked). */
+  notes: bigint;
+  /** Amounts promised to in-flight operations, by operation id. */
+  reservations: Record<string, bigint>;
+  /** Paid out of the pool wallet on the agent's behalf, not yet settled from its notes. */
+  unsettled: bigint;
+  /** Count of confirmed ledger operations (deposits, withdrawals) for stats. */
+  operations: number;
+}
+
+export interface NewNote {
+  commitment: bigint;
+  amount: bigint;
+  blinding: bigint;
+  leafIndex: number;
+  nullifier: bigint;
+}
+
+const emptyAccount = (agentId: string): AccountRecord => ({
+  agentId,
+  notes: 0n,
+  reservations: {},
+  unsettled: 0n,
+  operations: 0,
+});
+
+const reservedTotal = (account: AccountRecord) =>
+  Object.values(account.reservations).reduce((s, v) => s + v, 0n);
+
+export function availableOf(account: AccountRecord): bigint {
+  return account.notes - reservedTotal(account) - account.unsettled;
+}
+
+export class NoteBook {
+  readonly #store: EncryptedStore;
+  readonly #mutex = new KeyedMutex();
+
+  constructor(store: EncryptedStore) {
+    this.#store = store;
+  }
+
+  /** Runs `section` holding the agent's lock (for multi-step flows that must not interleave). */
+  withAgent<T>(agentId: string, section: () => Promise<T>): Promise<T> {
+    return this.#mutex.run(agentId, section);
+  }
+
+  async account(agentId: string): Promise<AccountRecord> {
+    return (await this.#store.get<AccountRecord>(this.#accountKey(agentId))) ?? emptyAccount(agentId);
+  }
+
+  async available(agentId: string): Promise<bigint> {
+    return availableOf(await this.account(agentId));
+  }
+
+  async notes(agentId: string): Promise<NoteRecord[]> {
+    return (await this.#store.entries<NoteRecord>(this.#store.prefix('note', agentId))).map(([, n]) => n);
+  }
+
+  async unspentNotes(agentId: string): Promise<NoteRecord[]> {
+    return (await this.notes(agentId)).filter((n) => n.state === 'unspent');
+  }
+
+  async hasNote(agentId: string, commitment: bigint): Promise<boolean> {
+    return (await this.#store.get(this.#noteKey(agentId, commitment))) !== undefined;
+  }
+
+  /**
+   * Adds confirmed notes (deposit outputs, change, recovered notes). Notes already known are skipped, so a
+   * credit can be replayed safely. `extra` operations commit in the same batch. Returns the amount added.
+   */
+  async credit(
+    agentId: string,
+    notes: NewNote[],
+    extra: StoreOp[] = [],
+    countOperation = true,
+  ): Promise<bigint> {
+    return this.#mutex.run(agentId, async () => {
+      const account = await this.account(agentId);
+      const ops: StoreOp[] = [...extra];
+      let added = 0n;
+      let any = false;
+      for (const note of notes) {
+        const key = this.#noteKey(agentId, note.commitment);
+        if ((await this.#store.get(key)) !== undefined) continue;
+        any = true;
+        ops.push({ type: 'put', key, value: { ...note, agentId, state: 'unspent' } satisfies NoteRecord });
+        added += note.amount;
+      }
+      if (!any && extra.length === 0) return 0n;
+      account.notes += added;
+      if (any && countOperation) account.operations += 1;
+      ops.push({ type: 'put', key: this.#accountKey(agentId), value: account });
+      await this.#store.batch(ops);
+      return added;
+    });
+  }
+
+  /** Reserves `amount` for operation `opId`, or refuses with insufficient_balance and changes nothing. */
+  async reserve(agentId: string, opId: string, amount: bigint): Promise<void> {
+    await this.#mutex.run(agentId, async () => {
+      const account = await this.account(agentId);
+      const available = availableOf(account);
+      if (available < amount) {
+        throw new ProblemError(
+          'insufficient_balance',
+          `available balance ${formatAmount(available)} USDC is less than ${formatAmount(amount)} USDC`,
+        );
+      }
+      account.reservations[opId] = amount;
+      await this.#store.put(this.#accountKey(agentId), account);
+    });
+  }
+
+  /** Drops a reservation (the operation failed; nothing left the pool). */
+  async release(agentId: string, opId: string): Promise<void> {
+    await this.#mutex.run(agentId, async () => {
+      const account = await this.account(agentId);
+      const ops: StoreOp[] = [];
+      for (const note of await this.notes(agentId)) {
+        if (note.state === 'locked' && note.lockedBy === opId) {
+          ops.push({
+            type: 'put',
+            key: this.#noteKey(agentId, note.commitment),
+            value: { ...note, state: 'unspent', lockedBy: undefined },
+          });
+        }
+      }
+      if (!(opId in account.reservations) && ops.length === 0) return;
+      delete account.reservations[opId];
+      ops.push({ type: 'put', key: this.#accountKey(agentId), value: account });
+      await this.#store.batch(ops);
+    });
+  }
+
+  /** Marks `notes` as held by `opId` (they must be unspent). */
+  async lock(agentId: string, opId: string, commitments: bigint[]): Promise<NoteRecord[]> {
+    return this.#mutex.run(agentId, async () => {
+      const locked: NoteRecord[] = [];
+      for (const c of commitments) {
+        const note = await this.#store.get<NoteRecord>(this.#noteKey(agentId, c));
+        if (note === undefined || note.state !== 'unspent') throw new Error(`note ${c} is not unspent`);
+        locked.push({ ...note, state: 'locked', lockedBy: opId });
+      }
+      await this.#store.batch(
+        locked.map((n) => ({ type: 'put', key: this.#noteKey(agentId, n.commitment), value: n })),
+      );
+      return locked;
+    });
+  }
+
+  /**
+   * Applies a confirmed spend in one batch: inputs become spent, outputs (change) are added, and the
+   * operation's reservation (if any) turns into the debit. Replays are no-ops (inputs already spent).
+   */
+  async applySpend(
+    agentId: string,
+    spend: { opId: string; txHash: string; inputs: bigint[]; outputs: NewNote[] },
+  ): Promise<void> {
+    await this.#mutex.run(agentId, async () => {
+      const account = await this.account(agentId);
+      const ops: StoreOp[] = [];
+      let removed = 0n;
+      for (const c of spend.inputs) {
+        const key = this.#noteKey(agentId, c);
+        const note = await this.#store.get<NoteRecord>(key);
+        if (note === undefined || note.state === 'spent') continue;
+        removed += note.amount;
+        ops.push({
+          type: 'put',
+          key,
+          value: { ...note, state: 'spent', lockedBy: undefined, spentTx: spend.txHash },
+        });
+      }
+      let added = 0n;
+      for (const note of spend.outputs) {
+        const key = this.#noteKey(agentId, note.commitment);
+        if ((await this.#store.get(key)) !== undefined) continue;
+        added += note.amount;
+        ops.push({ type: 'put', key, value: { ...note, agentId, state: 'unspent' } satisfies NoteRecord });
+      }
+      const hadReservation = spend.opId in account.reservations;
+      if (ops.length === 0 && !hadReservation) return;
+      account.notes += added - removed;
+      delete account.reservations[spend.opId];
+      if (ops.length > 0) account.operations += 1;
+      ops.push({ type: 'put', key: this.#accountKey(agentId), value: account });
+      await this.#store.batch(ops);
+    });
+  }
+
+  /** Marks notes spent by someone else's knowledge of their nullifier (seen on chain, e.g. after a crash). */
+  async markSpentByNullifier(agentId: string, nullifiers: Set<bigint>, txHash: string): Promise<number> {
+    const hits = (await this.notes(agentId)).filter(
+      (n) => n.state !== 'spent' && nullifiers.has(n.nullifier),
+    );
+    if (hits.length === 0) return 0;
+    await this.applySpend(agentId, {
+      opId: `chain:${txHash}`,
+      txHash,
+      inputs: hits.map((n) => n.commitment),
+      outputs: [],
+    });
+    return hits.length;
+  }
+
+  #accountKey(agentId: string): string {
+    return this.#store.key('account', agentId);
+  }
+
+  #noteKey(agentId: string, commitment: bigint): string {
+    return this.#store.key('note', agentId, commitment.toString(16));
+  }
+}

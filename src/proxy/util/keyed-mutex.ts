@@ -1,0 +1,30 @@
+// Serialises async critical sections per key (one agent's balance, one challenge), so read-check-write
+// sequences on the store cannot interleave. Keys without waiters are dropped, so the map stays small.
+export class KeyedMutex {
+  readonly #tails = new Map<string, Promise<void>>();
+
+  async run<T>(key: string, section: () => Promise<T>): Promise<T> {
+    const previous = this.#tails.get(key) ?? Promise.resolve();
+    let release!: () => void;
+    const current = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const tail = previous.then(() => current);
+    this.#tails.set(key, tail);
+    await previous;
+    try {
+      return await section();
+    } finally {
+      release();
+      if (this.#tails.get(key) === tail) this.#tails.delete(key);
+    }
+  }
+
+  /** Runs `section` holding every key at once (acquired in sorted order, so two callers cannot deadlock). */
+  async runAll<T>(keys: string[], section: () => Promise<T>): Promise<T> {
+    const sorted = [...new Set(keys)].sort();
+    const step = (i: number): Promise<T> =>
+      i === sorted.length ? section() : this.run(sorted[i], () => step(i + 1));
+    return step(0);
+  }
+}

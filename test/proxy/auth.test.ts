@@ -1,0 +1,275 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Keypair } from '@stellar/stellar-sdk';
+import test from 'ava';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { challengeNonce } from '../../src/proxy/auth/challenge-message.ts';
+import { LoginService } from '../../src/proxy/auth/login.ts';
+import { decodeSignature } from '../../src/proxy/auth/signature.ts';
+import { TokenService } from '../../src/proxy/auth/tokens.ts';
+import { ProblemError } from '../../src/proxy/errors.ts';
+import { EncryptedStore } from '../../src/proxy/store/encrypted-store.ts';
+import { getJson, postJson } from './helpers/http.ts';
+import { startTestProxy, type TestProxy } from './helpers/proxy.ts';
+
+let proxy: TestProxy;
+test.before(async () => {
+  proxy = await startTestProxy();
+});
+test.after.always(async () => {
+  await proxy?.close();
+});
+
+async function challengeFor(address: string): Promise<string> {
+  const res = await getJson(`${proxy.url}/api/auth/challenge?publicKey=${address}`);
+  if (res.status !== 200) throw new Error(`challenge failed: ${res.text}`);
+  return res.json.challenge;
+}
+
+function sign(wallet: Keypair, message: string, encoding: 'base64' | 'hex' = 'base64'): string {
+  return Buffer.from(wallet.signMessage(message)).toString(encoding);
+}
+
+test('SEP-53 vectors: the SDK signatures we verify are the SEP test vectors', (t) => {
+  const kp = Keypair.fromSecret('SAKICEVQLYWGSOJS4WW7HZJWAHZVEEBS527LHK5V4MLJALYKICQCJXMW');
+  t.is(kp.publicKey(), 'GBXFXNDLV4LSWA4VB7YIL5GBD7BVNR22SGBTDKMO2SBZZHDXSKZYCP7L');
+  const hello = 'fO5dbYhXUhBMhe6kId/cuVq/AfEnHRHEvsP8vXh03M1uLpi5e46yO2Q8rEBzu3feXQewcQE5GArp88u6ePK6BA==';
+  const japanese = 'CDU265Xs8y3OWbB/56H9jPgUss5G9A0qFuTqH2zs2YDgTm+++dIfmAEceFqB7bhfN3am59lCtDXrCtwH2k1GBA==';
+  t.is(Buffer.from(kp.signMessage('Hello, World!')).toString('base64'), hello);
+  t.true(kp.verifyMessage('Hello, World!', decodeSignature(hello)));
+  t.true(kp.verifyMessage('こんにちは、世界！', decodeSignature(japanese)));
+  t.true(kp.verifyMessage('Hello, World!', decodeSignature(Buffer.from(hello, 'base64').toString('hex'))));
+  t.false(kp.verifyMessage('Hello, World!!', decodeSignature(hello)));
+});
+
+test('login: challenge → signMessage → verify → EdDSA JWT with iss, aud, sub, iat, exp, jti', async (t) => {
+  const wallet = Keypair.random();
+  const challenge = await challengeFor(wallet.publicKey());
+  t.true(challenge.startsWith('proxy.test:8080 wants you to sign in with your Stellar account:\n'));
+  t.true(challenge.includes(`\n${wallet.publicKey()}\n`));
+  t.regex(challenge, /\nChain ID: stellar:local\n/);
+  const nonce = challengeNonce(challenge)!;
+  t.true(nonce.length * 4 >= 128, 'nonce of at least 128 bits');
+  const issued = Date.parse(/Issued At: (.+)/.exec(challenge)![1]);
+  const expires = Date.parse(/Expiration Time: (.+)/.exec(challenge)![1]);
+  t.true(expires - issued <= 5 * 60 * 1000 && expires > issued);
+  t.true(Math.abs(Date.now() - issued) < 60_000);
+
+  const res = await postJson(`${proxy.url}/api/auth/verify`, {
+    publicKey: wallet.publicKey(),
+    challenge,
+    signature: sign(wallet, challenge),
+  });
+  t.is(res.status, 200, res.text);
+  t.is(res.json.expiresIn, 86400);
+  const header = decodeProtectedHeader(res.json.token);
+  t.is(header.alg, 'EdDSA');
+  const claims = decodeJwt(res.json.token);
+  t.is(claims.sub, wallet.publicKey());
+  t.is(claims.iss, 'http://proxy.test:8080');
+  t.is(claims.aud, 'http://proxy.test:8080/api');
+  t.is(claims.exp! - claims.iat!, 86400);
+  t.regex(String(claims.jti), /^[0-9a-f-]{36}$/);
+});
+
+test('login accepts a hex signature', async (t) => {
+  const wallet = Keypair.random();
+  const challenge = await challengeFor(wallet.publicKey());
+  const res = await postJson(`${proxy.url}/api/auth/verify`, {
+    publicKey: wallet.publicKey(),
+    challenge,
+    signature: sign(wallet, challenge, 'hex'),
+  });
+  t.is(res.status, 200, res.text);
+  t.is(decodeJwt(res.json.token).sub, wallet.publicKey());
+});
+
+test('a challenge is single-use: a replay after success is refused', async (t) => {
+  const wallet = Keypair.random();
+  const challenge = await challengeFor(wallet.publicKey());
+  const body = { publicKey: wallet.publicKey(), challenge, signature: sign(wallet, challenge) };
+  t.is((await postJson(`${proxy.url}/api/auth/verify`, body)).status, 200);
+  const replay = await postJson(`${proxy.url}/api/auth/verify`, body);
+  t.is(replay.status, 401);
+  t.is(replay.json.code, 'unauthorized');
+  t.regex(replay.json.detail, /already used/);
+  t.is(replay.headers['content-type'], 'application/problem+json');
+  t.is(replay.json.token, undefined);
+});
+
+test('concurrent verifies of one challenge issue exactly one token', async (t) => {
+  const wallet = Keypair.random();
+  const challenge = await challengeFor(wallet.publicKey());
+  const body = { publicKey: wallet.publicKey(), challenge, signature: sign(wallet, challenge) };
+  const results = await Promise.all(
+    Array.from({ length: 8 }, () => postJson(`${proxy.url}/api/auth/verify`, body)),
+  );
+  t.deepEqual(results.map((r) => r.status).sort(), [200, 401, 401, 401, 401, 401, 401, 401]);
+});
+
+test('a signature by another key is refused and burns the challenge', async (t) => {
+  const wallet = Keypair.random();
+  const other = Keypair.random();
+  const challenge = await challengeFor(wallet.publicKey());
+  const bad = await postJson(`${proxy.url}/api/auth/verify`, {
+    publicKey: wallet.publicKey(),
+    challenge,
+    signature: sign(other, challenge),
+  });
+  t.is(bad.status, 401);
+  t.regex(bad.json.detail, /does not verify/);
+  const good = await postJson(`${proxy.url}/api/auth/verify`, {
+    publicKey: wallet.publicKey(),
+    challenge,
+    signature: sign(wallet, challenge),
+  });
+  t.is(good.status, 401, 'consumed by the failed attempt');
+});
+
+test('a challenge issued for another address is refused', async (t) => {
+  const alice = Keypair.random();
+  const mallory = Keypair.random();
+  const challenge = await challengeFor(alice.publicKey());
+  const res = await postJson(`${proxy.url}/api/auth/verify`, {
+    publicKey: mallory.publicKey(),
+    challenge,
+    signature: sign(mallory, challenge),
+  });
+  t.is(res.status, 401);
+  t.regex(res.json.detail, /another account/);
+});
+
+test('an altered challenge text is refused', async (t) => {
+  const wallet = Keypair.random();
+  const challenge = await challengeFor(wallet.publicKey());
+  const altered = challenge.replace('proxy.test:8080 wants', 'evil.test wants');
+  const res = await postJson(`${proxy.url}/api/auth/verify`, {
+    publicKey: wallet.publicKey(),
+    challenge: altered,
+    signature: sign(wallet, altered),
+  });
+  t.is(res.status, 401);
+  t.regex(res.json.detail, /altered/);
+});
+
+test('malformed base64/hex signatures get 400 and burn the challenge', async (t) => {
+  const wallet = Keypair.random();
+  for (const signature of [
+    'not-a-signature',
+    'AAAA',
+    'zz'.repeat(64),
+    Buffer.alloc(63).toString('base64'),
+    Buffer.alloc(65).toString('hex'),
+  ]) {
+    const challenge = await challengeFor(wallet.publicKey());
+    const res = await postJson(`${proxy.url}/api/auth/verify`, {
+      publicKey: wallet.publicKey(),
+      challenge,
+      signature,
+    });
+    t.is(res.status, 400, signature);
+    t.is(res.json.code, 'invalid_request');
+    t.regex(res.json.detail, /64-byte/);
+    const retry = await postJson(`${proxy.url}/api/auth/verify`, {
+      publicKey: wallet.publicKey(),
+      challenge,
+      signature: sign(wallet, challenge),
+    });
+    t.is(retry.status, 401);
+  }
+});
+
+test('a challenge never issued (made-up nonce) is refused', async (t) => {
+  const wallet = Keypair.random();
+  const real = await challengeFor(wallet.publicKey());
+  const forged = real.replace(/Nonce: [0-9a-f]+/, `Nonce: ${randomBytes(24).toString('hex')}`);
+  const res = await postJson(`${proxy.url}/api/auth/verify`, {
+    publicKey: wallet.publicKey(),
+    challenge: forged,
+    signature: sign(wallet, forged),
+  });
+  t.is(res.status, 401);
+});
+
+test('challenge requests with bad or missing publicKey are refused with 400', async (t) => {
+  const good = Keypair.random().publicKey();
+  const broken = `${good.slice(0, -1)}${good.endsWith('A') ? 'B' : 'A'}`;
+  for (const query of [
+    '',
+    `?publicKey=${broken}`,
+    '?publicKey=',
+    `?publicKey=${good}&publicKey=${good}`,
+    `?publicKey=${good}&extra=1`,
+    `?publicKey=${good.toLowerCase()}`,
+  ]) {
+    const res = await getJson(`${proxy.url}/api/auth/challenge${query}`);
+    t.is(res.status, 400, query);
+    t.is(res.json.code, 'invalid_request');
+  }
+});
+
+test('verify bodies: unknown fields, wrong types and missing fields get 400', async (t) => {
+  const wallet = Keypair.random();
+  const challenge = await challengeFor(wallet.publicKey());
+  const signature = sign(wallet, challenge);
+  const base = { publicKey: wallet.publicKey(), challenge, signature };
+  for (const body of [
+    { ...base, extra: true },
+    { ...base, signature: 42 },
+    { publicKey: wallet.publicKey(), challenge },
+    { ...base, publicKey: 'GABC' },
+  ]) {
+    const res = await postJson(`${proxy.url}/api/auth/verify`, body);
+    t.is(res.status, 400, JSON.stringify(body));
+    t.is(res.json.code, 'invalid_request');
+    t.true(Array.isArray(res.json.errors));
+  }
+  const unknown = await postJson(`${proxy.url}/api/auth/verify`, { ...base, extra: true });
+  t.regex(unknown.json.detail, /unknown field\(s\): "extra"/);
+  // Validation failures happen before the challenge is looked up, so it is still usable.
+  t.is((await postJson(`${proxy.url}/api/auth/verify`, base)).status, 200);
+});
+
+test('an expired challenge is refused (service clock)', async (t) => {
+  const store = await EncryptedStore.open(mkdtempSync(join(tmpdir(), 'pp-login-')), randomBytes(32));
+  let now = Date.parse('2026-01-01T00:00:00Z');
+  const tokens = new TokenService(randomBytes(32), { issuer: 'i', audience: 'a', ttlSeconds: 86400 });
+  const login = new LoginService(
+    store,
+    tokens,
+    { domain: 'd', uri: 'http://d', network: 'stellar:local', challengeTtlSeconds: 300 },
+    () => now,
+  );
+  const wallet = Keypair.random();
+  const challenge = await login.challenge(wallet.publicKey());
+  now += 301_000;
+  const error = await t.throwsAsync(
+    login.verify({ publicKey: wallet.publicKey(), challenge, signature: sign(wallet, challenge) }),
+    {
+      instanceOf: ProblemError,
+    },
+  );
+  t.is(error!.code, 'unauthorized');
+  t.regex(error!.message, /expired/);
+  // A fresh challenge within its window works, and sweeping removes only expired ones.
+  const fresh = await login.challenge(wallet.publicKey());
+  await login.challenge(wallet.publicKey());
+  now += 301_000;
+  const third = await login.challenge(wallet.publicKey());
+  t.is(await login.sweepExpired(), 2);
+  const ok = await login.verify({
+    publicKey: wallet.publicKey(),
+    challenge: third,
+    signature: sign(wallet, third),
+  });
+  t.is(ok.expiresIn, 86400);
+  await t.throwsAsync(
+    login.verify({ publicKey: wallet.publicKey(), challenge: fresh, signature: sign(wallet, fresh) }),
+    {
+      message: /unknown, expired or already used/,
+    },
+  );
+  await store.close();
+});

@@ -1,0 +1,52 @@
+// Small HTTP helpers for tests against a real proxy on loopback.
+import { request } from 'node:http';
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary response shapes
+  json: any;
+}
+
+/** Sends exactly the given bytes and headers (fetch would normalise them). */
+export function rawRequest(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
+): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: options.method ?? 'GET', headers: options.headers ?? {} }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json: unknown;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          json = undefined;
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+      });
+    });
+    req.on('error', reject);
+    if (options.body !== undefined) req.write(options.body);
+    req.end();
+  });
+}
+
+export function postJson(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<RawResponse> {
+  return rawRequest(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+export function getJson(url: string, headers: Record<string, string> = {}): Promise<RawResponse> {
+  return rawRequest(url, { headers });
+}

@@ -1,0 +1,298 @@
+import { randomBytes } from 'node:crypto';
+import { Keypair } from '@stellar/stellar-sdk';
+import test from 'ava';
+import { SignJWT, UnsecuredJWT } from 'jose';
+import { TokenService } from '../../src/proxy/auth/tokens.ts';
+import { isLoopbackAddress } from '../../src/proxy/http/loopback.ts';
+import { getJson, postJson, rawRequest } from './helpers/http.ts';
+import { startTestProxy, type TestProxy } from './helpers/proxy.ts';
+
+let proxy: TestProxy;
+test.before(async () => {
+  proxy = await startTestProxy();
+});
+test.after.always(async () => {
+  await proxy?.close();
+});
+
+async function login(wallet: Keypair): Promise<string> {
+  const { json } = await getJson(`${proxy.url}/api/auth/challenge?publicKey=${wallet.publicKey()}`);
+  const signature = Buffer.from(wallet.signMessage(json.challenge)).toString('base64');
+  const res = await postJson(`${proxy.url}/api/auth/verify`, {
+    publicKey: wallet.publicKey(),
+    challenge: json.challenge,
+    signature,
+  });
+  return res.json.token;
+}
+
+test('GET /health', async (t) => {
+  const res = await getJson(`${proxy.url}/health`);
+  t.is(res.status, 200);
+  t.is(res.json.status, 'healthy');
+  t.regex(res.json.version, /^\d+\.\d+\.\d+/);
+});
+
+test('GET /openapi.json documents every route from the request schemas', async (t) => {
+  const res = await getJson(`${proxy.url}/openapi.json`);
+  t.is(res.status, 200);
+  const doc = res.json;
+  t.is(doc.openapi, '3.1.0');
+  for (const path of [
+    '/health',
+    '/api/auth/challenge',
+    '/api/auth/verify',
+    '/api/balance/{agentId}',
+    '/api/pool/stats',
+    '/metrics',
+  ]) {
+    t.truthy(doc.paths[path], path);
+  }
+  const challenge = doc.paths['/api/auth/challenge'].get;
+  t.deepEqual(
+    challenge.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`),
+    ['query:publicKey'],
+  );
+  const verify = doc.paths['/api/auth/verify'].post;
+  const bodySchema = verify.requestBody.content['application/json'].schema;
+  t.truthy(bodySchema.$ref ?? bodySchema.properties);
+  t.truthy(verify.responses['415'] && verify.responses['413'] && verify.responses['401']);
+  t.deepEqual(doc.paths['/api/balance/{agentId}'].get.security, [{ bearerJwt: [] }]);
+  t.truthy(doc.components.schemas.Problem);
+  t.deepEqual(Object.keys(doc.components.schemas.PoolStats.properties).sort(), [
+    'activeAgents',
+    'recentBatches',
+    'servicesUsed',
+    'totalTransactions',
+  ]);
+});
+
+test('GET /metrics exposes Prometheus text with request counters', async (t) => {
+  await getJson(`${proxy.url}/health`);
+  const res = await rawRequest(`${proxy.url}/metrics`);
+  t.is(res.status, 200);
+  t.regex(String(res.headers['content-type']), /text\/plain/);
+  t.regex(res.text, /pool_proxy_http_requests_total\{method="GET",route="\/health",status="200"\} \d+/);
+});
+
+test('unknown paths are 404 and wrong methods 405, both problem+json', async (t) => {
+  const missing = await getJson(`${proxy.url}/api/nothing`);
+  t.is(missing.status, 404);
+  t.is(missing.json.code, 'not_found');
+  t.is(missing.headers['content-type'], 'application/problem+json');
+  const wrong = await rawRequest(`${proxy.url}/health`, { method: 'DELETE' });
+  t.is(wrong.status, 405);
+  t.is(wrong.json.code, 'method_not_allowed');
+});
+
+test('JSON bodies: wrong or missing content type → 415', async (t) => {
+  const body = JSON.stringify({ publicKey: 'x', challenge: 'y', signature: 'z' });
+  for (const headers of [
+    { 'content-type': 'text/plain' },
+    {},
+    { 'content-type': 'application/x-www-form-urlencoded' },
+    { 'content-type': 'application/json; charset=latin1' },
+  ] as Record<string, string>[]) {
+    const res = await rawRequest(`${proxy.url}/api/auth/verify`, { method: 'POST', headers, body });
+    t.is(res.status, 415, JSON.stringify(headers));
+    t.is(res.json.code, 'unsupported_media_type');
+  }
+  const ok = await rawRequest(`${proxy.url}/api/auth/verify`, {
+    method: 'POST',
+    headers: { 'content-type': 'Application/JSON; charset=UTF-8' },
+    body,
+  });
+  t.is(ok.status, 400, 'media type accepted, body then validated');
+});
+
+test('JSON bodies: oversized → 413 (declared or streamed)', async (t) => {
+  const big = JSON.stringify({ publicKey: 'x', challenge: 'a'.repeat(70 * 1024), signature: 'z' });
+  const declared = await postJson(`${proxy.url}/api/auth/verify`, big);
+  t.is(declared.status, 413);
+  t.is(declared.json.code, 'payload_too_large');
+  const chunked = await rawRequest(`${proxy.url}/api/auth/verify`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+    body: big,
+  });
+  t.is(chunked.status, 413);
+  // The service stays up for the next request.
+  t.is((await getJson(`${proxy.url}/health`)).status, 200);
+});
+
+test('JSON bodies: malformed, non-object, empty or non-UTF-8 → 400', async (t) => {
+  const cases: Array<[string | Buffer, RegExp]> = [
+    ['{"publicKey": ', /not valid JSON/],
+    ['[1,2]', /must be a JSON object/],
+    ['"text"', /must be a JSON object/],
+    ['null', /must be a JSON object/],
+    ['', /empty/],
+    [Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), /UTF-8/],
+  ];
+  for (const [body, detail] of cases) {
+    const res = await rawRequest(`${proxy.url}/api/auth/verify`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+    t.is(res.status, 400, String(body));
+    t.is(res.json.code, 'invalid_request');
+    t.regex(res.json.detail, detail);
+  }
+});
+
+test('protected endpoints: a valid token works; missing, malformed, tampered, expired or foreign tokens get 401', async (t) => {
+  const wallet = Keypair.random();
+  const token = await login(wallet);
+  const url = `${proxy.url}/api/balance/${wallet.publicKey()}`;
+  const ok = await getJson(url, { authorization: `Bearer ${token}` });
+  t.is(ok.status, 200, ok.text);
+  t.deepEqual(ok.json, { agentId: wallet.publicKey(), balance: '0.0000000', currency: 'USDC' });
+
+  const settings = {
+    issuer: proxy.config.jwt.issuer,
+    audience: proxy.config.jwt.audience,
+    ttlSeconds: 86400,
+  };
+  const sameKey = new TokenService(proxy.masterKey, settings);
+  const expired = await sameKey.issue(wallet.publicKey(), new Date(Date.now() - 2 * 86400_000));
+  const otherIssuer = await new TokenService(proxy.masterKey, {
+    ...settings,
+    issuer: 'https://other.example',
+  }).issue(wallet.publicKey());
+  const otherAudience = await new TokenService(proxy.masterKey, {
+    ...settings,
+    audience: 'https://other.example/api',
+  }).issue(wallet.publicKey());
+  const otherKey = await new TokenService(randomBytes(32), settings).issue(wallet.publicKey());
+  const [h, p, s] = token.split('.');
+  const payload = JSON.parse(Buffer.from(p, 'base64url').toString());
+  const tamperedPayload = Buffer.from(
+    JSON.stringify({ ...payload, sub: Keypair.random().publicKey() }),
+  ).toString('base64url');
+  const unsecured = new UnsecuredJWT({ sub: wallet.publicKey() })
+    .setIssuer(settings.issuer)
+    .setAudience(settings.audience)
+    .setExpirationTime('1h')
+    .encode();
+  const hs256 = await new SignJWT({ sub: wallet.publicKey(), jti: 'x' })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuer(settings.issuer)
+    .setAudience(settings.audience)
+    .setIssuedAt()
+    .setExpirationTime('1h')
+    .sign(randomBytes(32));
+
+  const cases: Array<[Record<string, string>, RegExp]> = [
+    [{}, /missing Authorization/],
+    [{ authorization: token }, /must be "Bearer <jwt>"/],
+    [{ authorization: `Basic ${token}` }, /must be "Bearer <jwt>"/],
+    [{ authorization: `Bearer ${h}.${tamperedPayload}.${s}` }, /signature is not valid/],
+    [{ authorization: `Bearer ${h}.${p}.${s.slice(0, -4)}AAAA` }, /signature is not valid|malformed/],
+    [{ authorization: `Bearer ${expired}` }, /expired/],
+    [{ authorization: `Bearer ${otherIssuer}` }, /claim "iss"/],
+    [{ authorization: `Bearer ${otherAudience}` }, /claim "aud"/],
+    [{ authorization: `Bearer ${otherKey}` }, /signature is not valid/],
+    [{ authorization: `Bearer ${unsecured}` }, /must be "Bearer <jwt>"|algorithm|malformed/],
+    [{ authorization: `Bearer ${hs256}` }, /algorithm is not allowed/],
+  ];
+  for (const [headers, detail] of cases) {
+    const res = await getJson(url, headers);
+    t.is(res.status, 401, JSON.stringify(headers));
+    t.is(res.json.code, 'unauthorized');
+    t.regex(res.json.detail, detail);
+    t.is(res.json.balance, undefined);
+  }
+});
+
+test('balance path parameter must be a valid agentId', async (t) => {
+  const wallet = Keypair.random();
+  const token = await login(wallet);
+  const res = await getJson(`${proxy.url}/api/balance/${'x'.repeat(65)}`, {
+    authorization: `Bearer ${token}`,
+  });
+  t.is(res.status, 400);
+  t.is(res.json.errors[0].path, 'agentId');
+  const bad = await getJson(`${proxy.url}/api/balance/a%20b`, { authorization: `Bearer ${token}` });
+  t.is(bad.status, 400);
+});
+
+test('GET /api/pool/stats holds aggregates only', async (t) => {
+  const res = await getJson(`${proxy.url}/api/pool/stats`);
+  t.is(res.status, 200);
+  t.deepEqual(Object.keys(res.json).sort(), [
+    'activeAgents',
+    'recentBatches',
+    'servicesUsed',
+    'totalTransactions',
+  ]);
+  t.is(typeof res.json.activeAgents, 'number');
+  t.true(Array.isArray(res.json.recentBatches));
+});
+
+test('per-IP rate limit answers 429 with Retry-After; X-Forwarded-For does not reset it', async (t) => {
+  const limited = await startTestProxy({
+    POOL_PROXY_RATE_LIMIT_IP_PER_SECOND: '0.5',
+    POOL_PROXY_RATE_LIMIT_IP_BURST: '3',
+  });
+  try {
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) statuses.push((await getJson(`${limited.url}/health`)).status);
+    const refused = await getJson(`${limited.url}/health`, { 'x-forwarded-for': '203.0.113.7' });
+    t.deepEqual(statuses, [200, 200, 200]);
+    t.is(refused.status, 429);
+    t.is(refused.json.code, 'rate_limited');
+    t.true(Number(refused.headers['retry-after']) >= 1);
+  } finally {
+    await limited.close();
+  }
+});
+
+test('per-token rate limit applies to a wallet across requests', async (t) => {
+  const limited = await startTestProxy({
+    POOL_PROXY_RATE_LIMIT_TOKEN_PER_SECOND: '0.5',
+    POOL_PROXY_RATE_LIMIT_TOKEN_BURST: '2',
+  });
+  try {
+    const wallet = Keypair.random();
+    const { json } = await getJson(`${limited.url}/api/auth/challenge?publicKey=${wallet.publicKey()}`);
+    const signature = Buffer.from(wallet.signMessage(json.challenge)).toString('base64');
+    const { json: tok } = await postJson(`${limited.url}/api/auth/verify`, {
+      publicKey: wallet.publicKey(),
+      challenge: json.challenge,
+      signature,
+    });
+    const headers = { authorization: `Bearer ${tok.token}` };
+    const url = `${limited.url}/api/balance/${wallet.publicKey()}`;
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await getJson(url, headers)).status);
+    t.deepEqual(statuses, [200, 200, 429]);
+    t.is((await getJson(`${limited.url}/health`)).status, 200, 'other callers unaffected');
+  } finally {
+    await limited.close();
+  }
+});
+
+test('loopback rule: only 127.0.0.0/8 and ::1 (incl. IPv4-mapped) count as local', (t) => {
+  for (const local of ['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1', '0:0:0:0:0:0:0:1'])
+    t.true(isLoopbackAddress(local), local);
+  for (const remote of [
+    '10.0.0.1',
+    '192.168.1.10',
+    '203.0.113.7',
+    '0.0.0.0',
+    '::',
+    '::2',
+    '::ffff:10.0.0.1',
+    '::ffff:192.168.0.1',
+    'fe80::1',
+    '2001:db8::1',
+    '128.0.0.1',
+    '127.0.0.1.evil',
+    'localhost',
+    '',
+    undefined,
+  ]) {
+    t.false(isLoopbackAddress(remote), String(remote));
+  }
+});
