@@ -1,12 +1,13 @@
 // `npm run build`: compiles every circuit under circuits/ whose sources changed, then makes development
 // proving keys for circuits that have none (or whose r1cs is newer). The native addon is built by npm install.
-import { createHash } from 'node:crypto';
+
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { POSEIDON2_CONSTANTS_PATH, poseidon2ConstantsCircom } from './gen-poseidon2-circom.ts';
 import { circuitArtifacts, DEFAULT_CIRCUITS_DIR } from '../src/circuit/policy-circuit.ts';
+import { POSEIDON2_CONSTANTS_PATH, poseidon2ConstantsCircom } from './gen-poseidon2-circom.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const circuitsSrc = join(root, 'circuits');
@@ -19,7 +20,9 @@ function circomFiles(dir: string): string[] {
 
 function sourceHash(): string {
   const h = createHash('sha256');
-  const circomVersion = JSON.parse(readFileSync(join(root, 'node_modules/circom2/package.json'), 'utf8')).version;
+  const circomVersion = JSON.parse(
+    readFileSync(join(root, 'node_modules/circom2/package.json'), 'utf8'),
+  ).version;
   h.update(`circom2@${circomVersion} --O2\n`);
   for (const f of circomFiles(circuitsSrc).sort()) h.update(relative(root, f)).update(readFileSync(f));
   return h.digest('hex');
@@ -36,25 +39,37 @@ function ensureConstants(): void {
 function compileCircuit(id: string, hash: string): void {
   const art = circuitArtifacts(id, DEFAULT_CIRCUITS_DIR);
   const stamp = join(art.dir, '.source-hash');
-  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === hash && existsSync(art.r1cs) && existsSync(art.wasm)) {
+  if (
+    existsSync(stamp) &&
+    readFileSync(stamp, 'utf8') === hash &&
+    existsSync(art.r1cs) &&
+    existsSync(art.wasm)
+  ) {
     console.log(`build: ${id} is up to date`);
     return;
   }
   mkdirSync(art.dir, { recursive: true });
   const started = Date.now();
   const circom = join(root, 'node_modules/.bin/circom2');
-  const out = execFileSync(circom, [join(circuitsSrc, `${id}.circom`), '--r1cs', '--wasm', '--sym', '--O2', '-o', art.dir], {
-    cwd: circuitsSrc,
-    encoding: 'utf8',
-  });
+  const out = execFileSync(
+    circom,
+    [join(circuitsSrc, `${id}.circom`), '--r1cs', '--wasm', '--sym', '--O2', '-o', art.dir],
+    {
+      cwd: circuitsSrc,
+      encoding: 'utf8',
+    },
+  );
   const constraints = /non-linear constraints: (\d+)/.exec(out)?.[1];
   writeFileSync(stamp, hash);
-  console.log(`build: compiled ${id} (${constraints} constraints) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  console.log(
+    `build: compiled ${id} (${constraints} constraints) in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
 }
 
 async function ensureKeys(id: string): Promise<void> {
   const art = circuitArtifacts(id, DEFAULT_CIRCUITS_DIR);
-  const fresh = existsSync(art.zkey) && existsSync(art.vkey) && statSync(art.zkey).mtimeMs >= statSync(art.r1cs).mtimeMs;
+  const fresh =
+    existsSync(art.zkey) && existsSync(art.vkey) && statSync(art.zkey).mtimeMs >= statSync(art.r1cs).mtimeMs;
   if (fresh) return;
   // Until the native prover exists there is nothing to make keys with; once it does, a failure must surface.
   const proverModule = join(root, 'src/prover/index.ts');
@@ -65,11 +80,15 @@ async function ensureKeys(id: string): Promise<void> {
   }
   const started = Date.now();
   await prover.devSetup(art.r1cs, art.zkey, art.vkey);
-  console.log(`build: DEVELOPMENT key for ${id} (not from a ceremony) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  console.log(
+    `build: DEVELOPMENT key for ${id} (not from a ceremony) in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
 }
 
 ensureConstants();
 const hash = sourceHash();
-const mains = readdirSync(circuitsSrc).filter((f) => f.endsWith('.circom')).map((f) => f.slice(0, -'.circom'.length));
+const mains = readdirSync(circuitsSrc)
+  .filter((f) => f.endsWith('.circom'))
+  .map((f) => f.slice(0, -'.circom'.length));
 for (const id of mains) compileCircuit(id, hash);
 for (const id of mains) await ensureKeys(id);

@@ -19,17 +19,27 @@ export function poseidon2ConstantsCircom(): string {
     const rows = p.external.map((row) => `[${[...row, ...Array(4 - t).fill(0n)].join(', ')}]`);
     ext.push(`  if (t == ${t}) { return [\n    ${rows.join(',\n    ')}\n  ]; }`);
     int.push(`  if (t == ${t}) { return [\n    ${p.internal.join(',\n    ')}\n  ]; }`);
-    diag.push(`  if (t == ${t}) { return [${[...p.internalDiagMinusOne, ...Array(4 - t).fill(0n)].join(', ')}]; }`);
+    diag.push(
+      `  if (t == ${t}) { return [${[...p.internalDiagMinusOne, ...Array(4 - t).fill(0n)].join(', ')}]; }`,
+    );
   }
   const fn = (name: string, ret: string, body: string[]) =>
     [`function ${name}(t) {`, ...body, `  assert(0 == 1);`, `  return ${ret};`, '}', ''].join('\n');
-  lines.push(fn('poseidon2ExternalConstants', '[[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0]]', ext));
+  lines.push(
+    fn(
+      'poseidon2ExternalConstants',
+      '[[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0]]',
+      ext,
+    ),
+  );
   lines.push(fn('poseidon2InternalConstants', `[${Array(56).fill(0).join(',')}]`, int));
   lines.push(fn('poseidon2InternalDiagMinusOne', '[0,0,0,0]', diag));
   return lines.join('\n');
 }
 
-export const POSEIDON2_CONSTANTS_PATH = fileURLToPath(new URL('../circuits/lib/poseidon2_constants.circom', import.meta.url));
+export const POSEIDON2_CONSTANTS_PATH = fileURLToPath(
+  new URL('../circuits/lib/poseidon2_constants.circom', import.meta.url),
+);
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   writeFileSync(POSEIDON2_CONSTANTS_PATH, poseidon2ConstantsCircom());

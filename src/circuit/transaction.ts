@@ -2,18 +2,18 @@
 // named inputs of policy_tx_2_2, and the public signals the proof will carry.
 import { randomBytes } from 'node:crypto';
 import {
-  FIELD_MODULUS,
-  type ExtData,
-  type MerklePath,
-  type SmtNonMembershipProof,
   assertField,
   assertNoteAmount,
   bytesToBigint,
   commitment,
+  type ExtData,
   extDataHash,
+  FIELD_MODULUS,
+  type MerklePath,
   notePublicKey,
   nullifier,
   publicAmount,
+  type SmtNonMembershipProof,
 } from '../crypto/index.ts';
 import { POLICY_CIRCUIT } from './policy-circuit.ts';
 import type { CircuitInputs } from './witness-calculator.ts';
@@ -91,8 +91,10 @@ export function buildTransactionInputs(tx: TransactionDescription): PreparedTran
   const { nIns, nOuts, levels, aspLevels, smtLevels } = POLICY_CIRCUIT;
   if (!tx || typeof tx !== 'object') throw new TypeError('transaction description must be an object');
   assertField(tx.root, 'root');
-  if (!Array.isArray(tx.inputs) || tx.inputs.length !== nIns) throw new RangeError(`exactly ${nIns} inputs are needed`);
-  if (!Array.isArray(tx.outputs) || tx.outputs.length !== nOuts) throw new RangeError(`exactly ${nOuts} outputs are needed`);
+  if (!Array.isArray(tx.inputs) || tx.inputs.length !== nIns)
+    throw new RangeError(`exactly ${nIns} inputs are needed`);
+  if (!Array.isArray(tx.outputs) || tx.outputs.length !== nOuts)
+    throw new RangeError(`exactly ${nOuts} outputs are needed`);
   if (!Array.isArray(tx.membership) || tx.membership.length !== nIns) {
     throw new RangeError(`exactly ${nIns} ASP membership proofs are needed`);
   }

@@ -21,7 +21,11 @@ export class ConstraintError extends Error {
   readonly line: number | undefined;
   constructor(detail: string) {
     const where = /Error in template (\S+) line: (\d+)/.exec(detail);
-    super(where ? `constraint failed in template ${where[1]} line ${where[2]}` : `witness generation failed: ${detail.trim()}`);
+    super(
+      where
+        ? `constraint failed in template ${where[1]} line ${where[2]}`
+        : `witness generation failed: ${detail.trim()}`,
+    );
     this.name = 'ConstraintError';
     this.template = where?.[1];
     this.line = where ? Number(where[2]) : undefined;
@@ -79,7 +83,10 @@ function flatten(name: string, value: CircuitInputValue, out: bigint[], prime: b
   if (typeof value === 'bigint') v = value;
   else if (typeof value === 'number' && Number.isSafeInteger(value)) v = BigInt(value);
   else if (typeof value === 'string' && /^(0|[1-9][0-9]*|0x[0-9a-fA-F]+)$/.test(value)) v = BigInt(value);
-  else throw new CircuitInputError(`input ${name} has a value that is not a non-negative integer: ${String(value).slice(0, 40)}`);
+  else
+    throw new CircuitInputError(
+      `input ${name} has a value that is not a non-negative integer: ${String(value).slice(0, 40)}`,
+    );
   if (v < 0n || v >= prime) throw new CircuitInputError(`input ${name} has a value outside the field`);
   out.push(v);
 }
@@ -93,7 +100,7 @@ export async function loadWitnessCalculator(wasm: string | Uint8Array): Promise<
     for (let c = exports.getMessageChar(); c !== 0; c = exports.getMessageChar()) s += String.fromCharCode(c);
     return s;
   };
-  const { instance } = await WebAssembly.instantiate(code, {
+  const { instance } = (await WebAssembly.instantiate(new Uint8Array(code), {
     runtime: {
       exceptionHandler: (c: number) => {
         throw new ConstraintError(`${EXCEPTIONS[c] ?? `error ${c}`}: ${errors}`);
@@ -105,7 +112,7 @@ export async function loadWitnessCalculator(wasm: string | Uint8Array): Promise<
       writeBufferMessage: () => void message(),
       showSharedRWMemory: () => undefined,
     },
-  });
+  })) as WebAssembly.WebAssemblyInstantiatedSource;
   exports = instance.exports as unknown as CircomExports;
   if (typeof exports.getVersion !== 'function' || exports.getVersion() !== 2) {
     throw new Error('not a circom 2 witness calculator');
@@ -141,9 +148,11 @@ export async function loadWitnessCalculator(wasm: string | Uint8Array): Promise<
       if (size <= 0) throw new CircuitInputError(`${name} is not an input of this circuit`);
       const values: bigint[] = [];
       flatten(name, value, values, prime);
-      if (values.length !== size) throw new CircuitInputError(`input ${name} needs ${size} values, got ${values.length}`);
+      if (values.length !== size)
+        throw new CircuitInputError(`input ${name} needs ${size} values, got ${values.length}`);
       values.forEach((v, i) => {
-        for (let j = 0; j < n32; j++) exports.writeSharedRWMemory(j, Number((v >> BigInt(32 * j)) & 0xffffffffn));
+        for (let j = 0; j < n32; j++)
+          exports.writeSharedRWMemory(j, Number((v >> BigInt(32 * j)) & 0xffffffffn));
         exports.setInputSignal(hi, lo, i);
       });
       set += size;
@@ -196,7 +205,8 @@ export async function loadWitnessCalculator(wasm: string | Uint8Array): Promise<
         view.setUint32(24, n8, true);
         let pos = 28;
         exports.getRawPrime();
-        for (let j = 0; j < n32; j++, pos += 4) view.setUint32(pos, exports.readSharedRWMemory(j) >>> 0, true);
+        for (let j = 0; j < n32; j++, pos += 4)
+          view.setUint32(pos, exports.readSharedRWMemory(j) >>> 0, true);
         view.setUint32(pos, witnessSize, true);
         pos += 4;
         view.setUint32(pos, 2, true);
@@ -204,7 +214,8 @@ export async function loadWitnessCalculator(wasm: string | Uint8Array): Promise<
         pos += 12;
         for (let i = 0; i < witnessSize; i++) {
           exports.getWitness(i);
-          for (let j = 0; j < n32; j++, pos += 4) view.setUint32(pos, exports.readSharedRWMemory(j) >>> 0, true);
+          for (let j = 0; j < n32; j++, pos += 4)
+            view.setUint32(pos, exports.readSharedRWMemory(j) >>> 0, true);
         }
         return out;
       }),

@@ -1,9 +1,10 @@
 // Agent keys are derived from the master key, never stored: with the master key and the chain's events alone
 // every agent's notes can be found again (disaster recovery).
+
+import { x25519 } from '@noble/curves/ed25519.js';
 import { hkdf } from '@noble/hashes/hkdf.js';
 import { sha256 } from '@noble/hashes/sha2.js';
-import { x25519 } from '@noble/curves/ed25519.js';
-import { FIELD_MODULUS, bytesToBigint } from './field.ts';
+import { bytesToBigint, FIELD_MODULUS } from './field.ts';
 import { notePublicKey } from './note.ts';
 
 export const AGENT_ID_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -23,7 +24,8 @@ export function assertAgentId(agentId: unknown): asserts agentId is string {
 }
 
 export function deriveAgentKeys(masterKey: Uint8Array, agentId: string): AgentKeys {
-  if (!(masterKey instanceof Uint8Array) || masterKey.length !== 32) throw new TypeError('master key must be 32 bytes');
+  if (!(masterKey instanceof Uint8Array) || masterKey.length !== 32)
+    throw new TypeError('master key must be 32 bytes');
   assertAgentId(agentId);
   const info = (label: string) => new TextEncoder().encode(`${label}\u0000${agentId}`);
   // 64 bytes reduced mod r keeps the note key's bias below 2^-250.

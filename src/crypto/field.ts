@@ -11,7 +11,8 @@ export function mod(x: bigint): bigint {
 /** Throws unless `x` is a bigint already in canonical form 0 ≤ x < r. */
 export function assertField(x: unknown, name = 'value'): asserts x is bigint {
   if (typeof x !== 'bigint') throw new TypeError(`${name} must be a bigint field element, got ${typeof x}`);
-  if (x < 0n || x >= FIELD_MODULUS) throw new RangeError(`${name} is not a canonical BN254 field element (0 ≤ x < r)`);
+  if (x < 0n || x >= FIELD_MODULUS)
+    throw new RangeError(`${name} is not a canonical BN254 field element (0 ≤ x < r)`);
 }
 
 /** Big-endian 32-byte encoding of a field element. */

@@ -40,7 +40,8 @@ export class MerkleTree {
       throw new RangeError(`Merkle tree depth must be an integer in 1..${MAX_DEPTH}, got ${depth}`);
     }
     const historySize = options.rootHistorySize ?? ROOT_HISTORY_SIZE;
-    if (!Number.isInteger(historySize) || historySize < 1) throw new RangeError('root history size must be ≥ 1');
+    if (!Number.isInteger(historySize) || historySize < 1)
+      throw new RangeError('root history size must be ≥ 1');
     this.depth = depth;
     this.rootHistorySize = historySize;
     this.zeros = zeroHashes(depth);

@@ -1,8 +1,9 @@
 // SPP's encrypted outputs, so a note can be recovered from chain events alone: X25519 with an ephemeral key,
 // the raw shared secret as the XSalsa20-Poly1305 key, eph_pub(32) ‖ nonce(24) ‖ ciphertext+tag(64) = 120 bytes.
-import { x25519 } from '@noble/curves/ed25519.js';
-import { xsalsa20poly1305 } from '@noble/ciphers/salsa.js';
+
 import { randomBytes } from 'node:crypto';
+import { xsalsa20poly1305 } from '@noble/ciphers/salsa.js';
+import { x25519 } from '@noble/curves/ed25519.js';
 import { assertField } from './field.ts';
 import { assertNoteAmount } from './note.ts';
 

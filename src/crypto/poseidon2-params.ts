@@ -73,15 +73,21 @@ const cache = new Map<number, Poseidon2Params>();
 export function poseidon2Params(t: number): Poseidon2Params {
   const hit = cache.get(t);
   if (hit) return hit;
-  if (t !== 2 && t !== 3 && t !== 4) throw new RangeError(`Poseidon2 state width must be 2, 3 or 4, got ${t}`);
+  if (t !== 2 && t !== 3 && t !== 4)
+    throw new RangeError(`Poseidon2 state width must be 2, 3 or 4, got ${t}`);
   // Poseidon2 draws R_F·t + R_P constants in round order: 4 full rows, 56 partial singles, 4 full rows.
   const stream = sampleFieldElements(t, FULL_ROUNDS * t + PARTIAL_ROUNDS);
   const half = FULL_ROUNDS / 2;
   const external: bigint[][] = [];
   let k = 0;
-  for (let r = 0; r < half; r++) external.push(stream.slice(k, (k += t)));
-  const internal = stream.slice(k, (k += PARTIAL_ROUNDS));
-  for (let r = 0; r < half; r++) external.push(stream.slice(k, (k += t)));
+  const take = (n: number) => {
+    const part = stream.slice(k, k + n);
+    k += n;
+    return part;
+  };
+  for (let r = 0; r < half; r++) external.push(take(t));
+  const internal = take(PARTIAL_ROUNDS);
+  for (let r = 0; r < half; r++) external.push(take(t));
   const params = { t, external, internal, internalDiagMinusOne: DIAGS[t] };
   cache.set(t, params);
   return params;

@@ -1,5 +1,5 @@
 // Poseidon2 permutation, the fixed-width hash and the Merkle compression used by SPP's circuits and contracts.
-import { FIELD_MODULUS as P, assertField } from './field.ts';
+import { assertField, FIELD_MODULUS as P } from './field.ts';
 import { FULL_ROUNDS, PARTIAL_ROUNDS, poseidon2Params } from './poseidon2-params.ts';
 
 const sbox = (x: bigint): bigint => {

@@ -3,7 +3,8 @@ import { bigintToBytes32, bytesToBigint } from './field.ts';
 
 export const PROOF_BYTES = 256;
 /** BN254 base field modulus q (coordinates live here, not in Fr). */
-export const BASE_FIELD_MODULUS = 21888242871839275222246405745257275088696311157297823662689037894645226208583n;
+export const BASE_FIELD_MODULUS =
+  21888242871839275222246405745257275088696311157297823662689037894645226208583n;
 
 export interface SnarkjsProof {
   pi_a: string[];
@@ -14,7 +15,8 @@ export interface SnarkjsProof {
 }
 
 function coordinate(value: unknown, name: string): bigint {
-  if (typeof value !== 'string' || !/^[0-9]+$/.test(value)) throw new TypeError(`${name} must be a decimal string`);
+  if (typeof value !== 'string' || !/^[0-9]+$/.test(value))
+    throw new TypeError(`${name} must be a decimal string`);
   const v = BigInt(value);
   if (v >= BASE_FIELD_MODULUS) throw new RangeError(`${name} is not a canonical base-field element`);
   return v;
@@ -48,7 +50,8 @@ export function proofFromBytes(bytes: Uint8Array): SnarkjsProof {
   }
   const limb = (i: number) => {
     const v = bytesToBigint(bytes.subarray(i * 32, i * 32 + 32));
-    if (v >= BASE_FIELD_MODULUS) throw new RangeError(`proof limb ${i} is not a canonical base-field element`);
+    if (v >= BASE_FIELD_MODULUS)
+      throw new RangeError(`proof limb ${i} is not a canonical base-field element`);
     return v.toString();
   };
   return {

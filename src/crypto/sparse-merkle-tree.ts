@@ -83,9 +83,23 @@ export class SparseMerkleTree {
         const leafKey = candidates[0];
         const leafValue = this.leaves.get(leafKey)!;
         if (leafKey === key) {
-          return { found: true, siblings, foundValue: leafValue, notFoundKey: 0n, notFoundValue: 0n, isOld0: false };
+          return {
+            found: true,
+            siblings,
+            foundValue: leafValue,
+            notFoundKey: 0n,
+            notFoundValue: 0n,
+            isOld0: false,
+          };
         }
-        return { found: false, siblings, foundValue: 0n, notFoundKey: leafKey, notFoundValue: leafValue, isOld0: false };
+        return {
+          found: false,
+          siblings,
+          foundValue: 0n,
+          notFoundKey: leafKey,
+          notFoundValue: leafValue,
+          isOld0: false,
+        };
       }
       const side = bit(key, level);
       const same = candidates.filter((k) => bit(k, level) === side);
@@ -103,7 +117,9 @@ export class SparseMerkleTree {
     const res = this.find(key);
     if (res.found) throw new Error('key is in the blocklist: no non-membership proof exists');
     if (res.siblings.length > depth) {
-      throw new RangeError(`non-membership path needs ${res.siblings.length} levels, more than the circuit's ${depth}`);
+      throw new RangeError(
+        `non-membership path needs ${res.siblings.length} levels, more than the circuit's ${depth}`,
+      );
     }
     const siblings = [...res.siblings, ...new Array<bigint>(depth - res.siblings.length).fill(0n)];
     return {

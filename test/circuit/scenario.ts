@@ -1,20 +1,21 @@
 // A small world for circuit tests: a pool tree, an ASP allowlist and blocklist, and two users' notes.
+
 import {
-  MerkleTree,
-  SparseMerkleTree,
-  commitment,
-  membershipLeaf,
-  notePublicKey,
-} from '../../src/crypto/index.ts';
-import {
-  POLICY_CIRCUIT,
   type AspMembershipProof,
   type CreatedNote,
+  dummyInput,
+  POLICY_CIRCUIT,
+  randomFieldElement,
   type SpentNote,
   type TransactionDescription,
-  dummyInput,
-  randomFieldElement,
 } from '../../src/circuit/index.ts';
+import {
+  commitment,
+  MerkleTree,
+  membershipLeaf,
+  notePublicKey,
+  SparseMerkleTree,
+} from '../../src/crypto/index.ts';
 
 export const RECIPIENT = 'GAAZI4TCR3TY5OJHCTJC2A4QSY6CJWJH5IAJTGKIN2ER7LBNVKOCCWN7';
 const ENCRYPTED = new Uint8Array(120).fill(7);
@@ -58,7 +59,13 @@ export class Scenario {
     const found = this.blocklist.find(key);
     if (found.found) {
       // A blocked key has no honest proof: claim an empty slot, which the circuit must reject.
-      return { root: this.blocklist.root, siblings: new Array(POLICY_CIRCUIT.smtLevels).fill(0n), oldKey: 0n, oldValue: 0n, isOld0: 1n };
+      return {
+        root: this.blocklist.root,
+        siblings: new Array(POLICY_CIRCUIT.smtLevels).fill(0n),
+        oldKey: 0n,
+        oldValue: 0n,
+        isOld0: 1n,
+      };
     }
     return this.blocklist.nonMembershipProof(key, POLICY_CIRCUIT.smtLevels);
   }
@@ -67,7 +74,10 @@ export class Scenario {
   addNote(secretKey: bigint, amount: bigint): SpentNote {
     const blinding = randomFieldElement();
     const leaf = commitment(amount, notePublicKey(secretKey), blinding);
-    const index = this.pool.nextIndex % 2 === 0 ? this.pool.insertPair(leaf, randomFieldElement())[0] : this.pool.insert(leaf);
+    const index =
+      this.pool.nextIndex % 2 === 0
+        ? this.pool.insertPair(leaf, randomFieldElement())[0]
+        : this.pool.insert(leaf);
     const note = { amount, secretKey, blinding, path: this.pool.path(index) };
     this.inPool.add(note);
     return note;
@@ -79,7 +89,9 @@ export class Scenario {
 
   transaction(inputs: SpentNote[], outputs: CreatedNote[], extAmount: bigint): TransactionDescription {
     // Paths go stale as the tree grows: refresh those of notes that are in the tree.
-    const fresh = inputs.map((n) => (this.inPool.has(n) ? { ...n, path: this.pool.path(Number(n.path.pathIndex)) } : n));
+    const fresh = inputs.map((n) =>
+      this.inPool.has(n) ? { ...n, path: this.pool.path(Number(n.path.pathIndex)) } : n,
+    );
     for (const n of fresh) if (this.inPool.has(inputs[fresh.indexOf(n)])) this.inPool.add(n);
     return {
       root: this.pool.root,
