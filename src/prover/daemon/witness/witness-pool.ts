@@ -1,0 +1,157 @@
+// A fixed pool of worker threads computing witnesses, so witness generation (single-threaded wasm)
+// overlaps with the proof running on all cores. Tasks wait in a FIFO; a task whose AbortSignal fires
+// while it waits leaves the queue at once. A task already running cannot be interrupted (the wasm is
+// synchronous); its result is discarded.
+import { Worker } from 'node:worker_threads';
+import { internal, unavailable, witnessError } from '../errors.ts';
+import type { CircuitInputs } from './inputs.ts';
+import type { WorkerInit, WorkerReply, WorkerStatus, WorkerTask } from './protocol.ts';
+
+export interface WitnessResult {
+  wtns: Uint8Array;
+  /** Time the worker spent computing, without the wait for a free worker. */
+  ms: number;
+}
+
+interface PendingTask {
+  task: WorkerTask;
+  signal?: AbortSignal;
+  onAbort?: () => void;
+  resolve(result: WitnessResult): void;
+  reject(error: unknown): void;
+}
+
+interface PoolWorker {
+  worker: Worker;
+  busy?: PendingTask;
+}
+
+const TSX_API = import.meta.resolve('tsx/esm/api');
+const WORKER_MODULE = new URL('./witness-worker.ts', import.meta.url).href;
+// Workers do not inherit the main thread's TypeScript loader: register tsx first, then load the worker.
+const BOOTSTRAP = `import(${JSON.stringify(TSX_API)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(WORKER_MODULE)}); });`;
+
+export class WitnessPool {
+  private readonly workers: PoolWorker[] = [];
+  private readonly waiting: PendingTask[] = [];
+  private nextTaskId = 1;
+  private closed = false;
+
+  private constructor(private readonly init: WorkerInit) {}
+
+  /** Starts `size` workers, each with every circuit's wasm compiled, and resolves once all are ready. */
+  static async start(wasmPaths: Record<string, string>, size: number): Promise<WitnessPool> {
+    const pool = new WitnessPool({ wasmPaths });
+    try {
+      await Promise.all(Array.from({ length: Math.max(1, size) }, () => pool.spawn()));
+    } catch (error) {
+      await pool.close();
+      throw error;
+    }
+    return pool;
+  }
+
+  get size(): number {
+    return this.workers.length;
+  }
+
+  /** Tasks waiting for a free worker. */
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  /** Tasks currently computing. */
+  get running(): number {
+    return this.workers.filter((w) => w.busy).length;
+  }
+
+  private spawn(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const worker = new Worker(BOOTSTRAP, { eval: true, workerData: this.init });
+      const entry: PoolWorker = { worker };
+      const onStartup = (message: WorkerStatus) => {
+        worker.off('message', onStartup);
+        if ('fatal' in message) {
+          void worker.terminate();
+          reject(new Error(`witness worker failed to start: ${message.fatal}`));
+          return;
+        }
+        worker.on('message', (reply: WorkerReply) => this.finish(entry, reply));
+        this.workers.push(entry);
+        resolve();
+        this.dispatch();
+      };
+      worker.on('message', onStartup);
+      worker.once('error', (error) => {
+        reject(error);
+        this.crashed(entry, error);
+      });
+    });
+  }
+
+  /** A worker died (out of memory, a bug): fail its task, replace it, keep serving. */
+  private crashed(entry: PoolWorker, error: Error): void {
+    const index = this.workers.indexOf(entry);
+    if (index < 0) return;
+    this.workers.splice(index, 1);
+    const task = entry.busy;
+    entry.busy = undefined;
+    if (task) this.settle(task, () => task.reject(internal(`witness worker crashed: ${error.message}`)));
+    if (!this.closed) this.spawn().catch(() => undefined);
+  }
+
+  compute(circuit: string, inputs: CircuitInputs, signal?: AbortSignal): Promise<WitnessResult> {
+    if (this.closed) return Promise.reject(unavailable('witness pool is shut down'));
+    signal?.throwIfAborted();
+    return new Promise((resolve, reject) => {
+      const pending: PendingTask = {
+        task: { taskId: this.nextTaskId++, circuit, inputs },
+        signal,
+        resolve,
+        reject,
+      };
+      if (signal) {
+        pending.onAbort = () => {
+          const at = this.waiting.indexOf(pending);
+          if (at >= 0) this.waiting.splice(at, 1);
+          reject(signal.reason);
+        };
+        signal.addEventListener('abort', pending.onAbort, { once: true });
+      }
+      this.waiting.push(pending);
+      this.dispatch();
+    });
+  }
+
+  private dispatch(): void {
+    for (const entry of this.workers) {
+      if (this.waiting.length === 0) return;
+      if (entry.busy) continue;
+      const next = this.waiting.shift()!;
+      entry.busy = next;
+      entry.worker.postMessage(next.task);
+    }
+  }
+
+  private settle(task: PendingTask, action: () => void): void {
+    if (task.onAbort) task.signal?.removeEventListener('abort', task.onAbort);
+    if (!task.signal?.aborted) action();
+  }
+
+  private finish(entry: PoolWorker, reply: WorkerReply): void {
+    const task = entry.busy;
+    entry.busy = undefined;
+    if (task && task.task.taskId === reply.taskId) {
+      if ('wtns' in reply) this.settle(task, () => task.resolve({ wtns: reply.wtns, ms: reply.ms }));
+      else this.settle(task, () => task.reject(witnessError(reply.error)));
+    }
+    this.dispatch();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const task of this.waiting.splice(0))
+      this.settle(task, () => task.reject(unavailable('witness pool is shut down')));
+    await Promise.all(this.workers.splice(0).map((entry) => entry.worker.terminate()));
+  }
+}
