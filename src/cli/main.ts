@@ -1,9 +1,11 @@
 // Entry point of the `pool-proxy` CLI: each sub-command lives in its own file under ./commands.
 import { Command } from 'commander';
 import { registerStart } from './commands/start.ts';
+import { registerSandbox } from './commands/sandbox.ts';
 import { VERSION } from '../version.ts';
 
 const program = new Command('pool-proxy').description('Privacy Pool Proxy: shielded USDC on Stellar').version(VERSION);
 registerStart(program);
+registerSandbox(program);
 
 await program.parseAsync(process.argv);

@@ -1,0 +1,39 @@
+import type { Command } from 'commander';
+import { Sandbox } from '../../sandbox/index.ts';
+
+/** "127.0.0.1:8000" → host and port; rejects anything else with a clear message. */
+export function parseListen(text: string): { host: string; port: number } {
+  const m = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(text);
+  const port = m ? Number(m[2]) : Number.NaN;
+  if (!m || port > 65535) throw new Error(`--listen must be HOST:PORT, got ${text}`);
+  return { host: (m[1] as string).replace(/^\[|\]$/g, ''), port };
+}
+
+// `pool-proxy sandbox`: runs the embedded sandbox ledger alone (Soroban RPC at /rpc, friendbot, info).
+export function registerSandbox(program: Command): void {
+  program
+    .command('sandbox')
+    .description('run the embedded sandbox ledger (Soroban RPC, friendbot) with the pool contracts deployed')
+    .option('--listen <host:port>', 'address to serve on', '127.0.0.1:8000')
+    .option('--data <dir>', 'LevelDB data directory (default: in memory)')
+    .option('--ledger-ms <n>', 'ledger close interval in milliseconds', '1000')
+    .option('--vkey <path>', 'verification_key.json for the verifier (default: build/circuits/policy_tx_2_2)')
+    .action(async (opts: { listen: string; data?: string; ledgerMs: string; vkey?: string }) => {
+      const { host, port } = parseListen(opts.listen);
+      const ledgerMs = Number(opts.ledgerMs);
+      if (!Number.isInteger(ledgerMs) || ledgerMs < 1 || ledgerMs > 3_600_000) {
+        throw new Error(`--ledger-ms must be an integer from 1 to 3600000, got ${opts.ledgerMs}`);
+      }
+      const sandbox = await Sandbox.start({ host, port, dataDir: opts.data, ledgerMs, vkey: opts.vkey });
+      const info = sandbox.info;
+      console.log(`sandbox ledger: ${sandbox.rpcUrl} (${info.networkPassphrase})`);
+      console.log(`friendbot: ${sandbox.url}/friendbot?addr=G…&usdc=N   info: ${sandbox.url}/sandbox/info`);
+      for (const [name, id] of Object.entries(info.contracts)) console.log(`  ${name.padEnd(18)} ${id}`);
+      const stop = async () => {
+        await sandbox.close();
+        process.exit(0);
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+}

@@ -1,0 +1,207 @@
+// The contract host: runs one host-function invocation against an Overlay, dispatching to the TypeScript
+// contracts by the executable recorded in each contract instance entry. It keeps the call stack (for
+// authorization matching and cross-contract calls), instance/persistent/temporary storage and events.
+import { Address, hash, xdr } from '@stellar/stellar-sdk';
+import type { AuthManager, AuthMatch } from './auth.ts';
+import type { ContractDefinition, ContractEnv, ContractStorage } from './contract-api.ts';
+import { HostError } from './errors.ts';
+import { contractDataEntry, contractDataKey, type Durability, instanceKey, keyId, rawBytes } from './keys.ts';
+import type { Overlay } from './overlay.ts';
+
+/** Wasm hash a TypeScript contract is registered under (there is no wasm; the hash names the code). */
+export function codeHash(name: string): Uint8Array {
+  return hash(new TextEncoder().encode(`privacy-pool-proxy/contracts/${name}`));
+}
+
+export class ContractRegistry {
+  private readonly byHash = new Map<string, ContractDefinition>();
+  private stellarAsset: ContractDefinition | undefined;
+
+  register(def: ContractDefinition, asStellarAsset = false): void {
+    if (asStellarAsset) this.stellarAsset = def;
+    else this.byHash.set(Buffer.from(codeHash(def.name)).toString('hex'), def);
+  }
+
+  resolve(executable: xdr.ContractExecutable): ContractDefinition | undefined {
+    if (executable.type === 'contractExecutableStellarAsset') return this.stellarAsset;
+    if (executable.type === 'contractExecutableWasm') {
+      return this.byHash.get(Buffer.from(rawBytes(executable.value)).toString('hex'));
+    }
+    return undefined;
+  }
+}
+
+interface Frame {
+  contractId: string;
+  fn: string;
+  args: xdr.ScVal[];
+  auth: Map<string, AuthMatch>;
+}
+
+export interface HostContext {
+  overlay: Overlay;
+  registry: ContractRegistry;
+  auth: AuthManager;
+  ledgerSequence: number;
+  ledgerTimestamp: bigint;
+}
+
+/** Maximum depth of cross-contract calls, as the Soroban host limits it. */
+const MAX_CALL_DEPTH = 100;
+
+export class Host {
+  readonly events: xdr.ContractEvent[] = [];
+  private readonly stack: Frame[] = [];
+
+  constructor(private readonly ctx: HostContext) {}
+
+  /** Calls `fn` on `contractId` as the transaction's root invocation (or from another contract). */
+  invoke(contractId: string, fn: string, args: xdr.ScVal[]): xdr.ScVal {
+    if (this.stack.length >= MAX_CALL_DEPTH)
+      throw new HostError('Context', 'ExceededLimit', 'call depth exceeded');
+    const { def } = this.loadInstance(contractId);
+    const impl = fn.startsWith('__') ? undefined : def.functions[fn];
+    if (!impl || !Object.hasOwn(def.functions, fn)) {
+      throw new HostError('WasmVm', 'MissingValue', `trying to invoke non-existent contract function ${fn}`);
+    }
+    this.stack.push({ contractId, fn, args, auth: new Map() });
+    try {
+      return impl(this.env(contractId), args);
+    } finally {
+      this.stack.pop();
+    }
+  }
+
+  /** Creates a contract instance and runs its constructor (genesis deployment). */
+  deploy(
+    contractId: string,
+    executable: xdr.ContractExecutable,
+    def: ContractDefinition,
+    args: xdr.ScVal[],
+  ): void {
+    const key = keyId(instanceKey(contractId));
+    if (this.ctx.overlay.get(key))
+      throw new HostError('Storage', 'ExistingValue', `contract ${contractId} exists`);
+    this.writeInstance(contractId, executable, []);
+    this.stack.push({ contractId, fn: '__constructor', args, auth: new Map() });
+    try {
+      def.construct?.(this.env(contractId), args);
+    } finally {
+      this.stack.pop();
+    }
+  }
+
+  private loadInstance(contractId: string): { def: ContractDefinition; instance: xdr.ScContractInstance } {
+    const data = this.ctx.overlay.get(keyId(instanceKey(contractId)));
+    if (!data) throw new HostError('Storage', 'MissingValue', `contract ${contractId} does not exist`);
+    const entry = data.value as xdr.ContractDataEntry;
+    const instance = entry.val.value as xdr.ScContractInstance;
+    const def = this.ctx.registry.resolve(instance.executable);
+    if (!def) throw new HostError('Storage', 'MissingValue', `no code for contract ${contractId}`);
+    return { def, instance };
+  }
+
+  private writeInstance(
+    contractId: string,
+    executable: xdr.ContractExecutable,
+    storage: xdr.ScMapEntry[],
+  ): void {
+    const val = xdr.ScVal.scvContractInstance(new xdr.ScContractInstance({ executable, storage }));
+    this.ctx.overlay.put(
+      keyId(instanceKey(contractId)),
+      contractDataEntry(contractId, xdr.ScVal.scvLedgerKeyContractInstance(), 'persistent', val),
+    );
+  }
+
+  private env(contractId: string): ContractEnv {
+    return {
+      contractId,
+      ledgerSequence: this.ctx.ledgerSequence,
+      ledgerTimestamp: this.ctx.ledgerTimestamp,
+      persistent: this.dataStorage(contractId, 'persistent'),
+      temporary: this.dataStorage(contractId, 'temporary'),
+      instance: this.instanceStorage(contractId),
+      requireAuth: (address) => this.requireAuth(address),
+      call: (id, fn, args) => this.invoke(id, fn, args),
+      tryCall: (id, fn, args) => {
+        const snapshot = this.ctx.overlay.checkpoint();
+        const nEvents = this.events.length;
+        try {
+          return { ok: true, value: this.invoke(id, fn, args) };
+        } catch (error) {
+          this.ctx.overlay.restore(snapshot);
+          this.events.length = nEvents;
+          return { ok: false, error: error as Error };
+        }
+      },
+      emit: (topics, data) => {
+        this.events.push(
+          new xdr.ContractEvent({
+            ext: xdr.ExtensionPoint.v0(),
+            contractId: new Address(contractId).toScAddress().value as xdr.ContractId,
+            type: xdr.ContractEventType.contract,
+            body: xdr.ContractEventBody.v0(new xdr.ContractEventV0({ topics, data })),
+          }),
+        );
+      },
+    };
+  }
+
+  private requireAuth(address: string): void {
+    const frame = this.stack[this.stack.length - 1];
+    if (!frame) throw new HostError('Context', 'InternalError', 'require_auth outside a contract call');
+    let parent: AuthMatch | undefined;
+    for (let i = this.stack.length - 2; i >= 0 && !parent; i--) parent = this.stack[i]?.auth.get(address);
+    if (frame.auth.has(address)) return; // already authorized for this very invocation
+    frame.auth.set(
+      address,
+      this.ctx.auth.require(
+        address,
+        { contractId: frame.contractId, fn: frame.fn, args: frame.args },
+        parent,
+      ),
+    );
+  }
+
+  private dataStorage(contractId: string, durability: Durability): ContractStorage {
+    const overlay = this.ctx.overlay;
+    const k = (key: xdr.ScVal) => keyId(contractDataKey(contractId, key, durability));
+    return {
+      get: (key) => {
+        const data = overlay.get(k(key));
+        return data ? (data.value as xdr.ContractDataEntry).val : undefined;
+      },
+      has: (key) => overlay.get(k(key)) !== undefined,
+      set: (key, val) => overlay.put(k(key), contractDataEntry(contractId, key, durability, val)),
+      remove: (key) => overlay.put(k(key), null),
+    };
+  }
+
+  private instanceStorage(contractId: string): ContractStorage {
+    const read = () => this.loadInstance(contractId).instance;
+    const find = (storage: xdr.ScMapEntry[], key: xdr.ScVal) => {
+      const kx = key.toXdr('base64');
+      return storage.findIndex((e) => e.key.toXdr('base64') === kx);
+    };
+    const update = (key: xdr.ScVal, val: xdr.ScVal | undefined) => {
+      const instance = read();
+      const storage = [...(instance.storage ?? [])];
+      const i = find(storage, key);
+      if (i >= 0) storage.splice(i, 1);
+      if (val) storage.push(new xdr.ScMapEntry({ key, val }));
+      // soroban keeps instance storage as a map sorted by key
+      storage.sort((a, b) => Buffer.compare(Buffer.from(a.key.toXdr()), Buffer.from(b.key.toXdr())));
+      this.writeInstance(contractId, instance.executable, storage);
+    };
+    return {
+      get: (key) => {
+        const storage = read().storage ?? [];
+        const i = find(storage, key);
+        return i >= 0 ? storage[i]?.val : undefined;
+      },
+      has: (key) => find(read().storage ?? [], key) >= 0,
+      set: (key, val) => update(key, val),
+      remove: (key) => update(key, undefined),
+    };
+  }
+}

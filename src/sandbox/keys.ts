@@ -1,0 +1,82 @@
+// Ledger keys and entries the sandbox stores, built exactly as stellar-core names them so that
+// getLedgerEntries answers the same base64 keys clients compute (getAccount, getContractInstance, SAC balances).
+import { Address, Keypair, StrKey, xdr } from '@stellar/stellar-sdk';
+
+export type Durability = 'persistent' | 'temporary';
+
+export function accountKey(accountId: string): xdr.LedgerKey {
+  return xdr.LedgerKey.account(
+    new xdr.LedgerKeyAccount({ accountId: Keypair.fromPublicKey(accountId).xdrPublicKey() }),
+  );
+}
+
+export function contractDataKey(contractId: string, key: xdr.ScVal, durability: Durability): xdr.LedgerKey {
+  return xdr.LedgerKey.contractData(
+    new xdr.LedgerKeyContractData({
+      contract: new Address(contractId).toScAddress(),
+      key,
+      durability: xdr.ContractDataDurability[durability],
+    }),
+  );
+}
+
+export function instanceKey(contractId: string): xdr.LedgerKey {
+  return contractDataKey(contractId, xdr.ScVal.scvLedgerKeyContractInstance(), 'persistent');
+}
+
+/** Where a consumed auth nonce of `address` is remembered (temporary entry, lives until signature expiry). */
+export function nonceKey(address: string, nonce: bigint): xdr.LedgerKey {
+  return contractDataKey(address, xdr.ScVal.scvLedgerKeyNonce(new xdr.ScNonceKey({ nonce })), 'temporary');
+}
+
+export const keyId = (key: xdr.LedgerKey): string => key.toXdr('base64');
+
+export function accountEntryData(accountId: string, balance: bigint, seqNum: bigint): xdr.LedgerEntryData {
+  return xdr.LedgerEntryData.account(
+    new xdr.AccountEntry({
+      accountId: Keypair.fromPublicKey(accountId).xdrPublicKey(),
+      balance,
+      seqNum,
+      numSubEntries: 0,
+      inflationDest: null,
+      flags: 0,
+      homeDomain: '',
+      thresholds: new Uint8Array([1, 0, 0, 0]),
+      signers: [],
+      ext: xdr.AccountEntryExt.v0(),
+    } as unknown as ConstructorParameters<typeof xdr.AccountEntry>[0]),
+  );
+}
+
+export function contractDataEntry(
+  contractId: string,
+  key: xdr.ScVal,
+  durability: Durability,
+  val: xdr.ScVal,
+): xdr.LedgerEntryData {
+  return xdr.LedgerEntryData.contractData(
+    new xdr.ContractDataEntry({
+      ext: xdr.ExtensionPoint.v0(),
+      contract: new Address(contractId).toScAddress(),
+      key,
+      durability: xdr.ContractDataDurability[durability],
+      val,
+    }),
+  );
+}
+
+/** Strkey (G… or C…) of an ScAddress; other address kinds are not used by the sandbox's contracts. */
+export function addressToString(addr: xdr.ScAddress): string {
+  return Address.fromScAddress(addr).toString();
+}
+
+/** Raw bytes of an XDR opaque value (Hash, ContractId, SignatureHint…) or a plain byte array. */
+export function rawBytes(v: unknown): Uint8Array {
+  if (v instanceof Uint8Array) return v;
+  const inner = (v as { value?: unknown }).value;
+  if (inner instanceof Uint8Array) return inner;
+  throw new TypeError('expected XDR bytes');
+}
+
+export const isAccountAddress = (a: string) => StrKey.isValidEd25519PublicKey(a);
+export const isContractAddress = (a: string) => StrKey.isValidContract(a);

@@ -1,0 +1,200 @@
+// Soroban RPC's JSON-RPC 2.0 methods over the sandbox ledger. Requests and replies follow the
+// stellar-rpc OpenRPC schema (the fields @stellar/stellar-sdk's rpc.Server sends and parses).
+import { xdr } from '@stellar/stellar-sdk';
+import { VERSION } from '../version.ts';
+import { queryEvents } from './events.ts';
+import { InvalidRequest, type Ledger } from './ledger.ts';
+import { BASE_FEE, ledgerCloseMeta, PROTOCOL_VERSION } from './xdr-records.ts';
+
+export const RPC_ERRORS = {
+  parse: -32700,
+  invalidRequest: -32600,
+  methodNotFound: -32601,
+  invalidParams: -32602,
+  internal: -32603,
+} as const;
+
+export class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const MAX_LEDGER_KEYS = 200;
+const RETENTION_WINDOW = 120_960;
+
+type Params = Record<string, unknown>;
+
+function objectParams(params: unknown, required: string[] = []): Params {
+  if (params === undefined || params === null) {
+    if (required.length)
+      throw new RpcError(RPC_ERRORS.invalidParams, `missing params: ${required.join(', ')}`);
+    return {};
+  }
+  if (typeof params !== 'object' || Array.isArray(params))
+    throw new RpcError(RPC_ERRORS.invalidParams, 'params must be an object');
+  for (const r of required) {
+    if ((params as Params)[r] === undefined)
+      throw new RpcError(RPC_ERRORS.invalidParams, `missing required param ${r}`);
+  }
+  return params as Params;
+}
+
+function feeDistribution(fee: bigint) {
+  const f = fee.toString();
+  return {
+    max: f,
+    min: f,
+    mode: f,
+    p10: f,
+    p20: f,
+    p30: f,
+    p40: f,
+    p50: f,
+    p60: f,
+    p70: f,
+    p80: f,
+    p90: f,
+    p95: f,
+    p99: f,
+    transactionCount: '0',
+    ledgerCount: 50,
+  };
+}
+
+export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
+  const latestFields = () => {
+    const m = ledger.latest;
+    return { latestLedger: m.sequence, latestLedgerCloseTime: String(m.closeTime) };
+  };
+  const rangeFields = () => {
+    const m = ledger.latest;
+    return {
+      ...latestFields(),
+      oldestLedger: m.oldestLedger,
+      oldestLedgerCloseTime: String(m.oldestCloseTime),
+    };
+  };
+
+  const methods: Record<string, (params: unknown) => unknown> = {
+    getHealth: () => {
+      const m = ledger.latest;
+      return {
+        status: 'healthy',
+        latestLedger: m.sequence,
+        oldestLedger: m.oldestLedger,
+        ledgerRetentionWindow: RETENTION_WINDOW,
+      };
+    },
+    getNetwork: () => ({
+      friendbotUrl: friendbotUrl(),
+      passphrase: ledger.passphrase,
+      protocolVersion: PROTOCOL_VERSION,
+    }),
+    getVersionInfo: () => ({
+      version: `privacy-pool-proxy-sandbox ${VERSION}`,
+      commitHash: '',
+      buildTimestamp: '',
+      captiveCoreVersion: 'sandbox',
+      protocolVersion: PROTOCOL_VERSION,
+    }),
+    getLatestLedger: () => {
+      const m = ledger.latest;
+      const header = xdr.LedgerHeader.fromXdr(m.headerXdr, 'base64');
+      return {
+        id: m.hash,
+        sequence: m.sequence,
+        protocolVersion: PROTOCOL_VERSION,
+        closeTime: String(m.closeTime),
+        headerXdr: m.headerXdr,
+        metadataXdr: ledgerCloseMeta(header).toXdr('base64'),
+      };
+    },
+    getFeeStats: () => ({
+      sorobanInclusionFee: feeDistribution(BASE_FEE),
+      inclusionFee: feeDistribution(BASE_FEE),
+      latestLedger: ledger.latest.sequence,
+    }),
+    getLedgerEntries: (params) => {
+      const p = objectParams(params, ['keys']);
+      if (!Array.isArray(p.keys))
+        throw new RpcError(RPC_ERRORS.invalidParams, 'keys must be an array of base64 LedgerKeys');
+      if (p.keys.length === 0 || p.keys.length > MAX_LEDGER_KEYS) {
+        throw new RpcError(RPC_ERRORS.invalidParams, `between 1 and ${MAX_LEDGER_KEYS} keys are allowed`);
+      }
+      const entries = [];
+      for (const [i, raw] of p.keys.entries()) {
+        let key: string;
+        try {
+          key = xdr.LedgerKey.fromXdr(String(raw), 'base64').toXdr('base64');
+        } catch {
+          throw new RpcError(RPC_ERRORS.invalidParams, `cannot unmarshal key value ${i}`);
+        }
+        const rec = ledger.store.get(key);
+        if (!rec) continue;
+        entries.push({
+          key,
+          xdr: rec.xdr,
+          lastModifiedLedgerSeq: rec.lastModified,
+          ...(rec.liveUntil !== undefined && { liveUntilLedgerSeq: rec.liveUntil }),
+        });
+      }
+      return { entries, latestLedger: ledger.latest.sequence };
+    },
+    simulateTransaction: (params) => {
+      const p = objectParams(params, ['transaction']);
+      const result = ledger.simulate(p.transaction, p.authMode, p.useUpgradedAuth);
+      return { ...result, latestLedger: ledger.latest.sequence };
+    },
+    sendTransaction: (params) => {
+      const p = objectParams(params, ['transaction']);
+      return { ...ledger.submit(p.transaction), ...latestFields() };
+    },
+    getTransaction: (params) => {
+      const p = objectParams(params, ['hash']);
+      if (typeof p.hash !== 'string' || !/^[0-9a-fA-F]{64}$/.test(p.hash)) {
+        throw new RpcError(RPC_ERRORS.invalidParams, 'unexpected hash length (expected 64 hex characters)');
+      }
+      const rec = ledger.store.txs.get(p.hash.toLowerCase());
+      if (!rec) return { status: 'NOT_FOUND', txHash: p.hash, ...rangeFields() };
+      return {
+        status: rec.status,
+        txHash: rec.hash,
+        ...rangeFields(),
+        applicationOrder: rec.applicationOrder,
+        feeBump: rec.feeBump,
+        envelopeXdr: rec.envelopeXdr,
+        resultXdr: rec.resultXdr,
+        resultMetaXdr: rec.resultMetaXdr,
+        ledger: rec.ledger,
+        createdAt: String(rec.createdAt),
+        diagnosticEventsXdr: rec.diagnosticEvents,
+        events: { contractEventsXdr: rec.contractEvents, transactionEventsXdr: [] },
+      };
+    },
+    getEvents: (params) => queryEvents(ledger.store, objectParams(params)),
+  };
+
+  /** Handles one decoded JSON-RPC request object; returns the response object (or undefined for notifications). */
+  return function handle(req: unknown): Record<string, unknown> | undefined {
+    const id = typeof req === 'object' && req !== null && 'id' in req ? (req as { id: unknown }).id : null;
+    const fail = (code: number, message: string) => ({ jsonrpc: '2.0', id, error: { code, message } });
+    if (typeof req !== 'object' || req === null || Array.isArray(req) || (req as Params).jsonrpc !== '2.0') {
+      return fail(RPC_ERRORS.invalidRequest, 'invalid JSON-RPC 2.0 request');
+    }
+    const { method, params } = req as Params;
+    if (typeof method !== 'string') return fail(RPC_ERRORS.invalidRequest, 'method must be a string');
+    const fn = Object.hasOwn(methods, method) ? methods[method] : undefined;
+    if (!fn) return fail(RPC_ERRORS.methodNotFound, `method not found: ${method}`);
+    try {
+      return { jsonrpc: '2.0', id, result: fn(params) };
+    } catch (e) {
+      if (e instanceof RpcError) return fail(e.code, e.message);
+      if (e instanceof InvalidRequest) return fail(RPC_ERRORS.invalidParams, e.message);
+      return fail(RPC_ERRORS.internal, `internal error: ${(e as Error).message}`);
+    }
+  };
+}

@@ -1,0 +1,145 @@
+// Ledger state of the sandbox: ledger entries, applied transactions, contract events and the latest
+// ledger header. Everything lives in memory (the sandbox is small) and, when a data directory is given,
+// is written to LevelDB in one atomic batch per closed ledger so a restart resumes exactly.
+
+import { xdr } from '@stellar/stellar-sdk';
+import { Level } from 'level';
+
+/** One ledger entry as the RPC serves it. `xdr` is base64 LedgerEntryData. */
+export interface EntryRecord {
+  xdr: string;
+  lastModified: number;
+  liveUntil?: number;
+}
+
+/** A transaction applied in a closed ledger (successful or failed). */
+export interface TxRecord {
+  hash: string;
+  status: 'SUCCESS' | 'FAILED';
+  ledger: number;
+  createdAt: number;
+  applicationOrder: number;
+  feeBump: boolean;
+  envelopeXdr: string;
+  resultXdr: string;
+  resultMetaXdr: string;
+  contractEvents: string[][];
+  diagnosticEvents: string[];
+}
+
+/** A contract event with the id (paging token) Soroban RPC gives it. */
+export interface EventRecord {
+  id: string;
+  ledger: number;
+  ledgerClosedAt: string;
+  transactionIndex: number;
+  operationIndex: number;
+  txHash: string;
+  contractId: string;
+  topics: string[];
+  value: string;
+}
+
+export interface LedgerMeta {
+  sequence: number;
+  closeTime: number;
+  hash: string;
+  headerXdr: string;
+  oldestLedger: number;
+  oldestCloseTime: number;
+}
+
+export interface LedgerBatch {
+  meta: LedgerMeta;
+  entries: Map<string, EntryRecord | null>;
+  txs: TxRecord[];
+  events: EventRecord[];
+}
+
+type Stored = EntryRecord | TxRecord | EventRecord | LedgerMeta | Record<string, string>;
+
+export class LedgerStore {
+  readonly entries = new Map<string, EntryRecord>();
+  readonly txs = new Map<string, TxRecord>();
+  readonly events: EventRecord[] = [];
+  meta: LedgerMeta | undefined;
+  /** small named documents (well-known keys, genesis record) */
+  readonly docs = new Map<string, Record<string, string>>();
+  private readonly decoded = new Map<string, xdr.LedgerEntryData>();
+
+  private constructor(private readonly db: Level<string, Stored> | undefined) {}
+
+  /** Opens (or creates) the store; `dataDir` undefined keeps everything in memory. */
+  static async open(dataDir?: string): Promise<LedgerStore> {
+    const db = dataDir ? new Level<string, Stored>(dataDir, { valueEncoding: 'json' }) : undefined;
+    const store = new LedgerStore(db);
+    if (db) {
+      await db.open();
+      for await (const [key, value] of db.iterator()) {
+        const kind = key.slice(0, 2);
+        const id = key.slice(2);
+        if (kind === 'e:') store.entries.set(id, value as EntryRecord);
+        else if (kind === 't:') store.txs.set(id, value as TxRecord);
+        else if (kind === 'v:') store.events.push(value as EventRecord);
+        else if (kind === 'd:') store.docs.set(id, value as Record<string, string>);
+        else if (key === 'meta') store.meta = value as LedgerMeta;
+      }
+    }
+    return store;
+  }
+
+  get persistent(): boolean {
+    return this.db !== undefined;
+  }
+
+  get(key: string): EntryRecord | undefined {
+    return this.entries.get(key);
+  }
+
+  /** Decoded entry data, cached because contracts read the same entries again and again. */
+  getData(key: string): xdr.LedgerEntryData | undefined {
+    const rec = this.entries.get(key);
+    if (!rec) return undefined;
+    let data = this.decoded.get(key);
+    if (!data) {
+      data = xdr.LedgerEntryData.fromXdr(rec.xdr, 'base64');
+      this.decoded.set(key, data);
+    }
+    return data;
+  }
+
+  async putDoc(name: string, doc: Record<string, string>): Promise<void> {
+    this.docs.set(name, doc);
+    await this.db?.put(`d:${name}`, doc);
+  }
+
+  /** Applies one closed ledger: memory first, then one atomic LevelDB batch. */
+  async commit(batch: LedgerBatch): Promise<void> {
+    const ops: ({ type: 'put'; key: string; value: Stored } | { type: 'del'; key: string })[] = [];
+    for (const [key, rec] of batch.entries) {
+      this.decoded.delete(key);
+      if (rec) {
+        this.entries.set(key, rec);
+        ops.push({ type: 'put', key: `e:${key}`, value: rec });
+      } else {
+        this.entries.delete(key);
+        ops.push({ type: 'del', key: `e:${key}` });
+      }
+    }
+    for (const tx of batch.txs) {
+      this.txs.set(tx.hash, tx);
+      ops.push({ type: 'put', key: `t:${tx.hash}`, value: tx });
+    }
+    for (const ev of batch.events) {
+      this.events.push(ev);
+      ops.push({ type: 'put', key: `v:${ev.id}`, value: ev });
+    }
+    this.meta = batch.meta;
+    ops.push({ type: 'put', key: 'meta', value: batch.meta });
+    if (this.db) await this.db.batch(ops);
+  }
+
+  async close(): Promise<void> {
+    await this.db?.close();
+  }
+}

@@ -1,0 +1,130 @@
+// XDR documents the RPC hands out, built the way stellar-core writes them so that the SDK's parsers
+// (TransactionResult, TransactionMeta v4, LedgerHeader, LedgerCloseMeta) read them unchanged.
+import { hash, xdr } from '@stellar/stellar-sdk';
+
+export const PROTOCOL_VERSION = 23;
+export const BASE_FEE = 100n;
+export const BASE_RESERVE = 5_000_000;
+
+export type TxErrorCode =
+  | 'txTooEarly'
+  | 'txTooLate'
+  | 'txMissingOperation'
+  | 'txBadSeq'
+  | 'txBadAuth'
+  | 'txInsufficientBalance'
+  | 'txNoAccount'
+  | 'txInsufficientFee'
+  | 'txBadAuthExtra'
+  | 'txNotSupported'
+  | 'txMalformed'
+  | 'txSorobanInvalid';
+
+export function errorResult(code: TxErrorCode, feeCharged = 0n): xdr.TransactionResult {
+  return new xdr.TransactionResult({
+    feeCharged,
+    result: (xdr.TransactionResultResult[code] as () => xdr.TransactionResultResult)(),
+    ext: xdr.TransactionResultExt.v0(),
+  });
+}
+
+export function invokeResult(feeCharged: bigint, returnValue: xdr.ScVal | undefined): xdr.TransactionResult {
+  const inner = returnValue
+    ? xdr.InvokeHostFunctionResult.invokeHostFunctionSuccess(hash(returnValue.toXdr()))
+    : xdr.InvokeHostFunctionResult.invokeHostFunctionTrapped();
+  const op = xdr.OperationResult.opInner(xdr.OperationResultTr.invokeHostFunction(inner));
+  return new xdr.TransactionResult({
+    feeCharged,
+    result: returnValue
+      ? xdr.TransactionResultResult.txSuccess([op])
+      : xdr.TransactionResultResult.txFailed([op]),
+    ext: xdr.TransactionResultExt.v0(),
+  });
+}
+
+export function transactionMeta(
+  events: xdr.ContractEvent[],
+  returnValue: xdr.ScVal | undefined,
+  diagnostic: xdr.DiagnosticEvent[],
+): xdr.TransactionMeta {
+  return xdr.TransactionMeta.v4(
+    new xdr.TransactionMetaV4({
+      ext: xdr.ExtensionPoint.v0(),
+      txChangesBefore: [],
+      operations: [new xdr.OperationMetaV2({ ext: xdr.ExtensionPoint.v0(), changes: [], events })],
+      txChangesAfter: [],
+      sorobanMeta: new xdr.SorobanTransactionMetaV2({
+        ext: xdr.SorobanTransactionMetaExt.v0(),
+        returnValue: returnValue ?? null,
+      }),
+      events: [],
+      diagnosticEvents: diagnostic,
+    }),
+  );
+}
+
+export function diagnosticEvent(
+  event: xdr.ContractEvent,
+  inSuccessfulContractCall: boolean,
+): xdr.DiagnosticEvent {
+  return new xdr.DiagnosticEvent({ inSuccessfulContractCall, event });
+}
+
+export interface HeaderFields {
+  sequence: number;
+  closeTime: number;
+  previousHash: Uint8Array;
+  txSetHash: Uint8Array;
+}
+
+export function ledgerHeader(f: HeaderFields): xdr.LedgerHeader {
+  const zero = new Uint8Array(32);
+  return new xdr.LedgerHeader({
+    ledgerVersion: PROTOCOL_VERSION,
+    previousLedgerHash: f.previousHash,
+    scpValue: new xdr.StellarValue({
+      txSetHash: f.txSetHash,
+      closeTime: BigInt(f.closeTime),
+      upgrades: [],
+      ext: xdr.StellarValueExt.stellarValueBasic(),
+    }),
+    txSetResultHash: zero,
+    bucketListHash: zero,
+    ledgerSeq: f.sequence,
+    totalCoins: 1_000_000_000_000_000_000n,
+    feePool: 0n,
+    inflationSeq: 0,
+    idPool: 0n,
+    baseFee: Number(BASE_FEE),
+    baseReserve: BASE_RESERVE,
+    maxTxSetSize: 1000,
+    skipList: [zero, zero, zero, zero],
+    ext: xdr.LedgerHeaderExt.v0(),
+  } as unknown as ConstructorParameters<typeof xdr.LedgerHeader>[0]);
+}
+
+/** Minimal close meta of a ledger (header only): what getLatestLedger's metadataXdr must parse as. */
+export function ledgerCloseMeta(header: xdr.LedgerHeader): xdr.LedgerCloseMeta {
+  const headerHash = hash(header.toXdr());
+  return xdr.LedgerCloseMeta.v0(
+    new xdr.LedgerCloseMetaV0({
+      ledgerHeader: new xdr.LedgerHeaderHistoryEntry({
+        hash: headerHash,
+        header,
+        ext: xdr.LedgerHeaderHistoryEntryExt.v0(),
+      }),
+      txSet: new xdr.TransactionSet({ previousLedgerHash: header.previousLedgerHash, txs: [] }),
+      txProcessing: [],
+      upgradesProcessing: [],
+      scpInfo: [],
+    }),
+  );
+}
+
+/**
+ * Resource fee the sandbox asks for a footprint: flat per-entry rates, enough to make fee handling real
+ * (clients must simulate and pay it) without modelling stellar-core's full fee schedule.
+ */
+export function resourceFeeFor(readOnly: number, readWrite: number): bigint {
+  return 20_000n + 1_000n * BigInt(readOnly) + 5_000n * BigInt(readWrite);
+}

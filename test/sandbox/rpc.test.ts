@@ -1,0 +1,180 @@
+// The sandbox's Soroban RPC surface through @stellar/stellar-sdk's rpc.Server, plus the JSON-RPC error
+// handling for malformed requests and the friendbot / info endpoints.
+
+import { Address, Asset, Keypair, rpc, StrKey } from '@stellar/stellar-sdk';
+import test from 'ava';
+import type { Sandbox } from '../../src/sandbox/index.ts';
+import { fund, startSandbox } from './helpers.ts';
+
+let sandbox: Sandbox;
+let server: rpc.Server;
+
+test.before(async () => {
+  ({ sandbox, server } = await startSandbox());
+});
+test.after.always(async () => {
+  await sandbox?.close();
+});
+
+// biome-ignore lint/suspicious/noExplicitAny: raw JSON-RPC replies of any shape
+async function rawRpc(body: unknown): Promise<{ status: number; json: any }> {
+  const res = await fetch(sandbox.rpcUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: res.status, json: await res.json() };
+}
+
+test('getHealth, getNetwork, getVersionInfo and getFeeStats answer as Soroban RPC does', async (t) => {
+  const health = await server.getHealth();
+  t.is(health.status, 'healthy');
+  const network = await server.getNetwork();
+  t.is(network.passphrase, 'Standalone Network ; February 2017');
+  t.is(network.friendbotUrl, `${sandbox.url}/friendbot`);
+  t.true(Number(network.protocolVersion) >= 22);
+  const fees = await server.getFeeStats();
+  t.is(fees.sorobanInclusionFee.p50, '100');
+  t.is(typeof (await server.getVersionInfo()).version, 'string');
+});
+
+test('ledgers close on the interval and getLatestLedger parses (header and close meta)', async (t) => {
+  const a = await server.getLatestLedger();
+  await sandbox.ledger.nextClose();
+  await sandbox.ledger.nextClose();
+  const b = await server.getLatestLedger();
+  t.true(b.sequence >= a.sequence + 2);
+  t.is(b.headerXdr.ledgerSeq, b.sequence);
+  t.regex(b.id, /^[0-9a-f]{64}$/);
+  t.not(a.id, b.id);
+});
+
+test('/sandbox/info lists the contracts and well-known accounts, and no secrets', async (t) => {
+  const res = await fetch(`${sandbox.url}/sandbox/info`);
+  t.is(res.status, 200);
+  const text = await res.text();
+  const info = JSON.parse(text);
+  t.is(info.networkPassphrase, 'Standalone Network ; February 2017');
+  for (const id of Object.values(info.contracts)) t.true(StrKey.isValidContract(id as string));
+  t.deepEqual(Object.keys(info.contracts).sort(), [
+    'asp_membership',
+    'asp_non_membership',
+    'pool',
+    'token',
+    'verifier',
+  ]);
+  // the token is the Stellar Asset Contract of USDC issued by the admin
+  t.is(info.contracts.token, new Asset('USDC', info.accounts.admin).contractId(info.networkPassphrase));
+  const secrets = sandbox.secrets();
+  for (const s of Object.values(secrets)) t.false(text.includes(s));
+  t.is(Keypair.fromSecret(secrets.admin).publicKey(), info.accounts.admin);
+  // genesis accounts exist on the ledger
+  for (const a of Object.values(info.accounts) as string[]) t.is((await server.getAccount(a)).accountId(), a);
+});
+
+test('getContractInstance and getLedgerEntries serve contract data', async (t) => {
+  const { contracts } = sandbox.info;
+  const instance = await server.getContractInstance(contracts.token);
+  t.is(instance.executable.type, 'contractExecutableStellarAsset');
+  const pool = await server.getContractInstance(contracts.pool);
+  t.is(pool.executable.type, 'contractExecutableWasm');
+});
+
+test('friendbot creates and funds accounts and validates its input', async (t) => {
+  const kp = Keypair.random();
+  await t.throwsAsync(server.getAccount(kp.publicKey()), { message: /Account not found/ });
+  const res = await fund(sandbox, kp.publicKey(), '2.5');
+  t.is(res.status, 200);
+  const body = await res.json();
+  t.is(body.usdc, '25000000');
+  t.is(body.created, true);
+  const account = await server.getAccount(kp.publicKey());
+  t.true(BigInt(account.sequenceNumber()) > 0n);
+  // funding again without USDC is refused, with USDC it mints more
+  t.is((await fund(sandbox, kp.publicKey())).status, 400);
+  t.is((await fund(sandbox, kp.publicKey(), '1')).status, 200);
+  t.is((await fund(sandbox, 'GNOTANADDRESS')).status, 400);
+  t.is((await fund(sandbox, Keypair.random().publicKey(), '-1')).status, 400);
+  t.is((await fund(sandbox, Keypair.random().publicKey(), '1.12345678')).status, 400);
+  t.is((await fund(sandbox, Keypair.random().publicKey(), '99999999999')).status, 400);
+  t.is((await fund(sandbox, Keypair.random().publicKey(), 'abc')).status, 400);
+  const contract = Address.contract(Buffer.alloc(32, 1)).toString();
+  t.is((await fund(sandbox, contract, '1')).status, 400);
+});
+
+test('malformed requests get JSON-RPC errors and the server keeps serving', async (t) => {
+  const bad = await rawRpc('{not json');
+  t.is(bad.json.error.code, -32700);
+  t.is((await rawRpc({ jsonrpc: '2.0', id: 1, method: 'noSuchMethod' })).json.error.code, -32601);
+  t.is((await rawRpc({ id: 1, method: 'getHealth' })).json.error.code, -32600);
+  t.is(
+    (await rawRpc({ jsonrpc: '2.0', id: 7, method: 'sendTransaction', params: { transaction: 'AAAA' } })).json
+      .error.code,
+    -32602,
+  );
+  t.is(
+    (await rawRpc({ jsonrpc: '2.0', id: 7, method: 'sendTransaction', params: {} })).json.error.code,
+    -32602,
+  );
+  t.is(
+    (await rawRpc({ jsonrpc: '2.0', id: 7, method: 'sendTransaction', params: { transaction: 42 } })).json
+      .error.code,
+    -32602,
+  );
+  t.is(
+    (await rawRpc({ jsonrpc: '2.0', id: 7, method: 'simulateTransaction', params: { transaction: '!!!' } }))
+      .json.error.code,
+    -32602,
+  );
+  t.is(
+    (await rawRpc({ jsonrpc: '2.0', id: 7, method: 'simulateTransaction', params: 'x' })).json.error.code,
+    -32602,
+  );
+  t.is(
+    (await rawRpc({ jsonrpc: '2.0', id: 7, method: 'getLedgerEntries', params: { keys: ['garbage'] } })).json
+      .error.code,
+    -32602,
+  );
+  t.is(
+    (await rawRpc({ jsonrpc: '2.0', id: 7, method: 'getLedgerEntries', params: { keys: [] } })).json.error
+      .code,
+    -32602,
+  );
+  t.is(
+    (await rawRpc({ jsonrpc: '2.0', id: 7, method: 'getTransaction', params: { hash: 'zz' } })).json.error
+      .code,
+    -32602,
+  );
+  t.is(
+    (await rawRpc({ jsonrpc: '2.0', id: 7, method: 'getEvents', params: { startLedger: 999999999 } })).json
+      .error.code,
+    -32602,
+  );
+  t.is(
+    (await rawRpc({ jsonrpc: '2.0', id: 7, method: 'getEvents', params: { pagination: { cursor: 'x' } } }))
+      .json.error.code,
+    -32602,
+  );
+  const oversized = await rawRpc({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'sendTransaction',
+    params: { transaction: 'A'.repeat(3 * 1024 * 1024) },
+  });
+  t.is(oversized.status, 413);
+  const batch = await rawRpc([
+    { jsonrpc: '2.0', id: 1, method: 'getHealth' },
+    { jsonrpc: '2.0', id: 2, method: 'nope' },
+  ]);
+  t.is(batch.json[0].result.status, 'healthy');
+  t.is(batch.json[1].error.code, -32601);
+  // the id is echoed back
+  t.is((await rawRpc({ jsonrpc: '2.0', id: 'abc', method: 'getHealth' })).json.id, 'abc');
+  t.is((await server.getHealth()).status, 'healthy');
+});
+
+test('getTransaction of an unknown hash is NOT_FOUND', async (t) => {
+  const res = await server.getTransaction('ab'.repeat(32));
+  t.is(res.status, rpc.Api.GetTransactionStatus.NOT_FOUND);
+  t.true(res.latestLedger >= 1);
+});
