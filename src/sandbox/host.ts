@@ -150,6 +150,9 @@ export class Host {
   private requireAuth(address: string): void {
     const frame = this.stack[this.stack.length - 1];
     if (!frame) throw new HostError('Context', 'InternalError', 'require_auth outside a contract call');
+    // a contract is implicitly authorized for the calls it makes itself (invoker contract auth)
+    const caller = this.stack[this.stack.length - 2];
+    if (caller && caller.contractId === address) return;
     let parent: AuthMatch | undefined;
     for (let i = this.stack.length - 2; i >= 0 && !parent; i--) parent = this.stack[i]?.auth.get(address);
     if (frame.auth.has(address)) return; // already authorized for this very invocation
