@@ -23,6 +23,8 @@ export interface LedgerConfig {
   aspNonMembershipContractId: string;
   /** Secret seed (S…) of the operator account: relayer of withdrawals and funder of operator deposits. */
   operatorSecret: string;
+  /** Secret seed of the ASP admin, which inserts agents' note keys into the allowlist. */
+  aspAdminSecret: string;
   /** Public address of the pool wallet that pays x402 services (shown in /api/pool/info). */
   poolWallet: string;
   baseFee: number;
@@ -190,6 +192,7 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
       aspMembershipContractId: text(env, 'POOL_PROXY_ASP_MEMBERSHIP_CONTRACT', ''),
       aspNonMembershipContractId: text(env, 'POOL_PROXY_ASP_NON_MEMBERSHIP_CONTRACT', ''),
       operatorSecret: text(env, 'POOL_PROXY_OPERATOR_SECRET', ''),
+      aspAdminSecret: text(env, 'POOL_PROXY_ASP_ADMIN_SECRET', ''),
       poolWallet: text(env, 'POOL_PROXY_POOL_WALLET', ''),
       baseFee: integer(env, 'POOL_PROXY_BASE_FEE', 100, 100, 100_000_000),
       txTimeoutSeconds: integer(env, 'POOL_PROXY_TX_TIMEOUT_SECONDS', 60, 10, 3600),

@@ -12,9 +12,11 @@ import { createMetrics } from './http/metrics.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { registerAccountRoutes } from './routes/account-routes.ts';
 import { registerAuthRoutes } from './routes/auth-routes.ts';
+import { registerFlowRoutes } from './routes/flow-routes.ts';
 import { registerServiceRoutes } from './routes/service-routes.ts';
 import { AgentRegistry } from './services/agents.ts';
 import { NoteBook } from './services/notebook.ts';
+import { PoolRuntime } from './services/pool-runtime.ts';
 import { PoolStatsService } from './services/stats.ts';
 import { EncryptedStore } from './store/encrypted-store.ts';
 import { loadMasterKey } from './store/master-key.ts';
@@ -22,6 +24,8 @@ import { jsonLogger, type Logger } from './util/logger.ts';
 
 export interface ProxyHandle {
   url: string;
+  /** Resolves once the ledger and prover are connected and the indexer has caught up. */
+  ready: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -54,6 +58,11 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
   const agents = new AgentRegistry(store);
   const notes = new NoteBook(store);
   registerAccountRoutes(api, agents, notes, new PoolStatsService(store, agents, notes));
+  const pool = new PoolRuntime({ config, store, masterKey, agents, notes, metrics, logger });
+  registerFlowRoutes(api, pool, {
+    maxDeposit: config.limits.maxDeposit,
+    maxWithdraw: config.limits.maxWithdraw,
+  });
 
   const app = createApp({ api, metrics, ipLimiter: new RateLimiter(config.rateLimit.ip), logger });
   const server: Server = createServer(app.callback());
@@ -72,11 +81,14 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
   }, 60_000);
   sweeper.unref();
   logger.log('info', 'proxy listening', { url });
+  pool.start();
 
   return {
     url,
+    ready: pool.ready,
     async close() {
       clearInterval(sweeper);
+      await pool.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await store.close();

@@ -1,5 +1,6 @@
 // Renders every error as RFC 9457 application/problem+json with the stable `code` from errors.ts.
 // Unknown exceptions become a 500 without internals; the log gets the details.
+import { inspect } from 'node:util';
 import type { Context, Next } from 'koa';
 import { PROBLEM_STATUS, PROBLEM_TITLES, type ProblemCode, ProblemError } from '../errors.ts';
 import type { Logger } from '../util/logger.ts';
@@ -45,7 +46,7 @@ export function problemMiddleware(logger: Logger) {
         logger.log('error', 'unhandled error', {
           method: ctx.method,
           path: ctx.path,
-          error: String((error as Error)?.stack ?? error),
+          error: inspect(error, { depth: 4 }),
         });
         problem = new ProblemError(
           'internal_error',

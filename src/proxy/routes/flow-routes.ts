@@ -1,0 +1,151 @@
+// Money-moving endpoints: wallet deposit (prepare/submit), operator deposit (loopback only), withdrawal,
+// and the public deployment info wallets need to discover the pool.
+import { formatAmount, parseAmount } from '../domain/amount.ts';
+import { ProblemError } from '../errors.ts';
+import type { ApiRouter } from '../http/api-router.ts';
+import {
+  DepositResult,
+  DepositSubmitRequest,
+  depositPrepareRequest,
+  operatorDepositRequest,
+  PoolInfo,
+  PreparedDeposit,
+  WithdrawResult,
+  withdrawRequest,
+} from '../http/schemas.ts';
+import { OPERATOR_OWNER } from '../services/agents.ts';
+import type { PoolRuntime } from '../services/pool-runtime.ts';
+
+export interface FlowLimits {
+  maxDeposit: bigint;
+  maxWithdraw: bigint;
+}
+
+export function registerFlowRoutes(api: ApiRouter, runtime: PoolRuntime, limits: FlowLimits): void {
+  api.add({
+    method: 'post',
+    path: '/api/deposit/prepare',
+    summary: 'Prove a deposit and build the unsigned transact() transaction for the wallet to sign',
+    description:
+      'The proof is generated and the transaction simulated before the answer. `publicKey` must be the token subject; ' +
+      '`agentId` defaults to it. The prepareId is single-use, bound to the wallet, and expires.',
+    tag: 'deposit',
+    access: 'wallet',
+    body: depositPrepareRequest(limits.maxDeposit),
+    response: PreparedDeposit,
+    errors: ['forbidden', 'proof_failed', 'ledger_rejected', 'service_unavailable'],
+    handler: async ({ body, auth }) => {
+      if (body.publicKey !== auth!.sub)
+        throw new ProblemError('forbidden', 'publicKey must be the wallet you logged in with');
+      const pool = runtime.require();
+      return pool.prepareDeposit(
+        auth!.sub,
+        body.agentId ?? auth!.sub,
+        parseAmount(body.amount, limits.maxDeposit),
+      );
+    },
+  });
+
+  api.add({
+    method: 'post',
+    path: '/api/deposit/submit',
+    summary: 'Submit the wallet-signed deposit and wait for on-chain confirmation',
+    description:
+      'The signed envelope must be exactly the prepared transaction plus one valid signature of the wallet.',
+    tag: 'deposit',
+    access: 'wallet',
+    body: DepositSubmitRequest,
+    response: DepositResult,
+    errors: [
+      'forbidden',
+      'not_found',
+      'prepare_expired',
+      'prepare_mismatch',
+      'ledger_rejected',
+      'service_unavailable',
+    ],
+    handler: async ({ body, auth }) => {
+      const result = await runtime
+        .require()
+        .submitDeposit(auth!.sub, body.prepareId, body.signedTransactionXDR);
+      return {
+        status: 'confirmed' as const,
+        txHash: result.txHash,
+        amount: formatAmount(result.amount),
+        zkProof: { generated: true, onChain: true, timeMs: result.proveMs },
+      };
+    },
+  });
+
+  api.add({
+    method: 'post',
+    path: '/api/deposit',
+    summary: 'Operator-funded deposit for a local agent (loopback callers only, e.g. the MCP server)',
+    tag: 'deposit',
+    access: 'loopback',
+    body: operatorDepositRequest(limits.maxDeposit),
+    response: DepositResult,
+    errors: ['forbidden', 'proof_failed', 'ledger_rejected', 'service_unavailable'],
+    handler: async ({ body }) => {
+      const result = await runtime
+        .require()
+        .operatorDeposit(body.agentId, OPERATOR_OWNER, parseAmount(body.amount, limits.maxDeposit));
+      return {
+        status: 'confirmed' as const,
+        txHash: result.txHash,
+        zkProof: { generated: true, onChain: true, timeMs: result.proveMs },
+      };
+    },
+  });
+
+  api.add({
+    method: 'post',
+    path: '/api/withdraw',
+    summary: 'Withdraw USDC from the pool to a Stellar account',
+    description:
+      'Selects the agent’s unspent notes (consolidating first when more than two are needed), proves, and the operator relays ' +
+      'transact() with a negative external amount. The balance falls only after confirmation.',
+    tag: 'withdraw',
+    access: 'wallet',
+    body: withdrawRequest(limits.maxWithdraw),
+    response: WithdrawResult,
+    errors: ['forbidden', 'insufficient_balance', 'proof_failed', 'ledger_rejected', 'service_unavailable'],
+    handler: async ({ body, auth }) => {
+      const amount = parseAmount(body.amount, limits.maxWithdraw);
+      const result = await runtime
+        .require()
+        .withdraw(body.agentId ?? auth!.sub, auth!.sub, amount, body.destination);
+      return {
+        status: 'confirmed' as const,
+        txHash: result.txHash,
+        amount: formatAmount(amount),
+        destination: body.destination,
+        zkProof: { generated: true, onChain: true, timeMs: result.proveMs },
+      };
+    },
+  });
+
+  api.add({
+    method: 'get',
+    path: '/api/pool/info',
+    summary: 'Deployment: network, RPC, contract ids, operator and pool wallet, circuit',
+    tag: 'pool',
+    access: 'public',
+    response: PoolInfo,
+    errors: ['service_unavailable'],
+    handler: async () => {
+      const { deployment, circuitId } = runtime.info();
+      return {
+        network: deployment.network,
+        networkPassphrase: deployment.networkPassphrase,
+        rpcUrl: deployment.rpcUrl,
+        contracts: deployment.contracts,
+        operator: deployment.operator.publicKey(),
+        poolWallet: deployment.poolWallet,
+        circuitId,
+        maxDeposit: formatAmount(limits.maxDeposit),
+        maxWithdraw: formatAmount(limits.maxWithdraw),
+      };
+    },
+  });
+}

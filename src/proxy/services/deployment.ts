@@ -1,0 +1,60 @@
+// Where the pool lives: contract ids and accounts, from configuration or, on the embedded sandbox,
+// from its GET /sandbox/info. Secrets always come from configuration (the sandbox never serves them).
+import { Keypair, StrKey } from '@stellar/stellar-sdk';
+import { ConfigError, type LedgerConfig } from '../config.ts';
+
+export interface Deployment {
+  network: string;
+  networkPassphrase: string;
+  rpcUrl: string;
+  contracts: { pool: string; token: string; aspMembership: string; aspNonMembership: string };
+  operator: Keypair;
+  aspAdmin: Keypair;
+  poolWallet: string;
+}
+
+interface SandboxInfo {
+  contracts: { token: string; pool: string; asp_membership: string; asp_non_membership: string };
+  accounts: { poolWallet: string };
+}
+
+function keypair(secret: string, name: string): Keypair {
+  if (!StrKey.isValidEd25519SecretSeed(secret))
+    throw new ConfigError(`${name} must be a Stellar secret seed (S…)`);
+  return Keypair.fromSecret(secret);
+}
+
+export async function resolveDeployment(ledger: LedgerConfig): Promise<Deployment> {
+  let contracts = {
+    pool: ledger.poolContractId,
+    token: ledger.tokenContractId,
+    aspMembership: ledger.aspMembershipContractId,
+    aspNonMembership: ledger.aspNonMembershipContractId,
+  };
+  let poolWallet = ledger.poolWallet;
+  if (Object.values(contracts).some((c) => c === '') && ledger.sandboxInfoUrl !== '') {
+    const response = await fetch(ledger.sandboxInfoUrl);
+    if (!response.ok) throw new Error(`GET ${ledger.sandboxInfoUrl} answered ${response.status}`);
+    const info = (await response.json()) as SandboxInfo;
+    contracts = {
+      pool: contracts.pool || info.contracts.pool,
+      token: contracts.token || info.contracts.token,
+      aspMembership: contracts.aspMembership || info.contracts.asp_membership,
+      aspNonMembership: contracts.aspNonMembership || info.contracts.asp_non_membership,
+    };
+    poolWallet ||= info.accounts.poolWallet;
+  }
+  for (const [name, id] of Object.entries(contracts)) {
+    if (!StrKey.isValidContract(id))
+      throw new ConfigError(`contract id for ${name} is missing or invalid (set it in the environment)`);
+  }
+  return {
+    network: ledger.network,
+    networkPassphrase: ledger.networkPassphrase,
+    rpcUrl: ledger.rpcUrl,
+    contracts,
+    operator: keypair(ledger.operatorSecret, 'POOL_PROXY_OPERATOR_SECRET'),
+    aspAdmin: keypair(ledger.aspAdminSecret || ledger.operatorSecret, 'POOL_PROXY_ASP_ADMIN_SECRET'),
+    poolWallet,
+  };
+}

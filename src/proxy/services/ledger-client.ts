@@ -1,0 +1,208 @@
+// The proxy's one ledger code path, over Soroban RPC (`rpc.Server`): build an invocation, simulate it,
+// assemble resources and fees, sign, send, and poll until the ledger decides. Sandbox and testnet
+// differ only in URL and passphrase. Transactions from one source account are serialised so their
+// sequence numbers cannot collide.
+import {
+  type Account,
+  BASE_FEE,
+  Contract,
+  type FeeBumpTransaction,
+  type Keypair,
+  rpc,
+  type Transaction,
+  TransactionBuilder,
+  type xdr,
+} from '@stellar/stellar-sdk';
+import { ProblemError } from '../errors.ts';
+import { KeyedMutex } from '../util/keyed-mutex.ts';
+
+export interface LedgerClientSettings {
+  rpcUrl: string;
+  networkPassphrase: string;
+  baseFee: number;
+  txTimeoutSeconds: number;
+  confirmTimeoutMs: number;
+}
+
+export interface Confirmed {
+  hash: string;
+  ledger: number;
+  returnValue?: xdr.ScVal;
+}
+
+export class LedgerClient {
+  readonly server: rpc.Server;
+  readonly settings: LedgerClientSettings;
+  readonly #sources = new KeyedMutex();
+
+  constructor(settings: LedgerClientSettings) {
+    this.settings = settings;
+    this.server = new rpc.Server(settings.rpcUrl, { allowHttp: settings.rpcUrl.startsWith('http://') });
+  }
+
+  get passphrase(): string {
+    return this.settings.networkPassphrase;
+  }
+
+  /** Builds `contract.method(args)` with `source` as transaction source, simulated and assembled (unsigned). */
+  async prepareInvocation(
+    source: string | Account,
+    contractId: string,
+    method: string,
+    args: xdr.ScVal[],
+  ): Promise<Transaction> {
+    const account = typeof source === 'string' ? await this.#account(source) : source;
+    const raw = new TransactionBuilder(account, {
+      fee: String(Math.max(this.settings.baseFee, Number(BASE_FEE))),
+      networkPassphrase: this.passphrase,
+    })
+      .addOperation(new Contract(contractId).call(method, ...args))
+      .setTimeout(this.settings.txTimeoutSeconds)
+      .build();
+    const simulation = await rpcCall('simulateTransaction', () => this.server.simulateTransaction(raw));
+    if (rpc.Api.isSimulationError(simulation)) {
+      throw new ProblemError(
+        'ledger_rejected',
+        `simulation of ${method} failed: ${firstLine(simulation.error)}`,
+      );
+    }
+    if (rpc.Api.isSimulationRestore(simulation)) {
+      throw new ProblemError('ledger_rejected', `simulation of ${method} needs a state restore first`);
+    }
+    return rpc.assembleTransaction(raw, simulation).build();
+  }
+
+  /** Reads a contract value by simulating a call (no transaction is sent). */
+  async read(source: string, contractId: string, method: string, args: xdr.ScVal[] = []): Promise<xdr.ScVal> {
+    const account = await this.#account(source);
+    const raw = new TransactionBuilder(account, { fee: BASE_FEE, networkPassphrase: this.passphrase })
+      .addOperation(new Contract(contractId).call(method, ...args))
+      .setTimeout(30)
+      .build();
+    const simulation = await rpcCall('simulateTransaction', () => this.server.simulateTransaction(raw));
+    if (!rpc.Api.isSimulationSuccess(simulation) || simulation.result === undefined) {
+      throw new ProblemError('ledger_rejected', `reading ${method} failed`);
+    }
+    return simulation.result.retval;
+  }
+
+  /** Prepares, signs with `signer` (the source) and submits, holding the source's lock throughout. */
+  async invokeAndConfirm(
+    signer: Keypair,
+    contractId: string,
+    method: string,
+    args: xdr.ScVal[],
+  ): Promise<Confirmed> {
+    return this.#sources.run(signer.publicKey(), async () => {
+      const tx = await this.prepareInvocation(signer.publicKey(), contractId, method, args);
+      tx.sign(signer);
+      return this.submitAndConfirm(tx);
+    });
+  }
+
+  /** Sends a signed transaction and waits for SUCCESS; anything else is `ledger_rejected` (nothing applied). */
+  async submitAndConfirm(
+    tx: Transaction | FeeBumpTransaction,
+    onSent?: (hash: string) => Promise<void>,
+  ): Promise<Confirmed> {
+    const hash = Buffer.from(tx.hash()).toString('hex');
+    if (onSent) await onSent(hash);
+    const sent = await this.#send(tx);
+    if (sent.status === 'ERROR') {
+      throw new ProblemError(
+        'ledger_rejected',
+        `the ledger refused the transaction: ${describeResult(sent.errorResult)}`,
+        {
+          extra: { txHash: hash },
+        },
+      );
+    }
+    return this.waitFor(hash);
+  }
+
+  /** Polls getTransaction until the ledger decides or the confirm timeout passes. */
+  async waitFor(hash: string): Promise<Confirmed> {
+    const deadline = Date.now() + this.settings.confirmTimeoutMs;
+    for (;;) {
+      const status = await rpcCall('getTransaction', () => this.server.getTransaction(hash));
+      if (status.status === rpc.Api.GetTransactionStatus.SUCCESS) {
+        return { hash, ledger: status.ledger, returnValue: status.returnValue };
+      }
+      if (status.status === rpc.Api.GetTransactionStatus.FAILED) {
+        throw new ProblemError(
+          'ledger_rejected',
+          `transaction ${hash} failed on the ledger; nothing was applied`,
+          {
+            extra: { txHash: hash },
+          },
+        );
+      }
+      if (Date.now() > deadline) {
+        throw new ProblemError(
+          'service_unavailable',
+          `transaction ${hash} not confirmed in time; it will be reconciled`,
+          {
+            extra: { txHash: hash },
+          },
+        );
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
+  /** Status of a transaction sent earlier (crash recovery): SUCCESS, FAILED or NOT_FOUND. */
+  async status(hash: string): Promise<{ status: 'SUCCESS' | 'FAILED' | 'NOT_FOUND'; ledger?: number }> {
+    const result = await rpcCall('getTransaction', () => this.server.getTransaction(hash));
+    if (result.status === rpc.Api.GetTransactionStatus.SUCCESS)
+      return { status: 'SUCCESS', ledger: result.ledger };
+    if (result.status === rpc.Api.GetTransactionStatus.FAILED)
+      return { status: 'FAILED', ledger: result.ledger };
+    return { status: 'NOT_FOUND' };
+  }
+
+  async #send(tx: Transaction | FeeBumpTransaction) {
+    for (let attempt = 0; ; attempt++) {
+      const sent = await rpcCall('sendTransaction', () => this.server.sendTransaction(tx));
+      if (sent.status !== 'TRY_AGAIN_LATER' || attempt >= 20) return sent;
+      await new Promise((r) => setTimeout(r, 250 * (attempt + 1)));
+    }
+  }
+
+  async #account(address: string): Promise<Account> {
+    try {
+      return await this.server.getAccount(address);
+    } catch (error) {
+      throw new ProblemError(
+        'ledger_rejected',
+        `account ${address} does not exist on the ledger (fund it first)`,
+        { cause: error },
+      );
+    }
+  }
+}
+
+/** Runs one RPC call; transport and JSON-RPC errors (plain objects in the SDK) become a clear 503. */
+async function rpcCall<T>(method: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof ProblemError) throw error;
+    const message = error instanceof Error ? error.message : JSON.stringify(error);
+    throw new ProblemError('service_unavailable', `ledger RPC ${method} failed: ${message}`, {
+      cause: error,
+    });
+  }
+}
+
+function firstLine(text: string): string {
+  return text.split('\n')[0].slice(0, 300);
+}
+
+function describeResult(result: xdr.TransactionResult | undefined): string {
+  if (result === undefined) return 'no result';
+  try {
+    return String((result.result as unknown as { type?: string }).type ?? 'unknown error');
+  } catch {
+    return 'unknown error';
+  }
+}

@@ -1,0 +1,251 @@
+// Follows the pool's and the ASPs' contract events through getEvents and rebuilds, locally, what proofs
+// need: the pool Merkle tree (commitments with their leaf index), the spent-nullifier set, the ASP
+// allowlist tree and the blocklist sparse Merkle tree. The cursor and the rebuilt leaves are persisted,
+// so a restart resumes instead of rescanning. Every new commitment is offered to listeners (note discovery).
+import { type rpc, scValToNative, type xdr } from '@stellar/stellar-sdk';
+import { MerkleTree, SparseMerkleTree } from '../../crypto/index.ts';
+import type { EncryptedStore } from '../store/encrypted-store.ts';
+import type { Logger } from '../util/logger.ts';
+
+export interface PoolContracts {
+  pool: string;
+  aspMembership: string;
+  aspNonMembership: string;
+}
+
+export interface CommitmentEvent {
+  commitment: bigint;
+  leafIndex: number;
+  encryptedOutput: Uint8Array;
+  txHash: string;
+  ledger: number;
+}
+
+interface IndexerSnapshot {
+  cursor?: string;
+  ledger: number;
+  poolLeaves: bigint[];
+  aspLeaves: bigint[];
+  blocklist: Array<[bigint, bigint]>;
+  nullifiers: bigint[];
+}
+
+export type CommitmentListener = (
+  events: CommitmentEvent[],
+  nullifiers: Array<{ nullifier: bigint; txHash: string }>,
+) => Promise<void>;
+
+export class PoolIndexer {
+  readonly poolTree = new MerkleTree(20);
+  readonly aspTree = new MerkleTree(20);
+  readonly blocklist = new SparseMerkleTree();
+  readonly spent = new Set<bigint>();
+  readonly #leafIndex = new Map<bigint, number>();
+  readonly #server: rpc.Server;
+  readonly #store: EncryptedStore;
+  readonly #contracts: PoolContracts;
+  readonly #logger: Logger;
+  readonly #startLedger: number;
+  readonly #listeners: CommitmentListener[] = [];
+  #cursor: string | undefined;
+  /** Highest ledger whose events are fully applied. */
+  #ledger = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+  #waiters: Array<{ ledger: number; resolve: () => void }> = [];
+
+  constructor(
+    server: rpc.Server,
+    store: EncryptedStore,
+    contracts: PoolContracts,
+    startLedger: number,
+    logger: Logger,
+  ) {
+    this.#server = server;
+    this.#store = store;
+    this.#contracts = contracts;
+    this.#startLedger = startLedger;
+    this.#logger = logger;
+  }
+
+  get ledger(): number {
+    return this.#ledger;
+  }
+
+  onCommitments(listener: CommitmentListener): void {
+    this.#listeners.push(listener);
+  }
+
+  leafIndexOf(commitment: bigint): number | undefined {
+    return this.#leafIndex.get(commitment);
+  }
+
+  /** Loads the persisted state, catches up with the ledger, then polls every `intervalMs`. */
+  async start(intervalMs: number): Promise<void> {
+    const snapshot = await this.#store.get<IndexerSnapshot>(this.#snapshotKey());
+    if (snapshot) {
+      this.#cursor = snapshot.cursor;
+      this.#ledger = snapshot.ledger;
+      for (const leaf of snapshot.poolLeaves) this.#leafIndex.set(leaf, this.poolTree.insert(leaf));
+      for (const leaf of snapshot.aspLeaves) this.aspTree.insert(leaf);
+      for (const [key, value] of snapshot.blocklist) this.blocklist.insert(key, value);
+      for (const n of snapshot.nullifiers) this.spent.add(n);
+    }
+    await this.sync();
+    const tick = () => {
+      this.#timer = setTimeout(async () => {
+        try {
+          await this.sync();
+        } catch (error) {
+          this.#logger.log('warn', 'indexer sync failed', { error: String(error) });
+        }
+        if (this.#timer !== undefined) tick();
+      }, intervalMs);
+    };
+    tick();
+  }
+
+  /** Stops polling and waits for a pass in progress, so the store can be closed safely. */
+  async stop(): Promise<void> {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    await this.#running?.catch(() => undefined);
+  }
+
+  /** Resolves once events up to `ledger` (inclusive) are applied. */
+  async waitForLedger(ledger: number, timeoutMs = 30_000): Promise<void> {
+    if (this.#ledger >= ledger) return;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`indexer did not reach ledger ${ledger}`)), timeoutMs);
+      this.#waiters.push({
+        ledger,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      });
+      void this.sync().catch(() => undefined);
+    });
+  }
+
+  /** One catch-up pass (concurrent callers share it). */
+  sync(): Promise<void> {
+    this.#running ??= this.#syncOnce().finally(() => {
+      this.#running = undefined;
+    });
+    return this.#running;
+  }
+
+  async #syncOnce(): Promise<void> {
+    for (;;) {
+      const latest = (await this.#server.getLatestLedger()).sequence;
+      const filters = [
+        {
+          type: 'contract' as const,
+          contractIds: [
+            this.#contracts.pool,
+            this.#contracts.aspMembership,
+            this.#contracts.aspNonMembership,
+          ],
+        },
+      ];
+      const page =
+        this.#cursor === undefined
+          ? await this.#server.getEvents({
+              startLedger: Math.max(1, this.#startLedger || 1),
+              filters,
+              limit: 200,
+            })
+          : await this.#server.getEvents({ cursor: this.#cursor, filters, limit: 200 });
+      const commitments: CommitmentEvent[] = [];
+      const nullifiers: Array<{ nullifier: bigint; txHash: string }> = [];
+      for (const event of page.events) {
+        if (!event.inSuccessfulContractCall) continue;
+        this.#apply(event, commitments, nullifiers);
+      }
+      const changed = page.events.length > 0 || (page.cursor !== '' && page.cursor !== this.#cursor);
+      this.#cursor = page.cursor || this.#cursor;
+      const done = page.events.length < 200;
+      this.#ledger = done
+        ? Math.max(this.#ledger, page.latestLedger ?? latest)
+        : Math.max(this.#ledger, (page.events.at(-1)?.ledger ?? 1) - 1);
+      if (commitments.length > 0 || nullifiers.length > 0) {
+        for (const listener of this.#listeners) await listener(commitments, nullifiers);
+      }
+      if (changed) await this.#persist();
+      this.#wake();
+      if (done) return;
+    }
+  }
+
+  #apply(
+    event: rpc.Api.EventResponse,
+    commitments: CommitmentEvent[],
+    nullifiers: Array<{ nullifier: bigint; txHash: string }>,
+  ): void {
+    const contract = event.contractId?.contractId();
+    const name = symbolOf(event.topic[0]);
+    if (contract === this.#contracts.pool && name === 'new_commitment_event') {
+      const commitment = BigInt(scValToNative(event.topic[1] as xdr.ScVal) as bigint);
+      const data = scValToNative(event.value) as { encrypted_output: Uint8Array; index: number };
+      const index = this.poolTree.insert(commitment);
+      if (index !== Number(data.index)) {
+        throw new Error(`pool tree out of step: event index ${data.index}, local index ${index}`);
+      }
+      this.#leafIndex.set(commitment, index);
+      commitments.push({
+        commitment,
+        leafIndex: index,
+        encryptedOutput: new Uint8Array(data.encrypted_output),
+        txHash: event.txHash,
+        ledger: event.ledger,
+      });
+    } else if (contract === this.#contracts.pool && name === 'new_nullifier_event') {
+      const nullifier = BigInt(scValToNative(event.topic[1] as xdr.ScVal) as bigint);
+      this.spent.add(nullifier);
+      nullifiers.push({ nullifier, txHash: event.txHash });
+    } else if (contract === this.#contracts.aspMembership && name === 'LeafAdded') {
+      const data = scValToNative(event.value) as { leaf: bigint; index: bigint | number };
+      const index = this.aspTree.insert(BigInt(data.leaf));
+      if (index !== Number(data.index)) throw new Error(`ASP tree out of step at ${data.index}`);
+    } else if (contract === this.#contracts.aspNonMembership && name === 'LeafInserted') {
+      const data = scValToNative(event.value) as { key: bigint; value: bigint };
+      this.blocklist.insert(BigInt(data.key), BigInt(data.value));
+    } else if (contract === this.#contracts.aspNonMembership && name === 'LeafDeleted') {
+      const data = scValToNative(event.value) as { key: bigint };
+      this.blocklist.delete(BigInt(data.key));
+    }
+  }
+
+  async #persist(): Promise<void> {
+    const snapshot: IndexerSnapshot = {
+      cursor: this.#cursor,
+      ledger: this.#ledger,
+      poolLeaves: Array.from({ length: this.poolTree.nextIndex }, (_, i) => this.poolTree.leaf(i)),
+      aspLeaves: Array.from({ length: this.aspTree.nextIndex }, (_, i) => this.aspTree.leaf(i)),
+      blocklist: this.blocklist.entries(),
+      nullifiers: [...this.spent],
+    };
+    await this.#store.put(this.#snapshotKey(), snapshot);
+  }
+
+  #wake(): void {
+    const ready = this.#waiters.filter((w) => w.ledger <= this.#ledger);
+    this.#waiters = this.#waiters.filter((w) => w.ledger > this.#ledger);
+    for (const w of ready) w.resolve();
+  }
+
+  #snapshotKey(): string {
+    return this.#store.fixedKey('meta', 'indexer');
+  }
+}
+
+function symbolOf(value: xdr.ScVal | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  try {
+    const native = scValToNative(value);
+    return typeof native === 'string' ? native : undefined;
+  } catch {
+    return undefined;
+  }
+}

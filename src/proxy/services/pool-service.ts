@@ -1,0 +1,481 @@
+// The money flows: wallet deposit (prepare → wallet signs → submit), operator deposit, withdrawal with
+// note selection and consolidation. Balances move only when the indexer sees the confirmed events:
+// outputs are registered as pending notes before a transaction is sent, and the indexer credits them
+// (exactly once, keyed by commitment) — so a crash between submit and confirmation loses nothing.
+import { randomUUID } from 'node:crypto';
+import {
+  Address,
+  FeeBumpTransaction,
+  Keypair,
+  nativeToScVal,
+  type Transaction,
+  TransactionBuilder,
+} from '@stellar/stellar-sdk';
+import { decryptNote } from '../../crypto/index.ts';
+import { formatAmount } from '../domain/amount.ts';
+import { ProblemError } from '../errors.ts';
+import type { ProxyMetrics } from '../http/metrics.ts';
+import type { EncryptedStore, StoreOp } from '../store/encrypted-store.ts';
+import { KeyedMutex } from '../util/keyed-mutex.ts';
+import type { Logger } from '../util/logger.ts';
+import type { AgentRecord, AgentRegistry } from './agents.ts';
+import type { Deployment } from './deployment.ts';
+import type { LedgerClient } from './ledger-client.ts';
+import type { NoteBook, NoteRecord } from './notebook.ts';
+import type { CommitmentEvent, PoolIndexer } from './pool-indexer.ts';
+import {
+  type AgentCrypto,
+  agentCrypto,
+  confirmedNote,
+  type PoolTransactionProver,
+  type ProvedTransaction,
+} from './pool-transaction.ts';
+
+interface PendingNote {
+  agentId: string;
+  amount: bigint;
+  blinding: bigint;
+}
+
+interface NullifierIndex {
+  agentId: string;
+  commitment: bigint;
+}
+
+interface PreparedDepositRecord {
+  prepareId: string;
+  wallet: string;
+  agentId: string;
+  amount: bigint;
+  txHash: string;
+  outputs: Array<{ commitment: bigint; amount: bigint; blinding: bigint }>;
+  expiresAt: number;
+  state: 'prepared' | 'submitting' | 'confirmed' | 'failed';
+  proveMs: number;
+}
+
+export interface FlowResult {
+  txHash: string;
+  amount: bigint;
+  proveMs: number;
+}
+
+export interface PoolServiceDeps {
+  store: EncryptedStore;
+  masterKey: Uint8Array;
+  agents: AgentRegistry;
+  notes: NoteBook;
+  indexer: PoolIndexer;
+  ledger: LedgerClient;
+  prover: PoolTransactionProver;
+  deployment: Deployment;
+  metrics: ProxyMetrics;
+  logger: Logger;
+  prepareTtlSeconds: number;
+}
+
+export class PoolService {
+  readonly #d: PoolServiceDeps;
+  readonly #cryptoCache = new Map<string, AgentCrypto>();
+  readonly #prepareLock = new KeyedMutex();
+  readonly #spendLock = new KeyedMutex();
+  readonly #membershipLock = new KeyedMutex();
+
+  constructor(deps: PoolServiceDeps) {
+    this.#d = deps;
+    deps.indexer.onCommitments((commitments, nullifiers) => this.#onEvents(commitments, nullifiers));
+  }
+
+  crypto(agentId: string): AgentCrypto {
+    let c = this.#cryptoCache.get(agentId);
+    if (c === undefined) {
+      c = agentCrypto(this.#d.masterKey, agentId);
+      this.#cryptoCache.set(agentId, c);
+    }
+    return c;
+  }
+
+  // ---- wallet deposit ----
+
+  async prepareDeposit(
+    wallet: string,
+    agentId: string,
+    amount: bigint,
+  ): Promise<{ prepareId: string; transactionXDR: string; expiresAt: string }> {
+    const agent = await this.#d.agents.ensure(agentId, wallet);
+    await this.#ensureMembership(agent);
+    const crypto = this.crypto(agentId);
+    const proved = await this.#d.prover.prove(crypto, [], [amount, 0n], amount, wallet);
+    const tx = await this.#d.ledger.prepareInvocation(wallet, this.#d.deployment.contracts.pool, 'transact', [
+      proved.args.proof,
+      proved.args.extData,
+      new Address(wallet).toScVal(),
+    ]);
+    const prepareId = randomUUID();
+    const expiresAt = Date.now() + this.#d.prepareTtlSeconds * 1000;
+    const record: PreparedDepositRecord = {
+      prepareId,
+      wallet,
+      agentId,
+      amount,
+      txHash: Buffer.from(tx.hash()).toString('hex'),
+      outputs: proved.outputs,
+      expiresAt,
+      state: 'prepared',
+      proveMs: proved.proveMs,
+    };
+    await this.#d.store.put(this.#preparedKey(prepareId), record);
+    return { prepareId, transactionXDR: tx.toXDR(), expiresAt: new Date(expiresAt).toISOString() };
+  }
+
+  async submitDeposit(wallet: string, prepareId: string, signedXdr: string): Promise<FlowResult> {
+    return this.#prepareLock.run(prepareId, async () => {
+      const key = this.#preparedKey(prepareId);
+      const record = await this.#d.store.get<PreparedDepositRecord>(key);
+      if (record === undefined) throw new ProblemError('not_found', 'unknown prepareId');
+      if (record.wallet !== wallet)
+        throw new ProblemError('forbidden', 'this prepareId belongs to another wallet');
+      if (record.state !== 'prepared')
+        throw new ProblemError('invalid_request', `prepareId was already used (${record.state})`);
+      if (Date.now() > record.expiresAt)
+        throw new ProblemError('prepare_expired', 'the prepared deposit expired; prepare a new one');
+      const tx = this.#parseSigned(signedXdr);
+      if (Buffer.from(tx.hash()).toString('hex') !== record.txHash) {
+        throw new ProblemError(
+          'prepare_mismatch',
+          'the signed transaction differs from the prepared one (operations, amounts, fees or bounds changed)',
+        );
+      }
+      const signer = Keypair.fromPublicKey(wallet);
+      const signatures = tx.signatures;
+      if (signatures.length !== 1 || !signer.verify(tx.hash(), signatures[0].signature.toBytes())) {
+        throw new ProblemError(
+          'prepare_mismatch',
+          'the transaction must carry exactly one valid signature of the depositing wallet',
+        );
+      }
+      // Register the outputs before sending: whoever sees the confirmation (this request or the indexer
+      // after a restart) credits them once.
+      await this.#d.store.batch([
+        { type: 'put', key, value: { ...record, state: 'submitting' } },
+        ...this.#pendingOps(record.agentId, record.outputs),
+      ]);
+      try {
+        const confirmed = await this.#d.ledger.submitAndConfirm(tx);
+        await this.#awaitCredit(record.agentId, confirmed.ledger, record.outputs);
+        await this.#d.store.put(key, { ...record, state: 'confirmed' });
+        this.#d.metrics.ledgerOperations.inc({ kind: 'deposit', outcome: 'confirmed' });
+        return { txHash: confirmed.hash, amount: record.amount, proveMs: record.proveMs };
+      } catch (error) {
+        if (error instanceof ProblemError && error.code === 'ledger_rejected') {
+          await this.#d.store.batch([
+            { type: 'put', key, value: { ...record, state: 'failed' } },
+            ...record.outputs.map((o) => ({ type: 'del' as const, key: this.#pendingKey(o.commitment) })),
+          ]);
+          this.#d.metrics.ledgerOperations.inc({ kind: 'deposit', outcome: 'rejected' });
+        }
+        throw error;
+      }
+    });
+  }
+
+  // ---- operator deposit ----
+
+  async operatorDeposit(agentId: string, owner: string, amount: bigint): Promise<FlowResult> {
+    const agent = await this.#d.agents.ensure(agentId, owner);
+    await this.#ensureMembership(agent);
+    const operator = this.#d.deployment.operator;
+    const { confirmed, proveMs } = await this.#proveAndSend(agentId, () =>
+      this.#d.prover.prove(this.crypto(agentId), [], [amount, 0n], amount, operator.publicKey()),
+    );
+    this.#d.metrics.ledgerOperations.inc({ kind: 'operator_deposit', outcome: 'confirmed' });
+    return { txHash: confirmed.hash, amount, proveMs };
+  }
+
+  // ---- withdrawal ----
+
+  async withdraw(agentId: string, owner: string, amount: bigint, destination: string): Promise<FlowResult> {
+    const agent = await this.#d.agents.authorize(agentId, owner);
+    if (agent === undefined)
+      throw new ProblemError(
+        'insufficient_balance',
+        `available balance 0.0000000 USDC is less than ${formatAmount(amount)} USDC`,
+      );
+    const opId = randomUUID();
+    await this.#d.notes.reserve(agentId, opId, amount);
+    try {
+      // One spend at a time per agent: note selection, change and consolidation depend on the last result.
+      return await this.#spendLock.run(agentId, async () => {
+        const crypto = this.crypto(agentId);
+        let consolidations = 0;
+        let inputs = await this.#selectNotes(agentId, amount);
+        while (inputs === undefined) {
+          await this.#consolidate(agentId, crypto);
+          consolidations += 1;
+          inputs = await this.#selectNotes(agentId, amount);
+        }
+        const total = inputs.reduce((s, n) => s + n.amount, 0n);
+        await this.#d.notes.lock(
+          agentId,
+          opId,
+          inputs.map((n) => n.commitment),
+        );
+        const notes = inputs;
+        const { confirmed, proveMs } = await this.#proveAndSend(agentId, () =>
+          this.#d.prover.prove(crypto, notes, [total - amount, 0n], -amount, destination),
+        );
+        this.#d.metrics.ledgerOperations.inc({ kind: 'withdraw', outcome: 'confirmed' });
+        this.#d.logger.log('info', 'withdrawal confirmed', { txHash: confirmed.hash, consolidations });
+        return { txHash: confirmed.hash, amount, proveMs };
+      });
+    } catch (error) {
+      await this.#d.notes.release(agentId, opId);
+      throw error;
+    }
+  }
+
+  /** Up to two unspent notes covering `amount` (smallest sufficient), or undefined when consolidation is needed. */
+  async #selectNotes(agentId: string, amount: bigint): Promise<NoteRecord[] | undefined> {
+    const notes = (await this.#d.notes.unspentNotes(agentId)).sort((a, b) =>
+      a.amount < b.amount ? -1 : a.amount > b.amount ? 1 : 0,
+    );
+    const single = notes.find((n) => n.amount >= amount);
+    if (single) return [single];
+    for (let i = 0; i < notes.length; i++) {
+      for (let j = i + 1; j < notes.length; j++)
+        if (notes[i].amount + notes[j].amount >= amount) return [notes[i], notes[j]];
+    }
+    if (notes.length <= 2)
+      throw new ProblemError('insufficient_balance', 'the agent notes do not cover the amount');
+    return undefined;
+  }
+
+  /** Merges the agent's two largest notes into one (ext amount 0), so fewer notes cover larger amounts. */
+  async #consolidate(agentId: string, crypto: AgentCrypto): Promise<void> {
+    const notes = (await this.#d.notes.unspentNotes(agentId))
+      .sort((a, b) => (a.amount > b.amount ? -1 : 1))
+      .slice(0, 2);
+    const opId = `consolidate:${randomUUID()}`;
+    await this.#d.notes.lock(
+      agentId,
+      opId,
+      notes.map((n) => n.commitment),
+    );
+    try {
+      await this.#proveAndSend(agentId, () =>
+        this.#d.prover.prove(
+          crypto,
+          notes,
+          [notes[0].amount + notes[1].amount, 0n],
+          0n,
+          this.#d.deployment.operator.publicKey(),
+        ),
+      );
+      this.#d.metrics.ledgerOperations.inc({ kind: 'consolidate', outcome: 'confirmed' });
+    } catch (error) {
+      await this.#d.notes.release(agentId, opId);
+      throw error;
+    }
+  }
+
+  /**
+   * Proves and relays as the operator. The ASP contracts keep only their current root, so another agent's
+   * registration between proving and applying invalidates the proof; then the indexer catches up and the
+   * statement is proved again over the new roots (a bounded number of times).
+   */
+  async #proveAndSend(agentId: string, prove: () => Promise<ProvedTransaction>) {
+    for (let attempt = 1; ; attempt++) {
+      const proved = await prove();
+      try {
+        return { confirmed: await this.#sendAsOperator(agentId, proved), proveMs: proved.proveMs };
+      } catch (error) {
+        const stale =
+          error instanceof ProblemError && error.code === 'ledger_rejected' && /#(7|8)\b/.test(error.message);
+        if (!stale || attempt >= 3) throw error;
+        this.#d.logger.log('info', 'proof went stale (ASP or pool root moved); proving again', { attempt });
+        await this.#d.indexer.sync();
+      }
+    }
+  }
+
+  async #sendAsOperator(agentId: string, proved: ProvedTransaction) {
+    const operator = this.#d.deployment.operator;
+    await this.#d.store.batch(this.#pendingOps(agentId, proved.outputs));
+    try {
+      const confirmed = await this.#d.ledger.invokeAndConfirm(
+        operator,
+        this.#d.deployment.contracts.pool,
+        'transact',
+        [proved.args.proof, proved.args.extData, new Address(operator.publicKey()).toScVal()],
+      );
+      await this.#awaitCredit(agentId, confirmed.ledger, proved.outputs);
+      return confirmed;
+    } catch (error) {
+      if (error instanceof ProblemError && error.code === 'ledger_rejected') {
+        await this.#d.store.batch(
+          proved.outputs.map((o) => ({ type: 'del' as const, key: this.#pendingKey(o.commitment) })),
+        );
+      }
+      throw error;
+    }
+  }
+
+  // ---- indexer hooks: crediting, spending, recovery ----
+
+  async #onEvents(
+    commitments: CommitmentEvent[],
+    nullifiers: Array<{ nullifier: bigint; txHash: string }>,
+  ): Promise<void> {
+    for (const { nullifier, txHash } of nullifiers) {
+      const index = await this.#d.store.get<NullifierIndex>(
+        this.#d.store.key('nullifier', nullifier.toString(16)),
+      );
+      if (index === undefined) continue;
+      const note = (await this.#d.notes.notes(index.agentId)).find((n) => n.commitment === index.commitment);
+      await this.#d.notes.applySpend(index.agentId, {
+        opId: note?.lockedBy ?? `chain:${txHash}`,
+        txHash,
+        inputs: [index.commitment],
+        outputs: [],
+      });
+    }
+    for (const event of commitments) {
+      const pendingKey = this.#pendingKey(event.commitment);
+      const pending = await this.#d.store.get<PendingNote>(pendingKey);
+      if (pending !== undefined) {
+        await this.#creditNote(
+          pending.agentId,
+          { commitment: event.commitment, amount: pending.amount, blinding: pending.blinding },
+          event,
+          [{ type: 'del', key: pendingKey }],
+        );
+        continue;
+      }
+      await this.#discover(event);
+    }
+  }
+
+  /** Tries every known agent's key on an output we did not expect (recovery from the chain alone). */
+  async #discover(event: CommitmentEvent): Promise<void> {
+    if (event.encryptedOutput.length !== 120) return;
+    for (const agent of await this.#d.agents.all()) {
+      const crypto = this.crypto(agent.agentId);
+      const plain = decryptNote(event.encryptedOutput, crypto.keys.encryptionSecretKey);
+      if (plain === null || plain.amount === 0n) continue;
+      try {
+        await this.#creditNote(agent.agentId, { commitment: event.commitment, ...plain }, event, []);
+      } catch {
+        // Decrypted but not a note of this key: ignore.
+      }
+      return;
+    }
+  }
+
+  async #creditNote(
+    agentId: string,
+    output: { commitment: bigint; amount: bigint; blinding: bigint },
+    event: CommitmentEvent,
+    extra: StoreOp[],
+  ): Promise<void> {
+    const note = confirmedNote(this.crypto(agentId), output, event.leafIndex);
+    const ops: StoreOp[] = [
+      ...extra,
+      {
+        type: 'put',
+        key: this.#d.store.key('nullifier', note.nullifier.toString(16)),
+        value: { agentId, commitment: note.commitment } satisfies NullifierIndex,
+      },
+    ];
+    await this.#d.notes.credit(agentId, [note], ops);
+    if (this.#d.indexer.spent.has(note.nullifier)) {
+      await this.#d.notes.applySpend(agentId, {
+        opId: `chain:${event.txHash}`,
+        txHash: event.txHash,
+        inputs: [note.commitment],
+        outputs: [],
+      });
+    }
+  }
+
+  /** Re-registers agents by id on an empty store; the indexer's rescan then finds their notes on chain. */
+  async recoverAgents(agents: Array<{ agentId: string; owner: string }>): Promise<void> {
+    for (const { agentId, owner } of agents) await this.#d.agents.ensure(agentId, owner);
+  }
+
+  // ---- helpers ----
+
+  async #ensureMembership(agent: AgentRecord): Promise<void> {
+    if (agent.membershipLeafIndex !== undefined) return;
+    await this.#membershipLock.run(agent.agentId, async () => {
+      const current = (await this.#d.agents.get(agent.agentId)) ?? agent;
+      if (current.membershipLeafIndex !== undefined) return;
+      const leaf = this.crypto(agent.agentId).membershipLeaf;
+      let index = this.#aspIndex(leaf);
+      if (index === undefined) {
+        const confirmed = await this.#d.ledger.invokeAndConfirm(
+          this.#d.deployment.aspAdmin,
+          this.#d.deployment.contracts.aspMembership,
+          'insert_leaf',
+          [xdrU256(leaf)],
+        );
+        await this.#d.indexer.waitForLedger(confirmed.ledger);
+        index = this.#aspIndex(leaf);
+        if (index === undefined)
+          throw new ProblemError('service_unavailable', 'allowlist insert not indexed yet; retry');
+      }
+      await this.#d.agents.update({ ...current, membershipLeafIndex: index });
+    });
+  }
+
+  #aspIndex(leaf: bigint): number | undefined {
+    const tree = this.#d.indexer.aspTree;
+    for (let i = 0; i < tree.nextIndex; i++) if (tree.leaf(i) === leaf) return i;
+    return undefined;
+  }
+
+  async #awaitCredit(agentId: string, ledger: number, outputs: Array<{ commitment: bigint }>): Promise<void> {
+    await this.#d.indexer.waitForLedger(ledger);
+    for (const o of outputs) {
+      if (!(await this.#d.notes.hasNote(agentId, o.commitment)))
+        throw new Error(`confirmed note ${o.commitment} was not indexed`);
+    }
+  }
+
+  #pendingOps(
+    agentId: string,
+    outputs: Array<{ commitment: bigint; amount: bigint; blinding: bigint }>,
+  ): StoreOp[] {
+    return outputs.map((o) => ({
+      type: 'put' as const,
+      key: this.#pendingKey(o.commitment),
+      value: { agentId, amount: o.amount, blinding: o.blinding } satisfies PendingNote,
+    }));
+  }
+
+  #parseSigned(signedXdr: string): Transaction {
+    let tx: Transaction | FeeBumpTransaction;
+    try {
+      tx = TransactionBuilder.fromXDR(signedXdr, this.#d.deployment.networkPassphrase);
+    } catch {
+      throw new ProblemError('invalid_request', 'signedTransactionXDR is not a transaction envelope');
+    }
+    if (tx instanceof FeeBumpTransaction)
+      throw new ProblemError(
+        'prepare_mismatch',
+        'fee-bump envelopes are not accepted; sign the prepared transaction',
+      );
+    return tx;
+  }
+
+  #preparedKey(prepareId: string): string {
+    return this.#d.store.key('prepared', prepareId);
+  }
+
+  #pendingKey(commitment: bigint): string {
+    return this.#d.store.key('pending-note', commitment.toString(16));
+  }
+}
+
+function xdrU256(value: bigint) {
+  return nativeToScVal(value, { type: 'u256' });
+}

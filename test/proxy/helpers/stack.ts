@@ -1,0 +1,122 @@
+// The real stack for end-to-end tests: the sandbox ledger, the prover daemon (native engine, the built
+// policy_tx_2_2 key) and the proxy, each on a free loopback port.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  Account,
+  Address,
+  Contract,
+  type Keypair,
+  rpc,
+  scValToNative,
+  TransactionBuilder,
+} from '@stellar/stellar-sdk';
+import { type ProverDaemon, startProverDaemon } from '../../../src/prover/daemon/server.ts';
+import { type Env, loadConfig, type ProxyConfig } from '../../../src/proxy/config.ts';
+import { type ProxyHandle, startProxy } from '../../../src/proxy/server.ts';
+import { jsonLogger } from '../../../src/proxy/util/logger.ts';
+import { Sandbox, STANDALONE_PASSPHRASE } from '../../../src/sandbox/index.ts';
+import { getJson, postJson } from './http.ts';
+
+export const CIRCUITS_DIR = fileURLToPath(new URL('../../../build/circuits', import.meta.url));
+export const USDC = 10_000_000n;
+
+export interface Stack {
+  sandbox: Sandbox;
+  daemon: ProverDaemon;
+  proxy: ProxyHandle;
+  config: ProxyConfig;
+  env: Env;
+  masterKeyHex: string;
+  server: rpc.Server;
+  /** Starts another proxy over the same ledger and prover (e.g. after a restart) with `env` overrides. */
+  startProxy(env?: Env): Promise<{ proxy: ProxyHandle; config: ProxyConfig }>;
+  fund(address: string, usdc: number): Promise<void>;
+  usdcBalance(address: string): Promise<bigint>;
+  login(wallet: Keypair, proxyUrl?: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function startStack(env: Env = {}): Promise<Stack> {
+  const sandbox = await Sandbox.start({ port: 0, ledgerMs: 250 });
+  const daemon = await startProverDaemon({
+    listen: '127.0.0.1:0',
+    circuitsDir: CIRCUITS_DIR,
+    engine: 'native',
+    witnessWorkers: 1,
+  });
+  await daemon.ready;
+  const secrets = sandbox.secrets();
+  const masterKeyHex = randomBytes(32).toString('hex');
+  const baseEnv: Env = {
+    POOL_PROXY_PORT: '0',
+    POOL_PROXY_DATA_DIR: mkdtempSync(join(tmpdir(), 'pp-e2e-')),
+    POOL_PROXY_MASTER_KEY: masterKeyHex,
+    POOL_PROXY_RPC_URL: sandbox.rpcUrl,
+    POOL_PROXY_OPERATOR_SECRET: secrets.operator,
+    POOL_PROXY_ASP_ADMIN_SECRET: secrets.admin,
+    POOL_PROXY_PROVER_ADDRESSES: daemon.address,
+    POOL_PROXY_INDEXER_POLL_MS: '100',
+    POOL_PROXY_RATE_LIMIT_IP_PER_SECOND: '0',
+    POOL_PROXY_RATE_LIMIT_TOKEN_PER_SECOND: '0',
+    ...env,
+  };
+  const launch = async (overrides: Env = {}) => {
+    const config = loadConfig({ ...baseEnv, ...overrides });
+    const proxy = await startProxy(config, {
+      logger: jsonLogger('warn', (line) => process.stderr.write(line)),
+    });
+    await proxy.ready;
+    return { proxy, config };
+  };
+  // The operator funds operator deposits (MCP agents) from its own USDC.
+  const mint = await fetch(`${sandbox.url}/friendbot?addr=${sandbox.info.accounts.operator}&usdc=1000000`);
+  if (!mint.ok) throw new Error(`friendbot: ${await mint.text()}`);
+  const first = await launch();
+  const server = new rpc.Server(sandbox.rpcUrl, { allowHttp: true });
+  const token = sandbox.info.contracts.token;
+
+  return {
+    sandbox,
+    daemon,
+    proxy: first.proxy,
+    config: first.config,
+    env: baseEnv,
+    masterKeyHex,
+    server,
+    startProxy: launch,
+    async fund(address, usdc) {
+      const res = await fetch(`${sandbox.url}/friendbot?addr=${address}&usdc=${usdc}`);
+      if (!res.ok) throw new Error(`friendbot: ${await res.text()}`);
+    },
+    async usdcBalance(address) {
+      const source = new Account(sandbox.info.accounts.operator, '0');
+      const tx = new TransactionBuilder(source, { fee: '100', networkPassphrase: STANDALONE_PASSPHRASE })
+        .addOperation(new Contract(token).call('balance', new Address(address).toScVal()))
+        .setTimeout(30)
+        .build();
+      const sim = await server.simulateTransaction(tx);
+      if (!rpc.Api.isSimulationSuccess(sim)) throw new Error(sim.error);
+      return BigInt(scValToNative(sim.result!.retval));
+    },
+    async login(wallet, proxyUrl = first.proxy.url) {
+      const { json } = await getJson(`${proxyUrl}/api/auth/challenge?publicKey=${wallet.publicKey()}`);
+      const signature = Buffer.from(wallet.signMessage(json.challenge)).toString('base64');
+      const res = await postJson(`${proxyUrl}/api/auth/verify`, {
+        publicKey: wallet.publicKey(),
+        challenge: json.challenge,
+        signature,
+      });
+      if (res.status !== 200) throw new Error(`login failed: ${res.text}`);
+      return res.json.token;
+    },
+    async close() {
+      await first.proxy.close();
+      await daemon.stop({ force: true });
+      await sandbox.close();
+    },
+  };
+}
