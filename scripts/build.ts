@@ -92,3 +92,5 @@ const mains = readdirSync(circuitsSrc)
   .map((f) => f.slice(0, -'.circom'.length));
 for (const id of mains) compileCircuit(id, hash);
 for (const id of mains) await ensureKeys(id);
+// snarkjs (used to export verification keys) leaves worker threads running; the build is done, so leave.
+process.exit(0);
