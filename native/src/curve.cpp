@@ -1,9 +1,21 @@
 // Generators and curve-membership checks for BN254 G1 and G2.
 #include "curve.hpp"
 
+#include <cstdlib>
+
 #include "bigint.hpp"
 
 namespace zk {
+
+bool cpuHasAdx() {
+#if ZK_X86_ADX
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("adx");
+#else
+  return false;
+#endif
+}
+const bool kUseAdx = cpuHasAdx() && std::getenv("ZKPROVER_PORTABLE") == nullptr;
 
 static Fq fqDec(const char* s) { return Fq::toMont(Fq::raw(decimalToLimbs(s).v)); }
 

@@ -5,9 +5,21 @@
 #include <cstdint>
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#define ZK_X86_ADX 1
+#else
+#define ZK_X86_ADX 0
+#endif
+
 namespace zk {
 
 typedef unsigned __int128 u128;
+
+// True when the CPU has BMI2 (MULX) and ADX (ADCX/ADOX); checked once at startup. The branch on it
+// is perfectly predictable, so the portable path costs nothing on machines that do not need it.
+bool cpuHasAdx();
+extern const bool kUseAdx;
 
 struct FqParams {
   static constexpr uint64_t P[4] = {0x3c208c16d87cfd47ULL, 0x97816a916871ca8dULL, 0xb85045b68181585dULL,
@@ -53,6 +65,19 @@ struct Fp {
 
   // Conditional subtraction of the modulus, branch-free.
   static inline void reduceOnce(uint64_t t[4]) {
+#if ZK_X86_ADX
+    unsigned long long s0, s1, s2, s3;
+    unsigned char br = _subborrow_u64(0, t[0], C::P[0], &s0);
+    br = _subborrow_u64(br, t[1], C::P[1], &s1);
+    br = _subborrow_u64(br, t[2], C::P[2], &s2);
+    br = _subborrow_u64(br, t[3], C::P[3], &s3);
+    if (!br) {
+      t[0] = s0;
+      t[1] = s1;
+      t[2] = s2;
+      t[3] = s3;
+    }
+#else
     uint64_t s[4];
     u128 br = 0;
     for (int i = 0; i < 4; i++) {
@@ -62,21 +87,50 @@ struct Fp {
     }
     uint64_t mask = (uint64_t)0 - (uint64_t)(br == 0);  // all ones when t >= P
     for (int i = 0; i < 4; i++) t[i] = (s[i] & mask) | (t[i] & ~mask);
+#endif
   }
 
   static inline Fp add(const Fp& a, const Fp& b) {
     Fp r;
+#if ZK_X86_ADX
+    unsigned long long r0, r1, r2, r3;
+    unsigned char c = _addcarry_u64(0, a.v[0], b.v[0], &r0);
+    c = _addcarry_u64(c, a.v[1], b.v[1], &r1);
+    c = _addcarry_u64(c, a.v[2], b.v[2], &r2);
+    _addcarry_u64(c, a.v[3], b.v[3], &r3);
+    r.v[0] = r0;
+    r.v[1] = r1;
+    r.v[2] = r2;
+    r.v[3] = r3;
+#else
     u128 c = 0;
     for (int i = 0; i < 4; i++) {
       c = (u128)a.v[i] + b.v[i] + (uint64_t)c;
       r.v[i] = (uint64_t)c;
       c >>= 64;
     }
+#endif
     reduceOnce(r.v);
     return r;
   }
   static inline Fp sub(const Fp& a, const Fp& b) {
     Fp r;
+#if ZK_X86_ADX
+    unsigned long long r0, r1, r2, r3;
+    unsigned char br = _subborrow_u64(0, a.v[0], b.v[0], &r0);
+    br = _subborrow_u64(br, a.v[1], b.v[1], &r1);
+    br = _subborrow_u64(br, a.v[2], b.v[2], &r2);
+    br = _subborrow_u64(br, a.v[3], b.v[3], &r3);
+    uint64_t m = (uint64_t)0 - (uint64_t)br;
+    unsigned char c = _addcarry_u64(0, r0, C::P[0] & m, &r0);
+    c = _addcarry_u64(c, r1, C::P[1] & m, &r1);
+    c = _addcarry_u64(c, r2, C::P[2] & m, &r2);
+    _addcarry_u64(c, r3, C::P[3] & m, &r3);
+    r.v[0] = r0;
+    r.v[1] = r1;
+    r.v[2] = r2;
+    r.v[3] = r3;
+#else
     u128 br = 0;
     for (int i = 0; i < 4; i++) {
       u128 d = (u128)a.v[i] - b.v[i] - (uint64_t)br;
@@ -90,6 +144,7 @@ struct Fp {
       r.v[i] = (uint64_t)c;
       c >>= 64;
     }
+#endif
     return r;
   }
   static inline Fp neg(const Fp& a) {
@@ -107,6 +162,29 @@ struct Fp {
 
   // CIOS Montgomery multiplication, no-carry variant: returns a*b/2^256 mod P.
   static inline Fp mul(const Fp& a, const Fp& b) {
+#if ZK_X86_ADX
+    if (__builtin_expect(kUseAdx, 1)) return mulAdx(a, b);
+#endif
+    return mulPortable(a, b);
+  }
+
+#if ZK_X86_ADX
+  static inline Fp mulAdx(const Fp& a, const Fp& b) {
+    uint64_t t0, t1, t2, t3, t4, lo, hi;
+    __asm__(
+#include "mont_mul_adx.inc"
+        : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4), [lo] "=&r"(lo),
+          [hi] "=&r"(hi)
+        : [a] "r"(a.v), [b] "r"(b.v), [p] "r"(C::P), [inv] "m"(C::INV), "m"(*(const uint64_t(*)[4])a.v),
+          "m"(*(const uint64_t(*)[4])b.v), "m"(*(const uint64_t(*)[4])C::P)
+        : "rdx", "cc");
+    Fp r{{t4, t0, t1, t2}};
+    reduceOnce(r.v);
+    return r;
+  }
+#endif
+
+  static inline Fp mulPortable(const Fp& a, const Fp& b) {
     uint64_t t[4] = {0, 0, 0, 0};
     for (int i = 0; i < 4; i++) {
       u128 x = (u128)a.v[0] * b.v[i] + t[0];

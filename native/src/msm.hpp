@@ -55,7 +55,7 @@ inline double costOf(const std::vector<Entry>& e, int c) {
   for (const Entry& x : e) adds += (x.bits + c) / c;  // ceil((bits + 1) / c)
   int maxBits = e.empty() ? 0 : e[0].bits;
   int windows = (maxBits + c) / c;
-  return adds + windows * (double)(1u << c) * 1.3;
+  return adds + windows * (double)(1u << c) * 1.7;  // reduction: ~24 vs ~7 muls per bucket add
 }
 
 }  // namespace msm_detail

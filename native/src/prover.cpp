@@ -1,5 +1,8 @@
 #include "prover.hpp"
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "fft.hpp"
@@ -10,6 +13,19 @@
 namespace zk {
 
 namespace {
+
+// Set ZKPROVER_PROFILE=1 to print per-phase timings to stderr (benchmark diagnostics).
+struct PhaseTimer {
+  const char* name;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  explicit PhaseTimer(const char* n) : name(n) {}
+  ~PhaseTimer() {
+    static const bool on = std::getenv("ZKPROVER_PROFILE") != nullptr;
+    if (!on) return;
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::fprintf(stderr, "[zkprover] %-10s %8.1f ms\n", name, ms);
+  }
+};
 
 // Evaluations of A·w and B·w on the domain, then H's evaluations on the odd coset g·<w>.
 // Returns plain-form scalars for the H MSM.
@@ -68,6 +84,7 @@ Proof prove(const ZKey& key, const Witness& w) {
   if (!(w0[0] == 1 && w0[1] == 0 && w0[2] == 0 && w0[3] == 0))
     throw std::runtime_error("witness value 0 must be the constant 1");
 
+  PhaseTimer total("total");
   ScalarView all{w.values.data(), key.nVars};
   ScalarView priv{w.at(key.nPublic + 1), key.nVars - key.nPublic - 1};
   G1P piA, piB1, piC, piH;
@@ -75,14 +92,17 @@ Proof prove(const ZKey& key, const Witness& w) {
   std::vector<uint64_t> h;
   {
     TaskGroup group;
-    group.run([&] { piB2 = msm(key.B2.data(), all); });
-    group.run([&] { h = computeH(key, w); });
-    group.run([&] { piA = msm(key.A.data(), all); });
-    group.run([&] { piB1 = msm(key.B1.data(), all); });
-    group.run([&] { piC = msm(key.C.data(), priv); });
+    group.run([&] { PhaseTimer t("msm B2"); piB2 = msm(key.B2.data(), all); });
+    group.run([&] { PhaseTimer t("H evals"); h = computeH(key, w); });
+    group.run([&] { PhaseTimer t("msm A"); piA = msm(key.A.data(), all); });
+    group.run([&] { PhaseTimer t("msm B1"); piB1 = msm(key.B1.data(), all); });
+    group.run([&] { PhaseTimer t("msm C"); piC = msm(key.C.data(), priv); });
     group.wait();
   }
-  piH = msm(key.H.data(), ScalarView{h.data(), key.domainSize});
+  {
+    PhaseTimer t("msm H");
+    piH = msm(key.H.data(), ScalarView{h.data(), key.domainSize});
+  }
 
   uint64_t r[4], s[4];
   randomScalar(r, false);

@@ -1,21 +1,16 @@
 // TypeScript face of the native Groth16 prover: load a zkey once, prove from .wtns bytes off the event
-// loop, verify with snarkjs, and create development keys. Every proof is verified against the key's
+// loop, verify (snarkjs semantics, own single-threaded curve), and create development keys. Every proof is verified against the key's
 // own verification key before it is returned, so a witness that does not satisfy the circuit yields an
 // error, never a proof presented as valid.
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import * as snarkjs from 'snarkjs';
 import { proofToBytes, type SnarkjsProof } from '../crypto/proof-bytes.ts';
 import { addon } from './native-addon.ts';
+import { type VerificationKey, verificationKeyFromZkey, verifyProof } from './verifier.ts';
+
+export type { VerificationKey } from './verifier.ts';
 
 export type Groth16Proof = SnarkjsProof & { protocol: 'groth16'; curve: 'bn128' };
-
-export interface VerificationKey {
-  protocol: string;
-  curve: string;
-  nPublic: number;
-  [key: string]: unknown;
-}
 
 export interface ProveResult {
   proof: Groth16Proof;
@@ -65,14 +60,13 @@ function toSnarkjsProof(p: { a: string[]; b: string[][]; c: string[] }): Groth16
 }
 
 export async function exportVerificationKey(zkey: string | Uint8Array): Promise<VerificationKey> {
-  const bytes = await bytesOf(zkey, 'zkey');
-  return (await snarkjs.zKey.exportVerificationKey(bytes)) as VerificationKey;
+  return verificationKeyFromZkey(await bytesOf(zkey, 'zkey'));
 }
 
 export async function loadProver(zkey: string | Uint8Array): Promise<Prover> {
   const bytes = await bytesOf(zkey, 'zkey');
-  const key = await addon.loadKey(bytes);
-  const verificationKey = await exportVerificationKey(bytes);
+  const key = await addon.loadKey(bytes); // validates the whole key first, with clear errors
+  const verificationKey = await verificationKeyFromZkey(bytes);
   return {
     nVars: key.nVars,
     nPublic: key.nPublic,
@@ -88,16 +82,15 @@ export async function loadProver(zkey: string | Uint8Array): Promise<Prover> {
   };
 }
 
-export async function verify(vkey: VerificationKey, proof: SnarkjsProof, publicSignals: string[]): Promise<boolean> {
-  try {
-    return await snarkjs.groth16.verify(vkey, publicSignals, proof);
-  } catch {
-    // Malformed points or signals are an invalid proof, not a crash.
-    return false;
-  }
+/** Groth16 verification (snarkjs semantics); malformed proofs, keys or signals give false, not an error. */
+export function verify(vkey: VerificationKey, proof: SnarkjsProof, publicSignals: string[]): Promise<boolean> {
+  return verifyProof(vkey, proof, publicSignals);
 }
 
-/** Stops snarkjs's worker threads (they keep the process alive); verify() restarts them on demand. */
+/**
+ * Stops snarkjs's shared worker threads if this process started them (by calling snarkjs directly);
+ * they keep Node alive. The prover itself never needs this: it verifies on a private single-threaded curve.
+ */
 export async function releaseVerifier(): Promise<void> {
   const g = globalThis as { curve_bn128?: { terminate(): Promise<void> } | null };
   const curve = g.curve_bn128;
@@ -114,7 +107,7 @@ export async function releaseVerifier(): Promise<void> {
 export async function devSetup(r1csPath: string, zkeyOut: string, vkeyOut: string): Promise<void> {
   const r1cs = await bytesOf(r1csPath, 'r1cs');
   const zkey = await addon.devSetup(r1cs);
-  const vkey = await exportVerificationKey(zkey);
+  const vkey = await verificationKeyFromZkey(zkey);
   await mkdir(path.dirname(zkeyOut), { recursive: true });
   await mkdir(path.dirname(vkeyOut), { recursive: true });
   await writeFile(zkeyOut, zkey);

@@ -53,13 +53,25 @@ export async function witness(circuit: CompiledCircuit, inputs: CircuitInputs): 
   return calc.calculateWtns(inputs);
 }
 
-/** A zkey from snarkjs's own ceremony (powers of tau + phase 2 with one contribution and a beacon). */
-export async function ceremonyZkey(circuit: CompiledCircuit, power: number): Promise<string> {
+let ceremonyQueue: Promise<unknown> = Promise.resolve();
+
+/**
+ * A zkey from snarkjs's own ceremony (powers of tau + phase 2 with one contribution and a beacon).
+ * Ceremonies run one at a time; they use snarkjs's shared curve, which the test file releases at the
+ * end with releaseVerifier() (terminating it here would break other tests still verifying with it).
+ */
+export function ceremonyZkey(circuit: CompiledCircuit, power: number): Promise<string> {
+  const next = ceremonyQueue.then(() => makeCeremonyZkey(circuit, power));
+  ceremonyQueue = next.catch(() => undefined);
+  return next;
+}
+
+async function makeCeremonyZkey(circuit: CompiledCircuit, power: number): Promise<string> {
   const zkey = path.join(circuit.dir, `${circuit.name}_ceremony.zkey`);
   if (fresh(zkey, circuit.r1cs)) return zkey;
   const curve = await getCurveFromName('bn128');
   const ptauFinal = path.join(OUT, `pot${power}_final.ptau`);
-  try {
+  {
     if (!existsSync(ptauFinal)) {
       const p0 = tmpName(path.join(OUT, `pot${power}_0.ptau`));
       const p1 = tmpName(path.join(OUT, `pot${power}_1.ptau`));
@@ -80,8 +92,6 @@ export async function ceremonyZkey(circuit: CompiledCircuit, power: number): Pro
     await rename(zf, zkey);
     await rm(z0, { force: true });
     await rm(z1, { force: true });
-  } finally {
-    await curve.terminate();
   }
   return zkey;
 }

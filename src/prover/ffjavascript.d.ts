@@ -1,0 +1,2 @@
+// ffjavascript ships no type declarations; the prover uses its curve object untyped at a few call sites.
+declare module 'ffjavascript';

@@ -1,0 +1,141 @@
+// Groth16 verification and verification-key export on a private single-threaded ffjavascript curve.
+// snarkjs's own helpers share one process-wide curve with worker threads that must be terminated
+// explicitly; terminating it under another user hangs that user, so the prover never touches it.
+import { buildBn128 } from 'ffjavascript';
+
+const R = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
+const Q = 21888242871839275222246405745257275088696311157297823662689037894645226208583n;
+const R_INV_Q = modPow(2n ** 256n % Q, Q - 2n, Q); // undoes the zkey's Montgomery encoding
+
+export interface VerificationKey {
+  protocol: string;
+  curve: string;
+  nPublic: number;
+  vk_alpha_1: string[];
+  vk_beta_2: string[][];
+  vk_gamma_2: string[][];
+  vk_delta_2: string[][];
+  vk_alphabeta_12: unknown;
+  IC: string[][];
+}
+
+export interface ProofJson {
+  pi_a: string[];
+  pi_b: string[][];
+  pi_c: string[];
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: ffjavascript ships no types
+type Curve = any;
+let curvePromise: Promise<Curve> | undefined;
+function curve(): Promise<Curve> {
+  if (!curvePromise) curvePromise = buildBn128(true) as Promise<Curve>;
+  return curvePromise;
+}
+
+function modPow(b: bigint, e: bigint, m: bigint): bigint {
+  let r = 1n;
+  let x = b % m;
+  for (let k = e; k > 0n; k >>= 1n) {
+    if (k & 1n) r = (r * x) % m;
+    x = (x * x) % m;
+  }
+  return r;
+}
+
+function readLE(bytes: Uint8Array, offset: number): bigint {
+  let v = 0n;
+  for (let i = 31; i >= 0; i--) v = (v << 8n) | BigInt(bytes[offset + i]);
+  return v;
+}
+
+// A zkey coordinate (Montgomery, little-endian) as a decimal string.
+const coord = (bytes: Uint8Array, offset: number) => ((readLE(bytes, offset) * R_INV_Q) % Q).toString();
+const g1At = (b: Uint8Array, o: number) => {
+  const x = coord(b, o);
+  const y = coord(b, o + 32);
+  return x === '0' && y === '0' ? ['0', '1', '0'] : [x, y, '1'];
+};
+const g2At = (b: Uint8Array, o: number) => [
+  [coord(b, o), coord(b, o + 32)],
+  [coord(b, o + 64), coord(b, o + 96)],
+  ['1', '0'],
+];
+
+/** The snarkjs verification_key.json of a Groth16 zkey (same content as `snarkjs zkey export verificationkey`). */
+export async function verificationKeyFromZkey(zkey: Uint8Array): Promise<VerificationKey> {
+  const view = new DataView(zkey.buffer, zkey.byteOffset, zkey.byteLength);
+  const sections = new Map<number, { start: number; size: number }>();
+  if (zkey.length < 12 || new TextDecoder().decode(zkey.subarray(0, 4)) !== 'zkey') throw new Error('zkey: bad magic');
+  let pos = 12;
+  while (pos + 12 <= zkey.length) {
+    const id = view.getUint32(pos, true);
+    const size = Number(view.getBigUint64(pos + 4, true));
+    if (pos + 12 + size > zkey.length) throw new Error(`zkey: section ${id} is truncated`);
+    sections.set(id, { start: pos + 12, size });
+    pos += 12 + size;
+  }
+  const header = sections.get(2);
+  const ic = sections.get(3);
+  if (!header || !ic) throw new Error('zkey: missing Groth16 header or IC section');
+  // n8q q n8r r nVars nPublic domainSize alpha1 beta1 beta2 gamma2 delta1 delta2
+  const h = header.start;
+  const nPublic = view.getUint32(h + 4 + 32 + 4 + 32 + 4, true);
+  const pts = h + 4 + 32 + 4 + 32 + 12;
+  if (header.size < pts - h + 64 * 3 + 128 * 3 || ic.size !== (nPublic + 1) * 64) throw new Error('zkey: header size mismatch');
+  const c = await curve();
+  const alpha1 = g1At(zkey, pts);
+  const beta2 = g2At(zkey, pts + 128);
+  const toG1 = (p: string[]) => c.G1.fromObject(p.map(BigInt));
+  const toG2 = (p: string[][]) => c.G2.fromObject(p.map((x) => x.map(BigInt)));
+  const alphabeta = await c.pairing(toG1(alpha1), toG2(beta2));
+  const stringify = (v: unknown): unknown => (Array.isArray(v) ? v.map(stringify) : String(v));
+  return {
+    protocol: 'groth16',
+    curve: 'bn128',
+    nPublic,
+    vk_alpha_1: alpha1,
+    vk_beta_2: beta2,
+    vk_gamma_2: g2At(zkey, pts + 256),
+    vk_delta_2: g2At(zkey, pts + 448),
+    vk_alphabeta_12: stringify(c.Gt.toObject(alphabeta)),
+    IC: Array.from({ length: nPublic + 1 }, (_, i) => g1At(zkey, ic.start + 64 * i)),
+  };
+}
+
+const isDecimal = (v: unknown): v is string => typeof v === 'string' && /^[0-9]{1,78}$/.test(v);
+
+/** Groth16 check e(A,B) = e(alpha,beta)·e(IC(pub),gamma)·e(C,delta); false for any malformed input. */
+export async function verifyProof(vkey: VerificationKey, proof: ProofJson, publicSignals: string[]): Promise<boolean> {
+  try {
+    if (!Array.isArray(publicSignals) || publicSignals.length !== vkey.nPublic || vkey.IC.length !== vkey.nPublic + 1) return false;
+    if (!publicSignals.every((s) => isDecimal(s) && BigInt(s) < R)) return false;
+    const coords = [...proof.pi_a.slice(0, 2), ...proof.pi_c.slice(0, 2), ...proof.pi_b.slice(0, 2).flat()];
+    if (coords.length !== 8 || !coords.every((x) => isDecimal(x) && BigInt(x) < Q)) return false;
+    const c = await curve();
+    const g1 = (p: string[]) => c.G1.fromObject([BigInt(p[0]), BigInt(p[1]), BigInt(p[2] ?? '1')]);
+    const g2 = (p: string[][]) => c.G2.fromObject(p.map((x) => x.map(BigInt)));
+    const a = g1(proof.pi_a);
+    const b = g2(proof.pi_b);
+    const cc = g1(proof.pi_c);
+    if (!c.G1.isValid(a) || !c.G2.isValid(b) || !c.G1.isValid(cc)) return false;
+    let pub = g1(vkey.IC[0]);
+    publicSignals.forEach((s, i) => {
+      pub = c.G1.add(pub, c.G1.timesScalar(g1(vkey.IC[i + 1]), BigInt(s)));
+    });
+    return Boolean(
+      await c.pairingEq(
+        c.G1.neg(a),
+        b,
+        pub,
+        g2(vkey.vk_gamma_2),
+        cc,
+        g2(vkey.vk_delta_2),
+        g1(vkey.vk_alpha_1),
+        g2(vkey.vk_beta_2),
+      ),
+    );
+  } catch {
+    return false;
+  }
+}
