@@ -112,16 +112,14 @@ function bindAsync(
 /** An AbortSignal that fires when the caller cancels or its deadline passes; `done` releases the timers. */
 function callSignal(call: grpc.ServerUnaryCall<unknown, unknown>): { signal: AbortSignal; done(): void } {
   const controller = new AbortController();
-  const onCancelled = () => controller.abort(cancelled('the caller cancelled the request'));
-  call.on('cancelled', onCancelled);
-  let timer: NodeJS.Timeout | undefined;
   const deadline = call.getDeadline();
   const at = deadline instanceof Date ? deadline.getTime() : deadline;
+  const expire = () => controller.abort(deadlineExceeded('the deadline passed before the proof was ready; the work was dropped'));
+  // grpc-js ends a call at its deadline with its own timer and reports that as a cancellation too.
+  const onCancelled = () => (Date.now() >= at ? expire() : controller.abort(cancelled('the caller cancelled the request')));
+  call.on('cancelled', onCancelled);
+  let timer: NodeJS.Timeout | undefined;
   if (Number.isFinite(at)) {
-    const expire = () =>
-      controller.abort(
-        deadlineExceeded('the deadline passed before the proof was ready; the work was dropped'),
-      );
     const remaining = at - Date.now();
     if (remaining <= 0) expire();
     else timer = setTimeout(expire, remaining);
@@ -433,7 +431,13 @@ export async function startProverDaemon(options: ProverDaemonOptions): Promise<P
     for (const skipped of found.skipped) log(`skipping ${skipped.id}: missing ${skipped.missing.join(', ')}`);
     if (found.circuits.length === 0)
       throw new Error(`no complete circuit folder under ${options.circuitsDir}`);
-    for (const files of found.circuits) circuits.set(files.id, await describeCircuit(files));
+    for (const files of found.circuits) {
+      try {
+        circuits.set(files.id, await describeCircuit(files));
+      } catch (error) {
+        throw new Error(`cannot load circuit ${files.id}: ${(error as Error).message}`);
+      }
+    }
     const chosen = await createEngine(engineName);
     engine = chosen;
     for (const circuit of circuits.values()) {
@@ -457,8 +461,12 @@ export async function startProverDaemon(options: ProverDaemonOptions): Promise<P
     stopping = (async () => {
       health.close();
       if (stopOptions.force) {
-        for (const controller of active) controller.abort(unavailable('prover daemon stopped'));
-        server.forceShutdown();
+        // Answer every in-flight call UNAVAILABLE (which clients retry elsewhere) rather than cutting the
+        // connections, which clients see as CANCELLED; cut them only if the answers cannot be sent.
+        for (const controller of active) controller.abort(unavailable('prover daemon stopped; retry on another daemon'));
+        const cut = setTimeout(() => server.forceShutdown(), 2_000);
+        await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+        clearTimeout(cut);
       } else {
         await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
       }

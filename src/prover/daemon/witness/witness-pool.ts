@@ -1,7 +1,7 @@
 // A fixed pool of worker threads computing witnesses, so witness generation (single-threaded wasm)
 // overlaps with the proof running on all cores. Tasks wait in a FIFO; a task whose AbortSignal fires
-// while it waits leaves the queue at once. A task already running cannot be interrupted (the wasm is
-// synchronous); its result is discarded.
+// while it waits leaves the queue at once. The wasm of a running task cannot be interrupted, so when a
+// running task is abandoned its worker is terminated and replaced: the work really stops.
 import { Worker } from 'node:worker_threads';
 import { internal, unavailable, witnessError } from '../errors.ts';
 import type { CircuitInputs } from './inputs.ts';
@@ -36,6 +36,8 @@ export class WitnessPool {
   private readonly waiting: PendingTask[] = [];
   private nextTaskId = 1;
   private closed = false;
+  /** Workers replaced after a crash or an abandoned task. */
+  replacements = 0;
 
   private constructor(private readonly init: WorkerInit) {}
 
@@ -76,6 +78,12 @@ export class WitnessPool {
           reject(new Error(`witness worker failed to start: ${message.fatal}`));
           return;
         }
+        if (this.closed) {
+          // The pool shut down while this replacement was starting.
+          void worker.terminate();
+          resolve();
+          return;
+        }
         worker.on('message', (reply: WorkerReply) => this.finish(entry, reply));
         this.workers.push(entry);
         resolve();
@@ -91,13 +99,21 @@ export class WitnessPool {
 
   /** A worker died (out of memory, a bug): fail its task, replace it, keep serving. */
   private crashed(entry: PoolWorker, error: Error): void {
-    const index = this.workers.indexOf(entry);
-    if (index < 0) return;
-    this.workers.splice(index, 1);
     const task = entry.busy;
-    entry.busy = undefined;
+    if (!this.replace(entry)) return;
     if (task) this.settle(task, () => task.reject(internal(`witness worker crashed: ${error.message}`)));
+  }
+
+  /** Stops a worker (whatever it is computing is dropped) and starts a fresh one in its place. */
+  private replace(entry: PoolWorker): boolean {
+    const index = this.workers.indexOf(entry);
+    if (index < 0) return false;
+    this.workers.splice(index, 1);
+    entry.busy = undefined;
+    void entry.worker.terminate();
+    this.replacements += 1;
     if (!this.closed) this.spawn().catch(() => undefined);
+    return true;
   }
 
   compute(circuit: string, inputs: CircuitInputs, signal?: AbortSignal): Promise<WitnessResult> {
@@ -114,6 +130,8 @@ export class WitnessPool {
         pending.onAbort = () => {
           const at = this.waiting.indexOf(pending);
           if (at >= 0) this.waiting.splice(at, 1);
+          const running = this.workers.find((w) => w.busy === pending);
+          if (running) this.replace(running);
           reject(signal.reason);
         };
         signal.addEventListener('abort', pending.onAbort, { once: true });
