@@ -1,5 +1,5 @@
 // Prometheus metrics, one registry per proxy instance (so several proxies can run in one process).
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 export interface ProxyMetrics {
   registry: Registry;
@@ -9,6 +9,8 @@ export interface ProxyMetrics {
   ledgerOperations: Counter<'kind' | 'outcome'>;
   proofDuration: Histogram;
   rateLimited: Counter<'scope'>;
+  /** Transactions sent to the ledger and not yet decided (confirmed or rejected). */
+  transactionsInFlight: Gauge;
 }
 
 export function createMetrics(): ProxyMetrics {
@@ -45,6 +47,11 @@ export function createMetrics(): ProxyMetrics {
       name: 'pool_proxy_rate_limited_total',
       help: 'Requests refused by a rate limit',
       labelNames: ['scope'],
+      registers: [registry],
+    }),
+    transactionsInFlight: new Gauge({
+      name: 'pool_proxy_transactions_in_flight',
+      help: 'Transactions sent to the ledger and awaiting its decision',
       registers: [registry],
     }),
   };

@@ -164,14 +164,16 @@ export class PoolIndexer {
         this.#apply(event, commitments, nullifiers);
       }
       const changed = page.events.length > 0 || (page.cursor !== '' && page.cursor !== this.#cursor);
-      this.#cursor = page.cursor || this.#cursor;
       const done = page.events.length < 200;
-      this.#ledger = done
-        ? Math.max(this.#ledger, page.latestLedger ?? latest)
-        : Math.max(this.#ledger, (page.events.at(-1)?.ledger ?? 1) - 1);
+      // Listeners first: the cursor and ledger move only once the events are fully handled, so a failed
+      // pass is fetched again (applying events to the trees is idempotent).
       if (commitments.length > 0 || nullifiers.length > 0) {
         for (const listener of this.#listeners) await listener(commitments, nullifiers);
       }
+      this.#cursor = page.cursor || this.#cursor;
+      this.#ledger = done
+        ? Math.max(this.#ledger, page.latestLedger ?? latest)
+        : Math.max(this.#ledger, (page.events.at(-1)?.ledger ?? 1) - 1);
       if (changed) await this.#persist();
       this.#wake();
       if (done) return;
@@ -188,9 +190,12 @@ export class PoolIndexer {
     if (contract === this.#contracts.pool && name === 'new_commitment_event') {
       const commitment = BigInt(scValToNative(event.topic[1] as xdr.ScVal) as bigint);
       const data = scValToNative(event.value) as { encrypted_output: Uint8Array; index: number };
-      const index = this.poolTree.insert(commitment);
-      if (index !== Number(data.index)) {
-        throw new Error(`pool tree out of step: event index ${data.index}, local index ${index}`);
+      const index = Number(data.index);
+      if (index === this.poolTree.nextIndex) this.poolTree.insert(commitment);
+      else if (index > this.poolTree.nextIndex || this.poolTree.leaf(index) !== commitment) {
+        throw new Error(
+          `pool tree out of step: event index ${index}, local next index ${this.poolTree.nextIndex}`,
+        );
       }
       this.#leafIndex.set(commitment, index);
       commitments.push({
@@ -206,14 +211,18 @@ export class PoolIndexer {
       nullifiers.push({ nullifier, txHash: event.txHash });
     } else if (contract === this.#contracts.aspMembership && name === 'LeafAdded') {
       const data = scValToNative(event.value) as { leaf: bigint; index: bigint | number };
-      const index = this.aspTree.insert(BigInt(data.leaf));
-      if (index !== Number(data.index)) throw new Error(`ASP tree out of step at ${data.index}`);
+      const index = Number(data.index);
+      if (index === this.aspTree.nextIndex) this.aspTree.insert(BigInt(data.leaf));
+      else if (index > this.aspTree.nextIndex || this.aspTree.leaf(index) !== BigInt(data.leaf)) {
+        throw new Error(`ASP tree out of step at ${index}`);
+      }
     } else if (contract === this.#contracts.aspNonMembership && name === 'LeafInserted') {
       const data = scValToNative(event.value) as { key: bigint; value: bigint };
-      this.blocklist.insert(BigInt(data.key), BigInt(data.value));
+      if (!this.blocklist.find(BigInt(data.key)).found)
+        this.blocklist.insert(BigInt(data.key), BigInt(data.value));
     } else if (contract === this.#contracts.aspNonMembership && name === 'LeafDeleted') {
       const data = scValToNative(event.value) as { key: bigint };
-      this.blocklist.delete(BigInt(data.key));
+      if (this.blocklist.find(BigInt(data.key)).found) this.blocklist.delete(BigInt(data.key));
     }
   }
 

@@ -19,6 +19,7 @@ import type { EncryptedStore, StoreOp } from '../store/encrypted-store.ts';
 import { KeyedMutex } from '../util/keyed-mutex.ts';
 import type { Logger } from '../util/logger.ts';
 import type { AgentRecord, AgentRegistry } from './agents.ts';
+import { RecoveryKey } from './agent-registration.ts';
 import type { Deployment } from './deployment.ts';
 import type { LedgerClient } from './ledger-client.ts';
 import type { NoteBook, NoteRecord } from './notebook.ts';
@@ -80,9 +81,11 @@ export class PoolService {
   readonly #prepareLock = new KeyedMutex();
   readonly #spendLock = new KeyedMutex();
   readonly #membershipLock = new KeyedMutex();
+  readonly #recovery: RecoveryKey;
 
   constructor(deps: PoolServiceDeps) {
     this.#d = deps;
+    this.#recovery = new RecoveryKey(deps.masterKey);
     deps.indexer.onCommitments((commitments, nullifiers) => this.#onEvents(commitments, nullifiers));
   }
 
@@ -105,7 +108,7 @@ export class PoolService {
     const agent = await this.#d.agents.ensure(agentId, wallet);
     await this.#ensureMembership(agent);
     const crypto = this.crypto(agentId);
-    const proved = await this.#d.prover.prove(crypto, [], [amount, 0n], amount, wallet);
+    const proved = await this.#d.prover.prove(crypto, [], amount, amount, wallet, this.#registration(agent));
     const tx = await this.#d.ledger.prepareInvocation(wallet, this.#d.deployment.contracts.pool, 'transact', [
       proved.args.proof,
       proved.args.extData,
@@ -160,6 +163,7 @@ export class PoolService {
         { type: 'put', key, value: { ...record, state: 'submitting' } },
         ...this.#pendingOps(record.agentId, record.outputs),
       ]);
+      this.#d.metrics.transactionsInFlight.inc();
       try {
         const confirmed = await this.#d.ledger.submitAndConfirm(tx);
         await this.#awaitCredit(record.agentId, confirmed.ledger, record.outputs);
@@ -175,6 +179,8 @@ export class PoolService {
           this.#d.metrics.ledgerOperations.inc({ kind: 'deposit', outcome: 'rejected' });
         }
         throw error;
+      } finally {
+        this.#d.metrics.transactionsInFlight.dec();
       }
     });
   }
@@ -186,7 +192,14 @@ export class PoolService {
     await this.#ensureMembership(agent);
     const operator = this.#d.deployment.operator;
     const { confirmed, proveMs } = await this.#proveAndSend(agentId, () =>
-      this.#d.prover.prove(this.crypto(agentId), [], [amount, 0n], amount, operator.publicKey()),
+      this.#d.prover.prove(
+        this.crypto(agentId),
+        [],
+        amount,
+        amount,
+        operator.publicKey(),
+        this.#registration(agent),
+      ),
     );
     this.#d.metrics.ledgerOperations.inc({ kind: 'operator_deposit', outcome: 'confirmed' });
     return { txHash: confirmed.hash, amount, proveMs };
@@ -210,7 +223,7 @@ export class PoolService {
         let consolidations = 0;
         let inputs = await this.#selectNotes(agentId, amount);
         while (inputs === undefined) {
-          await this.#consolidate(agentId, crypto);
+          await this.#consolidate(agent, crypto);
           consolidations += 1;
           inputs = await this.#selectNotes(agentId, amount);
         }
@@ -222,7 +235,14 @@ export class PoolService {
         );
         const notes = inputs;
         const { confirmed, proveMs } = await this.#proveAndSend(agentId, () =>
-          this.#d.prover.prove(crypto, notes, [total - amount, 0n], -amount, destination),
+          this.#d.prover.prove(
+            crypto,
+            notes,
+            total - amount,
+            -amount,
+            destination,
+            this.#registration(agent),
+          ),
         );
         this.#d.metrics.ledgerOperations.inc({ kind: 'withdraw', outcome: 'confirmed' });
         this.#d.logger.log('info', 'withdrawal confirmed', { txHash: confirmed.hash, consolidations });
@@ -251,7 +271,8 @@ export class PoolService {
   }
 
   /** Merges the agent's two largest notes into one (ext amount 0), so fewer notes cover larger amounts. */
-  async #consolidate(agentId: string, crypto: AgentCrypto): Promise<void> {
+  async #consolidate(agent: AgentRecord, crypto: AgentCrypto): Promise<void> {
+    const agentId = agent.agentId;
     const notes = (await this.#d.notes.unspentNotes(agentId))
       .sort((a, b) => (a.amount > b.amount ? -1 : 1))
       .slice(0, 2);
@@ -266,9 +287,10 @@ export class PoolService {
         this.#d.prover.prove(
           crypto,
           notes,
-          [notes[0].amount + notes[1].amount, 0n],
+          notes[0].amount + notes[1].amount,
           0n,
           this.#d.deployment.operator.publicKey(),
+          this.#registration(agent),
         ),
       );
       this.#d.metrics.ledgerOperations.inc({ kind: 'consolidate', outcome: 'confirmed' });
@@ -301,6 +323,7 @@ export class PoolService {
   async #sendAsOperator(agentId: string, proved: ProvedTransaction) {
     const operator = this.#d.deployment.operator;
     await this.#d.store.batch(this.#pendingOps(agentId, proved.outputs));
+    this.#d.metrics.transactionsInFlight.inc();
     try {
       const confirmed = await this.#d.ledger.invokeAndConfirm(
         operator,
@@ -317,6 +340,8 @@ export class PoolService {
         );
       }
       throw error;
+    } finally {
+      this.#d.metrics.transactionsInFlight.dec();
     }
   }
 
@@ -338,6 +363,14 @@ export class PoolService {
         inputs: [index.commitment],
         outputs: [],
       });
+    }
+    // Registrations first: a recovering proxy learns an agent in the same transaction as its first note.
+    for (const event of commitments) {
+      const registration = this.#recovery.open(event.encryptedOutput);
+      if (registration === undefined || (await this.#d.agents.get(registration.agentId)) !== undefined)
+        continue;
+      await this.#d.agents.ensure(registration.agentId, registration.owner);
+      this.#d.logger.log('info', 'agent recovered from the chain', { ledger: event.ledger });
     }
     for (const event of commitments) {
       const pendingKey = this.#pendingKey(event.commitment);
@@ -361,7 +394,8 @@ export class PoolService {
     for (const agent of await this.#d.agents.all()) {
       const crypto = this.crypto(agent.agentId);
       const plain = decryptNote(event.encryptedOutput, crypto.keys.encryptionSecretKey);
-      if (plain === null || plain.amount === 0n) continue;
+      if (plain === null) continue;
+      if (plain.amount === 0n) return;
       try {
         await this.#creditNote(agent.agentId, { commitment: event.commitment, ...plain }, event, []);
       } catch {
@@ -397,12 +431,11 @@ export class PoolService {
     }
   }
 
-  /** Re-registers agents by id on an empty store; the indexer's rescan then finds their notes on chain. */
-  async recoverAgents(agents: Array<{ agentId: string; owner: string }>): Promise<void> {
-    for (const { agentId, owner } of agents) await this.#d.agents.ensure(agentId, owner);
-  }
-
   // ---- helpers ----
+
+  #registration(agent: AgentRecord): Uint8Array {
+    return this.#recovery.seal({ agentId: agent.agentId, owner: agent.owner });
+  }
 
   async #ensureMembership(agent: AgentRecord): Promise<void> {
     if (agent.membershipLeafIndex !== undefined) return;
@@ -436,8 +469,14 @@ export class PoolService {
   async #awaitCredit(agentId: string, ledger: number, outputs: Array<{ commitment: bigint }>): Promise<void> {
     await this.#d.indexer.waitForLedger(ledger);
     for (const o of outputs) {
-      if (!(await this.#d.notes.hasNote(agentId, o.commitment)))
-        throw new Error(`confirmed note ${o.commitment} was not indexed`);
+      // The indexer credits the note; one more pass covers a poll that raced with this confirmation.
+      if (!(await this.#d.notes.hasNote(agentId, o.commitment))) await this.#d.indexer.sync();
+      if (!(await this.#d.notes.hasNote(agentId, o.commitment))) {
+        throw new ProblemError(
+          'service_unavailable',
+          'the transaction is confirmed but not indexed yet; the balance will follow',
+        );
+      }
     }
   }
 

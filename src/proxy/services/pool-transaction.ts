@@ -1,7 +1,7 @@
 // Builds one `transact` call for an agent: spends up to two of its notes, creates two outputs, proves
 // the statement through the prover daemon, and returns the contract arguments (proof struct, ExtData).
 import { createHmac } from 'node:crypto';
-import { nativeToScVal, xdr } from '@stellar/stellar-sdk';
+import type { xdr } from '@stellar/stellar-sdk';
 import {
   buildTransactionInputs,
   dummyInput,
@@ -17,11 +17,11 @@ import {
   encryptNote,
   extDataToScVal,
   FIELD_MODULUS,
-  fieldToBytes32,
   membershipLeaf,
   commitment as noteCommitment,
   nullifier as noteNullifier,
 } from '../../crypto/index.ts';
+import { poolProofFromSignals, poolProofToScVal } from '../../ledger/pool-args.ts';
 import type { ProverClient } from '../../prover/client.ts';
 import { ProblemError } from '../errors.ts';
 import type { NewNote, NoteRecord } from './notebook.ts';
@@ -53,29 +53,6 @@ export interface ProvedTransaction {
   proveMs: number;
 }
 
-const u256 = (v: bigint) => nativeToScVal(v, { type: 'u256' });
-const entry = (key: string, val: xdr.ScVal) => new xdr.ScMapEntry({ key: xdr.ScVal.scvSymbol(key), val });
-
-function proofScVal(bytes: Uint8Array, publicSignals: bigint[]): xdr.ScVal {
-  const [root, publicAmount, extDataHash, n0, n1, c0, c1, memRoot, , nonMemRoot] = publicSignals;
-  const groth16 = xdr.ScVal.scvMap([
-    entry('a', xdr.ScVal.scvBytes(Buffer.from(bytes.subarray(0, 64)))),
-    entry('b', xdr.ScVal.scvBytes(Buffer.from(bytes.subarray(64, 192)))),
-    entry('c', xdr.ScVal.scvBytes(Buffer.from(bytes.subarray(192, 256)))),
-  ]);
-  return xdr.ScVal.scvMap([
-    entry('asp_membership_root', u256(memRoot)),
-    entry('asp_non_membership_root', u256(nonMemRoot)),
-    entry('ext_data_hash', xdr.ScVal.scvBytes(Buffer.from(fieldToBytes32(extDataHash)))),
-    entry('input_nullifiers', xdr.ScVal.scvVec([u256(n0), u256(n1)])),
-    entry('output_commitment0', u256(c0)),
-    entry('output_commitment1', u256(c1)),
-    entry('proof', groth16),
-    entry('public_amount', u256(publicAmount)),
-    entry('root', u256(root)),
-  ]);
-}
-
 export class PoolTransactionProver {
   readonly #indexer: PoolIndexer;
   readonly #prover: ProverClient;
@@ -90,15 +67,17 @@ export class PoolTransactionProver {
   }
 
   /**
-   * Proves: spend `inputs` (≤ 2 notes of the agent), create `outputs` (2 amounts, to the agent's key),
-   * move `extAmount` in (> 0) or out (< 0, to `recipient`).
+   * Proves: spend `inputs` (≤ 2 notes of the agent), create two outputs to the agent's key (the second
+   * always zero-valued, its encrypted output replaced by the sealed agent `registration`), and move
+   * `extAmount` in (> 0) or out (< 0, to `recipient`).
    */
   async prove(
     agent: AgentCrypto,
     inputs: NoteRecord[],
-    outputAmounts: [bigint, bigint],
+    amount: bigint,
     extAmount: bigint,
     recipient: string,
+    registration: Uint8Array,
   ): Promise<ProvedTransaction> {
     if (inputs.length > POLICY_CIRCUIT.nIns) throw new Error('at most two notes per proof');
     const tree = this.#indexer.poolTree;
@@ -122,8 +101,8 @@ export class PoolTransactionProver {
       POLICY_CIRCUIT.smtLevels,
     );
 
-    const outputs = outputAmounts.map((amount) => ({
-      amount,
+    const outputs = [amount, 0n].map((value) => ({
+      amount: value,
       publicKey: agent.keys.notePublicKey,
       blinding: randomFieldElement(),
     }));
@@ -131,7 +110,7 @@ export class PoolTransactionProver {
       recipient,
       extAmount,
       encryptedOutput0: encryptNote(outputs[0], agent.keys.encryptionPublicKey),
-      encryptedOutput1: encryptNote(outputs[1], agent.keys.encryptionPublicKey),
+      encryptedOutput1: registration,
     };
     const prepared = buildTransactionInputs({
       root: tree.root,
@@ -159,7 +138,10 @@ export class PoolTransactionProver {
       );
     }
     return {
-      args: { proof: proofScVal(proof, prepared.publicSignals), extData: extDataToScVal(extData) },
+      args: {
+        proof: poolProofToScVal(poolProofFromSignals(proof, prepared.publicSignals)),
+        extData: extDataToScVal(extData),
+      },
       outputs: outputs
         .map((o, i) => ({ commitment: prepared.commitments[i], amount: o.amount, blinding: o.blinding }))
         .filter((o) => o.amount > 0n),

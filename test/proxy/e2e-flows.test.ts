@@ -1,0 +1,624 @@
+// End-to-end: the real sandbox ledger, the real prover daemon (native engine) and the proxy.
+// Serial on purpose: every flow proves and settles on one ledger, and the machine has two cores.
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { join } from 'node:path';
+import {
+  Address,
+  Keypair,
+  nativeToScVal,
+  rpc,
+  type Transaction,
+  TransactionBuilder,
+} from '@stellar/stellar-sdk';
+import { LedgerClient } from '../../src/proxy/services/ledger-client.ts';
+import { getJson, postJson, type RawResponse } from './helpers/http.ts';
+import { type Stack, startStack, USDC } from './helpers/stack.ts';
+
+let stack: Stack;
+let ledger: LedgerClient;
+test.before(async () => {
+  stack = await startStack();
+  ledger = new LedgerClient({
+    rpcUrl: stack.sandbox.rpcUrl,
+    networkPassphrase: stack.config.ledger.networkPassphrase,
+    baseFee: 100,
+    txTimeoutSeconds: 60,
+    confirmTimeoutMs: 30_000,
+  });
+});
+test.after.always(async () => {
+  await stack?.close();
+});
+
+const url = (path: string) => `${stack.proxy.url}${path}`;
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+const poolBalance = () => stack.usdcBalance(stack.sandbox.info.contracts.pool);
+
+interface Wallet {
+  kp: Keypair;
+  token: string;
+}
+
+async function newWallet(usdc = 100): Promise<Wallet> {
+  const kp = Keypair.random();
+  await stack.fund(kp.publicKey(), usdc);
+  return { kp, token: await stack.login(kp) };
+}
+
+async function balance(wallet: Wallet, agentId = wallet.kp.publicKey()): Promise<string> {
+  const res = await getJson(url(`/api/balance/${agentId}`), bearer(wallet.token));
+  if (res.status !== 200) throw new Error(`balance: ${res.text}`);
+  return res.json.balance;
+}
+
+async function prepare(wallet: Wallet, amount: string, agentId?: string): Promise<RawResponse> {
+  return postJson(
+    url('/api/deposit/prepare'),
+    { amount, publicKey: wallet.kp.publicKey(), ...(agentId ? { agentId } : {}) },
+    bearer(wallet.token),
+  );
+}
+
+function signPrepared(xdrText: string, signer: Keypair): string {
+  const tx = TransactionBuilder.fromXDR(xdrText, stack.config.ledger.networkPassphrase);
+  tx.sign(signer);
+  return tx.toXDR();
+}
+
+async function deposit(wallet: Wallet, amount: string, agentId?: string): Promise<RawResponse> {
+  const prepared = await prepare(wallet, amount, agentId);
+  if (prepared.status !== 200) throw new Error(`prepare: ${prepared.text}`);
+  return postJson(
+    url('/api/deposit/submit'),
+    {
+      prepareId: prepared.json.prepareId,
+      signedTransactionXDR: signPrepared(prepared.json.transactionXDR, wallet.kp),
+    },
+    bearer(wallet.token),
+  );
+}
+
+async function withdraw(
+  wallet: Wallet,
+  amount: string,
+  destination: string,
+  agentId?: string,
+): Promise<RawResponse> {
+  return postJson(
+    url('/api/withdraw'),
+    { amount, destination, ...(agentId ? { agentId } : {}) },
+    bearer(wallet.token),
+  );
+}
+
+test.serial(
+  'wallet deposit: confirmed with a real txHash; pool USDC rises; balance rises only after confirmation',
+  async (t) => {
+    const wallet = await newWallet(100);
+    const poolBefore = await poolBalance();
+    const prepared = await prepare(wallet, '12.3456789');
+    t.is(prepared.status, 200, prepared.text);
+    t.regex(prepared.json.prepareId, /^[0-9a-f-]{36}$/);
+    t.is(await balance(wallet), '0.0000000', 'nothing credited at prepare');
+    t.is(await poolBalance(), poolBefore, 'nothing moved at prepare');
+
+    const submitted = await postJson(
+      url('/api/deposit/submit'),
+      {
+        prepareId: prepared.json.prepareId,
+        signedTransactionXDR: signPrepared(prepared.json.transactionXDR, wallet.kp),
+      },
+      bearer(wallet.token),
+    );
+    t.is(submitted.status, 200, submitted.text);
+    t.is(submitted.json.status, 'confirmed');
+    t.is(submitted.json.amount, '12.3456789');
+    t.true(
+      submitted.json.zkProof.generated && submitted.json.zkProof.onChain && submitted.json.zkProof.timeMs > 0,
+    );
+    const onChain = await stack.server.getTransaction(submitted.json.txHash);
+    t.is(onChain.status, rpc.Api.GetTransactionStatus.SUCCESS);
+    t.is(await poolBalance(), poolBefore + 123_456_789n);
+    t.is(await stack.usdcBalance(wallet.kp.publicKey()), 100n * USDC - 123_456_789n);
+    t.is(await balance(wallet), '12.3456789');
+
+    const replay = await postJson(
+      url('/api/deposit/submit'),
+      {
+        prepareId: prepared.json.prepareId,
+        signedTransactionXDR: signPrepared(prepared.json.transactionXDR, wallet.kp),
+      },
+      bearer(wallet.token),
+    );
+    t.is(replay.status, 400, 'a prepareId is single-use');
+    t.regex(replay.json.detail, /already used/);
+    t.is(await balance(wallet), '12.3456789');
+  },
+);
+
+test.serial(
+  'wallet deposit refusals credit nothing: changed envelope, wrong signer, other wallet, reverted on the ledger',
+  async (t) => {
+    const wallet = await newWallet(50);
+    const other = await newWallet(10);
+    const poolBefore = await poolBalance();
+
+    const first = await prepare(wallet, '5');
+    const second = await prepare(wallet, '7');
+    t.is(first.status, 200, first.text);
+    // The envelope of another prepared deposit (different amount and proof) under this prepareId.
+    const swapped = await postJson(
+      url('/api/deposit/submit'),
+      {
+        prepareId: first.json.prepareId,
+        signedTransactionXDR: signPrepared(second.json.transactionXDR, wallet.kp),
+      },
+      bearer(wallet.token),
+    );
+    t.is(swapped.status, 422);
+    t.is(swapped.json.code, 'prepare_mismatch');
+    // Same operations, higher fee.
+    const tx = TransactionBuilder.fromXDR(
+      first.json.transactionXDR,
+      stack.config.ledger.networkPassphrase,
+    ) as Transaction;
+    const bumped = TransactionBuilder.cloneFrom(tx, { fee: String(Number(tx.fee) + 1000) }).build();
+    bumped.sign(wallet.kp);
+    const changedFee = await postJson(
+      url('/api/deposit/submit'),
+      { prepareId: first.json.prepareId, signedTransactionXDR: bumped.toXDR() },
+      bearer(wallet.token),
+    );
+    t.is(changedFee.status, 422);
+    // Signed by another key.
+    const wrongSigner = await postJson(
+      url('/api/deposit/submit'),
+      {
+        prepareId: first.json.prepareId,
+        signedTransactionXDR: signPrepared(first.json.transactionXDR, other.kp),
+      },
+      bearer(wallet.token),
+    );
+    t.is(wrongSigner.status, 422);
+    t.regex(wrongSigner.json.detail, /signature/);
+    // Another wallet using this wallet's prepareId.
+    const foreign = await postJson(
+      url('/api/deposit/submit'),
+      {
+        prepareId: first.json.prepareId,
+        signedTransactionXDR: signPrepared(first.json.transactionXDR, wallet.kp),
+      },
+      bearer(other.token),
+    );
+    t.is(foreign.status, 403);
+    // Unknown prepareId.
+    const unknown = await postJson(
+      url('/api/deposit/submit'),
+      {
+        prepareId: '00000000-0000-4000-8000-000000000000',
+        signedTransactionXDR: signPrepared(first.json.transactionXDR, wallet.kp),
+      },
+      bearer(wallet.token),
+    );
+    t.is(unknown.status, 404);
+    t.is(await balance(wallet), '0.0000000');
+    t.is(await poolBalance(), poolBefore);
+
+    // Reverted on the ledger: the wallet spends its USDC elsewhere between prepare and submit.
+    const drained = await prepare(wallet, '40');
+    t.is(drained.status, 200, drained.text);
+    const sink = Keypair.random().publicKey();
+    await stack.fund(sink, 0);
+    await ledger.invokeAndConfirm(wallet.kp, stack.sandbox.info.contracts.token, 'transfer', [
+      new Address(wallet.kp.publicKey()).toScVal(),
+      new Address(sink).toScVal(),
+      nativeToScVal(45n * USDC, { type: 'i128' }),
+    ]);
+    const reverted = await postJson(
+      url('/api/deposit/submit'),
+      {
+        prepareId: drained.json.prepareId,
+        signedTransactionXDR: signPrepared(drained.json.transactionXDR, wallet.kp),
+      },
+      bearer(wallet.token),
+    );
+    t.is(reverted.status, 422, reverted.text);
+    t.is(reverted.json.code, 'ledger_rejected');
+    t.is(await balance(wallet), '0.0000000');
+    t.is(await poolBalance(), poolBefore);
+    t.is(await stack.usdcBalance(wallet.kp.publicKey()), 5n * USDC);
+  },
+);
+
+test.serial('an expired prepareId is refused and credits nothing', async (t) => {
+  const { proxy } = await stack.startProxy({
+    POOL_PROXY_PREPARE_TTL_SECONDS: '10',
+    POOL_PROXY_DATA_DIR: join(stack.env.POOL_PROXY_DATA_DIR!, 'short-ttl'),
+  });
+  try {
+    const kp = Keypair.random();
+    await stack.fund(kp.publicKey(), 10);
+    const token = await stack.login(kp, proxy.url);
+    const prepared = await postJson(
+      `${proxy.url}/api/deposit/prepare`,
+      { amount: '1', publicKey: kp.publicKey() },
+      bearer(token),
+    );
+    t.is(prepared.status, 200, prepared.text);
+    const expiresAt = Date.parse(prepared.json.expiresAt);
+    await new Promise((r) => setTimeout(r, Math.max(0, expiresAt - Date.now()) + 500));
+    const late = await postJson(
+      `${proxy.url}/api/deposit/submit`,
+      {
+        prepareId: prepared.json.prepareId,
+        signedTransactionXDR: signPrepared(prepared.json.transactionXDR, kp),
+      },
+      bearer(token),
+    );
+    t.is(late.status, 410);
+    t.is(late.json.code, 'prepare_expired');
+    const read = await getJson(`${proxy.url}/api/balance/${kp.publicKey()}`, bearer(token));
+    t.is(read.json.balance, '0.0000000');
+  } finally {
+    await proxy.close();
+  }
+});
+
+test.serial('operator deposit works from loopback; a spoofed X-Forwarded-For changes nothing', async (t) => {
+  const poolBefore = await poolBalance();
+  const res = await postJson(
+    url('/api/deposit'),
+    { agentId: 'mcp-agent-7', amount: '2.5' },
+    { 'x-forwarded-for': '203.0.113.9' },
+  );
+  t.is(res.status, 200, res.text);
+  t.is(res.json.status, 'confirmed');
+  t.regex(res.json.txHash, /^[0-9a-f]{64}$/);
+  t.is(await poolBalance(), poolBefore + 25_000_000n);
+});
+
+test.serial('operator deposit from a non-loopback address is refused (socket address decides)', async (t) => {
+  const { proxy, config } = await stack.startProxy({
+    POOL_PROXY_HOST: '0.0.0.0',
+    POOL_PROXY_DATA_DIR: join(stack.env.POOL_PROXY_DATA_DIR!, 'public'),
+  });
+  try {
+    const port = new URL(proxy.url).port;
+    const external = Object.values((await import('node:os')).networkInterfaces())
+      .flat()
+      .find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
+    if (external === undefined) {
+      t.pass('no non-loopback interface on this machine');
+      return;
+    }
+    const res = await postJson(
+      `http://${external}:${port}/api/deposit`,
+      { agentId: 'remote', amount: '1' },
+      { 'x-forwarded-for': '127.0.0.1' },
+    );
+    t.is(res.status, 403);
+    t.is(res.json.code, 'forbidden');
+    t.is(config.host, '0.0.0.0');
+  } finally {
+    await proxy.close();
+  }
+});
+
+test.serial(
+  'withdraw: destination receives USDC, notes spent, change kept, balance falls only after confirmation',
+  async (t) => {
+    const wallet = await newWallet(100);
+    t.is((await deposit(wallet, '20')).status, 200);
+    const destination = Keypair.random().publicKey();
+    await stack.fund(destination, 0);
+    const poolBefore = await poolBalance();
+    const res = await withdraw(wallet, '7.25', destination);
+    t.is(res.status, 200, res.text);
+    t.is(res.json.status, 'confirmed');
+    t.is(res.json.amount, '7.2500000');
+    t.is(res.json.destination, destination);
+    t.is((await stack.server.getTransaction(res.json.txHash)).status, rpc.Api.GetTransactionStatus.SUCCESS);
+    t.is(await stack.usdcBalance(destination), 72_500_000n);
+    t.is(await poolBalance(), poolBefore - 72_500_000n);
+    t.is(await balance(wallet), '12.7500000');
+    // The change note is spendable: withdraw it all.
+    const rest = await withdraw(wallet, '12.75', destination);
+    t.is(rest.status, 200, rest.text);
+    t.is(await balance(wallet), '0.0000000');
+    t.is(await stack.usdcBalance(destination), 200_000_000n);
+  },
+);
+
+test.serial('insufficient balance → insufficient_balance and nothing changes', async (t) => {
+  const wallet = await newWallet(10);
+  t.is((await deposit(wallet, '3')).status, 200);
+  const destination = Keypair.random().publicKey();
+  await stack.fund(destination, 0);
+  const poolBefore = await poolBalance();
+  const res = await withdraw(wallet, '3.0000001', destination);
+  t.is(res.status, 409);
+  t.is(res.json.code, 'insufficient_balance');
+  t.is(await balance(wallet), '3.0000000');
+  t.is(await poolBalance(), poolBefore);
+  t.is(await stack.usdcBalance(destination), 0n);
+  // An agent that never deposited.
+  const none = await withdraw(wallet, '1', destination, 'never-used-agent');
+  t.is(none.status, 409);
+});
+
+test.serial('10 concurrent withdrawals against one balance never overdraw', async (t) => {
+  const wallet = await newWallet(10);
+  t.is((await deposit(wallet, '5')).status, 200);
+  const destination = Keypair.random().publicKey();
+  await stack.fund(destination, 0);
+  const results = await Promise.all(Array.from({ length: 10 }, () => withdraw(wallet, '2', destination)));
+  const ok = results.filter((r) => r.status === 200);
+  const refused = results.filter((r) => r.status === 409);
+  t.is(ok.length, 2, results.map((r) => r.status).join(','));
+  t.is(refused.length, 8);
+  t.true(refused.every((r) => r.json.code === 'insufficient_balance'));
+  t.is(await stack.usdcBalance(destination), 40_000_000n);
+  t.is(await balance(wallet), '1.0000000');
+});
+
+test.serial('a withdrawal that needs more than two notes consolidates first', async (t) => {
+  const wallet = await newWallet(20);
+  for (const amount of ['1', '2', '3']) t.is((await deposit(wallet, amount)).status, 200);
+  t.is(await balance(wallet), '6.0000000');
+  const destination = Keypair.random().publicKey();
+  await stack.fund(destination, 0);
+  const metricsBefore = (await getJson(url('/metrics'))).text;
+  const res = await withdraw(wallet, '5.5', destination);
+  t.is(res.status, 200, res.text);
+  t.is(await stack.usdcBalance(destination), 55_000_000n);
+  t.is(await balance(wallet), '0.5000000');
+  const count = (text: string) =>
+    Number(
+      /pool_proxy_ledger_operations_total\{kind="consolidate",outcome="confirmed"\} (\d+)/.exec(text)?.[1] ??
+        0,
+    );
+  t.is(count((await getJson(url('/metrics'))).text) - count(metricsBefore), 1);
+});
+
+test.serial("a wallet cannot read, fund or spend another wallet's agent (403)", async (t) => {
+  const alice = await newWallet(10);
+  const bob = await newWallet(10);
+  t.is((await deposit(alice, '1', 'alice-bot')).status, 200);
+  t.is(await balance(alice, 'alice-bot'), '1.0000000');
+  const read = await getJson(url('/api/balance/alice-bot'), bearer(bob.token));
+  t.is(read.status, 403);
+  t.is(read.json.code, 'forbidden');
+  t.is(read.json.balance, undefined);
+  t.is((await prepare(bob, '1', 'alice-bot')).status, 403);
+  const spend = await withdraw(bob, '1', bob.kp.publicKey(), 'alice-bot');
+  t.is(spend.status, 403);
+  // publicKey in the prepare body must be the token's wallet.
+  const spoofed = await postJson(
+    url('/api/deposit/prepare'),
+    { amount: '1', publicKey: alice.kp.publicKey() },
+    bearer(bob.token),
+  );
+  t.is(spoofed.status, 403);
+  t.is(await balance(alice, 'alice-bot'), '1.0000000');
+});
+
+test.serial('pool stats and info are public and hold aggregates only', async (t) => {
+  const stats = await getJson(url('/api/pool/stats'));
+  t.is(stats.status, 200);
+  t.deepEqual(Object.keys(stats.json).sort(), [
+    'activeAgents',
+    'recentBatches',
+    'servicesUsed',
+    'totalTransactions',
+  ]);
+  t.true(stats.json.activeAgents >= 5);
+  t.true(stats.json.totalTransactions >= 10);
+  t.false(stats.text.includes('alice-bot'));
+  t.false(/G[A-Z2-7]{55}/.test(stats.text), 'no account addresses');
+  const info = await getJson(url('/api/pool/info'));
+  t.is(info.status, 200);
+  t.is(info.json.contracts.pool, stack.sandbox.info.contracts.pool);
+  t.is(info.json.networkPassphrase, 'Standalone Network ; February 2017');
+  t.is(info.json.circuitId, 'policy_tx_2_2');
+});
+
+test.serial('every money endpoint refuses bad input with a clear 4xx', async (t) => {
+  const wallet = await newWallet(1);
+  const auth = bearer(wallet.token);
+  const good = Keypair.random().publicKey();
+  const badChecksum = `${good.slice(0, -1)}${good.endsWith('A') ? 'B' : 'A'}`;
+  const endpoints: Array<{ path: string; body: Record<string, unknown>; headers: Record<string, string> }> = [
+    { path: '/api/deposit/prepare', body: { amount: '1', publicKey: wallet.kp.publicKey() }, headers: auth },
+    { path: '/api/deposit', body: { agentId: 'x', amount: '1' }, headers: {} },
+    { path: '/api/withdraw', body: { amount: '1', destination: good }, headers: auth },
+  ];
+  for (const { path, body, headers } of endpoints) {
+    const send = (payload: unknown, extra: Record<string, string> = {}) =>
+      postJson(url(path), payload, { ...headers, ...extra });
+    for (const amount of ['0', '-1', '1e3', '1.00000001', '100000.0000001', ' 1', 1, null]) {
+      const res = await send({ ...body, amount });
+      t.is(res.status, 400, `${path} amount ${JSON.stringify(amount)}`);
+      t.is(res.json.code, 'invalid_request');
+      t.is(res.json.errors[0].path, 'amount');
+    }
+    const unknownField = await send({ ...body, surprise: 1 });
+    t.is(unknownField.status, 400);
+    t.regex(unknownField.json.detail, /unknown field/);
+    const malformed = await send('{"amount": "1",');
+    t.is(malformed.status, 400);
+    const wrongType = await rawPost(path, JSON.stringify(body), { ...headers, 'content-type': 'text/plain' });
+    t.is(wrongType.status, 415);
+    const oversized = await send({ ...body, pad: 'x'.repeat(70_000) });
+    t.is(oversized.status, 413);
+    const missing = await send({});
+    t.is(missing.status, 400);
+  }
+  for (const [field, path, body, headers] of [
+    ['publicKey', '/api/deposit/prepare', { amount: '1', publicKey: badChecksum }, auth],
+    ['destination', '/api/withdraw', { amount: '1', destination: badChecksum }, auth],
+    ['destination', '/api/withdraw', { amount: '1', destination: stack.sandbox.info.contracts.pool }, auth],
+    ['agentId', '/api/deposit', { agentId: 'bad id', amount: '1' }, {}],
+  ] as const) {
+    const res = await postJson(url(path), body, headers);
+    t.is(res.status, 400, `${path} ${field}`);
+    t.is(res.json.errors[0].path, field);
+  }
+  const noToken = await postJson(url('/api/withdraw'), { amount: '1', destination: good });
+  t.is(noToken.status, 401);
+  const submitBad = await postJson(
+    url('/api/deposit/submit'),
+    { prepareId: 'not-a-uuid', signedTransactionXDR: 'AAAA' },
+    auth,
+  );
+  t.is(submitBad.status, 400);
+  const submitGarbage = await postJson(
+    url('/api/deposit/submit'),
+    { prepareId: '00000000-0000-4000-8000-000000000000', signedTransactionXDR: 'AAAAAAAA' },
+    auth,
+  );
+  t.true(submitGarbage.status === 400 || submitGarbage.status === 404);
+});
+
+async function rawPost(path: string, body: string, headers: Record<string, string>): Promise<RawResponse> {
+  const { rawRequest } = await import('./helpers/http.ts');
+  return rawRequest(url(path), { method: 'POST', headers, body });
+}
+
+test.serial(
+  'crash between submit and confirmation: the restarted proxy credits the deposit exactly once',
+  async (t) => {
+    const dataDir = join(stack.env.POOL_PROXY_DATA_DIR!, 'crash');
+    const env = { ...process.env, ...stack.env, POOL_PROXY_DATA_DIR: dataDir };
+    const child = await startChild(env);
+    const kp = Keypair.random();
+    await stack.fund(kp.publicKey(), 10);
+    const token = await stack.login(kp, child.url);
+    const prepared = await postJson(
+      `${child.url}/api/deposit/prepare`,
+      { amount: '4', publicKey: kp.publicKey() },
+      bearer(token),
+    );
+    t.is(prepared.status, 200, prepared.text);
+    const poolBefore = await poolBalance();
+
+    await stack.sandbox.ledger.stop(); // the ledger stops closing: the transaction stays pending
+    const submit = postJson(
+      `${child.url}/api/deposit/submit`,
+      {
+        prepareId: prepared.json.prepareId,
+        signedTransactionXDR: signPrepared(prepared.json.transactionXDR, kp),
+      },
+      bearer(token),
+    ).catch(() => undefined);
+    // Wait until the proxy reports the transaction sent, then kill it before any confirmation.
+    for (;;) {
+      const metrics = await getJson(`${child.url}/metrics`);
+      if (/pool_proxy_transactions_in_flight 1/.test(metrics.text)) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    child.kill();
+    await submit;
+    stack.sandbox.ledger.start(250);
+    const hash = TransactionBuilder.fromXDR(
+      signPrepared(prepared.json.transactionXDR, kp),
+      stack.config.ledger.networkPassphrase,
+    ).hash();
+    await ledger.waitFor(Buffer.from(hash).toString('hex'));
+    t.is(await poolBalance(), poolBefore + 4n * USDC);
+
+    for (let restart = 0; restart < 2; restart++) {
+      const again = await startChild(env);
+      try {
+        const tokenAgain = await stack.login(kp, again.url);
+        const read = await getJson(`${again.url}/api/balance/${kp.publicKey()}`, bearer(tokenAgain));
+        t.is(read.json.balance, '4.0000000', `restart ${restart}`);
+      } finally {
+        again.kill();
+      }
+    }
+  },
+);
+
+test.serial(
+  'recovery: an empty store with the master key rebuilds every agent, its notes and balance from the chain',
+  async (t) => {
+    const alice = await newWallet(10);
+    t.is((await deposit(alice, '3', 'alice-recovery')).status, 200);
+    const destination = Keypair.random().publicKey();
+    await stack.fund(destination, 0);
+    t.is((await withdraw(alice, '1', destination, 'alice-recovery')).status, 200);
+    t.is((await postJson(url('/api/deposit'), { agentId: 'mcp-recovery', amount: '1.5' })).status, 200);
+    const bob = await newWallet(1);
+
+    const { proxy } = await stack.startProxy({
+      POOL_PROXY_DATA_DIR: join(stack.env.POOL_PROXY_DATA_DIR!, 'recovered'),
+    });
+    try {
+      const aliceToken = await stack.login(alice.kp, proxy.url);
+      const read = await getJson(`${proxy.url}/api/balance/alice-recovery`, bearer(aliceToken));
+      t.is(read.status, 200, read.text);
+      t.is(read.json.balance, '2.0000000');
+      const bobToken = await stack.login(bob.kp, proxy.url);
+      t.is(
+        (await getJson(`${proxy.url}/api/balance/alice-recovery`, bearer(bobToken))).status,
+        403,
+        'ownership recovered too',
+      );
+      // The recovered notes are spendable, and the operator agent's deposit is there.
+      const spend = await postJson(
+        `${proxy.url}/api/withdraw`,
+        { amount: '2', destination, agentId: 'alice-recovery' },
+        bearer(aliceToken),
+      );
+      t.is(spend.status, 200, spend.text);
+      t.is(await stack.usdcBalance(destination), 30_000_000n);
+      const stats = await getJson(`${proxy.url}/api/pool/stats`);
+      t.true(stats.json.activeAgents >= 2);
+    } finally {
+      await proxy.close();
+    }
+  },
+);
+
+test.serial('the raw LevelDB files hold no agent id, wallet address or amount in plaintext', async (t) => {
+  const wallet = await newWallet(10);
+  t.is((await deposit(wallet, '6.4321987', 'plaintext-probe-agent')).status, 200);
+  const storeDir = stack.config.storeDir;
+  const blob = Buffer.concat(
+    readdirSync(storeDir)
+      .map((f) => join(storeDir, f))
+      .filter((f) => statSync(f).isFile())
+      .map((f) => readFileSync(f)),
+  );
+  t.true(blob.length > 10_000);
+  for (const needle of [
+    'plaintext-probe-agent',
+    wallet.kp.publicKey(),
+    '6.4321987',
+    '64321987',
+    'mcp-agent-7',
+    'alice-bot',
+  ]) {
+    t.is(blob.indexOf(Buffer.from(needle)), -1, needle);
+  }
+});
+
+async function startChild(env: NodeJS.ProcessEnv): Promise<{ url: string; kill: () => void }> {
+  const child = spawn(
+    process.execPath,
+    ['--import=tsx', join(import.meta.dirname, 'helpers', 'proxy-child.ts')],
+    {
+      env,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  const lines = createInterface({ input: child.stdout! });
+  const url = await new Promise<string>((resolve, reject) => {
+    lines.once('line', (line) => resolve(JSON.parse(line).url));
+    child.once('exit', (code) => reject(new Error(`proxy child exited with ${code}`)));
+  });
+  return { url, kill: () => child.kill('SIGKILL') };
+}
