@@ -3,11 +3,13 @@ import { Command } from 'commander';
 import { registerStart } from './commands/start.ts';
 import { registerSandbox } from './commands/sandbox.ts';
 import { registerKeys } from './commands/keys.ts';
+import { registerProver } from './commands/prover.ts';
 import { VERSION } from '../version.ts';
 
 const program = new Command('pool-proxy').description('Privacy Pool Proxy: shielded USDC on Stellar').version(VERSION);
 registerStart(program);
 registerSandbox(program);
 registerKeys(program);
+registerProver(program);
 
 await program.parseAsync(process.argv);

@@ -456,20 +456,25 @@ export async function startProverDaemon(options: ProverDaemonOptions): Promise<P
   // A load failure is reported through `ready`; keep it from also surfacing as an unhandled rejection.
   ready.catch(() => undefined);
 
+  /** Answers every in-flight call UNAVAILABLE (clients retry those on another daemon). */
+  const abandonInFlight = () => {
+    for (const controller of active) controller.abort(unavailable('prover daemon stopped; retry on another daemon'));
+  };
+
   const stop = (stopOptions: { force?: boolean } = {}): Promise<void> => {
-    if (stopping) return stopping;
+    if (stopping) {
+      // A forced stop during a graceful drain ends the drain.
+      if (stopOptions.force) abandonInFlight();
+      return stopping;
+    }
     stopping = (async () => {
       health.close();
-      if (stopOptions.force) {
-        // Answer every in-flight call UNAVAILABLE (which clients retry elsewhere) rather than cutting the
-        // connections, which clients see as CANCELLED; cut them only if the answers cannot be sent.
-        for (const controller of active) controller.abort(unavailable('prover daemon stopped; retry on another daemon'));
-        const cut = setTimeout(() => server.forceShutdown(), 2_000);
-        await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
-        clearTimeout(cut);
-      } else {
-        await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
-      }
+      if (stopOptions.force) abandonInFlight();
+      // Graceful: no new calls; admitted ones finish. After a force, the calls end as soon as their
+      // UNAVAILABLE answers are sent; connections are cut only if that does not happen.
+      const cut = stopOptions.force ? setTimeout(() => server.forceShutdown(), 2_000) : undefined;
+      await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+      clearTimeout(cut);
       await ready.catch(() => undefined);
       await pool?.close();
       await engine?.close();
