@@ -11,21 +11,6 @@ export const POLICY_CIRCUIT = {
   smtLevels: 10,
 } as const;
 
-/** Public inputs in snarkjs order (circom orders them by declaration in the main template). */
-export const POLICY_PUBLIC_SIGNALS = [
-  'root',
-  'publicAmount',
-  'extDataHash',
-  'inputNullifier[0]',
-  'inputNullifier[1]',
-  'outputCommitment[0]',
-  'outputCommitment[1]',
-  'membershipRoots[0]',
-  'membershipRoots[1]',
-  'nonMembershipRoots[0]',
-  'nonMembershipRoots[1]',
-] as const;
-
 export const DEFAULT_CIRCUITS_DIR = fileURLToPath(new URL('../../build/circuits', import.meta.url));
 
 export interface CircuitArtifacts {
