@@ -1,6 +1,7 @@
-// Readers for the iden3 binary container shared by .r1cs, .zkey and .wtns: a magic, a version and a table
-// of (section id, size) pairs. Only the small header sections are read, by id, with positional reads, so
-// describing a circuit never loads its (possibly large) proving key into memory.
+// Readers for the iden3 binary container of .zkey and .wtns files (the .r1cs header reader lives in
+// src/circuit/r1cs.ts): a magic, a version and a table of (section id, size) pairs. Only the small header
+// sections are read, by id, with positional reads, so describing a circuit never loads its (possibly
+// large) proving key into memory.
 import { type FileHandle, open } from 'node:fs/promises';
 
 /** BN254 scalar field modulus r: every circuit this daemon serves is over this field. */
@@ -53,40 +54,6 @@ function readFieldPrime(buffer: Buffer, offset: number, n8: number): bigint {
   let value = 0n;
   for (let i = n8 - 1; i >= 0; i--) value = (value << 8n) | BigInt(buffer[offset + i]);
   return value;
-}
-
-export interface R1csHeader {
-  prime: bigint;
-  wires: number;
-  publicOutputs: number;
-  publicInputs: number;
-  privateInputs: number;
-  constraints: number;
-}
-
-export async function readR1csHeader(path: string): Promise<R1csHeader> {
-  const file = await open(path, 'r');
-  try {
-    const sections = await readSectionTable(file, 'r1cs');
-    const header = await readSection(file, sections, 1, 4096);
-    const n8 = header.readUInt32LE(0);
-    let at = 4 + n8;
-    const field = (): number => {
-      const value = header.readUInt32LE(at);
-      at += 4;
-      return value;
-    };
-    const prime = readFieldPrime(header, 4, n8);
-    const wires = field();
-    const publicOutputs = field();
-    const publicInputs = field();
-    const privateInputs = field();
-    at += 8; // nLabels (u64)
-    const constraints = field();
-    return { prime, wires, publicOutputs, publicInputs, privateInputs, constraints };
-  } finally {
-    await file.close();
-  }
 }
 
 export interface ZkeyHeader {

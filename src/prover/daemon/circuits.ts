@@ -5,7 +5,8 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { access, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BN254_R, readR1csHeader, readZkeyHeader } from './binfile.ts';
+import { readR1csHeader } from '../../circuit/r1cs.ts';
+import { BN254_R, readZkeyHeader } from './binfile.ts';
 
 export interface CircuitFiles {
   id: string;
@@ -87,10 +88,10 @@ export async function describeCircuit(files: CircuitFiles): Promise<CircuitDescr
   const r1cs = await readR1csHeader(files.r1cs);
   const zkey = await readZkeyHeader(files.zkey);
   if (r1cs.prime !== BN254_R || zkey.prime !== BN254_R) throw new Error(`${files.id}: not a BN254 circuit`);
-  const publicSignals = r1cs.publicOutputs + r1cs.publicInputs;
-  if (zkey.nPublic !== publicSignals || zkey.nVars !== r1cs.wires) {
+  const publicSignals = r1cs.nPublicOutputs + r1cs.nPublicInputs;
+  if (zkey.nPublic !== publicSignals || zkey.nVars !== r1cs.nWires) {
     throw new Error(
-      `${files.id}: zkey (${zkey.nVars} vars, ${zkey.nPublic} public) does not match r1cs (${r1cs.wires} wires, ${publicSignals} public)`,
+      `${files.id}: zkey (${zkey.nVars} vars, ${zkey.nPublic} public) does not match r1cs (${r1cs.nWires} wires, ${publicSignals} public)`,
     );
   }
   const verificationKey = JSON.parse(await readFile(files.verificationKey, 'utf8')) as Record<
@@ -106,8 +107,8 @@ export async function describeCircuit(files: CircuitFiles): Promise<CircuitDescr
   return {
     id: files.id,
     files,
-    constraints: r1cs.constraints,
-    wires: r1cs.wires,
+    constraints: r1cs.nConstraints,
+    wires: r1cs.nWires,
     publicSignals,
     zkeySha256: await sha256File(files.zkey),
     developmentKey,
