@@ -161,12 +161,12 @@ function calculatePublicAmount(extAmount: bigint): bigint {
   return extAmount >= 0n ? extAmount : FIELD_MODULUS + extAmount;
 }
 
-function tokenTransfer(env: ContractEnv, from: string, to: string, amount: bigint): void {
-  env.call(getAddr(env, TOKEN), 'transfer', [addr(from), addr(to), i128(amount)]);
+async function tokenTransfer(env: ContractEnv, from: string, to: string, amount: bigint): Promise<void> {
+  await env.call(getAddr(env, TOKEN), 'transfer', [addr(from), addr(to), i128(amount)]);
 }
 
 /** Steps 3.1–3.10 of SPP's transact (after sender auth and the deposit pull). */
-function internalTransact(env: ContractEnv, proof: ProofArgs, ext: ExtDataArgs): void {
+async function internalTransact(env: ContractEnv, proof: ProofArgs, ext: ExtDataArgs): Promise<void> {
   if (!isKnownRoot(env, proof.root))
     throw contractError(PoolError.UnknownRoot, 'root is not in the root history');
   for (const n of proof.nullifiers) {
@@ -180,12 +180,12 @@ function internalTransact(env: ContractEnv, proof: ProofArgs, ext: ExtDataArgs):
   }
   const policy = getU32(env, POLICY);
   if (policy & ALLOWLIST_BIT) {
-    const live = asU256(env.call(getAddr(env, ASP_MEMBERSHIP), 'get_root', []));
+    const live = asU256(await env.call(getAddr(env, ASP_MEMBERSHIP), 'get_root', []));
     if (live !== proof.aspMembershipRoot)
       throw contractError(PoolError.InvalidProof, 'ASP membership root is not current');
   }
   if (policy & BLOCKLIST_BIT) {
-    const live = asU256(env.call(getAddr(env, ASP_NON_MEMBERSHIP), 'get_root', []));
+    const live = asU256(await env.call(getAddr(env, ASP_NON_MEMBERSHIP), 'get_root', []));
     if (live !== proof.aspNonMembershipRoot)
       throw contractError(PoolError.InvalidProof, 'ASP non-membership root is not current');
   }
@@ -202,7 +202,7 @@ function internalTransact(env: ContractEnv, proof: ProofArgs, ext: ExtDataArgs):
   ];
   if (inputs.some((x) => x >= FIELD_MODULUS))
     throw contractError(PoolError.NonCanonicalPublicInput, 'public input ≥ r');
-  const verdict = env.tryCall(getAddr(env, VERIFIER), 'verify', [proof.groth16, vec(inputs.map(u256))]);
+  const verdict = await env.tryCall(getAddr(env, VERIFIER), 'verify', [proof.groth16, vec(inputs.map(u256))]);
   if (!verdict.ok || verdict.value.type !== 'scvBool' || verdict.value.value !== true) {
     throw contractError(PoolError.InvalidProof, 'proof rejected by the verifier');
   }
@@ -210,7 +210,7 @@ function internalTransact(env: ContractEnv, proof: ProofArgs, ext: ExtDataArgs):
     env.persistent.set(nullifierKey(nullifier), bool(true));
     env.emit([sym('new_nullifier_event'), u256(nullifier)], struct({}));
   }
-  if (ext.extAmount < 0n) tokenTransfer(env, env.contractId, ext.recipient, -ext.extAmount);
+  if (ext.extAmount < 0n) await tokenTransfer(env, env.contractId, ext.recipient, -ext.extAmount);
 
   const levels = getU32(env, LEVELS);
   const index = nextIndex(env);
@@ -228,7 +228,7 @@ function internalTransact(env: ContractEnv, proof: ProofArgs, ext: ExtDataArgs):
   });
 }
 
-function transact(env: ContractEnv, args: xdr.ScVal[], disburse: boolean): xdr.ScVal {
+async function transact(env: ContractEnv, args: xdr.ScVal[], disburse: boolean): Promise<xdr.ScVal> {
   expectArgs(args, 3, disburse ? 'disburse' : 'transact');
   const proof = readProof(args[0] as xdr.ScVal);
   const ext = readExtData(args[1] as xdr.ScVal);
@@ -247,9 +247,9 @@ function transact(env: ContractEnv, args: xdr.ScVal[], disburse: boolean): xdr.S
     const max = asU256(env.instance.get(MAX_DEPOSIT) as xdr.ScVal);
     if (ext.extAmount > max)
       throw contractError(PoolError.WrongExtAmount, `deposit above the maximum ${max}`);
-    tokenTransfer(env, sender, env.contractId, ext.extAmount);
+    await tokenTransfer(env, sender, env.contractId, ext.extAmount);
   }
-  internalTransact(env, proof, ext);
+  await internalTransact(env, proof, ext);
   return voidVal();
 }
 

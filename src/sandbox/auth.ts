@@ -3,6 +3,7 @@
 // credentials, or address credentials with an ed25519 signature over the HashIdPreimage, a fresh nonce and
 // an unexpired signature ledger); recording mode (simulation) builds the entries a client must sign.
 import { Address, hash, Keypair, StrKey, scValToNative, xdr } from '@stellar/stellar-sdk';
+import { verifyEd25519 } from './ed25519.ts';
 import { authError, HostError } from './errors.ts';
 import { accountKey, keyId, nonceKey } from './keys.ts';
 import type { Overlay } from './overlay.ts';
@@ -175,8 +176,7 @@ export class AuthManager {
       const sBytes = new Uint8Array(scValToNative(s) as Uint8Array);
       if (pkBytes.length !== 32 || sBytes.length !== 64) throw authError('malformed account signature');
       const signer = StrKey.encodeEd25519PublicKey(pkBytes);
-      if (!Keypair.fromPublicKey(signer).verify(payload, sBytes))
-        throw authError(`bad signature by ${signer}`);
+      if (!verifyEd25519(pkBytes, payload, sBytes)) throw authError(`bad signature by ${signer}`);
       if (signer === address) signedByMaster = true;
     }
     if (!signedByMaster) throw authError(`${address} has not signed the authorization`);

@@ -22,23 +22,24 @@ export interface ContractEnv {
   /** Fails the whole transaction unless `address` authorized this exact invocation. */
   requireAuth(address: string): void;
   /** Cross-contract call; a failure aborts the caller too. */
-  call(contractId: string, fn: string, args: xdr.ScVal[]): xdr.ScVal;
+  call(contractId: string, fn: string, args: xdr.ScVal[]): Promise<xdr.ScVal>;
   /** Cross-contract call whose failure is returned (and whose effects are undone) instead of aborting. */
   tryCall(
     contractId: string,
     fn: string,
     args: xdr.ScVal[],
-  ): { ok: true; value: xdr.ScVal } | { ok: false; error: Error };
+  ): Promise<{ ok: true; value: xdr.ScVal } | { ok: false; error: Error }>;
   emit(topics: xdr.ScVal[], data: xdr.ScVal): void;
 }
 
-export type ContractFunction = (env: ContractEnv, args: xdr.ScVal[]) => xdr.ScVal;
+/** Contract code may await cross-contract calls and host crypto; state access itself is synchronous. */
+export type ContractFunction = (env: ContractEnv, args: xdr.ScVal[]) => xdr.ScVal | Promise<xdr.ScVal>;
 
 export interface ContractDefinition {
   /** stable name; the wasm hash of the instance is derived from it */
   name: string;
   /** constructor run at deployment (like __constructor) */
-  construct?: (env: ContractEnv, args: xdr.ScVal[]) => void;
+  construct?: (env: ContractEnv, args: xdr.ScVal[]) => void | Promise<void>;
   functions: Record<string, ContractFunction>;
 }
 

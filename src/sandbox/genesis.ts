@@ -109,17 +109,17 @@ export async function runGenesis(
     asp_non_membership: contractIdFor(networkId, admin, salt(aspNonMembership.name)),
     pool: contractIdFor(networkId, admin, salt(pool.name)),
   };
-  host.deploy(contracts.token, xdr.ContractExecutable.contractExecutableStellarAsset(), token, [
+  await host.deploy(contracts.token, xdr.ContractExecutable.contractExecutableStellarAsset(), token, [
     addr(admin),
     str('USDC'),
   ]);
-  host.deploy(contracts.verifier, wasm(verifier.name), verifier, [vkey]);
-  host.deploy(contracts.asp_membership, wasm(aspMembership.name), aspMembership, [
+  await host.deploy(contracts.verifier, wasm(verifier.name), verifier, [vkey]);
+  await host.deploy(contracts.asp_membership, wasm(aspMembership.name), aspMembership, [
     addr(admin),
     u32(ASP_MEMBERSHIP_LEVELS),
   ]);
-  host.deploy(contracts.asp_non_membership, wasm(aspNonMembership.name), aspNonMembership, [addr(admin)]);
-  host.deploy(contracts.pool, wasm(pool.name), pool, [
+  await host.deploy(contracts.asp_non_membership, wasm(aspNonMembership.name), aspNonMembership, [addr(admin)]);
+  await host.deploy(contracts.pool, wasm(pool.name), pool, [
     addr(admin),
     addr(contracts.token),
     addr(contracts.verifier),
@@ -129,7 +129,7 @@ export async function runGenesis(
     u32(POOL_LEVELS),
     u32(POLICY_FLAGS),
   ]);
-  host.invoke(contracts.pool, 'set_payout_wallet', [addr(keys.poolWallet.publicKey())]);
+  await host.invoke(contracts.pool, 'set_payout_wallet', [addr(keys.poolWallet.publicKey())]);
 
   const info: SandboxInfo = {
     networkPassphrase: passphrase,

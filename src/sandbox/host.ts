@@ -56,7 +56,7 @@ export class Host {
   constructor(private readonly ctx: HostContext) {}
 
   /** Calls `fn` on `contractId` as the transaction's root invocation (or from another contract). */
-  invoke(contractId: string, fn: string, args: xdr.ScVal[]): xdr.ScVal {
+  async invoke(contractId: string, fn: string, args: xdr.ScVal[]): Promise<xdr.ScVal> {
     if (this.stack.length >= MAX_CALL_DEPTH)
       throw new HostError('Context', 'ExceededLimit', 'call depth exceeded');
     const { def } = this.loadInstance(contractId);
@@ -66,26 +66,26 @@ export class Host {
     }
     this.stack.push({ contractId, fn, args, auth: new Map() });
     try {
-      return impl(this.env(contractId), args);
+      return await impl(this.env(contractId), args);
     } finally {
       this.stack.pop();
     }
   }
 
   /** Creates a contract instance and runs its constructor (genesis deployment). */
-  deploy(
+  async deploy(
     contractId: string,
     executable: xdr.ContractExecutable,
     def: ContractDefinition,
     args: xdr.ScVal[],
-  ): void {
+  ): Promise<void> {
     const key = keyId(instanceKey(contractId));
     if (this.ctx.overlay.get(key))
       throw new HostError('Storage', 'ExistingValue', `contract ${contractId} exists`);
     this.writeInstance(contractId, executable, []);
     this.stack.push({ contractId, fn: '__constructor', args, auth: new Map() });
     try {
-      def.construct?.(this.env(contractId), args);
+      await def.construct?.(this.env(contractId), args);
     } finally {
       this.stack.pop();
     }
@@ -123,11 +123,11 @@ export class Host {
       instance: this.instanceStorage(contractId),
       requireAuth: (address) => this.requireAuth(address),
       call: (id, fn, args) => this.invoke(id, fn, args),
-      tryCall: (id, fn, args) => {
+      tryCall: async (id, fn, args) => {
         const snapshot = this.ctx.overlay.checkpoint();
         const nEvents = this.events.length;
         try {
-          return { ok: true, value: this.invoke(id, fn, args) };
+          return { ok: true, value: await this.invoke(id, fn, args) };
         } catch (error) {
           this.ctx.overlay.restore(snapshot);
           this.events.length = nEvents;

@@ -130,7 +130,7 @@ async function friendbot(ledger: Ledger, q: URLSearchParams): Promise<{ status: 
   if (exists && usdc === 0n) return bad('account already funded; ask for usdc=N to mint test USDC');
   const { token } = readInfo(ledger.store).contracts;
   let sequence = 0;
-  await ledger.runInternal((host, overlay, ledgerSequence) => {
+  await ledger.runInternal(async (host, overlay, ledgerSequence) => {
     sequence = ledgerSequence;
     if (!readAccount(overlay, address)) {
       overlay.put(
@@ -138,7 +138,7 @@ async function friendbot(ledger: Ledger, q: URLSearchParams): Promise<{ status: 
         accountEntryData(address, STARTING_BALANCE, BigInt(ledgerSequence) << 32n),
       );
     }
-    if (usdc > 0n) host.invoke(token, 'mint', [addr(address), i128(usdc)]);
+    if (usdc > 0n) await host.invoke(token, 'mint', [addr(address), i128(usdc)]);
   });
   return {
     status: 200,

@@ -11,6 +11,7 @@ import {
   xdr,
 } from '@stellar/stellar-sdk';
 import { AuthManager } from './auth.ts';
+import { verifyEd25519 } from './ed25519.ts';
 import { HostError } from './errors.ts';
 import { type ContractRegistry, Host } from './host.ts';
 import { accountEntryData, accountKey, keyId, rawBytes } from './keys.ts';
@@ -53,7 +54,7 @@ interface Pending {
 }
 
 /** A privileged change applied at the next close (genesis, friendbot): runs with these addresses pre-authorized. */
-export type InternalJob = (host: Host, overlay: Overlay, ledgerSequence: number) => void;
+export type InternalJob = (host: Host, overlay: Overlay, ledgerSequence: number) => void | Promise<void>;
 
 /** Thrown for requests the RPC must answer with a JSON-RPC "invalid params" error. */
 export class InvalidRequest extends Error {}
@@ -185,7 +186,7 @@ export class Ledger {
         (s, idx) =>
           !used.has(idx) &&
           Buffer.from(rawBytes(s.hint)).equals(Buffer.from(rawBytes(hint))) &&
-          kp.verify(txHash, Buffer.from(rawBytes(s.signature))),
+          verifyEd25519(kp.rawPublicKey(), txHash, rawBytes(s.signature)),
       );
       if (i < 0) return 'txBadAuth';
       used.add(i);
@@ -224,7 +225,7 @@ export class Ledger {
   }
 
   /** Preflight, as Soroban RPC's simulateTransaction. Never changes state. */
-  simulate(envelopeXdr: unknown, authMode: unknown, useUpgradedAuth: unknown): SimulationResult {
+  async simulate(envelopeXdr: unknown, authMode: unknown, useUpgradedAuth: unknown): Promise<SimulationResult> {
     const tx = this.decode(envelopeXdr);
     if (tx.operations.length !== 1 || tx.operations[0]?.type !== 'invokeHostFunction') {
       throw new InvalidRequest('simulation needs exactly one invokeHostFunction operation');
@@ -262,7 +263,7 @@ export class Ledger {
     });
     let retval: xdr.ScVal;
     try {
-      retval = host.invoke(inv.contractId, inv.fn, inv.args);
+      retval = await host.invoke(inv.contractId, inv.fn, inv.args);
     } catch (e) {
       const events = host.events.map((ev) => diagnosticEvent(ev, false).toXdr('base64'));
       return { error: (e as Error).message, events };
@@ -325,11 +326,11 @@ export class Ledger {
         });
       });
     };
-    jobs.forEach(({ job }, i) => {
+    for (const [i, { job }] of jobs.entries()) {
       const overlay = new Overlay(ledgerOverlay);
       const host = this.internalHost(overlay, sequence, closeTime);
       try {
-        job(host, overlay, sequence);
+        await job(host, overlay, sequence);
         overlay.mergeInto(ledgerOverlay);
         // privileged jobs (friendbot mints) have no envelope; their events carry a synthetic hash
         const jobHash = Buffer.from(hash(new TextEncoder().encode(`sandbox-job:${sequence}:${i}`))).toString(
@@ -339,17 +340,23 @@ export class Ledger {
       } catch (e) {
         jobErrors.set(i, e as Error);
       }
-    });
+    }
 
     const pending = this.pending;
     this.pending = [];
     const txs: TxRecord[] = [];
-    pending.forEach((p, i) => {
+    let slice = performance.now();
+    for (const [i, p] of pending.entries()) {
       const order = i + 1;
-      const { record: txRecord, contractEvents } = this.apply(p, ledgerOverlay, sequence, closeTime, order);
+      const { record: txRecord, contractEvents } = await this.apply(p, ledgerOverlay, sequence, closeTime, order);
       txs.push(txRecord);
       record(contractEvents, p.hash, order, 1);
-    });
+      // a big ledger must not stall the RPC: let queued requests run between transactions
+      if (performance.now() - slice > 20) {
+        await new Promise((resolve) => setImmediate(resolve));
+        slice = performance.now();
+      }
+    }
 
     const txSetHash = hash(Buffer.concat(pending.map((p) => Buffer.from(p.hash, 'hex'))));
     const header = ledgerHeader({
@@ -396,13 +403,13 @@ export class Ledger {
     });
   }
 
-  private apply(
+  private async apply(
     p: Pending,
     ledgerOverlay: Overlay,
     sequence: number,
     closeTime: number,
     order: number,
-  ): { record: TxRecord; contractEvents: xdr.ContractEvent[] } {
+  ): Promise<{ record: TxRecord; contractEvents: xdr.ContractEvent[] }> {
     const base = {
       hash: p.hash,
       ledger: sequence,
@@ -455,7 +462,7 @@ export class Ledger {
         ledgerSequence: sequence,
         ledgerTimestamp: BigInt(closeTime),
       });
-      const retval = host.invoke(inv.contractId, inv.fn, inv.args);
+      const retval = await host.invoke(inv.contractId, inv.fn, inv.args);
       overlay.mergeInto(ledgerOverlay);
       const diag = host.events.map((e) => diagnosticEvent(e, true));
       const record: TxRecord = {

@@ -79,7 +79,7 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
     };
   };
 
-  const methods: Record<string, (params: unknown) => unknown> = {
+  const methods: Record<string, (params: unknown) => unknown | Promise<unknown>> = {
     getHealth: () => {
       const m = ledger.latest;
       return {
@@ -144,9 +144,9 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
       }
       return { entries, latestLedger: ledger.latest.sequence };
     },
-    simulateTransaction: (params) => {
+    simulateTransaction: async (params) => {
       const p = objectParams(params, ['transaction']);
-      const result = ledger.simulate(p.transaction, p.authMode, p.useUpgradedAuth);
+      const result = await ledger.simulate(p.transaction, p.authMode, p.useUpgradedAuth);
       return { ...result, latestLedger: ledger.latest.sequence };
     },
     sendTransaction: (params) => {
@@ -179,7 +179,7 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
   };
 
   /** Handles one decoded JSON-RPC request object; returns the response object (or undefined for notifications). */
-  return function handle(req: unknown): Record<string, unknown> | undefined {
+  return async function handle(req: unknown): Promise<Record<string, unknown> | undefined> {
     const id = typeof req === 'object' && req !== null && 'id' in req ? (req as { id: unknown }).id : null;
     const fail = (code: number, message: string) => ({ jsonrpc: '2.0', id, error: { code, message } });
     if (typeof req !== 'object' || req === null || Array.isArray(req) || (req as Params).jsonrpc !== '2.0') {
@@ -190,7 +190,7 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
     const fn = Object.hasOwn(methods, method) ? methods[method] : undefined;
     if (!fn) return fail(RPC_ERRORS.methodNotFound, `method not found: ${method}`);
     try {
-      return { jsonrpc: '2.0', id, result: fn(params) };
+      return { jsonrpc: '2.0', id, result: await fn(params) };
     } catch (e) {
       if (e instanceof RpcError) return fail(e.code, e.message);
       if (e instanceof InvalidRequest) return fail(RPC_ERRORS.invalidParams, e.message);

@@ -5,7 +5,7 @@ import { RPC_ERRORS } from './rpc.ts';
 const MAX_BODY_BYTES = 2 * 1024 * 1024;
 
 export interface HttpHandlers {
-  rpc: (request: unknown) => Record<string, unknown> | undefined;
+  rpc: (request: unknown) => Promise<Record<string, unknown> | undefined>;
   friendbot: (query: URLSearchParams) => Promise<{ status: number; body: unknown }>;
   info: () => unknown;
 }
@@ -63,15 +63,15 @@ async function handleRpc(req: IncomingMessage, res: ServerResponse, rpc: HttpHan
     send(
       res,
       200,
-      parsed.map((r) => rpc(r)).filter((r) => r !== undefined),
+      (await Promise.all(parsed.map((r) => rpc(r)))).filter((r) => r !== undefined),
     );
     return;
   }
-  send(res, 200, rpc(parsed));
+  send(res, 200, await rpc(parsed));
 }
 
 export function createHttpServer(h: HttpHandlers): Server {
-  return createServer((req, res) => {
+  const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://sandbox');
     const route = `${req.method} ${url.pathname.replace(/\/+$/, '') || '/'}`;
     const done = (p: Promise<void>) =>
@@ -84,4 +84,7 @@ export function createHttpServer(h: HttpHandlers): Server {
     else if (route === 'GET /sandbox/info') send(res, 200, h.info());
     else send(res, 404, { error: `no route ${req.method} ${url.pathname}` });
   });
+  // longer than clients' idle-connection reuse, so a busy moment never races a keep-alive close
+  server.keepAliveTimeout = 65_000;
+  return server;
 }
