@@ -128,7 +128,8 @@ export const aspNonMembership: ContractDefinition = {
       const oldKey = field(args[2] as xdr.ScVal, 'not_found_key');
       const oldValue = field(args[3] as xdr.ScVal, 'not_found_value');
       const root = asU256(env.persistent.get(ROOT) as xdr.ScVal);
-      const isOld0 = oldKey === 0n && oldValue === 0n ? 1n : 0n;
+      // an empty slot is reported as not_found_key = key (find_key) or as (0, 0) (circuit inputs)
+      const isOld0 = oldKey === key || (oldKey === 0n && oldValue === 0n) ? 1n : 0n;
       return bool(verifyNonMembership(root, key, { root, siblings, oldKey, oldValue, isOld0 }));
     },
   },
