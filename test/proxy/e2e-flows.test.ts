@@ -278,6 +278,29 @@ test.serial('operator deposit works from loopback; a spoofed X-Forwarded-For cha
   t.is(res.json.status, 'confirmed');
   t.regex(res.json.txHash, /^[0-9a-f]{64}$/);
   t.is(await poolBalance(), poolBefore + 25_000_000n);
+
+  // The local MCP server reads and spends the operator's agents over loopback without a wallet token.
+  const operator = { 'x-pool-operator': 'true' };
+  const read = await getJson(url('/api/balance/mcp-agent-7'), operator);
+  t.is(read.status, 200, read.text);
+  t.is(read.json.balance, '2.5000000');
+  t.is(
+    (await getJson(url('/api/balance/mcp-agent-7'))).status,
+    401,
+    'without the operator header a token is required',
+  );
+  const destination = Keypair.random().publicKey();
+  await stack.fund(destination, 0);
+  const unnamed = await postJson(url('/api/withdraw'), { amount: '1', destination }, operator);
+  t.is(unnamed.status, 400);
+  const spent = await postJson(
+    url('/api/withdraw'),
+    { amount: '1', destination, agentId: 'mcp-agent-7' },
+    operator,
+  );
+  t.is(spent.status, 200, spent.text);
+  t.is(await stack.usdcBalance(destination), 10_000_000n);
+  t.is((await getJson(url('/api/balance/mcp-agent-7'), operator)).json.balance, '1.5000000');
 });
 
 test.serial('operator deposit from a non-loopback address is refused (socket address decides)', async (t) => {
@@ -393,6 +416,12 @@ test.serial("a wallet cannot read, fund or spend another wallet's agent (403)", 
   t.is(read.json.code, 'forbidden');
   t.is(read.json.balance, undefined);
   t.is((await prepare(bob, '1', 'alice-bot')).status, 403);
+  t.is(
+    (await getJson(url('/api/balance/alice-bot'), { 'x-pool-operator': 'true' })).status,
+    403,
+    'not the operator’s',
+  );
+  t.is((await postJson(url('/api/deposit'), { agentId: 'alice-bot', amount: '1' })).status, 403);
   const spend = await withdraw(bob, '1', bob.kp.publicKey(), 'alice-bot');
   t.is(spend.status, 403);
   // publicKey in the prepare body must be the token's wallet.

@@ -5,6 +5,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { z } from 'zod';
 import type { TokenClaims, TokenService } from '../auth/tokens.ts';
+import { OPERATOR_OWNER } from '../domain/agent-id.ts';
 import {
   type FieldIssue,
   PROBLEM_STATUS,
@@ -18,8 +19,15 @@ import type { ProxyMetrics } from './metrics.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { Problem } from './schemas.ts';
 
-/** public: anyone; wallet: Bearer JWT; loopback: callers on this host's loopback interface only. */
-export type Access = 'public' | 'wallet' | 'loopback';
+/**
+ * public: anyone; wallet: Bearer JWT; loopback: callers on this host's loopback interface only;
+ * wallet-or-operator: a Bearer JWT, or — without one — a loopback caller that asks to act as the operator
+ * with `X-Pool-Operator: true` (the local MCP server reads and spends the operator's own agents this way;
+ * the socket address decides, the header only states the intent).
+ */
+export type Access = 'public' | 'wallet' | 'loopback' | 'wallet-or-operator';
+
+export const OPERATOR_HEADER = 'x-pool-operator';
 
 export interface RouteInput<B, Q, P> {
   body: B;
@@ -168,6 +176,14 @@ export class ApiRouter {
       }
       return undefined;
     }
+    if (
+      access === 'wallet-or-operator' &&
+      ctx.get('authorization') === '' &&
+      ctx.get(OPERATOR_HEADER) === 'true' &&
+      isLoopbackAddress(ctx.req.socket.remoteAddress)
+    ) {
+      return { sub: OPERATOR_OWNER, jti: 'loopback', iat: 0, exp: 0 };
+    }
     const claims = await this.#deps.tokens.verify(bearerToken(ctx));
     const decision = this.#deps.tokenLimiter.take(claims.sub);
     if (!decision.allowed) {
@@ -182,7 +198,7 @@ export class ApiRouter {
   #document<B, Q, P, R>(def: RouteDefinition<B, Q, P, R>): void {
     const errorCodes: ProblemCode[] = [...def.errors, 'rate_limited', 'internal_error'];
     if (def.body) errorCodes.push('invalid_request', 'payload_too_large', 'unsupported_media_type');
-    if (def.access === 'wallet') errorCodes.push('unauthorized');
+    if (def.access === 'wallet' || def.access === 'wallet-or-operator') errorCodes.push('unauthorized');
     if (def.access === 'loopback') errorCodes.push('forbidden');
     const byStatus = new Map<number, ProblemCode[]>();
     for (const code of new Set(errorCodes)) {
@@ -204,7 +220,7 @@ export class ApiRouter {
       summary: def.summary,
       description: def.description,
       tags: [def.tag],
-      security: def.access === 'wallet' ? [{ bearerJwt: [] }] : [],
+      security: def.access === 'wallet' || def.access === 'wallet-or-operator' ? [{ bearerJwt: [] }] : [],
       request: {
         ...(def.params ? { params: def.params as never } : {}),
         ...(def.query ? { query: def.query as never } : {}),

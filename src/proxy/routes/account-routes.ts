@@ -17,9 +17,10 @@ export function registerAccountRoutes(
     path: '/api/balance/:agentId',
     summary: "An agent's available private balance",
     description:
-      'Available = confirmed unspent notes − in-flight reservations − unsettled payments. Only the owning wallet may read it.',
+      'Available = confirmed unspent notes − in-flight reservations − unsettled payments. Only the owning wallet may read it; ' +
+      'loopback callers without a token read the operator’s own (MCP) agents.',
     tag: 'account',
-    access: 'wallet',
+    access: 'wallet-or-operator',
     params: BalanceParams,
     response: Balance,
     errors: ['forbidden', 'invalid_request'],

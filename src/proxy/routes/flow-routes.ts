@@ -106,12 +106,17 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolRuntime, limits:
       'Selects the agent’s unspent notes (consolidating first when more than two are needed), proves, and the operator relays ' +
       'transact() with a negative external amount. The balance falls only after confirmation.',
     tag: 'withdraw',
-    access: 'wallet',
+    access: 'wallet-or-operator',
     body: withdrawRequest(limits.maxWithdraw),
     response: WithdrawResult,
     errors: ['forbidden', 'insufficient_balance', 'proof_failed', 'ledger_rejected', 'service_unavailable'],
     handler: async ({ body, auth }) => {
       const amount = parseAmount(body.amount, limits.maxWithdraw);
+      if (auth!.sub === OPERATOR_OWNER && body.agentId === undefined) {
+        throw new ProblemError('invalid_request', 'operator withdrawals must name the agentId', {
+          issues: [{ path: 'agentId', message: 'required without a wallet token' }],
+        });
+      }
       const result = await runtime
         .require()
         .withdraw(body.agentId ?? auth!.sub, auth!.sub, amount, body.destination);

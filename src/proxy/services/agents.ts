@@ -4,8 +4,9 @@ import { ProblemError } from '../errors.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
 import { KeyedMutex } from '../util/keyed-mutex.ts';
 
-/** Owner value for agents created through the loopback operator endpoints. */
-export const OPERATOR_OWNER = 'operator';
+import { OPERATOR_OWNER } from '../domain/agent-id.ts';
+
+export { OPERATOR_OWNER };
 
 export interface AgentRecord {
   agentId: string;

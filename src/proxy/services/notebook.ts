@@ -158,6 +158,22 @@ export class NoteBook {
     });
   }
 
+  /**
+   * Turns a reservation into an unsettled debit: the money already left through the pool wallet (an x402
+   * payment) and is owed by the agent until settlement spends its notes.
+   */
+  async commitReservation(agentId: string, opId: string): Promise<void> {
+    await this.#mutex.run(agentId, async () => {
+      const account = await this.account(agentId);
+      const amount = account.reservations[opId];
+      if (amount === undefined) throw new Error(`no reservation ${opId}`);
+      delete account.reservations[opId];
+      account.unsettled += amount;
+      account.operations += 1;
+      await this.#store.put(this.#accountKey(agentId), account);
+    });
+  }
+
   /** Marks `notes` as held by `opId` (they must be unspent). */
   async lock(agentId: string, opId: string, commitments: bigint[]): Promise<NoteRecord[]> {
     return this.#mutex.run(agentId, async () => {
@@ -180,7 +196,7 @@ export class NoteBook {
    */
   async applySpend(
     agentId: string,
-    spend: { opId: string; txHash: string; inputs: bigint[]; outputs: NewNote[] },
+    spend: { opId: string; txHash: string; inputs: bigint[]; outputs: NewNote[]; settles?: bigint },
   ): Promise<void> {
     await this.#mutex.run(agentId, async () => {
       const account = await this.account(agentId);
@@ -207,6 +223,8 @@ export class NoteBook {
       const hadReservation = spend.opId in account.reservations;
       if (ops.length === 0 && !hadReservation) return;
       account.notes += added - removed;
+      // A settlement pays unsettled debits out of notes: the debt shrinks as the notes do.
+      if (spend.settles !== undefined && ops.length > 0) account.unsettled -= spend.settles;
       delete account.reservations[spend.opId];
       if (ops.length > 0) account.operations += 1;
       ops.push({ type: 'put', key: this.#accountKey(agentId), value: account });
