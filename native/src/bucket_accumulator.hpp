@@ -6,6 +6,7 @@
 // bit-heavy witness puts every 1 in bucket 0) the waiting queue is capped and the surplus goes into an
 // XYZZ side bucket instead, so an addition never costs a whole inversion.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -16,10 +17,14 @@ namespace zk {
 template <class F>
 class BucketAccumulator {
  public:
+  // The batch grows with the bucket count (more buckets, fewer collisions) to spread the inversion.
   explicit BucketAccumulator(int nBuckets)
-      : buckets_(nBuckets, Affine<F>::infinity()), busy_(nBuckets, 0) {
+      : kBatch(std::min<size_t>(512, std::max<size_t>(32, (size_t)nBuckets / 6))),
+        kMaxDeferred(kBatch / 4 + 8),
+        buckets_(nBuckets, Affine<F>::infinity()),
+        busy_(nBuckets, 0) {
     pending_.reserve(kBatch);
-    deferred_.reserve(kBatch);
+    deferred_.reserve(kMaxDeferred);
   }
 
   inline void add(int bucket, const Affine<F>& p, bool negate) {
@@ -51,8 +56,8 @@ class BucketAccumulator {
   }
 
  private:
-  static constexpr size_t kBatch = 192;
-  static constexpr size_t kMaxDeferred = 48;
+  const size_t kBatch;
+  const size_t kMaxDeferred;
   struct Op {
     int bucket;
     Affine<F> p;

@@ -1,9 +1,16 @@
 #include "thread_pool.hpp"
 
+#include <cstdlib>
+
 namespace zk {
 
+// ZKPROVER_THREADS overrides the size (profiling); the default is one thread per hardware thread.
 ThreadPool& ThreadPool::instance() {
-  static ThreadPool pool(std::max(1u, std::thread::hardware_concurrency()));
+  static ThreadPool pool([] {
+    const char* env = std::getenv("ZKPROVER_THREADS");
+    int n = env ? std::atoi(env) : 0;
+    return n > 0 ? (unsigned)n : std::max(1u, std::thread::hardware_concurrency());
+  }());
   return pool;
 }
 

@@ -46,7 +46,14 @@ class TaskGroup {
  public:
   explicit TaskGroup(ThreadPool& pool = ThreadPool::instance()) : pool_(pool) {}
   ~TaskGroup() { wait(); }
-  void run(std::function<void()> fn) { pool_.submit(*this, std::move(fn)); }
+  // With no worker threads the task runs inline, which keeps a one-thread pool strictly sequential.
+  void run(std::function<void()> fn) {
+    if (pool_.size() == 1) {
+      fn();
+      return;
+    }
+    pool_.submit(*this, std::move(fn));
+  }
   void wait();
 
  private:

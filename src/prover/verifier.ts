@@ -1,7 +1,7 @@
 // Groth16 verification and verification-key export on a private single-threaded ffjavascript curve.
 // snarkjs's own helpers share one process-wide curve with worker threads that must be terminated
 // explicitly; terminating it under another user hangs that user, so the prover never touches it.
-import { buildBn128 } from 'ffjavascript';
+import { Worker } from 'node:worker_threads';
 
 const R = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
 const Q = 21888242871839275222246405745257275088696311157297823662689037894645226208583n;
@@ -25,12 +25,84 @@ export interface ProofJson {
   pi_c: string[];
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: ffjavascript ships no types
-type Curve = any;
-let curvePromise: Promise<Curve> | undefined;
-function curve(): Promise<Curve> {
-  if (!curvePromise) curvePromise = buildBn128(true) as Promise<Curve>;
-  return curvePromise;
+// The curve arithmetic (ffjavascript's wasm, single-threaded) runs in one worker thread so a pairing
+// never blocks the event loop. The worker is plain JavaScript evaluated from this string, so it needs no
+// TypeScript loader; it is unref'd while idle so it never keeps the process alive.
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+let curveP;
+const curve = () => (curveP ??= import(workerData.ffjavascript).then((m) => m.buildBn128(true)));
+const str = (v) => (Array.isArray(v) ? v.map(str) : String(v));
+parentPort.on('message', async ({ id, op, args }) => {
+  try {
+    const c = await curve();
+    const g1 = (p) => c.G1.fromObject(p.map(BigInt));
+    const g2 = (p) => c.G2.fromObject(p.map((x) => x.map(BigInt)));
+    let result;
+    if (op === 'pairing') {
+      result = str(c.Gt.toObject(await c.pairing(g1(args.p), g2(args.q))));
+    } else try {
+      const { vkey, proof, publicSignals } = args;
+      const a = g1(proof.pi_a), b = g2(proof.pi_b), cc = g1(proof.pi_c);
+      if (!c.G1.isValid(a) || !c.G2.isValid(b) || !c.G1.isValid(cc)) {
+        result = false;
+      } else {
+        let pub = g1(vkey.IC[0]);
+        publicSignals.forEach((s, i) => { pub = c.G1.add(pub, c.G1.timesScalar(g1(vkey.IC[i + 1]), BigInt(s))); });
+        result = Boolean(await c.pairingEq(c.G1.neg(a), b, pub, g2(vkey.vk_gamma_2), cc, g2(vkey.vk_delta_2),
+          g1(vkey.vk_alpha_1), g2(vkey.vk_beta_2)));
+      }
+    } catch {
+      result = false; // malformed key or points: not a valid proof
+    }
+    parentPort.postMessage({ id, result });
+  } catch (err) {
+    parentPort.postMessage({ id, error: String(err && err.message || err) });
+  }
+});
+`;
+
+type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void };
+let worker: Worker | undefined;
+const pending = new Map<number, Pending>();
+let nextId = 1;
+
+function curveWorker(): Worker {
+  if (worker) return worker;
+  // ffjavascript's web-worker shim treats any worker thread as one of its own and imports workerData.mod:
+  // give it an empty module so it stays inert.
+  const w = new Worker(WORKER_SOURCE, {
+    eval: true,
+    workerData: { ffjavascript: import.meta.resolve('ffjavascript'), mod: 'data:text/javascript,', type: 'module' },
+  });
+  w.on('message', ({ id, result, error }: { id: number; result?: unknown; error?: string }) => {
+    const p = pending.get(id);
+    if (!p) return;
+    pending.delete(id);
+    if (pending.size === 0) w.unref();
+    if (error !== undefined) p.reject(new Error(`verifier: ${error}`));
+    else p.resolve(result);
+  });
+  const fail = (err: Error) => {
+    worker = undefined;
+    for (const p of pending.values()) p.reject(new Error(`verifier worker failed: ${err.message}`));
+    pending.clear();
+  };
+  w.on('error', fail);
+  w.on('exit', (code) => fail(new Error(`exited with code ${code}`)));
+  w.unref();
+  worker = w;
+  return w;
+}
+
+function call<T>(op: 'pairing' | 'verify', args: unknown): Promise<T> {
+  const w = curveWorker();
+  const id = nextId++;
+  if (pending.size === 0) w.ref(); // keep the process alive until the answer arrives
+  return new Promise<T>((resolve, reject) => {
+    pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+    w.postMessage({ id, op, args });
+  });
 }
 
 function modPow(b: bigint, e: bigint, m: bigint): bigint {
@@ -83,13 +155,9 @@ export async function verificationKeyFromZkey(zkey: Uint8Array): Promise<Verific
   const nPublic = view.getUint32(h + 4 + 32 + 4 + 32 + 4, true);
   const pts = h + 4 + 32 + 4 + 32 + 12;
   if (header.size < pts - h + 64 * 3 + 128 * 3 || ic.size !== (nPublic + 1) * 64) throw new Error('zkey: header size mismatch');
-  const c = await curve();
   const alpha1 = g1At(zkey, pts);
   const beta2 = g2At(zkey, pts + 128);
-  const toG1 = (p: string[]) => c.G1.fromObject(p.map(BigInt));
-  const toG2 = (p: string[][]) => c.G2.fromObject(p.map((x) => x.map(BigInt)));
-  const alphabeta = await c.pairing(toG1(alpha1), toG2(beta2));
-  const stringify = (v: unknown): unknown => (Array.isArray(v) ? v.map(stringify) : String(v));
+  const alphabeta = await call<unknown>('pairing', { p: alpha1, q: beta2 });
   return {
     protocol: 'groth16',
     curve: 'bn128',
@@ -98,44 +166,39 @@ export async function verificationKeyFromZkey(zkey: Uint8Array): Promise<Verific
     vk_beta_2: beta2,
     vk_gamma_2: g2At(zkey, pts + 256),
     vk_delta_2: g2At(zkey, pts + 448),
-    vk_alphabeta_12: stringify(c.Gt.toObject(alphabeta)),
+    vk_alphabeta_12: alphabeta,
     IC: Array.from({ length: nPublic + 1 }, (_, i) => g1At(zkey, ic.start + 64 * i)),
   };
 }
 
 const isDecimal = (v: unknown): v is string => typeof v === 'string' && /^[0-9]{1,78}$/.test(v);
 
-/** Groth16 check e(A,B) = e(alpha,beta)·e(IC(pub),gamma)·e(C,delta); false for any malformed input. */
-export async function verifyProof(vkey: VerificationKey, proof: ProofJson, publicSignals: string[]): Promise<boolean> {
+const isPoint = (p: unknown, coords: number): boolean =>
+  Array.isArray(p) && p.length >= 2 && p.slice(0, 2).flat().length === coords;
+
+function wellFormed(vkey: VerificationKey, proof: ProofJson, publicSignals: string[]): boolean {
   try {
-    if (!Array.isArray(publicSignals) || publicSignals.length !== vkey.nPublic || vkey.IC.length !== vkey.nPublic + 1) return false;
+    if (!vkey || !Array.isArray(vkey.IC) || !Array.isArray(publicSignals)) return false;
+    if (publicSignals.length !== vkey.nPublic || vkey.IC.length !== vkey.nPublic + 1) return false;
     if (!publicSignals.every((s) => isDecimal(s) && BigInt(s) < R)) return false;
+    if (!proof || !isPoint(proof.pi_a, 2) || !isPoint(proof.pi_b, 4) || !isPoint(proof.pi_c, 2)) return false;
     const coords = [...proof.pi_a.slice(0, 2), ...proof.pi_c.slice(0, 2), ...proof.pi_b.slice(0, 2).flat()];
-    if (coords.length !== 8 || !coords.every((x) => isDecimal(x) && BigInt(x) < Q)) return false;
-    const c = await curve();
-    const g1 = (p: string[]) => c.G1.fromObject([BigInt(p[0]), BigInt(p[1]), BigInt(p[2] ?? '1')]);
-    const g2 = (p: string[][]) => c.G2.fromObject(p.map((x) => x.map(BigInt)));
-    const a = g1(proof.pi_a);
-    const b = g2(proof.pi_b);
-    const cc = g1(proof.pi_c);
-    if (!c.G1.isValid(a) || !c.G2.isValid(b) || !c.G1.isValid(cc)) return false;
-    let pub = g1(vkey.IC[0]);
-    publicSignals.forEach((s, i) => {
-      pub = c.G1.add(pub, c.G1.timesScalar(g1(vkey.IC[i + 1]), BigInt(s)));
-    });
-    return Boolean(
-      await c.pairingEq(
-        c.G1.neg(a),
-        b,
-        pub,
-        g2(vkey.vk_gamma_2),
-        cc,
-        g2(vkey.vk_delta_2),
-        g1(vkey.vk_alpha_1),
-        g2(vkey.vk_beta_2),
-      ),
-    );
+    return coords.every((x) => isDecimal(x) && BigInt(x) < Q);
   } catch {
     return false;
   }
+}
+
+/**
+ * Groth16 check e(A,B) = e(alpha,beta)·e(IC(pub),gamma)·e(C,delta) (snarkjs semantics). Malformed input
+ * gives false; only a failure of the verifier itself is thrown.
+ */
+export async function verifyProof(vkey: VerificationKey, proof: ProofJson, publicSignals: string[]): Promise<boolean> {
+  if (!wellFormed(vkey, proof, publicSignals)) return false;
+  const clean = {
+    pi_a: [proof.pi_a[0], proof.pi_a[1], '1'],
+    pi_b: [proof.pi_b[0].slice(0, 2), proof.pi_b[1].slice(0, 2), ['1', '0']],
+    pi_c: [proof.pi_c[0], proof.pi_c[1], '1'],
+  };
+  return call<boolean>('verify', { vkey, proof: clean, publicSignals });
 }

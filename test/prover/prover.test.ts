@@ -205,3 +205,23 @@ test('truncated, corrupt or foreign zkey bytes are rejected with clear errors', 
   await t.throwsAsync(loadProver(wtns), { message: /bad magic/ });
   await t.throwsAsync(loadProver('/nonexistent/key.zkey'), { message: /cannot read zkey/ });
 });
+
+test('verify answers false, never throws, for malformed proofs, signals and keys', async (t) => {
+  const { zkey } = await devZkey(tiny);
+  const prover = await loadProver(zkey);
+  const { proof, publicSignals } = await prover.prove(await witness(tiny, { a: 3, b: 4 }));
+  const vk = prover.verificationKey;
+  t.true(await verify(vk, proof, publicSignals));
+  t.false(await verify(vk, proof, ['12'])); // wrong count
+  t.false(await verify(vk, proof, ['12', R.toString()])); // not below r
+  t.false(await verify(vk, proof, ['12', '-3']));
+  t.false(await verify(vk, proof, [12, 3] as unknown as string[]));
+  t.false(await verify(vk, { ...proof, pi_a: ['1', '2', '1'] }, publicSignals)); // on the curve, wrong point
+  t.false(await verify(vk, { ...proof, pi_a: ['1', '3', '1'] }, publicSignals)); // not on the curve
+  t.false(await verify(vk, { ...proof, pi_c: [proof.pi_c[0]] }, publicSignals));
+  t.false(await verify(vk, { ...proof, pi_b: [['x', '1'], ['1', '1']] }, publicSignals));
+  t.false(await verify({ ...vk, IC: vk.IC.slice(1) }, proof, publicSignals));
+  t.false(await verify({ ...vk, vk_gamma_2: [['1', '2'], ['3', '4'], ['1', '0']] }, proof, publicSignals));
+  t.false(await verify(null as unknown as VerificationKey, proof, publicSignals));
+  t.true(await verify(vk, proof, publicSignals), 'still works afterwards');
+});
