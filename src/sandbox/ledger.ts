@@ -22,6 +22,8 @@ import {
   BASE_RESERVE,
   diagnosticEvent,
   errorResult,
+  feeBumpInnerError,
+  feeBumpResult,
   invokeResult,
   ledgerHeader,
   resourceFeeFor,
@@ -49,7 +51,9 @@ export type SimulationResult =
 
 interface Pending {
   hash: string;
+  /** the transaction that runs (the inner one of a fee bump) */
   tx: Transaction;
+  feeBump?: FeeBumpTransaction;
   envelopeXdr: string;
 }
 
@@ -112,7 +116,7 @@ export class Ledger {
 
   // ---------------------------------------------------------------- admission
 
-  private decode(envelopeXdr: unknown): Transaction {
+  private decode(envelopeXdr: unknown): { tx: Transaction; feeBump?: FeeBumpTransaction } {
     if (typeof envelopeXdr !== 'string' || envelopeXdr.length === 0)
       throw new InvalidRequest('transaction must be a base64 string');
     let tx: Transaction | FeeBumpTransaction;
@@ -121,21 +125,39 @@ export class Ledger {
     } catch (e) {
       throw new InvalidRequest(`could not unmarshal transaction: ${(e as Error).message}`);
     }
-    if (tx instanceof FeeBumpTransaction)
-      throw new InvalidRequest('fee-bump transactions are not supported by the sandbox');
-    return tx;
+    return tx instanceof FeeBumpTransaction ? { tx: tx.innerTransaction, feeBump: tx } : { tx };
   }
 
   submit(envelopeXdr: unknown): SendResult {
-    const tx = this.decode(envelopeXdr);
-    const txHash = Buffer.from(tx.hash()).toString('hex');
+    const { tx, feeBump } = this.decode(envelopeXdr);
+    const txHash = Buffer.from((feeBump ?? tx).hash()).toString('hex');
     if (this.pending.some((p) => p.hash === txHash)) return { hash: txHash, status: 'DUPLICATE' };
     if (this.pending.some((p) => p.tx.source === tx.source))
       return { hash: txHash, status: 'TRY_AGAIN_LATER' };
-    const code = this.validate(tx, this.store, Math.floor(Date.now() / 1000));
-    if (code) return { hash: txHash, status: 'ERROR', errorResultXdr: errorResult(code).toXdr('base64') };
-    this.pending.push({ hash: txHash, tx, envelopeXdr: envelopeXdr as string });
+    const failure = this.admissible({ hash: txHash, tx, feeBump, envelopeXdr: envelopeXdr as string }, this.store, now());
+    if (failure) return { hash: txHash, status: 'ERROR', errorResultXdr: failure.toXdr('base64') };
+    this.pending.push({ hash: txHash, tx, feeBump, envelopeXdr: envelopeXdr as string });
     return { hash: txHash, status: 'PENDING' };
+  }
+
+  /** Checks a (possibly fee-bumped) transaction; returns the result that refuses it, or undefined. */
+  private admissible(p: Pending, state: LedgerStore | Overlay, time: number): xdr.TransactionResult | undefined {
+    if (!p.feeBump) {
+      const code = this.validate(p.tx, state, time);
+      return code ? errorResult(code) : undefined;
+    }
+    const fb = p.feeBump;
+    const payer = readAccount(state, fb.feeSource);
+    if (!payer) return errorResult('txNoAccount');
+    const sig = checkSigners(fb.hash(), fb.signatures, [fb.feeSource]);
+    if (sig) return errorResult(sig);
+    const data = this.sorobanData(p.tx);
+    const resourceFee = data ? BigInt(data.resourceFee as unknown as bigint) : 0n;
+    // the outer fee covers the resource fee and the inclusion fee of both envelopes (operations + 1)
+    if (BigInt(fb.fee) < resourceFee + 2n * BASE_FEE) return errorResult('txInsufficientFee');
+    if (payer.balance - BigInt(2 * BASE_RESERVE) < BigInt(fb.fee)) return errorResult('txInsufficientBalance');
+    const inner = this.validate(p.tx, state, time, true);
+    return inner ? feeBumpInnerError(p.tx.hash(), inner) : undefined;
   }
 
   private sorobanData(tx: Transaction): xdr.SorobanTransactionData | undefined {
@@ -146,7 +168,12 @@ export class Ledger {
   }
 
   /** stellar-core's validity checks; returns the failure code or undefined. */
-  private validate(tx: Transaction, state: LedgerStore | Overlay, now: number): TxErrorCode | undefined {
+  private validate(
+    tx: Transaction,
+    state: LedgerStore | Overlay,
+    now: number,
+    feeBumped = false,
+  ): TxErrorCode | undefined {
     if (tx.operations.length === 0) return 'txMissingOperation';
     if (tx.operations.length !== 1 || tx.operations[0]?.type !== 'invokeHostFunction')
       return 'txNotSupported';
@@ -163,36 +190,23 @@ export class Ledger {
     const resourceFee = BigInt(data.resourceFee as unknown as bigint);
     const fp = data.resources.footprint;
     if (resourceFee < resourceFeeFor(fp.readOnly.length, fp.readWrite.length)) return 'txSorobanInvalid';
-    if (BigInt(tx.fee) < resourceFee + BASE_FEE) return 'txInsufficientFee';
+    // a fee-bumped transaction's own fee is not charged; the fee source pays
+    if (!feeBumped && BigInt(tx.fee) < resourceFee + BASE_FEE) return 'txInsufficientFee';
     const sigCode = this.checkSignatures(tx);
     if (sigCode) return sigCode;
-    if (account.balance - BigInt(2 * BASE_RESERVE) < resourceFee + BASE_FEE) return 'txInsufficientBalance';
+    if (!feeBumped && account.balance - BigInt(2 * BASE_RESERVE) < resourceFee + BASE_FEE)
+      return 'txInsufficientBalance';
     return undefined;
   }
 
   private checkSignatures(tx: Transaction): TxErrorCode | undefined {
-    const txHash = tx.hash();
-    const signers = new Set([tx.source]);
+    const signers = [tx.source];
     const opSource = tx.operations[0]?.source;
-    if (opSource) {
+    if (opSource && opSource !== tx.source) {
       if (!StrKey.isValidEd25519PublicKey(opSource)) return 'txNotSupported';
-      signers.add(opSource);
+      signers.push(opSource);
     }
-    const used = new Set<number>();
-    for (const signer of signers) {
-      const kp = Keypair.fromPublicKey(signer);
-      const hint = kp.signatureHint();
-      const i = tx.signatures.findIndex(
-        (s, idx) =>
-          !used.has(idx) &&
-          Buffer.from(rawBytes(s.hint)).equals(Buffer.from(rawBytes(hint))) &&
-          verifyEd25519(kp.rawPublicKey(), txHash, rawBytes(s.signature)),
-      );
-      if (i < 0) return 'txBadAuth';
-      used.add(i);
-    }
-    if (used.size !== tx.signatures.length) return 'txBadAuthExtra';
-    return undefined;
+    return checkSigners(tx.hash(), tx.signatures, signers);
   }
 
   // ---------------------------------------------------------------- execution
@@ -226,7 +240,8 @@ export class Ledger {
 
   /** Preflight, as Soroban RPC's simulateTransaction. Never changes state. */
   async simulate(envelopeXdr: unknown, authMode: unknown, useUpgradedAuth: unknown): Promise<SimulationResult> {
-    const tx = this.decode(envelopeXdr);
+    // a fee bump simulates as its inner transaction
+    const { tx } = this.decode(envelopeXdr);
     if (tx.operations.length !== 1 || tx.operations[0]?.type !== 'invokeHostFunction') {
       throw new InvalidRequest('simulation needs exactly one invokeHostFunction operation');
     }
@@ -415,16 +430,16 @@ export class Ledger {
       ledger: sequence,
       createdAt: closeTime,
       applicationOrder: order,
-      feeBump: false,
+      feeBump: p.feeBump !== undefined,
       envelopeXdr: p.envelopeXdr,
     };
-    const code = this.validate(p.tx, ledgerOverlay, closeTime);
+    const refused = this.admissible(p, ledgerOverlay, closeTime);
     const empty = transactionMeta([], undefined, []).toXdr('base64');
-    if (code) {
+    if (refused) {
       const record: TxRecord = {
         ...base,
         status: 'FAILED',
-        resultXdr: errorResult(code).toXdr('base64'),
+        resultXdr: refused.toXdr('base64'),
         resultMetaXdr: empty,
         contractEvents: [[]],
         diagnosticEvents: [],
@@ -433,12 +448,14 @@ export class Ledger {
     }
     // fee and sequence number are consumed whether or not the operation succeeds
     const data = this.sorobanData(p.tx) as xdr.SorobanTransactionData;
-    const fee = BigInt(data.resourceFee as unknown as bigint) + BASE_FEE;
+    const baseFee = BigInt(data.resourceFee as unknown as bigint) + BASE_FEE;
+    const fee = p.feeBump ? BigInt(p.feeBump.fee) : baseFee;
     const account = readAccount(ledgerOverlay, p.tx.source) as { balance: bigint; seqNum: bigint };
-    ledgerOverlay.put(
-      keyId(accountKey(p.tx.source)),
-      accountEntryData(p.tx.source, account.balance - fee, BigInt(p.tx.sequence)),
-    );
+    ledgerOverlay.put(keyId(accountKey(p.tx.source)), accountEntryData(p.tx.source, account.balance, BigInt(p.tx.sequence)));
+    const payerId = p.feeBump?.feeSource ?? p.tx.source;
+    const payer = readAccount(ledgerOverlay, payerId) as { balance: bigint; seqNum: bigint };
+    ledgerOverlay.put(keyId(accountKey(payerId)), accountEntryData(payerId, payer.balance - fee, payer.seqNum));
+    const wrap = (r: xdr.TransactionResult) => (p.feeBump ? feeBumpResult(p.tx.hash(), fee, r) : r);
 
     const fp = data.resources.footprint;
     const allowed: Footprint = {
@@ -468,7 +485,7 @@ export class Ledger {
       const record: TxRecord = {
         ...base,
         status: 'SUCCESS',
-        resultXdr: invokeResult(fee, retval).toXdr('base64'),
+        resultXdr: wrap(invokeResult(fee, retval)).toXdr('base64'),
         resultMetaXdr: transactionMeta(host.events, retval, []).toXdr('base64'),
         contractEvents: [host.events.map((e) => e.toXdr('base64'))],
         diagnosticEvents: diag.map((d) => d.toXdr('base64')),
@@ -495,7 +512,7 @@ export class Ledger {
       const record: TxRecord = {
         ...base,
         status: 'FAILED',
-        resultXdr: invokeResult(fee, undefined).toXdr('base64'),
+        resultXdr: wrap(invokeResult(fee, undefined)).toXdr('base64'),
         resultMetaXdr: transactionMeta([], undefined, diag).toXdr('base64'),
         contractEvents: [[]],
         diagnosticEvents: diag.map((d) => d.toXdr('base64')),
@@ -520,4 +537,24 @@ export function readAccount(
 export function eventId(ledger: number, txOrder: number, opIndex: number, index: number): string {
   const toid = (BigInt(ledger) << 32n) | (BigInt(txOrder) << 12n) | BigInt(opIndex);
   return `${toid.toString().padStart(19, '0')}-${index.toString().padStart(10, '0')}`;
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+
+/** Every signer must have exactly one valid signature (hint and ed25519); extra signatures are refused. */
+function checkSigners(txHash: Uint8Array, signatures: xdr.DecoratedSignature[], signers: string[]): TxErrorCode | undefined {
+  const used = new Set<number>();
+  for (const signer of signers) {
+    const kp = Keypair.fromPublicKey(signer);
+    const hint = Buffer.from(rawBytes(kp.signatureHint()));
+    const i = signatures.findIndex(
+      (s, idx) =>
+        !used.has(idx) &&
+        Buffer.from(rawBytes(s.hint)).equals(hint) &&
+        verifyEd25519(kp.rawPublicKey(), txHash, rawBytes(s.signature)),
+    );
+    if (i < 0) return 'txBadAuth';
+    used.add(i);
+  }
+  return used.size === signatures.length ? undefined : 'txBadAuthExtra';
 }

@@ -42,6 +42,35 @@ export function invokeResult(feeCharged: bigint, returnValue: xdr.ScVal | undefi
   });
 }
 
+function innerResult(r: xdr.TransactionResult): xdr.InnerTransactionResult {
+  const arm = r.result.type as 'txSuccess';
+  const factory = xdr.InnerTransactionResultResult[arm] as (v?: unknown) => xdr.InnerTransactionResultResult;
+  const value = (r.result as unknown as { value?: unknown }).value;
+  return new xdr.InnerTransactionResult({
+    feeCharged: 0n,
+    result: value === undefined ? factory() : factory(value),
+    ext: xdr.InnerTransactionResultExt.v0(),
+  });
+}
+
+/** Result of a fee-bump envelope: the fee source paid `feeCharged`, the inner transaction's result inside. */
+export function feeBumpResult(innerHash: Uint8Array, feeCharged: bigint, inner: xdr.TransactionResult): xdr.TransactionResult {
+  const pair = new xdr.InnerTransactionResultPair({ transactionHash: innerHash, result: innerResult(inner) });
+  const ok = inner.result.type === 'txSuccess';
+  return new xdr.TransactionResult({
+    feeCharged,
+    result: ok
+      ? xdr.TransactionResultResult.txFeeBumpInnerSuccess(pair)
+      : xdr.TransactionResultResult.txFeeBumpInnerFailed(pair),
+    ext: xdr.TransactionResultExt.v0(),
+  });
+}
+
+/** A fee bump refused because its inner transaction is invalid. */
+export function feeBumpInnerError(innerHash: Uint8Array, code: TxErrorCode): xdr.TransactionResult {
+  return feeBumpResult(innerHash, 0n, errorResult(code));
+}
+
 export function transactionMeta(
   events: xdr.ContractEvent[],
   returnValue: xdr.ScVal | undefined,
