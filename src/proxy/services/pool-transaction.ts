@@ -24,6 +24,7 @@ import {
 import { poolProofFromSignals, poolProofToScVal } from '../../ledger/pool-args.ts';
 import type { ProverClient } from '../../prover/client.ts';
 import { ProblemError } from '../errors.ts';
+import type { ProxyMetrics } from '../http/metrics.ts';
 import type { NewNote, NoteRecord } from './notebook.ts';
 import type { PoolIndexer } from './pool-indexer.ts';
 
@@ -58,8 +59,16 @@ export class PoolTransactionProver {
   readonly #prover: ProverClient;
   readonly #circuitId: string;
   readonly #timeoutMs: number;
+  readonly #metrics: ProxyMetrics;
 
-  constructor(indexer: PoolIndexer, prover: ProverClient, circuitId: string, timeoutMs: number) {
+  constructor(
+    indexer: PoolIndexer,
+    prover: ProverClient,
+    circuitId: string,
+    timeoutMs: number,
+    metrics: ProxyMetrics,
+  ) {
+    this.#metrics = metrics;
     this.#indexer = indexer;
     this.#prover = prover;
     this.#circuitId = circuitId;
@@ -120,7 +129,7 @@ export class PoolTransactionProver {
       membership: [membership, membership],
       nonMembership: [nonMembership, nonMembership],
     });
-    const started = Date.now();
+    const started = performance.now();
     let proof: Uint8Array;
     try {
       proof = (
@@ -137,6 +146,8 @@ export class PoolTransactionProver {
         { cause: error },
       );
     }
+    const proveMs = Math.round(performance.now() - started);
+    this.#metrics.proofDuration.observe(proveMs / 1000);
     return {
       args: {
         proof: poolProofToScVal(poolProofFromSignals(proof, prepared.publicSignals)),
@@ -146,7 +157,7 @@ export class PoolTransactionProver {
         .map((o, i) => ({ commitment: prepared.commitments[i], amount: o.amount, blinding: o.blinding }))
         .filter((o) => o.amount > 0n),
       nullifiers: prepared.nullifiers,
-      proveMs: Date.now() - started,
+      proveMs,
     };
   }
 }

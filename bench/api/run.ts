@@ -1,0 +1,180 @@
+// REST API figures on the sandbox, side by side in one run:
+//   deposit prepare — end-to-end latency p50/p95 of POST /api/deposit/prepare (proof + simulation) next to
+//                     the proof alone inside it (the proxy's own proof-duration histogram): ratio = total / proof
+//   balance reads   — GET /api/balance/:agentId (JWT check + encrypted store read) next to GET /health on the
+//                     same server (the bare HTTP pipeline): reads per second and ratio
+// The proxy runs in its own process, so the load generator here does not share its event loop.
+// Usage: npx tsx bench/api/run.ts [prepares=20] [seconds=5] [connections=32]
+import { randomBytes } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Keypair } from '@stellar/stellar-sdk';
+import { startProverDaemon } from '../../src/prover/daemon/server.ts';
+import { Sandbox } from '../../src/sandbox/index.ts';
+
+const nPrepares = Number(process.argv[2] ?? 20);
+const seconds = Number(process.argv[3] ?? 5);
+const connections = Number(process.argv[4] ?? 32);
+const CIRCUITS_DIR = fileURLToPath(new URL('../../build/circuits', import.meta.url));
+
+const agent = new Agent({ keepAlive: true, maxSockets: connections });
+
+function call(
+  url: string,
+  method = 'GET',
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: any; text: string }> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = request(
+      url,
+      { method, agent, headers: { ...(payload ? { 'content-type': 'application/json' } : {}), ...headers } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          let json: unknown;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, json, text });
+        });
+      },
+    );
+    req.on('error', reject);
+    if (payload) req.write(payload);
+    req.end();
+  });
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+function histogramSum(metrics: string, name: string): { sum: number; count: number } {
+  const sum = Number(new RegExp(`^${name}_sum (\\S+)$`, 'm').exec(metrics)?.[1] ?? 0);
+  const count = Number(new RegExp(`^${name}_count (\\S+)$`, 'm').exec(metrics)?.[1] ?? 0);
+  return { sum, count };
+}
+
+/** Requests per second of `url` over `seconds` with `connections` concurrent keep-alive clients. */
+async function throughput(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ perSecond: number; errors: number }> {
+  const end = Date.now() + seconds * 1000;
+  let done = 0;
+  let errors = 0;
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (Date.now() < end) {
+        const res = await call(url, 'GET', undefined, headers);
+        if (res.status === 200) done++;
+        else errors++;
+      }
+    }),
+  );
+  return { perSecond: done / seconds, errors };
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), 'pp-bench-api-'));
+const sandbox = await Sandbox.start({ port: 0, ledgerMs: 250 });
+const daemon = await startProverDaemon({
+  listen: '127.0.0.1:0',
+  circuitsDir: CIRCUITS_DIR,
+  engine: 'native',
+});
+await daemon.ready;
+const secrets = sandbox.secrets();
+const child = spawn(
+  process.execPath,
+  ['--import=tsx', fileURLToPath(new URL('./proxy-process.ts', import.meta.url))],
+  {
+    env: {
+      ...process.env,
+      POOL_PROXY_PORT: '0',
+      POOL_PROXY_DATA_DIR: dataDir,
+      POOL_PROXY_MASTER_KEY: randomBytes(32).toString('hex'),
+      POOL_PROXY_RPC_URL: sandbox.rpcUrl,
+      POOL_PROXY_OPERATOR_SECRET: secrets.operator,
+      POOL_PROXY_ASP_ADMIN_SECRET: secrets.admin,
+      POOL_PROXY_PROVER_ADDRESSES: daemon.address,
+      POOL_PROXY_RATE_LIMIT_IP_PER_SECOND: '0',
+      POOL_PROXY_RATE_LIMIT_TOKEN_PER_SECOND: '0',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  },
+);
+const api = await new Promise<string>((resolve, reject) => {
+  createInterface({ input: child.stdout! }).once('line', (line) => resolve(JSON.parse(line).url));
+  child.once('exit', (code) => reject(new Error(`proxy exited with ${code}`)));
+});
+
+try {
+  const wallet = Keypair.random();
+  const funded = await fetch(`${sandbox.url}/friendbot?addr=${wallet.publicKey()}&usdc=1000`);
+  if (!funded.ok) throw new Error(await funded.text());
+  const { json: challenge } = await call(`${api}/api/auth/challenge?publicKey=${wallet.publicKey()}`);
+  const signature = Buffer.from(wallet.signMessage(challenge.challenge)).toString('base64');
+  const { json: login } = await call(`${api}/api/auth/verify`, 'POST', {
+    publicKey: wallet.publicKey(),
+    challenge: challenge.challenge,
+    signature,
+  });
+  const auth = { authorization: `Bearer ${login.token}` };
+
+  // Warm-up: the first prepare also registers the agent in the ASP allowlist (one extra ledger round trip).
+  const warm = await call(
+    `${api}/api/deposit/prepare`,
+    'POST',
+    { amount: '1', publicKey: wallet.publicKey() },
+    auth,
+  );
+  if (warm.status !== 200) throw new Error(`prepare failed: ${warm.text}`);
+
+  const before = histogramSum((await call(`${api}/metrics`)).text, 'pool_proxy_proof_duration_seconds');
+  const latencies: number[] = [];
+  for (let i = 0; i < nPrepares; i++) {
+    const started = performance.now();
+    const res = await call(
+      `${api}/api/deposit/prepare`,
+      'POST',
+      { amount: '1.5', publicKey: wallet.publicKey() },
+      auth,
+    );
+    latencies.push(performance.now() - started);
+    if (res.status !== 200) throw new Error(`prepare failed: ${res.text}`);
+  }
+  const after = histogramSum((await call(`${api}/metrics`)).text, 'pool_proxy_proof_duration_seconds');
+  const proofMs = ((after.sum - before.sum) / (after.count - before.count)) * 1000;
+  latencies.sort((a, b) => a - b);
+  const p50 = percentile(latencies, 50);
+  const p95 = percentile(latencies, 95);
+
+  const health = await throughput(`${api}/health`, {});
+  const balance = await throughput(`${api}/api/balance/${wallet.publicKey()}`, auth);
+
+  console.log(
+    `deposit prepare (n=${nPrepares}): p50 ${p50.toFixed(0)} ms, p95 ${p95.toFixed(0)} ms, mean proof inside ${proofMs.toFixed(0)} ms, p50/proof = ${(p50 / proofMs).toFixed(2)}`,
+  );
+  console.log(`GET /health:         ${health.perSecond.toFixed(0)} req/s (${health.errors} errors)`);
+  console.log(
+    `GET /api/balance/:id: ${balance.perSecond.toFixed(0)} req/s (${balance.errors} errors), balance/health = ${(balance.perSecond / health.perSecond).toFixed(2)}`,
+  );
+  console.log(`(${connections} keep-alive connections, ${seconds} s each, proxy in its own process)`);
+} finally {
+  child.kill('SIGKILL');
+  agent.destroy();
+  await daemon.stop({ force: true });
+  await sandbox.close();
+  rmSync(dataDir, { recursive: true, force: true });
+}
