@@ -2,6 +2,7 @@
 // helpers contracts use to read and build ScVal arguments with the host's type errors.
 import { Address, nativeToScVal, scValToNative, xdr } from '@stellar/stellar-sdk';
 import { valueError } from './errors.ts';
+import { scAddress } from './keys.ts';
 
 export interface ContractStorage {
   get(key: xdr.ScVal): xdr.ScVal | undefined;
@@ -109,7 +110,7 @@ export function asStruct<K extends string>(
 // ---- value builders ----
 
 export const sym = (s: string) => xdr.ScVal.scvSymbol(s);
-export const addr = (a: string) => new Address(a).toScVal();
+export const addr = (a: string) => xdr.ScVal.scvAddress(scAddress(a));
 export const i128 = (n: bigint) => nativeToScVal(n, { type: 'i128' });
 export const u256 = (n: bigint) => nativeToScVal(n, { type: 'u256' });
 export const u32 = (n: number) => xdr.ScVal.scvU32(n);

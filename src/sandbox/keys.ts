@@ -10,10 +10,23 @@ export function accountKey(accountId: string): xdr.LedgerKey {
   );
 }
 
+const scAddresses = new Map<string, xdr.ScAddress>();
+
+/** ScAddress of a strkey, memoised: strkey decoding (with its checksum) is a hot path of every storage access. */
+export function scAddress(address: string): xdr.ScAddress {
+  let a = scAddresses.get(address);
+  if (!a) {
+    a = new Address(address).toScAddress();
+    if (scAddresses.size > 100_000) scAddresses.clear();
+    scAddresses.set(address, a);
+  }
+  return a;
+}
+
 export function contractDataKey(contractId: string, key: xdr.ScVal, durability: Durability): xdr.LedgerKey {
   return xdr.LedgerKey.contractData(
     new xdr.LedgerKeyContractData({
-      contract: new Address(contractId).toScAddress(),
+      contract: scAddress(contractId),
       key,
       durability: xdr.ContractDataDurability[durability],
     }),
@@ -57,7 +70,7 @@ export function contractDataEntry(
   return xdr.LedgerEntryData.contractData(
     new xdr.ContractDataEntry({
       ext: xdr.ExtensionPoint.v0(),
-      contract: new Address(contractId).toScAddress(),
+      contract: scAddress(contractId),
       key,
       durability: xdr.ContractDataDurability[durability],
       val,

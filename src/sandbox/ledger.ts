@@ -141,30 +141,42 @@ export class Ledger {
   }
 
   /** Checks a (possibly fee-bumped) transaction; returns the result that refuses it, or undefined. */
-  private admissible(p: Pending, state: LedgerStore | Overlay, time: number): xdr.TransactionResult | undefined {
+  /**
+   * Checks a (possibly fee-bumped) transaction; returns the result that refuses it, or undefined.
+   * `signed`: signatures were already verified at admission (envelopes are immutable, keys never rotate here).
+   */
+  private admissible(
+    p: Pending,
+    state: LedgerStore | Overlay,
+    time: number,
+    signed = false,
+  ): xdr.TransactionResult | undefined {
     if (!p.feeBump) {
-      const code = this.validate(p.tx, state, time);
+      const code = this.validate(p.tx, state, time, false, signed);
       return code ? errorResult(code) : undefined;
     }
     const fb = p.feeBump;
     const payer = readAccount(state, fb.feeSource);
     if (!payer) return errorResult('txNoAccount');
-    const sig = checkSigners(fb.hash(), fb.signatures, [fb.feeSource]);
+    const sig = signed ? undefined : checkSigners(fb.hash(), fb.signatures, [fb.feeSource]);
     if (sig) return errorResult(sig);
     const data = this.sorobanData(p.tx);
     const resourceFee = data ? BigInt(data.resourceFee as unknown as bigint) : 0n;
     // the outer fee covers the resource fee and the inclusion fee of both envelopes (operations + 1)
     if (BigInt(fb.fee) < resourceFee + 2n * BASE_FEE) return errorResult('txInsufficientFee');
     if (payer.balance - BigInt(2 * BASE_RESERVE) < BigInt(fb.fee)) return errorResult('txInsufficientBalance');
-    const inner = this.validate(p.tx, state, time, true);
+    const inner = this.validate(p.tx, state, time, true, signed);
     return inner ? feeBumpInnerError(p.tx.hash(), inner) : undefined;
   }
 
   private sorobanData(tx: Transaction): xdr.SorobanTransactionData | undefined {
+    // re-encoding the envelope is costly and the transaction never changes: remember the answer
+    if (sorobanDataCache.has(tx)) return sorobanDataCache.get(tx);
     const env = tx.toEnvelope();
-    if (env.type !== 'envelopeTypeTx') return undefined;
-    const ext = (env.value as xdr.TransactionV1Envelope).tx.ext;
-    return ext.type === 'sorobanData' ? (ext.value as xdr.SorobanTransactionData) : undefined;
+    const ext = env.type === 'envelopeTypeTx' ? (env.value as xdr.TransactionV1Envelope).tx.ext : undefined;
+    const data = ext?.type === 'sorobanData' ? (ext.value as xdr.SorobanTransactionData) : undefined;
+    sorobanDataCache.set(tx, data);
+    return data;
   }
 
   /** stellar-core's validity checks; returns the failure code or undefined. */
@@ -173,6 +185,7 @@ export class Ledger {
     state: LedgerStore | Overlay,
     now: number,
     feeBumped = false,
+    signed = false,
   ): TxErrorCode | undefined {
     if (tx.operations.length === 0) return 'txMissingOperation';
     if (tx.operations.length !== 1 || tx.operations[0]?.type !== 'invokeHostFunction')
@@ -192,7 +205,7 @@ export class Ledger {
     if (resourceFee < resourceFeeFor(fp.readOnly.length, fp.readWrite.length)) return 'txSorobanInvalid';
     // a fee-bumped transaction's own fee is not charged; the fee source pays
     if (!feeBumped && BigInt(tx.fee) < resourceFee + BASE_FEE) return 'txInsufficientFee';
-    const sigCode = this.checkSignatures(tx);
+    const sigCode = signed ? undefined : this.checkSignatures(tx);
     if (sigCode) return sigCode;
     if (!feeBumped && account.balance - BigInt(2 * BASE_RESERVE) < resourceFee + BASE_FEE)
       return 'txInsufficientBalance';
@@ -433,7 +446,7 @@ export class Ledger {
       feeBump: p.feeBump !== undefined,
       envelopeXdr: p.envelopeXdr,
     };
-    const refused = this.admissible(p, ledgerOverlay, closeTime);
+    const refused = this.admissible(p, ledgerOverlay, closeTime, true);
     const empty = transactionMeta([], undefined, []).toXdr('base64');
     if (refused) {
       const record: TxRecord = {
@@ -540,6 +553,7 @@ export function eventId(ledger: number, txOrder: number, opIndex: number, index:
 }
 
 const now = () => Math.floor(Date.now() / 1000);
+const sorobanDataCache = new WeakMap<Transaction, xdr.SorobanTransactionData | undefined>();
 
 /** Every signer must have exactly one valid signature (hint and ed25519); extra signatures are refused. */
 function checkSigners(txHash: Uint8Array, signatures: xdr.DecoratedSignature[], signers: string[]): TxErrorCode | undefined {
