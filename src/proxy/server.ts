@@ -75,9 +75,9 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
   const url = `http://${host}:${address.port}`;
 
   const sweeper = setInterval(() => {
-    login
-      .sweepExpired()
-      .catch((error) => logger.log('warn', 'challenge sweep failed', { error: String(error) }));
+    Promise.all([login.sweepExpired(), pool.sweep()]).catch((error) =>
+      logger.log('warn', 'sweep failed', { error: String(error) }),
+    );
   }, 60_000);
   sweeper.unref();
   logger.log('info', 'proxy listening', { url });

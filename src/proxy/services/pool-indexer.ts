@@ -1,7 +1,8 @@
 // Follows the pool's and the ASPs' contract events through getEvents and rebuilds, locally, what proofs
 // need: the pool Merkle tree (commitments with their leaf index), the spent-nullifier set, the ASP
-// allowlist tree and the blocklist sparse Merkle tree. The cursor and the rebuilt leaves are persisted,
-// so a restart resumes instead of rescanning. Every new commitment is offered to listeners (note discovery).
+// allowlist tree and the blocklist sparse Merkle tree. The cursor and each pass's changes are persisted
+// (append-only segments), so a restart resumes instead of rescanning. Every new commitment is offered
+// to listeners (note discovery).
 import { type rpc, scValToNative, type xdr } from '@stellar/stellar-sdk';
 import { MerkleTree, SparseMerkleTree } from '../../crypto/index.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
@@ -21,14 +22,22 @@ export interface CommitmentEvent {
   ledger: number;
 }
 
-interface IndexerSnapshot {
+/** Where the indexer stands; the trees themselves are rebuilt from the appended segments. */
+interface IndexerState {
   cursor?: string;
   ledger: number;
+  segments: number;
+}
+
+/** What one or more passes changed, appended as one record (writes stay proportional to new events). */
+interface IndexerSegment {
   poolLeaves: bigint[];
   aspLeaves: bigint[];
-  blocklist: Array<[bigint, bigint]>;
+  blocklist: Array<{ key: bigint; value?: bigint }>;
   nullifiers: bigint[];
 }
+
+const emptySegment = (): IndexerSegment => ({ poolLeaves: [], aspLeaves: [], blocklist: [], nullifiers: [] });
 
 export type CommitmentListener = (
   events: CommitmentEvent[],
@@ -53,6 +62,9 @@ export class PoolIndexer {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #waiters: Array<{ ledger: number; resolve: () => void }> = [];
+  #segments = 0;
+  /** Changes applied but not yet persisted (kept across a failed pass, since re-applying is a no-op). */
+  #delta: IndexerSegment = emptySegment();
 
   constructor(
     server: rpc.Server,
@@ -82,14 +94,20 @@ export class PoolIndexer {
 
   /** Loads the persisted state, catches up with the ledger, then polls every `intervalMs`. */
   async start(intervalMs: number): Promise<void> {
-    const snapshot = await this.#store.get<IndexerSnapshot>(this.#snapshotKey());
-    if (snapshot) {
-      this.#cursor = snapshot.cursor;
-      this.#ledger = snapshot.ledger;
-      for (const leaf of snapshot.poolLeaves) this.#leafIndex.set(leaf, this.poolTree.insert(leaf));
-      for (const leaf of snapshot.aspLeaves) this.aspTree.insert(leaf);
-      for (const [key, value] of snapshot.blocklist) this.blocklist.insert(key, value);
-      for (const n of snapshot.nullifiers) this.spent.add(n);
+    const state = await this.#store.get<IndexerState>(this.#stateKey());
+    if (state) {
+      this.#cursor = state.cursor;
+      this.#ledger = state.ledger;
+      this.#segments = state.segments;
+      for (const [, segment] of await this.#store.entries<IndexerSegment>('indexer/')) {
+        for (const leaf of segment.poolLeaves) this.#leafIndex.set(leaf, this.poolTree.insert(leaf));
+        for (const leaf of segment.aspLeaves) this.aspTree.insert(leaf);
+        for (const { key, value } of segment.blocklist) {
+          if (value === undefined) this.blocklist.delete(key);
+          else this.blocklist.insert(key, value);
+        }
+        for (const n of segment.nullifiers) this.spent.add(n);
+      }
     }
     await this.sync();
     const tick = () => {
@@ -191,8 +209,10 @@ export class PoolIndexer {
       const commitment = BigInt(scValToNative(event.topic[1] as xdr.ScVal) as bigint);
       const data = scValToNative(event.value) as { encrypted_output: Uint8Array; index: number };
       const index = Number(data.index);
-      if (index === this.poolTree.nextIndex) this.poolTree.insert(commitment);
-      else if (index > this.poolTree.nextIndex || this.poolTree.leaf(index) !== commitment) {
+      if (index === this.poolTree.nextIndex) {
+        this.poolTree.insert(commitment);
+        this.#delta.poolLeaves.push(commitment);
+      } else if (index > this.poolTree.nextIndex || this.poolTree.leaf(index) !== commitment) {
         throw new Error(
           `pool tree out of step: event index ${index}, local next index ${this.poolTree.nextIndex}`,
         );
@@ -207,13 +227,16 @@ export class PoolIndexer {
       });
     } else if (contract === this.#contracts.pool && name === 'new_nullifier_event') {
       const nullifier = BigInt(scValToNative(event.topic[1] as xdr.ScVal) as bigint);
+      if (!this.spent.has(nullifier)) this.#delta.nullifiers.push(nullifier);
       this.spent.add(nullifier);
       nullifiers.push({ nullifier, txHash: event.txHash });
     } else if (contract === this.#contracts.aspMembership && name === 'LeafAdded') {
       const data = scValToNative(event.value) as { leaf: bigint; index: bigint | number };
       const index = Number(data.index);
-      if (index === this.aspTree.nextIndex) this.aspTree.insert(BigInt(data.leaf));
-      else if (index > this.aspTree.nextIndex || this.aspTree.leaf(index) !== BigInt(data.leaf)) {
+      if (index === this.aspTree.nextIndex) {
+        this.aspTree.insert(BigInt(data.leaf));
+        this.#delta.aspLeaves.push(BigInt(data.leaf));
+      } else if (index > this.aspTree.nextIndex || this.aspTree.leaf(index) !== BigInt(data.leaf)) {
         throw new Error(`ASP tree out of step at ${index}`);
       }
     } else if (contract === this.#contracts.aspNonMembership && name === 'LeafInserted') {
@@ -222,20 +245,24 @@ export class PoolIndexer {
         this.blocklist.insert(BigInt(data.key), BigInt(data.value));
     } else if (contract === this.#contracts.aspNonMembership && name === 'LeafDeleted') {
       const data = scValToNative(event.value) as { key: bigint };
-      if (this.blocklist.find(BigInt(data.key)).found) this.blocklist.delete(BigInt(data.key));
+      if (this.blocklist.find(BigInt(data.key)).found) {
+        this.blocklist.delete(BigInt(data.key));
+        this.#delta.blocklist.push({ key: BigInt(data.key) });
+      }
     }
   }
 
   async #persist(): Promise<void> {
-    const snapshot: IndexerSnapshot = {
-      cursor: this.#cursor,
-      ledger: this.#ledger,
-      poolLeaves: Array.from({ length: this.poolTree.nextIndex }, (_, i) => this.poolTree.leaf(i)),
-      aspLeaves: Array.from({ length: this.aspTree.nextIndex }, (_, i) => this.aspTree.leaf(i)),
-      blocklist: this.blocklist.entries(),
-      nullifiers: [...this.spent],
-    };
-    await this.#store.put(this.#snapshotKey(), snapshot);
+    const d = this.#delta;
+    const hasDelta = d.poolLeaves.length + d.aspLeaves.length + d.blocklist.length + d.nullifiers.length > 0;
+    const segments = hasDelta ? this.#segments + 1 : this.#segments;
+    const state: IndexerState = { cursor: this.#cursor, ledger: this.#ledger, segments };
+    await this.#store.batch([
+      ...(hasDelta ? [{ type: 'put' as const, key: this.#segmentKey(segments), value: d }] : []),
+      { type: 'put', key: this.#stateKey(), value: state },
+    ]);
+    this.#segments = segments;
+    this.#delta = emptySegment();
   }
 
   #wake(): void {
@@ -244,8 +271,12 @@ export class PoolIndexer {
     for (const w of ready) w.resolve();
   }
 
-  #snapshotKey(): string {
+  #stateKey(): string {
     return this.#store.fixedKey('meta', 'indexer');
+  }
+
+  #segmentKey(n: number): string {
+    return this.#store.fixedKey('indexer', `seg-${n.toString().padStart(10, '0')}`);
   }
 }
 

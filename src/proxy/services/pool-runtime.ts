@@ -71,6 +71,11 @@ export class PoolRuntime {
     return this.#connected.service;
   }
 
+  /** Periodic housekeeping (prepared deposits long expired); a no-op until connected. */
+  async sweep(): Promise<void> {
+    await this.#connected?.service.sweepPrepared();
+  }
+
   info(): { deployment: Deployment; circuitId: string } {
     this.require();
     return { deployment: this.#connected!.deployment, circuitId: this.#deps.config.prover.circuitId };

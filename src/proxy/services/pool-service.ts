@@ -431,6 +431,15 @@ export class PoolService {
     }
   }
 
+  /** Deletes prepared deposits a day past their expiry (a late submit then gets 404 instead of 410). */
+  async sweepPrepared(now = Date.now()): Promise<number> {
+    const old = (await this.#d.store.entries<PreparedDepositRecord>('prepared/')).filter(
+      ([, r]) => r.state !== 'submitting' && r.expiresAt + 86_400_000 < now,
+    );
+    await this.#d.store.batch(old.map(([key]) => ({ type: 'del' as const, key })));
+    return old.length;
+  }
+
   // ---- helpers ----
 
   #registration(agent: AgentRecord): Uint8Array {
