@@ -496,34 +496,50 @@ test.serial('a proof for other public inputs fails (#7)', async (t) => {
   t.true(rpc.Api.isSimulationError(sim) && sim.error.includes('Error(Value, UnexpectedType)'));
 });
 
-test.serial('an ASP membership root that is not current fails (#7)', async (t) => {
-  // the pending proof was made against the current allowlist root; a new member changes it
-  const newcomer = membershipLeaf(notePublicKey(randomFieldElement()), randomFieldElement());
-  const reference = poolCallArgs(pending.proof, pending.extData, w.alice.publicKey());
-  const account = await w.server.getAccount(w.alice.publicKey());
-  const refSim = await w.server.simulateTransaction(invokeTx(account, w.pool, 'transact', reference));
-  t.true(rpc.Api.isSimulationSuccess(refSim));
-  await adminCall('insert_leaf', w.sandbox.info.contracts.asp_membership, [u256(newcomer)]);
-  w.aspTree.insert(newcomer);
+/** A proof made against the live ASP roots fails once `change` moves one of them: simulation and ledger. */
+async function expectStaleAsp(t: import('ava').ExecutionContext, built: Built, change: () => Promise<void>) {
+  const args = poolCallArgs(built.proof, built.extData, w.alice.publicKey());
+  const refSim = await w.server.simulateTransaction(
+    invokeTx(await w.server.getAccount(w.alice.publicKey()), w.pool, 'transact', args),
+  );
+  if (!rpc.Api.isSimulationSuccess(refSim)) return t.fail(`valid before the change: ${refSim.error}`);
+  await change();
   const before = await snapshot();
   const sim = await w.server.simulateTransaction(
-    invokeTx(await w.server.getAccount(w.alice.publicKey()), w.pool, 'transact', reference),
+    invokeTx(await w.server.getAccount(w.alice.publicKey()), w.pool, 'transact', args),
   );
   t.true(rpc.Api.isSimulationError(sim) && sim.error.includes('Error(Contract, #7)'));
-  if (!rpc.Api.isSimulationSuccess(refSim)) return;
   const { txWithAuth } = await import('./helpers.ts');
   const live = await w.server.getAccount(w.alice.publicKey());
-  const tx = txWithAuth(
-    live,
-    new Contract(w.pool).call('transact', ...reference),
-    refSim.result!.auth,
-    refSim,
-  );
+  const tx = txWithAuth(live, new Contract(w.pool).call('transact', ...args), refSim.result!.auth, refSim);
   tx.sign(w.alice);
   const { final } = await submit(w.server, tx);
   t.is(final?.status, rpc.Api.GetTransactionStatus.FAILED);
   if (final?.status === rpc.Api.GetTransactionStatus.FAILED) t.is(failureCode(final), 'Contract#7');
   t.deepEqual(await snapshot(), before);
+}
+
+test.serial('an ASP membership root that is not current fails (#7)', async (t) => {
+  // the pending proof was made against the current allowlist root; a new member changes it
+  await expectStaleAsp(t, pending, async () => {
+    const newcomer = membershipLeaf(notePublicKey(randomFieldElement()), randomFieldElement());
+    await adminCall('insert_leaf', w.sandbox.info.contracts.asp_membership, [u256(newcomer)]);
+    w.aspTree.insert(newcomer);
+  });
+});
+
+test.serial('an ASP non-membership (blocklist) root that is not current fails (#7)', async (t) => {
+  const fresh = await prove({
+    inputs: [dummyInput(w.sk), dummyInput(w.sk)],
+    outAmounts: [USDC, 0n],
+    extAmount: USDC,
+    recipient: w.alice.publicKey(),
+  });
+  await expectStaleAsp(t, fresh, async () => {
+    const blocked = notePublicKey(randomFieldElement());
+    await adminCall('insert_leaf', w.sandbox.info.contracts.asp_non_membership, [u256(blocked), u256(1n)]);
+    w.blocklist.insert(blocked, 1n);
+  });
 });
 
 test.serial('disburse pays only the payout wallet, authorised by the admin', async (t) => {
