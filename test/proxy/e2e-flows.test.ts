@@ -146,6 +146,10 @@ test.serial(
     const other = await newWallet(10);
     const poolBefore = await poolBalance();
 
+    const unfunded = await prepare(wallet, '60');
+    t.is(unfunded.status, 422);
+    t.is(unfunded.json.code, 'ledger_rejected');
+    t.regex(unfunded.json.detail, /holds 50\.0000000 USDC/);
     const first = await prepare(wallet, '5');
     const second = await prepare(wallet, '7');
     t.is(first.status, 200, first.text);

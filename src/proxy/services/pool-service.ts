@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   Address,
+  scValToNative,
   FeeBumpTransaction,
   Keypair,
   nativeToScVal,
@@ -105,6 +106,14 @@ export class PoolService {
     agentId: string,
     amount: bigint,
   ): Promise<{ prepareId: string; transactionXDR: string; expiresAt: string }> {
+    // Checked before proving, so an unfunded wallet learns it at once instead of after a proof.
+    const held = await this.#usdcBalance(wallet);
+    if (held < amount) {
+      throw new ProblemError(
+        'ledger_rejected',
+        `the wallet holds ${formatAmount(held)} USDC, less than the ${formatAmount(amount)} USDC to deposit`,
+      );
+    }
     const agent = await this.#d.agents.ensure(agentId, wallet);
     await this.#ensureMembership(agent);
     const crypto = this.crypto(agentId);
@@ -188,9 +197,16 @@ export class PoolService {
   // ---- operator deposit ----
 
   async operatorDeposit(agentId: string, owner: string, amount: bigint): Promise<FlowResult> {
+    const operator = this.#d.deployment.operator;
+    const held = await this.#usdcBalance(operator.publicKey());
+    if (held < amount) {
+      throw new ProblemError(
+        'service_unavailable',
+        `the operator account holds ${formatAmount(held)} USDC and cannot fund ${formatAmount(amount)} USDC; top it up`,
+      );
+    }
     const agent = await this.#d.agents.ensure(agentId, owner);
     await this.#ensureMembership(agent);
-    const operator = this.#d.deployment.operator;
     const { confirmed, proveMs } = await this.#proveAndSend(agentId, () =>
       this.#d.prover.prove(
         this.crypto(agentId),
@@ -441,6 +457,17 @@ export class PoolService {
   }
 
   // ---- helpers ----
+
+  /** USDC held by `address` (a token `balance` read by simulation; a missing account holds 0). */
+  async #usdcBalance(address: string): Promise<bigint> {
+    const value = await this.#d.ledger.read(
+      this.#d.deployment.operator.publicKey(),
+      this.#d.deployment.contracts.token,
+      'balance',
+      [new Address(address).toScVal()],
+    );
+    return BigInt(scValToNative(value) as bigint);
+  }
 
   #registration(agent: AgentRecord): Uint8Array {
     return this.#recovery.seal({ agentId: agent.agentId, owner: agent.owner });
