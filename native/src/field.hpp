@@ -16,6 +16,10 @@ namespace zk {
 
 typedef unsigned __int128 u128;
 
+// The hot field operations are forced inline: as out-of-line calls they would spill six callee-saved
+// registers per multiplication.
+#define ZK_INLINE inline __attribute__((always_inline))
+
 // True when the CPU has BMI2 (MULX) and ADX (ADCX/ADOX); checked once at startup. The branch on it
 // is perfectly predictable, so the portable path costs nothing on machines that do not need it.
 bool cpuHasAdx();
@@ -64,7 +68,7 @@ struct Fp {
   inline bool operator!=(const Fp& o) const { return !(*this == o); }
 
   // Conditional subtraction of the modulus, branch-free.
-  static inline void reduceOnce(uint64_t t[4]) {
+  static ZK_INLINE void reduceOnce(uint64_t t[4]) {
 #if ZK_X86_ADX
     unsigned long long s0, s1, s2, s3;
     unsigned char br = _subborrow_u64(0, t[0], C::P[0], &s0);
@@ -90,7 +94,7 @@ struct Fp {
 #endif
   }
 
-  static inline Fp add(const Fp& a, const Fp& b) {
+  static ZK_INLINE Fp add(const Fp& a, const Fp& b) {
     Fp r;
 #if ZK_X86_ADX
     unsigned long long r0, r1, r2, r3;
@@ -113,7 +117,7 @@ struct Fp {
     reduceOnce(r.v);
     return r;
   }
-  static inline Fp sub(const Fp& a, const Fp& b) {
+  static ZK_INLINE Fp sub(const Fp& a, const Fp& b) {
     Fp r;
 #if ZK_X86_ADX
     unsigned long long r0, r1, r2, r3;
@@ -147,7 +151,7 @@ struct Fp {
 #endif
     return r;
   }
-  static inline Fp neg(const Fp& a) {
+  static ZK_INLINE Fp neg(const Fp& a) {
     if (a.isZero()) return a;
     Fp r;
     u128 br = 0;
@@ -158,10 +162,10 @@ struct Fp {
     }
     return r;
   }
-  static inline Fp dbl(const Fp& a) { return add(a, a); }
+  static ZK_INLINE Fp dbl(const Fp& a) { return add(a, a); }
 
   // CIOS Montgomery multiplication, no-carry variant: returns a*b/2^256 mod P.
-  static inline Fp mul(const Fp& a, const Fp& b) {
+  static ZK_INLINE Fp mul(const Fp& a, const Fp& b) {
 #if ZK_X86_ADX
     if (__builtin_expect(kUseAdx, 1)) return mulAdx(a, b);
 #endif
@@ -169,7 +173,7 @@ struct Fp {
   }
 
 #if ZK_X86_ADX
-  static inline Fp mulAdx(const Fp& a, const Fp& b) {
+  static ZK_INLINE Fp mulAdx(const Fp& a, const Fp& b) {
     uint64_t t0, t1, t2, t3, t4, lo, hi;
     __asm__(
 #include "mont_mul_adx.inc"
@@ -184,7 +188,7 @@ struct Fp {
   }
 #endif
 
-  static inline Fp mulPortable(const Fp& a, const Fp& b) {
+  __attribute__((noinline)) static Fp mulPortable(const Fp& a, const Fp& b) {
     uint64_t t[4] = {0, 0, 0, 0};
     for (int i = 0; i < 4; i++) {
       u128 x = (u128)a.v[0] * b.v[i] + t[0];
@@ -206,7 +210,7 @@ struct Fp {
     reduceOnce(r.v);
     return r;
   }
-  static inline Fp sqr(const Fp& a) { return mul(a, a); }
+  static ZK_INLINE Fp sqr(const Fp& a) { return mul(a, a); }
 
   static inline Fp toMont(const Fp& a) { return mul(a, Fp{{C::R2[0], C::R2[1], C::R2[2], C::R2[3]}}); }
   static inline Fp fromMont(const Fp& a) { return mul(a, Fp{{1, 0, 0, 0}}); }
@@ -250,19 +254,19 @@ struct Fq2 {
   inline bool isZero() const { return c0.isZero() && c1.isZero(); }
   inline bool operator==(const Fq2& o) const { return c0 == o.c0 && c1 == o.c1; }
   inline bool operator!=(const Fq2& o) const { return !(*this == o); }
-  static inline Fq2 add(const Fq2& a, const Fq2& b) { return Fq2{Fq::add(a.c0, b.c0), Fq::add(a.c1, b.c1)}; }
-  static inline Fq2 sub(const Fq2& a, const Fq2& b) { return Fq2{Fq::sub(a.c0, b.c0), Fq::sub(a.c1, b.c1)}; }
-  static inline Fq2 neg(const Fq2& a) { return Fq2{Fq::neg(a.c0), Fq::neg(a.c1)}; }
-  static inline Fq2 dbl(const Fq2& a) { return add(a, a); }
+  static ZK_INLINE Fq2 add(const Fq2& a, const Fq2& b) { return Fq2{Fq::add(a.c0, b.c0), Fq::add(a.c1, b.c1)}; }
+  static ZK_INLINE Fq2 sub(const Fq2& a, const Fq2& b) { return Fq2{Fq::sub(a.c0, b.c0), Fq::sub(a.c1, b.c1)}; }
+  static ZK_INLINE Fq2 neg(const Fq2& a) { return Fq2{Fq::neg(a.c0), Fq::neg(a.c1)}; }
+  static ZK_INLINE Fq2 dbl(const Fq2& a) { return add(a, a); }
   // Karatsuba: 3 base multiplications.
-  static inline Fq2 mul(const Fq2& a, const Fq2& b) {
+  static ZK_INLINE Fq2 mul(const Fq2& a, const Fq2& b) {
     Fq t0 = Fq::mul(a.c0, b.c0);
     Fq t1 = Fq::mul(a.c1, b.c1);
     Fq t2 = Fq::mul(Fq::add(a.c0, a.c1), Fq::add(b.c0, b.c1));
     return Fq2{Fq::sub(t0, t1), Fq::sub(Fq::sub(t2, t0), t1)};
   }
   // (a + bu)^2 = (a+b)(a-b) + 2ab u
-  static inline Fq2 sqr(const Fq2& a) {
+  static ZK_INLINE Fq2 sqr(const Fq2& a) {
     Fq t = Fq::mul(a.c0, a.c1);
     return Fq2{Fq::mul(Fq::add(a.c0, a.c1), Fq::sub(a.c0, a.c1)), Fq::add(t, t)};
   }

@@ -190,3 +190,25 @@ test('roots of unity are the snarkjs ones and the NTT matches a direct DFT', (t)
     t.deepEqual(back, values);
   }
 });
+
+test('the portable (non-ADX) multiplication gives the same results as the ADX one', async (t) => {
+  const { execFile } = await import('node:child_process');
+  const { promisify } = await import('node:util');
+  const pairs = [...edges(Q).map((a) => [a, Q - 1n]), ...Array.from({ length: 50 }, () => [rand(Q), rand(Q)])];
+  const script = `
+    import { addon } from ${JSON.stringify(new URL('../../src/prover/native-addon.ts', import.meta.url).href)};
+    const pairs = JSON.parse(process.argv[1]);
+    console.log(JSON.stringify(pairs.map(([a, b]) => [addon.testOps.fq('mul', a, b), addon.testOps.fr('mul', String(BigInt(a) % ${R}n), String(BigInt(b) % ${R}n))])));
+  `;
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--import=tsx', '--input-type=module', '-e', script, JSON.stringify(pairs.map((p) => p.map(String)))],
+    { env: { ...process.env, ZKPROVER_PORTABLE: '1' } },
+  );
+  const portable = JSON.parse(stdout) as [string, string][];
+  pairs.forEach(([a, b], i) => {
+    t.is(portable[i][0], ((a * b) % Q).toString());
+    t.is(portable[i][0], ops.fq('mul', a.toString(), b.toString()));
+    t.is(portable[i][1], (((a % R) * (b % R)) % R).toString());
+  });
+});
