@@ -43,11 +43,6 @@ export class TokenService {
     return this.#settings.ttlSeconds;
   }
 
-  /** The public verification key as a JWK (published so other services can check tokens). */
-  publicJwk(): JsonWebKey {
-    return this.#publicKey.export({ format: 'jwk' });
-  }
-
   async issue(address: string, now = new Date()): Promise<string> {
     const iat = Math.floor(now.getTime() / 1000);
     return new SignJWT({})

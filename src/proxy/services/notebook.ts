@@ -65,11 +65,6 @@ export class NoteBook {
     this.#store = store;
   }
 
-  /** Runs `section` holding the agent's lock (for multi-step flows that must not interleave). */
-  withAgent<T>(agentId: string, section: () => Promise<T>): Promise<T> {
-    return this.#mutex.run(agentId, section);
-  }
-
   async account(agentId: string): Promise<AccountRecord> {
     return (await this.#store.get<AccountRecord>(this.#accountKey(agentId))) ?? emptyAccount(agentId);
   }
@@ -230,21 +225,6 @@ export class NoteBook {
       ops.push({ type: 'put', key: this.#accountKey(agentId), value: account });
       await this.#store.batch(ops);
     });
-  }
-
-  /** Marks notes spent by someone else's knowledge of their nullifier (seen on chain, e.g. after a crash). */
-  async markSpentByNullifier(agentId: string, nullifiers: Set<bigint>, txHash: string): Promise<number> {
-    const hits = (await this.notes(agentId)).filter(
-      (n) => n.state !== 'spent' && nullifiers.has(n.nullifier),
-    );
-    if (hits.length === 0) return 0;
-    await this.applySpend(agentId, {
-      opId: `chain:${txHash}`,
-      txHash,
-      inputs: hits.map((n) => n.commitment),
-      outputs: [],
-    });
-    return hits.length;
   }
 
   #accountKey(agentId: string): string {

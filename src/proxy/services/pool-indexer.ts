@@ -49,7 +49,6 @@ export class PoolIndexer {
   readonly aspTree = new MerkleTree(20);
   readonly blocklist = new SparseMerkleTree();
   readonly spent = new Set<bigint>();
-  readonly #leafIndex = new Map<bigint, number>();
   readonly #server: rpc.Server;
   readonly #store: EncryptedStore;
   readonly #contracts: PoolContracts;
@@ -88,10 +87,6 @@ export class PoolIndexer {
     this.#listeners.push(listener);
   }
 
-  leafIndexOf(commitment: bigint): number | undefined {
-    return this.#leafIndex.get(commitment);
-  }
-
   /** Loads the persisted state, catches up with the ledger, then polls every `intervalMs`. */
   async start(intervalMs: number): Promise<void> {
     const state = await this.#store.get<IndexerState>(this.#stateKey());
@@ -100,7 +95,7 @@ export class PoolIndexer {
       this.#ledger = state.ledger;
       this.#segments = state.segments;
       for (const [, segment] of await this.#store.entries<IndexerSegment>('indexer/')) {
-        for (const leaf of segment.poolLeaves) this.#leafIndex.set(leaf, this.poolTree.insert(leaf));
+        for (const leaf of segment.poolLeaves) this.poolTree.insert(leaf);
         for (const leaf of segment.aspLeaves) this.aspTree.insert(leaf);
         for (const { key, value } of segment.blocklist) {
           if (value === undefined) this.blocklist.delete(key);
@@ -217,7 +212,6 @@ export class PoolIndexer {
           `pool tree out of step: event index ${index}, local next index ${this.poolTree.nextIndex}`,
         );
       }
-      this.#leafIndex.set(commitment, index);
       commitments.push({
         commitment,
         leafIndex: index,

@@ -54,10 +54,6 @@ export class PoolRuntime {
     void this.#attempt();
   }
 
-  get connected(): boolean {
-    return this.#connected !== undefined;
-  }
-
   require(): PoolService {
     if (this.#connected === undefined) {
       throw new ProblemError(

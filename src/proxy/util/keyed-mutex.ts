@@ -19,12 +19,4 @@ export class KeyedMutex {
       if (this.#tails.get(key) === tail) this.#tails.delete(key);
     }
   }
-
-  /** Runs `section` holding every key at once (acquired in sorted order, so two callers cannot deadlock). */
-  async runAll<T>(keys: string[], section: () => Promise<T>): Promise<T> {
-    const sorted = [...new Set(keys)].sort();
-    const step = (i: number): Promise<T> =>
-      i === sorted.length ? section() : this.run(sorted[i], () => step(i + 1));
-    return step(0);
-  }
 }
