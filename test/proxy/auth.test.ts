@@ -273,3 +273,18 @@ test('an expired challenge is refused (service clock)', async (t) => {
   );
   await store.close();
 });
+
+test('a remembered (already verified) token is still refused once it expires', async (t) => {
+  const tokens = new TokenService(randomBytes(32), { issuer: 'i', audience: 'a', ttlSeconds: 86400 });
+  const wallet = Keypair.random().publicKey();
+  // exp = now + 1 s; the verifier accepts 5 s of clock skew.
+  const token = await tokens.issue(wallet, new Date(Date.now() - 86_399_000));
+  t.is((await tokens.verify(token)).sub, wallet);
+  t.is((await tokens.verify(token)).sub, wallet, 'served from the verified-token cache');
+  await new Promise((r) => setTimeout(r, 6_500));
+  const error = await t.throwsAsync(tokens.verify(token), { instanceOf: ProblemError });
+  t.regex(error!.message, /expired/);
+  const fresh = await tokens.issue(wallet);
+  t.is((await tokens.verify(fresh)).sub, wallet);
+  await t.throwsAsync(tokens.verify(`${fresh.slice(0, -2)}AA`), { instanceOf: ProblemError });
+});

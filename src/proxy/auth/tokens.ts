@@ -9,6 +9,10 @@ import { deriveKey } from '../store/derived-keys.ts';
 // PKCS#8 DER header for a raw 32-byte Ed25519 seed (RFC 8410).
 const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 
+const CLOCK_TOLERANCE_SECONDS = 5;
+/** Verified tokens remembered at most (oldest forgotten first). */
+const VERIFIED_CACHE_SIZE = 10_000;
+
 export interface TokenClaims {
   /** The wallet's G address. */
   sub: string;
@@ -27,6 +31,7 @@ export class TokenService {
   readonly #privateKey: KeyObject;
   readonly #publicKey: KeyObject;
   readonly #settings: TokenSettings;
+  readonly #verified = new Map<string, TokenClaims>();
 
   constructor(masterKey: Uint8Array, settings: TokenSettings) {
     const seed = deriveKey(masterKey, 'jwt-signing');
@@ -58,6 +63,25 @@ export class TokenService {
 
   /** Verifies signature, algorithm, issuer, audience and lifetime; throws 401 `unauthorized` otherwise. */
   async verify(token: string): Promise<TokenClaims> {
+    // A token is immutable, so a successful signature check is remembered until the token expires; the
+    // lifetime is still checked on every use. Wallets reuse one token for many requests.
+    const cached = this.#verified.get(token);
+    if (cached !== undefined) {
+      if (cached.exp + CLOCK_TOLERANCE_SECONDS > Date.now() / 1000) return cached;
+      this.#verified.delete(token);
+      throw new ProblemError('unauthorized', 'token expired', {
+        headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+      });
+    }
+    const claims = await this.#verifySignature(token);
+    if (this.#verified.size >= VERIFIED_CACHE_SIZE) {
+      this.#verified.delete(this.#verified.keys().next().value as string);
+    }
+    this.#verified.set(token, claims);
+    return claims;
+  }
+
+  async #verifySignature(token: string): Promise<TokenClaims> {
     let payload: Record<string, unknown>;
     try {
       ({ payload } = await jwtVerify(token, this.#publicKey, {
@@ -65,7 +89,7 @@ export class TokenService {
         issuer: this.#settings.issuer,
         audience: this.#settings.audience,
         requiredClaims: ['sub', 'jti', 'iat', 'exp'],
-        clockTolerance: 5,
+        clockTolerance: CLOCK_TOLERANCE_SECONDS,
       }));
     } catch (error) {
       throw new ProblemError('unauthorized', describeJwtError(error), {
