@@ -15,6 +15,8 @@ import { ledgerHeader } from './xdr-records.ts';
 
 /** Starting balance of genesis and friendbot accounts: 10,000 XLM. */
 export const STARTING_BALANCE = 100_000_000_000n;
+/** Lumens of the network root account (friendbot's source): 100 billion XLM. */
+export const ROOT_BALANCE = 1_000_000_000_000_000_000n;
 export const POOL_LEVELS = 20;
 export const ASP_MEMBERSHIP_LEVELS = 20;
 /** Largest single deposit the pool accepts: 1,000,000 USDC. */
@@ -81,6 +83,9 @@ export async function runGenesis(
   const sequence = 1;
   const closeTime = Math.floor(Date.now() / 1000);
   const overlay = new Overlay(store);
+  // the network root account holds the lumens friendbot hands out, as on a standalone stellar-core network
+  const root = Keypair.master(passphrase).publicKey();
+  overlay.put(keyId(accountKey(root)), accountEntryData(root, ROOT_BALANCE, 0n));
   for (const kp of Object.values(keys)) {
     overlay.put(
       keyId(accountKey(kp.publicKey())),

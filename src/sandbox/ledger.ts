@@ -58,7 +58,24 @@ interface Pending {
 }
 
 /** A privileged change applied at the next close (genesis, friendbot): runs with these addresses pre-authorized. */
-export type InternalJob = (host: Host, overlay: Overlay, ledgerSequence: number) => void | Promise<void>;
+/** A transaction a privileged job performed (friendbot), recorded like any applied transaction. */
+export interface JobTransaction {
+  hash: string;
+  envelope: xdr.TransactionEnvelope;
+  result: xdr.TransactionResult;
+  meta: xdr.TransactionMeta;
+  events: xdr.ContractEvent[];
+}
+
+/**
+ * A privileged change applied at the next close (friendbot): it runs with every authorization granted and
+ * returns the transactions it stands for, so that getTransaction and getEvents see them.
+ */
+export type InternalJob = (
+  host: Host,
+  overlay: Overlay,
+  ledgerSequence: number,
+) => JobTransaction[] | Promise<JobTransaction[]>;
 
 /** Thrown for requests the RPC must answer with a JSON-RPC "invalid params" error. */
 export class InvalidRequest extends Error {}
@@ -66,7 +83,7 @@ export class InvalidRequest extends Error {}
 export class Ledger {
   readonly networkId: Uint8Array;
   private pending: Pending[] = [];
-  private jobs: { job: InternalJob; resolve: () => void; reject: (e: Error) => void }[] = [];
+  private jobs: { job: InternalJob; resolve: (txs: JobTransaction[]) => void; reject: (e: Error) => void }[] = [];
   private closing: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private readonly closeWaiters: (() => void)[] = [];
@@ -110,7 +127,7 @@ export class Ledger {
   }
 
   /** Queues a privileged job for the next ledger; resolves once that ledger is committed. */
-  runInternal(job: InternalJob): Promise<void> {
+  runInternal(job: InternalJob): Promise<JobTransaction[]> {
     return new Promise((resolve, reject) => this.jobs.push({ job, resolve, reject }));
   }
 
@@ -336,7 +353,9 @@ export class Ledger {
     const ledgerOverlay = new Overlay(this.store);
     const jobs = this.jobs;
     this.jobs = [];
-    const jobErrors = new Map<number, Error>();
+    const jobOutcomes: (JobTransaction[] | Error)[] = [];
+    const txs: TxRecord[] = [];
+    let order = 0;
     const events: EventRecord[] = [];
     const record = (evs: xdr.ContractEvent[], txHash: string, order: number, op: number) => {
       evs.forEach((ev, j) => {
@@ -354,28 +373,40 @@ export class Ledger {
         });
       });
     };
-    for (const [i, { job }] of jobs.entries()) {
+    for (const { job } of jobs) {
       const overlay = new Overlay(ledgerOverlay);
       const host = this.internalHost(overlay, sequence, closeTime);
       try {
-        await job(host, overlay, sequence);
+        const done = await job(host, overlay, sequence);
         overlay.mergeInto(ledgerOverlay);
-        // privileged jobs (friendbot mints) have no envelope; their events carry a synthetic hash
-        const jobHash = Buffer.from(hash(new TextEncoder().encode(`sandbox-job:${sequence}:${i}`))).toString(
-          'hex',
-        );
-        record(host.events, jobHash, 0, i + 1);
+        for (const jt of done) {
+          order++;
+          txs.push({
+            hash: jt.hash,
+            status: 'SUCCESS',
+            ledger: sequence,
+            createdAt: closeTime,
+            applicationOrder: order,
+            feeBump: false,
+            envelopeXdr: jt.envelope.toXdr('base64'),
+            resultXdr: jt.result.toXdr('base64'),
+            resultMetaXdr: jt.meta.toXdr('base64'),
+            contractEvents: [jt.events.map((e) => e.toXdr('base64'))],
+            diagnosticEvents: [],
+          });
+          record(jt.events, jt.hash, order, 1);
+        }
+        jobOutcomes.push(done);
       } catch (e) {
-        jobErrors.set(i, e as Error);
+        jobOutcomes.push(e as Error);
       }
     }
 
     const pending = this.pending;
     this.pending = [];
-    const txs: TxRecord[] = [];
     let slice = performance.now();
-    for (const [i, p] of pending.entries()) {
-      const order = i + 1;
+    for (const p of pending) {
+      order++;
       const { record: txRecord, contractEvents } = await this.apply(p, ledgerOverlay, sequence, closeTime, order);
       txs.push(txRecord);
       record(contractEvents, p.hash, order, 1);
@@ -408,9 +439,9 @@ export class Ledger {
       events,
     });
     jobs.forEach(({ resolve, reject }, i) => {
-      const err = jobErrors.get(i);
-      if (err) reject(err);
-      else resolve();
+      const outcome = jobOutcomes[i] as JobTransaction[] | Error;
+      if (outcome instanceof Error) reject(outcome);
+      else resolve(outcome);
     });
     for (const w of this.closeWaiters.splice(0)) w();
   }

@@ -79,7 +79,7 @@ export function createHttpServer(h: HttpHandlers): Server {
         if (!res.headersSent) send(res, 500, { error: (e as Error).message });
       });
     if (route === 'POST /rpc' || route === 'POST /') done(handleRpc(req, res, h.rpc));
-    else if (route === 'GET /friendbot')
+    else if (route === 'GET /friendbot' || route === 'POST /friendbot')
       done(h.friendbot(url.searchParams).then(({ status, body }) => send(res, status, body)));
     else if (route === 'GET /sandbox/info') send(res, 200, h.info());
     else send(res, 404, { error: `no route ${req.method} ${url.pathname}` });

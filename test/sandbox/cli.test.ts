@@ -23,7 +23,8 @@ function run(args: string[]): { child: ChildProcess; output: () => string; exite
 }
 
 async function waitForUrl(output: () => string, exited: Promise<number | null>): Promise<string> {
-  for (let i = 0; i < 600; i++) {
+  // generous: a cold tsx start of the whole CLI can take long on a loaded machine
+  for (let i = 0; i < 3000; i++) {
     const m = /sandbox ledger: (http:\/\/\S+\/rpc)/.exec(output());
     if (m) return m[1] as string;
     const done = await Promise.race([exited.then(() => true), new Promise((r) => setTimeout(() => r(false), 100))]);

@@ -102,6 +102,29 @@ test('friendbot creates and funds accounts and validates its input', async (t) =
   t.is((await fund(sandbox, contract, '1')).status, 400);
 });
 
+test('the SDK friendbot helpers work: requestAirdrop and fundAddress read the funding transaction back', async (t) => {
+  const kp = Keypair.random();
+  const account = await server.requestAirdrop(kp.publicKey());
+  t.is(account.accountId(), kp.publicKey());
+  t.is(account.sequenceNumber(), (await server.getAccount(kp.publicKey())).sequenceNumber());
+  // asking again for an existing account falls back to reading it
+  t.is((await server.requestAirdrop(kp.publicKey())).accountId(), kp.publicKey());
+  const other = Keypair.random().publicKey();
+  const funded = await server.fundAddress(other);
+  t.is(funded.status, rpc.Api.GetTransactionStatus.SUCCESS);
+  t.is((await server.getAccount(other)).accountId(), other);
+  // the USDC grant is a mint transaction by the token admin, visible with its events
+  const res = await fund(sandbox, other, '3');
+  const body = await res.json();
+  const mint = await server.getTransaction(body.hash);
+  t.is(mint.status, rpc.Api.GetTransactionStatus.SUCCESS);
+  if (mint.status === rpc.Api.GetTransactionStatus.SUCCESS) {
+    t.is(mint.events.contractEventsXdr[0]?.length, 1);
+    const source = mint.envelopeXdr.value as unknown as { tx: { sourceAccount: unknown } };
+    t.truthy(source.tx.sourceAccount);
+  }
+});
+
 test('malformed requests get JSON-RPC errors and the server keeps serving', async (t) => {
   const bad = await rawRpc('{not json');
   t.is(bad.json.error.code, -32700);
