@@ -44,6 +44,11 @@ test('GET /openapi.json documents every route from the request schemas', async (
     '/api/auth/verify',
     '/api/balance/{agentId}',
     '/api/pool/stats',
+    '/api/pool/info',
+    '/api/deposit/prepare',
+    '/api/deposit/submit',
+    '/api/deposit',
+    '/api/withdraw',
     '/metrics',
   ]) {
     t.truthy(doc.paths[path], path);
@@ -59,6 +64,13 @@ test('GET /openapi.json documents every route from the request schemas', async (
   t.truthy(verify.responses['415'] && verify.responses['413'] && verify.responses['401']);
   t.deepEqual(doc.paths['/api/balance/{agentId}'].get.security, [{ bearerJwt: [] }]);
   t.truthy(doc.components.schemas.Problem);
+  const prepare = doc.paths['/api/deposit/prepare'].post;
+  const prepareBody = doc.components.schemas.DepositPrepareRequest;
+  t.deepEqual(prepareBody.required.sort(), ['amount', 'publicKey']);
+  t.is(prepareBody.additionalProperties, false, 'unknown fields are refused, and documented so');
+  t.truthy(prepare.responses['200'] && prepare.responses['422'] && prepare.responses['502']);
+  t.deepEqual(doc.paths['/api/deposit'].post.security, [], 'operator deposit: loopback, no token');
+  t.truthy(doc.paths['/api/withdraw'].post.responses['409'], 'insufficient_balance documented');
   t.deepEqual(Object.keys(doc.components.schemas.PoolStats.properties).sort(), [
     'activeAgents',
     'recentBatches',
