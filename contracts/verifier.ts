@@ -51,8 +51,10 @@ function be32(n: bigint): Uint8Array {
 }
 function limbs(b: Uint8Array): bigint[] {
   const out: bigint[] = [];
-  for (let o = 0; o < b.length; o += 32) out.push(BigInt(`0x${Buffer.from(b.subarray(o, o + 32)).toString('hex')}`));
-  if (out.some((v) => v >= BASE_FIELD_MODULUS)) throw contractError(VerifierError.MalformedProof, 'coordinate ≥ q');
+  for (let o = 0; o < b.length; o += 32)
+    out.push(BigInt(`0x${Buffer.from(b.subarray(o, o + 32)).toString('hex')}`));
+  if (out.some((v) => v >= BASE_FIELD_MODULUS))
+    throw contractError(VerifierError.MalformedProof, 'coordinate ≥ q');
   return out;
 }
 
@@ -90,7 +92,8 @@ interface SnarkjsVkey {
   IC: string[][];
 }
 
-const g1Json = (p: string[]) => new Uint8Array([...be32(BigInt(p[0] as string)), ...be32(BigInt(p[1] as string))]);
+const g1Json = (p: string[]) =>
+  new Uint8Array([...be32(BigInt(p[0] as string)), ...be32(BigInt(p[1] as string))]);
 const g2Json = (p: string[][]) =>
   new Uint8Array([
     ...be32(BigInt((p[0] as string[])[1] as string)),
@@ -102,7 +105,8 @@ const g2Json = (p: string[][]) =>
 /** Constructor argument from a snarkjs verification_key.json: VerificationKeyBytes {alpha, beta, gamma, delta, ic}. */
 export function vkeyToScVal(vkey: SnarkjsVkey): xdr.ScVal {
   if (typeof vkey !== 'object' || vkey === null) throw new Error('verification key must be a JSON object');
-  if (vkey.protocol !== undefined && vkey.protocol !== 'groth16') throw new Error(`not a Groth16 key: ${vkey.protocol}`);
+  if (vkey.protocol !== undefined && vkey.protocol !== 'groth16')
+    throw new Error(`not a Groth16 key: ${vkey.protocol}`);
   if (vkey.curve !== undefined && vkey.curve !== 'bn128') throw new Error(`not a BN254 key: ${vkey.curve}`);
   if (!Array.isArray(vkey.IC) || vkey.IC.length !== vkey.nPublic + 1) {
     throw new Error('verification key IC length must be nPublic + 1');

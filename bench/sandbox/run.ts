@@ -18,7 +18,14 @@ import {
   POLICY_CIRCUIT,
   randomFieldElement,
 } from '../../src/circuit/index.ts';
-import { encryptNote, MerkleTree, membershipLeaf, notePublicKey, SparseMerkleTree, deriveAgentKeys } from '../../src/crypto/index.ts';
+import {
+  encryptNote,
+  MerkleTree,
+  membershipLeaf,
+  notePublicKey,
+  SparseMerkleTree,
+  deriveAgentKeys,
+} from '../../src/crypto/index.ts';
 import { poolCallArgs, poolProofFromSignals } from '../../src/ledger/pool-args.ts';
 import { loadProver, releaseVerifier } from '../../src/prover/index.ts';
 import { Sandbox, STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
@@ -43,7 +50,9 @@ async function open(dataDir?: string) {
 async function fundMany(sandbox: Sandbox, n: number, usdc: string): Promise<Keypair[]> {
   const kps = Array.from({ length: n }, () => Keypair.random());
   let done = false;
-  const all = Promise.all(kps.map((kp) => fetch(`${sandbox.url}/friendbot?addr=${kp.publicKey()}&usdc=${usdc}`))).finally(() => {
+  const all = Promise.all(
+    kps.map((kp) => fetch(`${sandbox.url}/friendbot?addr=${kp.publicKey()}&usdc=${usdc}`)),
+  ).finally(() => {
     done = true;
   });
   // friendbot answers once its grant is in a closed ledger: keep closing until every request is served
@@ -55,7 +64,13 @@ async function fundMany(sandbox: Sandbox, n: number, usdc: string): Promise<Keyp
   return kps;
 }
 
-async function signedCall(server: rpc.Server, kp: Keypair, contract: string, fn: string, args: ReturnType<typeof addr>[]) {
+async function signedCall(
+  server: rpc.Server,
+  kp: Keypair,
+  contract: string,
+  fn: string,
+  args: ReturnType<typeof addr>[],
+) {
   const account = await server.getAccount(kp.publicKey());
   const raw = new TransactionBuilder(account, { fee: '100', networkPassphrase: STANDALONE_PASSPHRASE })
     .addOperation(new Contract(contract).call(fn, ...args))
@@ -67,10 +82,15 @@ async function signedCall(server: rpc.Server, kp: Keypair, contract: string, fn:
 }
 
 /** Queues all transactions, closes one ledger, returns applied-per-second and the success count. */
-async function applyInOneLedger(sandbox: Sandbox, server: rpc.Server, txs: Awaited<ReturnType<typeof signedCall>>[]) {
+async function applyInOneLedger(
+  sandbox: Sandbox,
+  server: rpc.Server,
+  txs: Awaited<ReturnType<typeof signedCall>>[],
+) {
   const sent = await Promise.all(txs.map((tx) => server.sendTransaction(tx)));
   const notPending = sent.filter((s) => s.status !== 'PENDING');
-  if (notPending.length) throw new Error(`${notPending.length} transactions were not accepted: ${notPending[0]?.status}`);
+  if (notPending.length)
+    throw new Error(`${notPending.length} transactions were not accepted: ${notPending[0]?.status}`);
   const t0 = performance.now();
   await sandbox.ledger.closeLedger();
   const ms = performance.now() - t0;
@@ -86,7 +106,13 @@ async function transfers(dataDir?: string, n = nTransfers) {
     const { token } = sandbox.info.contracts;
     const senders = await fundMany(sandbox, n, '100');
     const txs = await Promise.all(
-      senders.map((kp) => signedCall(server, kp, token, 'transfer', [addr(kp.publicKey()), addr(Keypair.random().publicKey()), i128(USDC)])),
+      senders.map((kp) =>
+        signedCall(server, kp, token, 'transfer', [
+          addr(kp.publicKey()),
+          addr(Keypair.random().publicKey()),
+          i128(USDC),
+        ]),
+      ),
     );
     return await applyInOneLedger(sandbox, server, txs);
   } finally {
@@ -128,8 +154,14 @@ async function transacts() {
       const extData = {
         recipient: kp.publicKey(),
         extAmount: USDC,
-        encryptedOutput0: encryptNote({ amount: USDC, blinding: outputs[0]!.blinding }, keys.encryptionPublicKey),
-        encryptedOutput1: encryptNote({ amount: 0n, blinding: outputs[1]!.blinding }, keys.encryptionPublicKey),
+        encryptedOutput0: encryptNote(
+          { amount: USDC, blinding: outputs[0]!.blinding },
+          keys.encryptionPublicKey,
+        ),
+        encryptedOutput1: encryptNote(
+          { amount: 0n, blinding: outputs[1]!.blinding },
+          keys.encryptionPublicKey,
+        ),
       };
       const membership = { root: aspTree.root, blinding: blindings[i] as bigint, path: aspTree.path(i) };
       const nonMembership = blocklist.nonMembershipProof(pk, POLICY_CIRCUIT.smtLevels);
@@ -142,7 +174,10 @@ async function transacts() {
         nonMembership: [nonMembership, nonMembership],
       });
       const proof = await prover.prove(await witness.calculateWtns(prepared.inputs));
-      calls.push({ kp, args: poolCallArgs(poolProofFromSignals(proof.bytes, proof.publicSignals), extData, kp.publicKey()) });
+      calls.push({
+        kp,
+        args: poolCallArgs(poolProofFromSignals(proof.bytes, proof.publicSignals), extData, kp.publicKey()),
+      });
     }
     const proveMs = performance.now() - proveStart;
     // each transact writes the next root slot and tree nodes, so (as on a real network) its footprint is
@@ -182,7 +217,8 @@ try {
     memoryRuns.push(await transfers());
     leveldbRuns.push(await transfers(join(dir, `run${round}`)));
   }
-  const best = (runs: { perSecond: number; ms: number }[]) => runs.reduce((a, b) => (b.perSecond > a.perSecond ? b : a));
+  const best = (runs: { perSecond: number; ms: number }[]) =>
+    runs.reduce((a, b) => (b.perSecond > a.perSecond ? b : a));
   const memory = best(memoryRuns);
   const leveldb = best(leveldbRuns);
   const pool = await transacts();
@@ -190,10 +226,18 @@ try {
   const f = (x: number) => x.toFixed(1);
   console.log(`USDC transfers applied per second (${nTransfers} in one ledger):`);
   console.log(`  in-memory state : ${f(memory.perSecond)} /s (${f(memory.ms)} ms)`);
-  console.log(`  LevelDB state   : ${f(leveldb.perSecond)} /s (${f(leveldb.ms)} ms)   ratio LevelDB/memory = ${(leveldb.perSecond / memory.perSecond).toFixed(2)}`);
-  console.log(`pool transacts (deposits, real proofs) applied per second (${nTransacts}, one per ledger, close time summed):`);
-  console.log(`  transact        : ${f(pool.perSecond)} /s (${f(pool.ms)} ms; proving took ${f(pool.proveMsEach)} ms each, not counted)`);
-  console.log(`  pairing check   : ${f(pairing)} /s (4 pairs, WASM curve)   ratio transact/pairing = ${(pool.perSecond / pairing).toFixed(2)}`);
+  console.log(
+    `  LevelDB state   : ${f(leveldb.perSecond)} /s (${f(leveldb.ms)} ms)   ratio LevelDB/memory = ${(leveldb.perSecond / memory.perSecond).toFixed(2)}`,
+  );
+  console.log(
+    `pool transacts (deposits, real proofs) applied per second (${nTransacts}, one per ledger, close time summed):`,
+  );
+  console.log(
+    `  transact        : ${f(pool.perSecond)} /s (${f(pool.ms)} ms; proving took ${f(pool.proveMsEach)} ms each, not counted)`,
+  );
+  console.log(
+    `  pairing check   : ${f(pairing)} /s (4 pairs, WASM curve)   ratio transact/pairing = ${(pool.perSecond / pairing).toFixed(2)}`,
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

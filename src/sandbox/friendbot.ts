@@ -36,7 +36,12 @@ function signed(builder: TransactionBuilder, signer: Keypair) {
 }
 
 /** createAccount from the root account, applied to `overlay`. */
-function createAccount(overlay: Overlay, passphrase: string, destination: string, sequence: number): JobTransaction {
+function createAccount(
+  overlay: Overlay,
+  passphrase: string,
+  destination: string,
+  sequence: number,
+): JobTransaction {
   const root = Keypair.master(passphrase);
   const rootAccount = readAccount(overlay, root.publicKey());
   if (!rootAccount) throw new Error('the network root account is missing');
@@ -44,16 +49,24 @@ function createAccount(overlay: Overlay, passphrase: string, destination: string
     new TransactionBuilder(new Account(root.publicKey(), rootAccount.seqNum.toString()), {
       fee: BASE_FEE.toString(),
       networkPassphrase: passphrase,
-    }).addOperation(Operation.createAccount({ destination, startingBalance: (STARTING_BALANCE / 10_000_000n).toString() })),
+    }).addOperation(
+      Operation.createAccount({ destination, startingBalance: (STARTING_BALANCE / 10_000_000n).toString() }),
+    ),
     root,
   );
   overlay.put(
     keyId(accountKey(root.publicKey())),
-    accountEntryData(root.publicKey(), rootAccount.balance - STARTING_BALANCE - BASE_FEE, rootAccount.seqNum + 1n),
+    accountEntryData(
+      root.publicKey(),
+      rootAccount.balance - STARTING_BALANCE - BASE_FEE,
+      rootAccount.seqNum + 1n,
+    ),
   );
   const created = accountEntryData(destination, STARTING_BALANCE, BigInt(sequence) << 32n);
   overlay.put(keyId(accountKey(destination)), created);
-  const op = xdr.OperationResult.opInner(xdr.OperationResultTr.createAccount(xdr.CreateAccountResult.createAccountSuccess()));
+  const op = xdr.OperationResult.opInner(
+    xdr.OperationResultTr.createAccount(xdr.CreateAccountResult.createAccountSuccess()),
+  );
   const change = xdr.LedgerEntryChange.ledgerEntryCreated(
     new xdr.LedgerEntry({ lastModifiedLedgerSeq: sequence, data: created, ext: xdr.LedgerEntryExt.v0() }),
   );
@@ -69,7 +82,9 @@ function createAccount(overlay: Overlay, passphrase: string, destination: string
       new xdr.TransactionMetaV4({
         ext: xdr.ExtensionPoint.v0(),
         txChangesBefore: [],
-        operations: [new xdr.OperationMetaV2({ ext: xdr.ExtensionPoint.v0(), changes: [change], events: [] })],
+        operations: [
+          new xdr.OperationMetaV2({ ext: xdr.ExtensionPoint.v0(), changes: [change], events: [] }),
+        ],
         txChangesAfter: [],
         sorobanMeta: null,
         events: [],
@@ -104,7 +119,11 @@ async function mint(
       subInvocations: [],
     }),
   });
-  const balanceKey = contractDataKey(token, xdr.ScVal.scvVec([xdr.ScVal.scvSymbol('Balance'), addr(to)]), 'persistent');
+  const balanceKey = contractDataKey(
+    token,
+    xdr.ScVal.scvVec([xdr.ScVal.scvSymbol('Balance'), addr(to)]),
+    'persistent',
+  );
   const resourceFee = resourceFeeFor(1, 1);
   const data = new SorobanDataBuilder()
     .setReadOnly([instanceKey(token)])
@@ -128,11 +147,23 @@ async function mint(
   const firstEvent = host.events.length;
   const retval = await host.invoke(token, 'mint', args);
   const events = host.events.slice(firstEvent);
-  return { hash, envelope, result: invokeResult(fee, retval), meta: transactionMeta(events, retval, []), events };
+  return {
+    hash,
+    envelope,
+    result: invokeResult(fee, retval),
+    meta: transactionMeta(events, retval, []),
+    events,
+  };
 }
 
-export async function friendbot(ledger: Ledger, q: URLSearchParams): Promise<{ status: number; body: unknown }> {
-  const bad = (detail: string) => ({ status: 400, body: { type: 'bad_request', title: 'Bad Request', status: 400, detail } });
+export async function friendbot(
+  ledger: Ledger,
+  q: URLSearchParams,
+): Promise<{ status: number; body: unknown }> {
+  const bad = (detail: string) => ({
+    status: 400,
+    body: { type: 'bad_request', title: 'Bad Request', status: 400, detail },
+  });
   const address = q.get('addr') ?? '';
   if (!StrKey.isValidEd25519PublicKey(address)) return bad('addr must be a Stellar account address (G…)');
   const usdcText = q.get('usdc');
@@ -152,7 +183,8 @@ export async function friendbot(ledger: Ledger, q: URLSearchParams): Promise<{ s
   const done = await ledger.runInternal(async (host, overlay, ledgerSequence) => {
     sequence = ledgerSequence;
     const txs: JobTransaction[] = [];
-    if (!readAccount(overlay, address)) txs.push(createAccount(overlay, ledger.passphrase, address, ledgerSequence));
+    if (!readAccount(overlay, address))
+      txs.push(createAccount(overlay, ledger.passphrase, address, ledgerSequence));
     if (usdc > 0n) txs.push(await mint(host, overlay, ledger.passphrase, token, admin, address, usdc));
     return txs;
   });

@@ -123,7 +123,9 @@ export async function runGenesis(
     addr(admin),
     u32(ASP_MEMBERSHIP_LEVELS),
   ]);
-  await host.deploy(contracts.asp_non_membership, wasm(aspNonMembership.name), aspNonMembership, [addr(admin)]);
+  await host.deploy(contracts.asp_non_membership, wasm(aspNonMembership.name), aspNonMembership, [
+    addr(admin),
+  ]);
   await host.deploy(contracts.pool, wasm(pool.name), pool, [
     addr(admin),
     addr(contracts.token),

@@ -83,7 +83,8 @@ export class InvalidRequest extends Error {}
 export class Ledger {
   readonly networkId: Uint8Array;
   private pending: Pending[] = [];
-  private jobs: { job: InternalJob; resolve: (txs: JobTransaction[]) => void; reject: (e: Error) => void }[] = [];
+  private jobs: { job: InternalJob; resolve: (txs: JobTransaction[]) => void; reject: (e: Error) => void }[] =
+    [];
   private closing: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private readonly closeWaiters: (() => void)[] = [];
@@ -151,7 +152,11 @@ export class Ledger {
     if (this.pending.some((p) => p.hash === txHash)) return { hash: txHash, status: 'DUPLICATE' };
     if (this.pending.some((p) => p.tx.source === tx.source))
       return { hash: txHash, status: 'TRY_AGAIN_LATER' };
-    const failure = this.admissible({ hash: txHash, tx, feeBump, envelopeXdr: envelopeXdr as string }, this.store, now());
+    const failure = this.admissible(
+      { hash: txHash, tx, feeBump, envelopeXdr: envelopeXdr as string },
+      this.store,
+      now(),
+    );
     if (failure) return { hash: txHash, status: 'ERROR', errorResultXdr: failure.toXdr('base64') };
     this.pending.push({ hash: txHash, tx, feeBump, envelopeXdr: envelopeXdr as string });
     return { hash: txHash, status: 'PENDING' };
@@ -181,7 +186,8 @@ export class Ledger {
     const resourceFee = data ? BigInt(data.resourceFee as unknown as bigint) : 0n;
     // the outer fee covers the resource fee and the inclusion fee of both envelopes (operations + 1)
     if (BigInt(fb.fee) < resourceFee + 2n * BASE_FEE) return errorResult('txInsufficientFee');
-    if (payer.balance - BigInt(2 * BASE_RESERVE) < BigInt(fb.fee)) return errorResult('txInsufficientBalance');
+    if (payer.balance - BigInt(2 * BASE_RESERVE) < BigInt(fb.fee))
+      return errorResult('txInsufficientBalance');
     const inner = this.validate(p.tx, state, time, true, signed);
     return inner ? feeBumpInnerError(p.tx.hash(), inner) : undefined;
   }
@@ -269,7 +275,11 @@ export class Ledger {
   }
 
   /** Preflight, as Soroban RPC's simulateTransaction. Never changes state. */
-  async simulate(envelopeXdr: unknown, authMode: unknown, useUpgradedAuth: unknown): Promise<SimulationResult> {
+  async simulate(
+    envelopeXdr: unknown,
+    authMode: unknown,
+    useUpgradedAuth: unknown,
+  ): Promise<SimulationResult> {
     // a fee bump simulates as its inner transaction
     const { tx } = this.decode(envelopeXdr);
     if (tx.operations.length !== 1 || tx.operations[0]?.type !== 'invokeHostFunction') {
@@ -407,7 +417,13 @@ export class Ledger {
     let slice = performance.now();
     for (const p of pending) {
       order++;
-      const { record: txRecord, contractEvents } = await this.apply(p, ledgerOverlay, sequence, closeTime, order);
+      const { record: txRecord, contractEvents } = await this.apply(
+        p,
+        ledgerOverlay,
+        sequence,
+        closeTime,
+        order,
+      );
       txs.push(txRecord);
       record(contractEvents, p.hash, order, 1);
       // a big ledger must not stall the RPC: let queued requests run between transactions
@@ -495,10 +511,16 @@ export class Ledger {
     const baseFee = BigInt(data.resourceFee as unknown as bigint) + BASE_FEE;
     const fee = p.feeBump ? BigInt(p.feeBump.fee) : baseFee;
     const account = readAccount(ledgerOverlay, p.tx.source) as { balance: bigint; seqNum: bigint };
-    ledgerOverlay.put(keyId(accountKey(p.tx.source)), accountEntryData(p.tx.source, account.balance, BigInt(p.tx.sequence)));
+    ledgerOverlay.put(
+      keyId(accountKey(p.tx.source)),
+      accountEntryData(p.tx.source, account.balance, BigInt(p.tx.sequence)),
+    );
     const payerId = p.feeBump?.feeSource ?? p.tx.source;
     const payer = readAccount(ledgerOverlay, payerId) as { balance: bigint; seqNum: bigint };
-    ledgerOverlay.put(keyId(accountKey(payerId)), accountEntryData(payerId, payer.balance - fee, payer.seqNum));
+    ledgerOverlay.put(
+      keyId(accountKey(payerId)),
+      accountEntryData(payerId, payer.balance - fee, payer.seqNum),
+    );
     const wrap = (r: xdr.TransactionResult) => (p.feeBump ? feeBumpResult(p.tx.hash(), fee, r) : r);
 
     const fp = data.resources.footprint;
@@ -587,7 +609,11 @@ const now = () => Math.floor(Date.now() / 1000);
 const sorobanDataCache = new WeakMap<Transaction, xdr.SorobanTransactionData | undefined>();
 
 /** Every signer must have exactly one valid signature (hint and ed25519); extra signatures are refused. */
-function checkSigners(txHash: Uint8Array, signatures: xdr.DecoratedSignature[], signers: string[]): TxErrorCode | undefined {
+function checkSigners(
+  txHash: Uint8Array,
+  signatures: xdr.DecoratedSignature[],
+  signers: string[],
+): TxErrorCode | undefined {
   const used = new Set<number>();
   for (const signer of signers) {
     const kp = Keypair.fromPublicKey(signer);

@@ -54,7 +54,11 @@ function innerResult(r: xdr.TransactionResult): xdr.InnerTransactionResult {
 }
 
 /** Result of a fee-bump envelope: the fee source paid `feeCharged`, the inner transaction's result inside. */
-export function feeBumpResult(innerHash: Uint8Array, feeCharged: bigint, inner: xdr.TransactionResult): xdr.TransactionResult {
+export function feeBumpResult(
+  innerHash: Uint8Array,
+  feeCharged: bigint,
+  inner: xdr.TransactionResult,
+): xdr.TransactionResult {
   const pair = new xdr.InnerTransactionResultPair({ transactionHash: innerHash, result: innerResult(inner) });
   const ok = inner.result.type === 'txSuccess';
   return new xdr.TransactionResult({

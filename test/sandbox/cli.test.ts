@@ -27,7 +27,10 @@ async function waitForUrl(output: () => string, exited: Promise<number | null>):
   for (let i = 0; i < 3000; i++) {
     const m = /sandbox ledger: (http:\/\/\S+\/rpc)/.exec(output());
     if (m) return m[1] as string;
-    const done = await Promise.race([exited.then(() => true), new Promise((r) => setTimeout(() => r(false), 100))]);
+    const done = await Promise.race([
+      exited.then(() => true),
+      new Promise((r) => setTimeout(() => r(false), 100)),
+    ]);
     if (done) throw new Error(`sandbox exited: ${output()}`);
   }
   throw new Error(`sandbox did not start: ${output()}`);
@@ -69,7 +72,10 @@ test('bad options and a missing verification key fail with a clear message', asy
   const cases = [
     [['--listen', 'nowhere'], /--listen must be HOST:PORT/],
     [['--listen', '127.0.0.1:0', '--ledger-ms', '0'], /--ledger-ms must be an integer/],
-    [['--listen', '127.0.0.1:0', '--vkey', '/nonexistent/verification_key.json'], /cannot read the verification key/],
+    [
+      ['--listen', '127.0.0.1:0', '--vkey', '/nonexistent/verification_key.json'],
+      /cannot read the verification key/,
+    ],
   ] as const;
   const runs = cases.map(([args]) => run([...args]));
   const codes = await Promise.all(runs.map((r) => r.exited));

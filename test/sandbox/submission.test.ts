@@ -24,9 +24,11 @@ const USDC = 10_000_000n;
 async function fundNow(usdc?: string): Promise<Keypair> {
   const kp = Keypair.random();
   let done = false;
-  const res = fetch(`${sandbox.url}/friendbot?addr=${kp.publicKey()}${usdc ? `&usdc=${usdc}` : ''}`).finally(() => {
-    done = true;
-  });
+  const res = fetch(`${sandbox.url}/friendbot?addr=${kp.publicKey()}${usdc ? `&usdc=${usdc}` : ''}`).finally(
+    () => {
+      done = true;
+    },
+  );
   while (!done) {
     await sandbox.ledger.closeLedger();
     await new Promise((r) => setTimeout(r, 5));
@@ -37,33 +39,38 @@ async function fundNow(usdc?: string): Promise<Keypair> {
 
 async function preparedTransfer(from: Keypair, to: string, amount: bigint, account?: Account) {
   const source = account ?? (await server.getAccount(from.publicKey()));
-  const tx = await server.prepareTransaction(invokeTx(source, token, 'transfer', [address(from.publicKey()), address(to), i128(amount)]));
+  const tx = await server.prepareTransaction(
+    invokeTx(source, token, 'transfer', [address(from.publicKey()), address(to), i128(amount)]),
+  );
   tx.sign(from);
   return tx;
 }
 
 const xlm = async (who: string) => BigInt((await server.getAccountEntry(who)).balance as unknown as bigint);
 
-test.serial('the same envelope twice is DUPLICATE; a second one from the same source is TRY_AGAIN_LATER', async (t) => {
-  const alice = await fundNow('10');
-  const bob = Keypair.random().publicKey();
-  const account = await server.getAccount(alice.publicKey());
-  const first = await preparedTransfer(alice, bob, USDC, account);
-  const second = await preparedTransfer(alice, bob, USDC, account); // next sequence number
-  const a = await server.sendTransaction(first);
-  t.is(a.status, 'PENDING');
-  t.is((await server.sendTransaction(first)).status, 'DUPLICATE');
-  t.is((await server.sendTransaction(second)).status, 'TRY_AGAIN_LATER');
-  t.is((await server.getTransaction(a.hash)).status, rpc.Api.GetTransactionStatus.NOT_FOUND);
-  await sandbox.ledger.closeLedger();
-  t.is((await server.getTransaction(a.hash)).status, rpc.Api.GetTransactionStatus.SUCCESS);
-  // now the second one is admissible
-  const b = await server.sendTransaction(second);
-  t.is(b.status, 'PENDING');
-  await sandbox.ledger.closeLedger();
-  t.is((await server.getTransaction(b.hash)).status, rpc.Api.GetTransactionStatus.SUCCESS);
-  t.is(await tokenBalance(server, token, bob), 2n * USDC);
-});
+test.serial(
+  'the same envelope twice is DUPLICATE; a second one from the same source is TRY_AGAIN_LATER',
+  async (t) => {
+    const alice = await fundNow('10');
+    const bob = Keypair.random().publicKey();
+    const account = await server.getAccount(alice.publicKey());
+    const first = await preparedTransfer(alice, bob, USDC, account);
+    const second = await preparedTransfer(alice, bob, USDC, account); // next sequence number
+    const a = await server.sendTransaction(first);
+    t.is(a.status, 'PENDING');
+    t.is((await server.sendTransaction(first)).status, 'DUPLICATE');
+    t.is((await server.sendTransaction(second)).status, 'TRY_AGAIN_LATER');
+    t.is((await server.getTransaction(a.hash)).status, rpc.Api.GetTransactionStatus.NOT_FOUND);
+    await sandbox.ledger.closeLedger();
+    t.is((await server.getTransaction(a.hash)).status, rpc.Api.GetTransactionStatus.SUCCESS);
+    // now the second one is admissible
+    const b = await server.sendTransaction(second);
+    t.is(b.status, 'PENDING');
+    await sandbox.ledger.closeLedger();
+    t.is((await server.getTransaction(b.hash)).status, rpc.Api.GetTransactionStatus.SUCCESS);
+    t.is(await tokenBalance(server, token, bob), 2n * USDC);
+  },
+);
 
 test.serial('a fee bump: the sponsor pays the fee, the inner source pays nothing', async (t) => {
   const alice = await fundNow('10');
@@ -93,32 +100,44 @@ test.serial('a fee bump: the sponsor pays the fee, the inner source pays nothing
   t.is((await server.getAccount(alice.publicKey())).sequenceNumber(), inner.sequence);
 });
 
-test.serial('refused fee bumps: unsigned or wrongly signed by the sponsor, inner unsigned, unknown sponsor', async (t) => {
-  const alice = await fundNow('10');
-  const sponsor = await fundNow();
-  const bob = Keypair.random().publicKey();
-  const inner = await preparedTransfer(alice, bob, USDC);
-  const unsigned = TransactionBuilder.buildFeeBumpTransaction(sponsor, '200', inner, STANDALONE_PASSPHRASE);
-  t.is((await server.sendTransaction(unsigned)).errorResult?.result.type, 'txBadAuth');
-  const wrongSigner = TransactionBuilder.buildFeeBumpTransaction(sponsor, '200', inner, STANDALONE_PASSPHRASE);
-  wrongSigner.sign(alice);
-  t.is((await server.sendTransaction(wrongSigner)).errorResult?.result.type, 'txBadAuth');
-  // inner transaction without alice's signature
-  const bare = await server.prepareTransaction(
-    invokeTx(await server.getAccount(alice.publicKey()), token, 'transfer', [address(alice.publicKey()), address(bob), i128(USDC)]),
-  );
-  const bumpBare = TransactionBuilder.buildFeeBumpTransaction(sponsor, '200', bare, STANDALONE_PASSPHRASE);
-  bumpBare.sign(sponsor);
-  const refused = await server.sendTransaction(bumpBare);
-  t.is(refused.status, 'ERROR');
-  t.is(refused.errorResult?.result.type, 'txFeeBumpInnerFailed');
-  const pair = refused.errorResult?.result.value as { result: { result: { type: string } } } | undefined;
-  t.is(pair?.result.result.type, 'txBadAuth');
-  // a sponsor without an account
-  const ghost = Keypair.random();
-  const ghostBump = TransactionBuilder.buildFeeBumpTransaction(ghost, '200', inner, STANDALONE_PASSPHRASE);
-  ghostBump.sign(ghost);
-  t.is((await server.sendTransaction(ghostBump)).errorResult?.result.type, 'txNoAccount');
-  await sandbox.ledger.closeLedger();
-  t.is(await tokenBalance(server, token, bob), 0n);
-});
+test.serial(
+  'refused fee bumps: unsigned or wrongly signed by the sponsor, inner unsigned, unknown sponsor',
+  async (t) => {
+    const alice = await fundNow('10');
+    const sponsor = await fundNow();
+    const bob = Keypair.random().publicKey();
+    const inner = await preparedTransfer(alice, bob, USDC);
+    const unsigned = TransactionBuilder.buildFeeBumpTransaction(sponsor, '200', inner, STANDALONE_PASSPHRASE);
+    t.is((await server.sendTransaction(unsigned)).errorResult?.result.type, 'txBadAuth');
+    const wrongSigner = TransactionBuilder.buildFeeBumpTransaction(
+      sponsor,
+      '200',
+      inner,
+      STANDALONE_PASSPHRASE,
+    );
+    wrongSigner.sign(alice);
+    t.is((await server.sendTransaction(wrongSigner)).errorResult?.result.type, 'txBadAuth');
+    // inner transaction without alice's signature
+    const bare = await server.prepareTransaction(
+      invokeTx(await server.getAccount(alice.publicKey()), token, 'transfer', [
+        address(alice.publicKey()),
+        address(bob),
+        i128(USDC),
+      ]),
+    );
+    const bumpBare = TransactionBuilder.buildFeeBumpTransaction(sponsor, '200', bare, STANDALONE_PASSPHRASE);
+    bumpBare.sign(sponsor);
+    const refused = await server.sendTransaction(bumpBare);
+    t.is(refused.status, 'ERROR');
+    t.is(refused.errorResult?.result.type, 'txFeeBumpInnerFailed');
+    const pair = refused.errorResult?.result.value as { result: { result: { type: string } } } | undefined;
+    t.is(pair?.result.result.type, 'txBadAuth');
+    // a sponsor without an account
+    const ghost = Keypair.random();
+    const ghostBump = TransactionBuilder.buildFeeBumpTransaction(ghost, '200', inner, STANDALONE_PASSPHRASE);
+    ghostBump.sign(ghost);
+    t.is((await server.sendTransaction(ghostBump)).errorResult?.result.type, 'txNoAccount');
+    await sandbox.ledger.closeLedger();
+    t.is(await tokenBalance(server, token, bob), 0n);
+  },
+);
