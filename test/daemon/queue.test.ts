@@ -12,6 +12,8 @@ import { chainInputs, releaseCurve } from './helpers/test-circuits.ts';
 // Enough steps that the witness never finishes on its own during a test (it is always cancelled).
 const FOREVER = 4_000_000_000;
 const CAPACITY = 3;
+// Long enough for a request to reach the daemon on a loaded machine; the work it waits for never ends.
+const DEADLINE_MS = 5_000;
 
 let daemon: ProverDaemon;
 let client: ProverClient;
@@ -27,6 +29,12 @@ test.after.always(async () => {
   await daemon?.stop({ force: true });
   await releaseCurve();
 });
+
+/** Nothing admitted and the witness worker ready. */
+function idle(): boolean {
+  const stats = daemon.stats();
+  return stats.inFlight === 0 && stats.witnessWorkers === 1 && stats.computingWitness === 0;
+}
 
 /** Starts a request that occupies the only witness worker until `controller` cancels it. */
 async function occupyWorker(controller: AbortController): Promise<{ blocked: Promise<unknown> }> {
@@ -68,14 +76,18 @@ test.serial('a full queue answers RESOURCE_EXHAUSTED; admitted requests still co
 });
 
 test.serial('an expired deadline is DEADLINE_EXCEEDED and the running witness is dropped', async (t) => {
+  await until(() => idle(), 'an idle daemon');
   const proofsBefore = await metricValue(daemon, 'prover_proofs_total', { circuit: 'power_chain_8' });
   const droppedBefore = await metricValue(daemon, 'prover_dropped_total', { reason: 'deadline' });
-  const code = await codeOf(client.prove('power_chain_8', { inputs: chainInputs(8, 2n, { work: FOREVER }) }, { deadlineMs: 500 }));
+  const replacedBefore = daemon.stats().witnessWorkersReplaced;
+  // The witness never ends by itself; the deadline leaves ample time for the request to reach the worker.
+  const code = await codeOf(client.prove('power_chain_8', { inputs: chainInputs(8, 2n, { work: FOREVER }) }, { deadlineMs: DEADLINE_MS }));
   t.is(code, status.DEADLINE_EXCEEDED);
   await until(async () => (await metricValue(daemon, 'prover_dropped_total', { reason: 'deadline' })) === droppedBefore + 1, 'the daemon to drop the work');
-  await until(() => daemon.stats().inFlight === 0, 'the slot to be released');
+  // The worker spinning on it was stopped and replaced.
+  t.is(daemon.stats().witnessWorkersReplaced, replacedBefore + 1);
+  await until(() => idle(), 'the slot to be released and the worker replaced');
   t.is(await metricValue(daemon, 'prover_proofs_total', { circuit: 'power_chain_8' }), proofsBefore);
-  // The worker that was spinning was replaced, so the next request is served without waiting for it.
   const next = await client.prove('power_chain_8', { inputs: chainInputs(8, 8n) });
   t.is(next.proof.length, 256);
   t.is(await metricValue(daemon, 'prover_proofs_total', { circuit: 'power_chain_8' }), proofsBefore + 1);
@@ -85,10 +97,11 @@ test.serial('a request whose deadline passes while it waits leaves the queue', a
   const controller = new AbortController();
   const { blocked } = await occupyWorker(controller);
   const droppedBefore = await metricValue(daemon, 'prover_dropped_total', { reason: 'deadline' });
-  const queued = client.prove('power_chain_8', { inputs: chainInputs(8, 3n) }, { deadlineMs: 500 });
-  t.is(await codeOf(queued), status.DEADLINE_EXCEEDED);
+  const queued = codeOf(client.prove('power_chain_8', { inputs: chainInputs(8, 3n) }, { deadlineMs: DEADLINE_MS }));
+  await until(() => daemon.stats().waitingForWitness === 1, 'the request to queue behind the busy worker');
+  t.is(await queued, status.DEADLINE_EXCEEDED);
   await until(() => daemon.stats().waitingForWitness === 0 && daemon.stats().inFlight === 1, 'the expired request to leave the queue');
-  t.is(await metricValue(daemon, 'prover_dropped_total', { reason: 'deadline' }), droppedBefore + 1);
+  await until(async () => (await metricValue(daemon, 'prover_dropped_total', { reason: 'deadline' })) === droppedBefore + 1, 'the drop to be counted');
   // The blocking request is still computing: the expired one left without waiting for it.
   t.is(daemon.stats().computingWitness, 1);
   controller.abort();

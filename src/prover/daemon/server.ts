@@ -66,6 +66,10 @@ export interface ProverDaemonOptions {
 
 export interface DaemonStats {
   inFlight: number;
+  /** Witness workers ready to take work. */
+  witnessWorkers: number;
+  /** Witness workers replaced after a crash or because their task was abandoned (its work stopped). */
+  witnessWorkersReplaced: number;
   waitingForWitness: number;
   computingWitness: number;
   waitingForLane: number;
@@ -493,6 +497,8 @@ export async function startProverDaemon(options: ProverDaemonOptions): Promise<P
     circuits: () => [...circuits.values()],
     stats: () => ({
       inFlight: queue.inFlight,
+      witnessWorkers: pool?.size ?? 0,
+      witnessWorkersReplaced: pool?.replacements ?? 0,
       waitingForWitness: pool?.queued ?? 0,
       computingWitness: pool?.running ?? 0,
       waitingForLane: queue.waitingForLane,
