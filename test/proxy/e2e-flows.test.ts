@@ -576,6 +576,69 @@ test.serial(
 );
 
 test.serial(
+  'a withdrawal whose confirmation times out stays reserved and is settled when it lands',
+  async (t) => {
+    const { proxy } = await stack.startProxy({
+      POOL_PROXY_CONFIRM_TIMEOUT_MS: '1000',
+      POOL_PROXY_DATA_DIR: join(stack.env.POOL_PROXY_DATA_DIR!, 'uncertain'),
+    });
+    let stopped = false;
+    try {
+      const kp = Keypair.random();
+      await stack.fund(kp.publicKey(), 10);
+      const token = await stack.login(kp, proxy.url);
+      const auth = bearer(token);
+      const prepared = await postJson(
+        `${proxy.url}/api/deposit/prepare`,
+        { amount: '5', publicKey: kp.publicKey() },
+        auth,
+      );
+      const submitted = await postJson(
+        `${proxy.url}/api/deposit/submit`,
+        {
+          prepareId: prepared.json.prepareId,
+          signedTransactionXDR: signPrepared(prepared.json.transactionXDR, kp),
+        },
+        auth,
+      );
+      t.is(submitted.status, 200, submitted.text);
+      const destination = Keypair.random().publicKey();
+      await stack.fund(destination, 0);
+      const balanceOf = async () =>
+        (await getJson(`${proxy.url}/api/balance/${kp.publicKey()}`, auth)).json.balance;
+
+      await stack.sandbox.ledger.stop();
+      stopped = true;
+      const late = await postJson(`${proxy.url}/api/withdraw`, { amount: '2', destination }, auth);
+      t.is(late.status, 503, late.text);
+      t.regex(late.json.txHash, /^[0-9a-f]{64}$/);
+      t.is(await balanceOf(), '3.0000000', 'the 2 USDC stay reserved while the outcome is unknown');
+      const again = await postJson(`${proxy.url}/api/withdraw`, { amount: '3.5', destination }, auth);
+      t.is(again.status, 409, 'the held amount cannot be spent twice');
+
+      stack.sandbox.ledger.start(250);
+      stopped = false;
+      await ledger.waitFor(late.json.txHash);
+      t.is(await stack.usdcBalance(destination), 20_000_000n);
+      let settled = await balanceOf();
+      for (let i = 0; i < 200 && settled !== '3.0000000'; i++) settled = await balanceOf();
+      t.is(settled, '3.0000000');
+      // The change note becomes spendable once the indexer applies the landed spend.
+      let rest = await postJson(`${proxy.url}/api/withdraw`, { amount: '3', destination }, auth);
+      for (let i = 0; i < 20 && rest.status === 409; i++) {
+        await new Promise((r) => setTimeout(r, 250));
+        rest = await postJson(`${proxy.url}/api/withdraw`, { amount: '3', destination }, auth);
+      }
+      t.is(rest.status, 200, rest.text);
+      t.is(await balanceOf(), '0.0000000');
+    } finally {
+      if (stopped) stack.sandbox.ledger.start(250);
+      await proxy.close();
+    }
+  },
+);
+
+test.serial(
   'recovery: an empty store with the master key rebuilds every agent, its notes and balance from the chain',
   async (t) => {
     const alice = await newWallet(10);

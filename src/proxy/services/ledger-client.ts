@@ -101,13 +101,14 @@ export class LedgerClient {
   }
 
   /** Sends a signed transaction and waits for SUCCESS; anything else is `ledger_rejected` (nothing applied). */
-  async submitAndConfirm(
-    tx: Transaction | FeeBumpTransaction,
-    onSent?: (hash: string) => Promise<void>,
-  ): Promise<Confirmed> {
+  async submitAndConfirm(tx: Transaction | FeeBumpTransaction): Promise<Confirmed> {
     const hash = Buffer.from(tx.hash()).toString('hex');
-    if (onSent) await onSent(hash);
-    const sent = await this.#send(tx);
+    let sent: Awaited<ReturnType<LedgerClient['send']>>;
+    try {
+      sent = await this.send(tx);
+    } catch (error) {
+      throw uncertain(hash, error);
+    }
     if (sent.status === 'ERROR') {
       throw new ProblemError(
         'ledger_rejected',
@@ -117,7 +118,12 @@ export class LedgerClient {
         },
       );
     }
-    return this.waitFor(hash);
+    try {
+      return await this.waitFor(hash);
+    } catch (error) {
+      if (error instanceof ProblemError && error.code === 'ledger_rejected') throw error;
+      throw uncertain(hash, error);
+    }
   }
 
   /** Polls getTransaction until the ledger decides or the confirm timeout passes. */
@@ -137,15 +143,7 @@ export class LedgerClient {
           },
         );
       }
-      if (Date.now() > deadline) {
-        throw new ProblemError(
-          'service_unavailable',
-          `transaction ${hash} not confirmed in time; it will be reconciled`,
-          {
-            extra: { txHash: hash },
-          },
-        );
-      }
+      if (Date.now() > deadline) throw new UncertainOutcome(hash, undefined);
       await new Promise((r) => setTimeout(r, 250));
     }
   }
@@ -160,7 +158,7 @@ export class LedgerClient {
     return { status: 'NOT_FOUND' };
   }
 
-  async #send(tx: Transaction | FeeBumpTransaction) {
+  private async send(tx: Transaction | FeeBumpTransaction) {
     for (let attempt = 0; ; attempt++) {
       const sent = await rpcCall('sendTransaction', () => this.server.sendTransaction(tx));
       if (sent.status !== 'TRY_AGAIN_LATER' || attempt >= 20) return sent;
@@ -179,6 +177,29 @@ export class LedgerClient {
       );
     }
   }
+}
+
+/**
+ * A transaction that may or may not land (sent, or possibly sent, and not decided in time). The caller
+ * must keep its effects pending and reconcile by hash later, never treat it as failed.
+ */
+export class UncertainOutcome extends ProblemError {
+  readonly txHash: string;
+  constructor(txHash: string, cause: unknown) {
+    super(
+      'service_unavailable',
+      `transaction ${txHash} was sent but not confirmed yet; it will be reconciled`,
+      {
+        extra: { txHash },
+        cause,
+      },
+    );
+    this.txHash = txHash;
+  }
+}
+
+function uncertain(hash: string, error: unknown): UncertainOutcome {
+  return error instanceof UncertainOutcome ? error : new UncertainOutcome(hash, error);
 }
 
 /** Runs one RPC call; transport and JSON-RPC errors (plain objects in the SDK) become a clear 503. */

@@ -70,6 +70,7 @@ export class PoolRuntime {
   /** Periodic housekeeping (prepared deposits long expired); a no-op until connected. */
   async sweep(): Promise<void> {
     await this.#connected?.service.sweepPrepared();
+    await this.#connected?.service.reconcileUncertain();
   }
 
   info(): { deployment: Deployment; circuitId: string } {
@@ -133,8 +134,11 @@ export class PoolRuntime {
         metrics,
         logger,
         prepareTtlSeconds: config.limits.prepareTtlSeconds,
+        txTimeoutSeconds: config.ledger.txTimeoutSeconds,
       });
       await indexer.start(config.indexer.pollIntervalMs);
+      // Spends left undecided by a previous run are settled before new requests are served.
+      await service.reconcileUncertain();
       if (this.#stopped) {
         await indexer.stop();
         prover.close();

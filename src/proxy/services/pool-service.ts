@@ -22,7 +22,7 @@ import type { Logger } from '../util/logger.ts';
 import type { AgentRecord, AgentRegistry } from './agents.ts';
 import { RecoveryKey } from './agent-registration.ts';
 import type { Deployment } from './deployment.ts';
-import type { LedgerClient } from './ledger-client.ts';
+import { type LedgerClient, UncertainOutcome } from './ledger-client.ts';
 import type { NoteBook, NoteRecord } from './notebook.ts';
 import type { CommitmentEvent, PoolIndexer } from './pool-indexer.ts';
 import {
@@ -42,6 +42,14 @@ interface PendingNote {
 interface NullifierIndex {
   agentId: string;
   commitment: bigint;
+}
+
+interface UncertainSpend {
+  agentId: string;
+  opId: string;
+  txHash: string;
+  /** After this, a transaction still not found can no longer land (its time bounds passed). */
+  giveUpAt: number;
 }
 
 interface PreparedDepositRecord {
@@ -74,6 +82,7 @@ export interface PoolServiceDeps {
   metrics: ProxyMetrics;
   logger: Logger;
   prepareTtlSeconds: number;
+  txTimeoutSeconds: number;
 }
 
 export class PoolService {
@@ -265,7 +274,7 @@ export class PoolService {
         return { txHash: confirmed.hash, amount, proveMs };
       });
     } catch (error) {
-      await this.#d.notes.release(agentId, opId);
+      await this.#settleFailure(agentId, opId, error);
       throw error;
     }
   }
@@ -311,7 +320,7 @@ export class PoolService {
       );
       this.#d.metrics.ledgerOperations.inc({ kind: 'consolidate', outcome: 'confirmed' });
     } catch (error) {
-      await this.#d.notes.release(agentId, opId);
+      await this.#settleFailure(agentId, opId, error);
       throw error;
     }
   }
@@ -445,6 +454,45 @@ export class PoolService {
         outputs: [],
       });
     }
+  }
+
+  /**
+   * After a failed spend: a definite failure releases the reservation and the notes at once; an uncertain
+   * one (sent, not decided) keeps them held and is reconciled by hash, so a late landing cannot overdraw.
+   */
+  async #settleFailure(agentId: string, opId: string, error: unknown): Promise<void> {
+    if (error instanceof UncertainOutcome) {
+      const record: UncertainSpend = {
+        agentId,
+        opId,
+        txHash: error.txHash,
+        giveUpAt: Date.now() + (this.#d.txTimeoutSeconds + 60) * 1000,
+      };
+      await this.#d.store.put(this.#d.store.key('uncertain', opId), record);
+      return;
+    }
+    await this.#d.notes.release(agentId, opId);
+  }
+
+  /**
+   * Resolves spends whose outcome was unknown: landed → the indexer already applied them; failed, or
+   * past their time bounds and never seen → release what they held.
+   */
+  async reconcileUncertain(now = Date.now()): Promise<number> {
+    let resolved = 0;
+    for (const [key, record] of await this.#d.store.entries<UncertainSpend>('uncertain/')) {
+      const { status } = await this.#d.ledger.status(record.txHash);
+      if (status === 'SUCCESS') {
+        await this.#d.indexer.sync();
+      } else if (status === 'FAILED' || now > record.giveUpAt) {
+        await this.#d.notes.release(record.agentId, record.opId);
+      } else {
+        continue;
+      }
+      await this.#d.store.del(key);
+      resolved++;
+    }
+    return resolved;
   }
 
   /** Deletes prepared deposits a day past their expiry (a late submit then gets 404 instead of 410). */
