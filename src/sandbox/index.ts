@@ -70,10 +70,16 @@ export class Sandbox {
       info: () => readInfo(store),
       friendbot: (q) => friendbot(ledger, q),
     });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(opts.port ?? 8000, opts.host ?? '127.0.0.1', () => resolve());
-    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(opts.port ?? 8000, opts.host ?? '127.0.0.1', () => resolve());
+      });
+    } catch (e) {
+      // release the data directory's lock so a retry on another address can open it
+      await store.close();
+      throw e;
+    }
     const a = server.address() as AddressInfo;
     baseUrl = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
     ledger.start(opts.ledgerMs ?? 1000);

@@ -24,6 +24,9 @@ export class RpcError extends Error {
 }
 
 const MAX_LEDGER_KEYS = 200;
+
+/** Paging token of a transaction: its TOID (ledger, application order). */
+const txCursor = (ledgerSeq: number, order: number) => (BigInt(ledgerSeq) << 32n) | (BigInt(order) << 12n);
 const RETENTION_WINDOW = 120_960;
 
 type Params = Record<string, unknown>;
@@ -176,6 +179,62 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
       };
     },
     getEvents: (params) => queryEvents(ledger.store, objectParams(params)),
+    getTransactions: (params) => {
+      const p = objectParams(params);
+      const pagination = (p.pagination ?? {}) as { cursor?: unknown; limit?: unknown };
+      const limit = pagination.limit ?? 50;
+      if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > 200) {
+        throw new RpcError(RPC_ERRORS.invalidParams, 'limit must be 1..200');
+      }
+      const m = ledger.latest;
+      let after: bigint;
+      if (pagination.cursor !== undefined) {
+        if (p.startLedger !== undefined)
+          throw new RpcError(RPC_ERRORS.invalidParams, 'startLedger and cursor cannot both be set');
+        if (typeof pagination.cursor !== 'string' || !/^\d{1,20}$/.test(pagination.cursor)) {
+          throw new RpcError(RPC_ERRORS.invalidParams, 'invalid cursor');
+        }
+        after = BigInt(pagination.cursor);
+      } else {
+        const start = p.startLedger;
+        if (
+          !Number.isInteger(start) ||
+          (start as number) < m.oldestLedger ||
+          (start as number) > m.sequence
+        ) {
+          throw new RpcError(
+            RPC_ERRORS.invalidParams,
+            `startLedger must be between the oldest ledger: ${m.oldestLedger} and the latest ledger: ${m.sequence}`,
+          );
+        }
+        after = txCursor(start as number, 0);
+      }
+      const page = [...ledger.store.txs.values()]
+        .filter((r) => txCursor(r.ledger, r.applicationOrder) > after)
+        .sort((a, b) => a.ledger - b.ledger || a.applicationOrder - b.applicationOrder)
+        .slice(0, limit as number);
+      const last = page[page.length - 1];
+      return {
+        transactions: page.map((r) => ({
+          status: r.status,
+          txHash: r.hash,
+          applicationOrder: r.applicationOrder,
+          feeBump: r.feeBump,
+          envelopeXdr: r.envelopeXdr,
+          resultXdr: r.resultXdr,
+          resultMetaXdr: r.resultMetaXdr,
+          diagnosticEventsXdr: r.diagnosticEvents,
+          events: { contractEventsXdr: r.contractEvents, transactionEventsXdr: [] },
+          ledger: r.ledger,
+          createdAt: r.createdAt,
+        })),
+        latestLedger: m.sequence,
+        latestLedgerCloseTimestamp: m.closeTime,
+        oldestLedger: m.oldestLedger,
+        oldestLedgerCloseTimestamp: m.oldestCloseTime,
+        cursor: (last ? txCursor(last.ledger, last.applicationOrder) : after).toString(),
+      };
+    },
   };
 
   /** Handles one decoded JSON-RPC request object; returns the response object (or undefined for notifications). */

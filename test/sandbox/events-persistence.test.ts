@@ -80,6 +80,19 @@ test('getEvents: topic and contract filters, limits and cursors page through eve
     newer.events.map((e) => scValToNative(e.value)),
     [5n],
   );
+  // getTransactions pages through the applied transactions in ledger order
+  const seen: string[] = [];
+  let txPage = await server.getTransactions({ startLedger: 1, pagination: { limit: 2 } });
+  while (txPage.transactions.length > 0) {
+    seen.push(...txPage.transactions.map((tx) => tx.txHash));
+    for (const tx of txPage.transactions) t.is(tx.status, rpc.Api.GetTransactionStatus.SUCCESS);
+    txPage = await server.getTransactions({ pagination: { cursor: txPage.cursor, limit: 2 } });
+  }
+  const transferHashes = new Set(
+    all.events.filter((e) => scValToNative(e.topic[0]!) === 'transfer').map((e) => e.txHash),
+  );
+  for (const h of transferHashes) t.true(seen.includes(h));
+  t.is(new Set(seen).size, seen.length);
   // endLedger bounds the range
   const firstLedger = all.events[0]!.ledger;
   const bounded = await server.getEvents({ startLedger: 1, endLedger: firstLedger + 1, filters: [] });
@@ -125,4 +138,16 @@ test('state, transactions and events survive a restart on the same data director
   // the chain continues: a new transfer from alice works with her persisted sequence number
   await transfer(server, token, alice, bob.publicKey(), USDC);
   t.is(await tokenBalance(server, token, bob.publicKey()), 4n * USDC);
+});
+
+test('a sandbox that cannot listen releases its data directory', async (t) => {
+  const { dir, remove } = tempDir();
+  t.teardown(remove);
+  const { sandbox } = await startSandbox();
+  t.teardown(() => sandbox.close());
+  const port = Number(new URL(sandbox.url).port);
+  await t.throwsAsync(startSandbox({ dataDir: dir, port }), { code: 'EADDRINUSE' });
+  const again = await startSandbox({ dataDir: dir });
+  t.teardown(() => again.sandbox.close());
+  t.is((await again.server.getHealth()).status, 'healthy');
 });

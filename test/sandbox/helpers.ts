@@ -55,10 +55,10 @@ export function tempDir(): { dir: string; remove: () => void } {
 }
 
 export async function startSandbox(
-  opts: { dataDir?: string; ledgerMs?: number; vkey?: string | Record<string, unknown> } = {},
+  opts: { dataDir?: string; ledgerMs?: number; vkey?: string | Record<string, unknown>; port?: number } = {},
 ) {
   const sandbox = await Sandbox.start({
-    port: 0,
+    port: opts.port ?? 0,
     ledgerMs: opts.ledgerMs ?? 20,
     dataDir: opts.dataDir,
     vkey: opts.vkey ?? testVkey(),
