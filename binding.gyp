@@ -7,10 +7,12 @@
         "native/src/curve.cpp",
         "native/src/fft.cpp",
         "native/src/formats.cpp",
+        "native/src/pairing.cpp",
         "native/src/prover.cpp",
         "native/src/setup.cpp",
         "native/src/test_ops.cpp",
-        "native/src/thread_pool.cpp"
+        "native/src/thread_pool.cpp",
+        "native/src/verifier.cpp"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS", "NODE_ADDON_API_DISABLE_DEPRECATED"],

@@ -10,6 +10,7 @@
 #include "prover.hpp"
 #include "setup.hpp"
 #include "test_ops.hpp"
+#include "verifier.hpp"
 
 namespace zk {
 namespace {
@@ -59,6 +60,11 @@ Napi::Value prove(const Napi::CallbackInfo& info) {
       [key, wtns] {
         Witness w = parseWtns(wtns->data(), wtns->size());
         Out out{prove(*key, w), {}};
+        // Self-check: a witness that does not satisfy the circuit still yields a "proof"; never return one.
+        std::vector<U256> publics(key->nPublic);
+        for (uint32_t i = 1; i <= key->nPublic; i++) std::memcpy(publics[i - 1].v, w.at(i), 32);
+        if (!verifyGroth16(verifyingKeyOf(*key), out.proof, publics))
+          throw std::runtime_error("witness does not satisfy the circuit: the proof failed verification and was discarded");
         for (uint32_t i = 1; i <= key->nPublic; i++) out.publics.push_back(limbsToDecimal(w.at(i)));
         return out;
       },
@@ -83,6 +89,75 @@ Napi::Value prove(const Napi::CallbackInfo& info) {
       });
 }
 
+// Parsing of verification inputs: decimal strings (checked < q), [x, y] for G1, [[x0, x1], [y0, y1]] for G2.
+Fq fqArg(const Napi::Value& v) {
+  if (!v.IsString()) throw std::runtime_error("coordinate must be a decimal string");
+  std::string s = v.As<Napi::String>().Utf8Value();
+  if (s.empty() || s.size() > 78 || s.find_first_not_of("0123456789") != std::string::npos)
+    throw std::runtime_error("coordinate must be a decimal string");
+  U256 x = decimalToLimbs(s.c_str());
+  Fq out;
+  if (!Fq::fromNormalChecked(x.v, out)) throw std::runtime_error("coordinate out of range");
+  return out;
+}
+Napi::Array arrayArg(const Napi::Value& v, uint32_t minLen) {
+  if (!v.IsArray() || v.As<Napi::Array>().Length() < minLen) throw std::runtime_error("malformed point");
+  return v.As<Napi::Array>();
+}
+G1A g1Arg(const Napi::Value& v) {
+  Napi::Array a = arrayArg(v, 2);
+  G1A p{fqArg(a.Get(0u)), fqArg(a.Get(1u))};
+  if (!g1OnCurve(p)) throw std::runtime_error("G1 point not on the curve");
+  return p;
+}
+G2A g2Arg(const Napi::Value& v) {
+  Napi::Array a = arrayArg(v, 2);
+  Napi::Array x = arrayArg(a.Get(0u), 2), y = arrayArg(a.Get(1u), 2);
+  G2A p{Fq2{fqArg(x.Get(0u)), fqArg(x.Get(1u))}, Fq2{fqArg(y.Get(0u)), fqArg(y.Get(1u))}};
+  if (!g2OnCurve(p)) throw std::runtime_error("G2 point not on the curve");
+  return p;
+}
+
+// verify(vk {alpha1, beta2, gamma2, delta2, IC}, proof {a, b, c}, publicSignals) -> Promise<boolean>.
+// Malformed input resolves to false; the pairing check runs off the event loop.
+Napi::Value verifyJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  struct Input {
+    bool ok = false;
+    VerifyingKey vk;
+    Proof proof;
+    std::vector<U256> publics;
+  };
+  auto in = std::make_shared<Input>();
+  try {
+    if (!info[0].IsObject() || !info[1].IsObject() || !info[2].IsArray()) throw std::runtime_error("bad arguments");
+    Napi::Object vk = info[0].As<Napi::Object>(), pr = info[1].As<Napi::Object>();
+    in->vk.alpha1 = g1Arg(vk.Get("alpha1"));
+    in->vk.beta2 = g2Arg(vk.Get("beta2"));
+    in->vk.gamma2 = g2Arg(vk.Get("gamma2"));
+    in->vk.delta2 = g2Arg(vk.Get("delta2"));
+    Napi::Array ic = arrayArg(vk.Get("IC"), 1);
+    for (uint32_t i = 0; i < ic.Length(); i++) in->vk.IC.push_back(g1Arg(ic.Get(i)));
+    in->proof = Proof{g1Arg(pr.Get("a")), g2Arg(pr.Get("b")), g1Arg(pr.Get("c"))};
+    Napi::Array sig = info[2].As<Napi::Array>();
+    for (uint32_t i = 0; i < sig.Length(); i++) {
+      Napi::Value s = sig.Get(i);
+      if (!s.IsString()) throw std::runtime_error("signal must be a decimal string");
+      std::string str = s.As<Napi::String>().Utf8Value();
+      if (str.empty() || str.size() > 78 || str.find_first_not_of("0123456789") != std::string::npos)
+        throw std::runtime_error("signal must be a decimal string");
+      in->publics.push_back(decimalToLimbs(str.c_str()));
+      if (limbsGeq(in->publics.back().v, FrParams::P)) throw std::runtime_error("signal out of range");
+    }
+    in->ok = true;
+  } catch (const std::exception&) {
+    in->ok = false;
+  }
+  return runAsync<bool>(
+      env, [in] { return in->ok && verifyGroth16(in->vk, in->proof, in->publics); },
+      [](Napi::Env env, bool& ok) -> Napi::Value { return Napi::Boolean::New(env, ok); });
+}
+
 Napi::Value devSetupJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto r1cs = std::make_shared<std::vector<uint8_t>>(copyBytes(info[0], "r1cs"));
@@ -97,6 +172,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("loadKey", Napi::Function::New(env, loadKey));
   exports.Set("prove", Napi::Function::New(env, prove));
   exports.Set("devSetup", Napi::Function::New(env, devSetupJs));
+  exports.Set("verify", Napi::Function::New(env, verifyJs));
   exports.Set("devKeyName", Napi::String::New(env, DEV_KEY_NAME));
   exports.Set("testOps", createTestOps(env));
   return exports;

@@ -95,6 +95,7 @@ std::unique_ptr<ZKey> parseZKey(const uint8_t* data, size_t size) {
       c.value = Fr::fromMont(Fr::raw(v));
     }
   }
+  z->IC = readPoints<G1A>(f, 3, (size_t)z->nPublic + 1, 64, "IC", readG1);
   z->A = readPoints<G1A>(f, 5, z->nVars, 64, "A", readG1);
   z->B1 = readPoints<G1A>(f, 6, z->nVars, 64, "B1", readG1);
   z->B2 = readPoints<G2A>(f, 7, z->nVars, 128, "B2", readG2);

@@ -23,6 +23,7 @@ struct ZKey {
   G2A beta2, gamma2, delta2;
   std::vector<Coef> coefs;  // sorted by constraint within each matrix
   std::vector<G1A> A, B1, C, H;
+  std::vector<G1A> IC;  // verification key part, for the self-check of every proof
   std::vector<G2A> B2;
 };
 

@@ -1,7 +1,7 @@
 // TypeScript face of the native Groth16 prover: load a zkey once, prove from .wtns bytes off the event
-// loop, verify (snarkjs semantics, own single-threaded curve), and create development keys. Every proof is verified against the key's
-// own verification key before it is returned, so a witness that does not satisfy the circuit yields an
-// error, never a proof presented as valid.
+// loop, verify (snarkjs semantics, native pairing), and create development keys. The addon checks every
+// proof against the key's own verification key before returning it, so a witness that does not satisfy
+// the circuit yields an error, never a proof presented as valid.
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { proofToBytes, type SnarkjsProof } from '../crypto/proof-bytes.ts';
@@ -74,9 +74,14 @@ export async function loadProver(zkey: string | Uint8Array): Promise<Prover> {
     verificationKey,
     async prove(wtns: Uint8Array): Promise<ProveResult> {
       if (!(wtns instanceof Uint8Array)) throw new TypeError('wtns must be a Uint8Array');
-      const out = await addon.prove(key.handle, wtns);
+      let out: Awaited<ReturnType<typeof addon.prove>>;
+      try {
+        out = await addon.prove(key.handle, wtns); // includes the native pairing self-check
+      } catch (err) {
+        if (/witness does not satisfy the circuit/.test((err as Error).message)) throw new InvalidWitnessError();
+        throw err;
+      }
       const proof = toSnarkjsProof(out);
-      if (!(await verify(verificationKey, proof, out.publicSignals))) throw new InvalidWitnessError();
       return { proof, publicSignals: out.publicSignals, bytes: proofToBytes(proof) };
     },
   };

@@ -34,10 +34,20 @@ export interface TestOps {
   generators(): { g1: G1Json; g2: G2Json };
 }
 
+export interface NativeVerifyingKey {
+  alpha1: G1Json;
+  beta2: G2Json;
+  gamma2: G2Json;
+  delta2: G2Json;
+  IC: G1Json[];
+}
+
 export interface NativeAddon {
   loadKey(zkey: Uint8Array): Promise<KeyInfo>;
   prove(handle: unknown, wtns: Uint8Array): Promise<NativeProof>;
   devSetup(r1cs: Uint8Array): Promise<Uint8Array>;
+  /** Groth16 pairing check off the event loop; malformed input resolves to false. */
+  verify(vk: NativeVerifyingKey, proof: { a: G1Json; b: G2Json; c: G1Json }, publicSignals: string[]): Promise<boolean>;
   devKeyName: string;
   testOps: TestOps;
 }

@@ -2,6 +2,7 @@
 // snarkjs's own helpers share one process-wide curve with worker threads that must be terminated
 // explicitly; terminating it under another user hangs that user, so the prover never touches it.
 import { Worker } from 'node:worker_threads';
+import { addon, type G1Json, type G2Json } from './native-addon.ts';
 
 const R = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
 const Q = 21888242871839275222246405745257275088696311157297823662689037894645226208583n;
@@ -25,8 +26,9 @@ export interface ProofJson {
   pi_c: string[];
 }
 
-// The curve arithmetic (ffjavascript's wasm, single-threaded) runs in one worker thread so a pairing
-// never blocks the event loop. The worker is plain JavaScript evaluated from this string, so it needs no
+// Proof checks use the addon's native pairing. The one pairing snarkjs's key format needs as data
+// (vk_alphabeta_12, in ffjavascript's Fq12 layout) is computed with ffjavascript's wasm, single-threaded,
+// in one worker thread so it never blocks the event loop. The worker is plain JavaScript evaluated from this string, so it needs no
 // TypeScript loader; it is unref'd while idle so it never keeps the process alive.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -38,23 +40,7 @@ parentPort.on('message', async ({ id, op, args }) => {
     const c = await curve();
     const g1 = (p) => c.G1.fromObject(p.map(BigInt));
     const g2 = (p) => c.G2.fromObject(p.map((x) => x.map(BigInt)));
-    let result;
-    if (op === 'pairing') {
-      result = str(c.Gt.toObject(await c.pairing(g1(args.p), g2(args.q))));
-    } else try {
-      const { vkey, proof, publicSignals } = args;
-      const a = g1(proof.pi_a), b = g2(proof.pi_b), cc = g1(proof.pi_c);
-      if (!c.G1.isValid(a) || !c.G2.isValid(b) || !c.G1.isValid(cc)) {
-        result = false;
-      } else {
-        let pub = g1(vkey.IC[0]);
-        publicSignals.forEach((s, i) => { pub = c.G1.add(pub, c.G1.timesScalar(g1(vkey.IC[i + 1]), BigInt(s))); });
-        result = Boolean(await c.pairingEq(c.G1.neg(a), b, pub, g2(vkey.vk_gamma_2), cc, g2(vkey.vk_delta_2),
-          g1(vkey.vk_alpha_1), g2(vkey.vk_beta_2)));
-      }
-    } catch {
-      result = false; // malformed key or points: not a valid proof
-    }
+    const result = str(c.Gt.toObject(await c.pairing(g1(args.p), g2(args.q))));
     parentPort.postMessage({ id, result });
   } catch (err) {
     parentPort.postMessage({ id, error: String(err && err.message || err) });
@@ -95,7 +81,7 @@ function curveWorker(): Worker {
   return w;
 }
 
-function call<T>(op: 'pairing' | 'verify', args: unknown): Promise<T> {
+function call<T>(op: 'pairing', args: unknown): Promise<T> {
   const w = curveWorker();
   const id = nextId++;
   if (pending.size === 0) w.ref(); // keep the process alive until the answer arrives
@@ -195,10 +181,21 @@ function wellFormed(vkey: VerificationKey, proof: ProofJson, publicSignals: stri
  */
 export async function verifyProof(vkey: VerificationKey, proof: ProofJson, publicSignals: string[]): Promise<boolean> {
   if (!wellFormed(vkey, proof, publicSignals)) return false;
-  const clean = {
-    pi_a: [proof.pi_a[0], proof.pi_a[1], '1'],
-    pi_b: [proof.pi_b[0].slice(0, 2), proof.pi_b[1].slice(0, 2), ['1', '0']],
-    pi_c: [proof.pi_c[0], proof.pi_c[1], '1'],
-  };
-  return call<boolean>('verify', { vkey, proof: clean, publicSignals });
+  const g1 = (p: string[]): G1Json => (p[2] === '0' ? ['0', '0'] : [p[0], p[1]]);
+  const g2 = (p: string[][]): G2Json => [
+    [p[0][0], p[0][1]],
+    [p[1][0], p[1][1]],
+  ];
+  try {
+    const vk = {
+      alpha1: g1(vkey.vk_alpha_1),
+      beta2: g2(vkey.vk_beta_2),
+      gamma2: g2(vkey.vk_gamma_2),
+      delta2: g2(vkey.vk_delta_2),
+      IC: vkey.IC.map(g1),
+    };
+    return await addon.verify(vk, { a: g1(proof.pi_a), b: g2(proof.pi_b), c: g1(proof.pi_c) }, publicSignals);
+  } catch {
+    return false; // a key whose fields are not point-shaped
+  }
 }
