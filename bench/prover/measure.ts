@@ -1,10 +1,9 @@
 // One engine, one circuit, in a fresh process (so peak memory is attributable): loads the key, takes
 // the peak RSS as the baseline, warms up once, then times `runs` proofs.
-// Usage: tsx bench/prover/measure.ts <native|native-raw|snarkjs> <zkey> <wtns> <runs>
+// Usage: tsx bench/prover/measure.ts <native|snarkjs> <zkey> <wtns> <runs>
 import { readFile } from 'node:fs/promises';
 import * as snarkjs from 'snarkjs';
 import { loadProver, releaseVerifier } from '../../src/prover/index.ts';
-import { addon } from '../../src/prover/native-addon.ts';
 
 const [engine, zkeyPath, wtnsPath, runsArg] = process.argv.slice(2);
 const runs = Number(runsArg);
@@ -18,23 +17,25 @@ if (engine === 'snarkjs') {
 } else if (engine === 'native') {
   const prover = await loadProver(zkey);
   prove = () => prover.prove(wtns);
-} else if (engine === 'native-raw') {
-  // The addon alone: no proof self-check, so this isolates the native proving time.
-  const key = await addon.loadKey(zkey);
-  prove = () => addon.prove(key.handle, wtns);
 } else {
   throw new Error(`unknown engine ${engine}`);
 }
 const baselineMb = peakMb();
 await prove();
+// Wall time, and CPU time of the whole process (all threads): on a shared machine the CPU time is the
+// steadier figure, since wall time also counts time spent waiting for a core.
 const times: number[] = [];
+const cpu: number[] = [];
 for (let i = 0; i < runs; i++) {
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   await prove();
   times.push(performance.now() - t0);
+  const c = process.cpuUsage(c0);
+  cpu.push((c.user + c.system) / 1000);
 }
 const peak = peakMb();
 await releaseVerifier();
 const g = globalThis as { curve_bn128?: { terminate(): Promise<void> } | null };
 if (g.curve_bn128) await g.curve_bn128.terminate();
-process.stdout.write(`${JSON.stringify({ engine, times, baselineMb, peakMb: peak })}\n`);
+process.stdout.write(`${JSON.stringify({ engine, times, cpu, baselineMb, peakMb: peak })}\n`);
