@@ -25,6 +25,7 @@ import {
   feeBumpInnerError,
   feeBumpResult,
   invokeResult,
+  ledgerEntryChanges,
   ledgerHeader,
   resourceFeeFor,
   type TxErrorCode,
@@ -546,13 +547,21 @@ export class Ledger {
         ledgerTimestamp: BigInt(closeTime),
       });
       const retval = await host.invoke(inv.contractId, inv.fn, inv.args);
+      const changes = ledgerEntryChanges(
+        [...overlay.changes()].map(([key, w]) => ({
+          key: xdr.LedgerKey.fromXdr(key, 'base64'),
+          before: ledgerOverlay.get(key),
+          after: w.data,
+        })),
+        sequence,
+      );
       overlay.mergeInto(ledgerOverlay);
       const diag = host.events.map((e) => diagnosticEvent(e, true));
       const record: TxRecord = {
         ...base,
         status: 'SUCCESS',
         resultXdr: wrap(invokeResult(fee, retval)).toXdr('base64'),
-        resultMetaXdr: transactionMeta(host.events, retval, []).toXdr('base64'),
+        resultMetaXdr: transactionMeta(host.events, retval, [], changes).toXdr('base64'),
         contractEvents: [host.events.map((e) => e.toXdr('base64'))],
         diagnosticEvents: diag.map((d) => d.toXdr('base64')),
       };

@@ -75,16 +75,43 @@ export function feeBumpInnerError(innerHash: Uint8Array, code: TxErrorCode): xdr
   return feeBumpResult(innerHash, 0n, errorResult(code));
 }
 
+/** One written ledger entry: its state before (absent = created) and after (null = removed). */
+export interface EntryChange {
+  key: xdr.LedgerKey;
+  before: xdr.LedgerEntryData | undefined;
+  after: xdr.LedgerEntryData | null;
+}
+
+/** stellar-core's change list: each touched entry's prior state, then created / updated / removed. */
+export function ledgerEntryChanges(
+  changes: EntryChange[],
+  sequence: number,
+  previous = sequence - 1,
+): xdr.LedgerEntryChange[] {
+  const entry = (data: xdr.LedgerEntryData, seq: number) =>
+    new xdr.LedgerEntry({ lastModifiedLedgerSeq: seq, data, ext: xdr.LedgerEntryExt.v0() });
+  return changes.flatMap(({ key, before, after }) => {
+    const out: xdr.LedgerEntryChange[] = [];
+    if (before) out.push(xdr.LedgerEntryChange.ledgerEntryState(entry(before, previous)));
+    if (after === null) {
+      if (before) out.push(xdr.LedgerEntryChange.ledgerEntryRemoved(key));
+    } else if (before) out.push(xdr.LedgerEntryChange.ledgerEntryUpdated(entry(after, sequence)));
+    else out.push(xdr.LedgerEntryChange.ledgerEntryCreated(entry(after, sequence)));
+    return out;
+  });
+}
+
 export function transactionMeta(
   events: xdr.ContractEvent[],
   returnValue: xdr.ScVal | undefined,
   diagnostic: xdr.DiagnosticEvent[],
+  changes: xdr.LedgerEntryChange[] = [],
 ): xdr.TransactionMeta {
   return xdr.TransactionMeta.v4(
     new xdr.TransactionMetaV4({
       ext: xdr.ExtensionPoint.v0(),
       txChangesBefore: [],
-      operations: [new xdr.OperationMetaV2({ ext: xdr.ExtensionPoint.v0(), changes: [], events })],
+      operations: [new xdr.OperationMetaV2({ ext: xdr.ExtensionPoint.v0(), changes, events })],
       txChangesAfter: [],
       sorobanMeta: new xdr.SorobanTransactionMetaV2({
         ext: xdr.SorobanTransactionMetaExt.v0(),

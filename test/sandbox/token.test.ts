@@ -82,6 +82,10 @@ test('friendbot → getAccount → transfer signed as source account moves balan
     t.is(final.resultXdr.result.type, 'txSuccess');
     t.true(final.resultXdr.feeCharged > 100n);
     t.is(final.events.contractEventsXdr[0]?.length, 1);
+    // the meta lists the balance entries: alice's updated (with its prior state), bob's created
+    const meta = final.resultMetaXdr.value as xdr.TransactionMetaV4;
+    const kinds = meta.operations[0]?.changes.map((c) => c.type).sort();
+    t.deepEqual(kinds, ['ledgerEntryCreated', 'ledgerEntryState', 'ledgerEntryUpdated']);
   }
 });
 
