@@ -57,8 +57,9 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
   registerAuthRoutes(api, login);
   const agents = new AgentRegistry(store);
   const notes = new NoteBook(store);
-  registerAccountRoutes(api, agents, notes, new PoolStatsService(store, agents, notes));
-  const pool = new PoolRuntime({ config, store, masterKey, agents, notes, metrics, logger });
+  const stats = new PoolStatsService(store, agents, notes);
+  registerAccountRoutes(api, agents, notes, stats);
+  const pool = new PoolRuntime({ config, store, masterKey, agents, notes, metrics, logger, stats });
   registerFlowRoutes(api, pool, {
     maxDeposit: config.limits.maxDeposit,
     maxWithdraw: config.limits.maxWithdraw,

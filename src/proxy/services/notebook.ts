@@ -30,8 +30,6 @@ export interface AccountRecord {
   reservations: Record<string, bigint>;
   /** Paid out of the pool wallet on the agent's behalf, not yet settled from its notes. */
   unsettled: bigint;
-  /** Count of confirmed ledger operations (deposits, withdrawals) for stats. */
-  operations: number;
 }
 
 export interface NewNote {
@@ -47,7 +45,6 @@ const emptyAccount = (agentId: string): AccountRecord => ({
   notes: 0n,
   reservations: {},
   unsettled: 0n,
-  operations: 0,
 });
 
 const reservedTotal = (account: AccountRecord) =>
@@ -89,12 +86,7 @@ export class NoteBook {
    * Adds confirmed notes (deposit outputs, change, recovered notes). Notes already known are skipped, so a
    * credit can be replayed safely. `extra` operations commit in the same batch. Returns the amount added.
    */
-  async credit(
-    agentId: string,
-    notes: NewNote[],
-    extra: StoreOp[] = [],
-    countOperation = true,
-  ): Promise<bigint> {
+  async credit(agentId: string, notes: NewNote[], extra: StoreOp[] = []): Promise<bigint> {
     return this.#mutex.run(agentId, async () => {
       const account = await this.account(agentId);
       const ops: StoreOp[] = [...extra];
@@ -109,7 +101,6 @@ export class NoteBook {
       }
       if (!any && extra.length === 0) return 0n;
       account.notes += added;
-      if (any && countOperation) account.operations += 1;
       ops.push({ type: 'put', key: this.#accountKey(agentId), value: account });
       await this.#store.batch(ops);
       return added;
@@ -164,7 +155,6 @@ export class NoteBook {
       if (amount === undefined) throw new Error(`no reservation ${opId}`);
       delete account.reservations[opId];
       account.unsettled += amount;
-      account.operations += 1;
       await this.#store.put(this.#accountKey(agentId), account);
     });
   }
@@ -221,7 +211,6 @@ export class NoteBook {
       // A settlement pays unsettled debits out of notes: the debt shrinks as the notes do.
       if (spend.settles !== undefined && ops.length > 0) account.unsettled -= spend.settles;
       delete account.reservations[spend.opId];
-      if (ops.length > 0) account.operations += 1;
       ops.push({ type: 'put', key: this.#accountKey(agentId), value: account });
       await this.#store.batch(ops);
     });

@@ -15,6 +15,7 @@ import type { NoteBook } from './notebook.ts';
 import { PoolIndexer } from './pool-indexer.ts';
 import { PoolService } from './pool-service.ts';
 import { PoolTransactionProver } from './pool-transaction.ts';
+import type { PoolStatsService } from './stats.ts';
 
 export interface PoolRuntimeDeps {
   config: ProxyConfig;
@@ -24,6 +25,7 @@ export interface PoolRuntimeDeps {
   notes: NoteBook;
   metrics: ProxyMetrics;
   logger: Logger;
+  stats: PoolStatsService;
 }
 
 interface Connected {
@@ -87,7 +89,7 @@ export class PoolRuntime {
 
   async #attempt(): Promise<void> {
     if (this.#stopped) return;
-    const { config, store, masterKey, agents, notes, metrics, logger } = this.#deps;
+    const { config, store, masterKey, agents, notes, metrics, logger, stats } = this.#deps;
     let prover: ProverClient | undefined;
     let indexer: PoolIndexer | undefined;
     try {
@@ -135,6 +137,7 @@ export class PoolRuntime {
         logger,
         prepareTtlSeconds: config.limits.prepareTtlSeconds,
         txTimeoutSeconds: config.ledger.txTimeoutSeconds,
+        stats,
       });
       await indexer.start(config.indexer.pollIntervalMs);
       // Spends left undecided by a previous run are settled before new requests are served.

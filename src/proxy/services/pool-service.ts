@@ -25,6 +25,7 @@ import type { Deployment } from './deployment.ts';
 import { type LedgerClient, UncertainOutcome } from './ledger-client.ts';
 import type { NoteBook, NoteRecord } from './notebook.ts';
 import type { CommitmentEvent, PoolIndexer } from './pool-indexer.ts';
+import type { PoolStatsService } from './stats.ts';
 import {
   type AgentCrypto,
   agentCrypto,
@@ -83,6 +84,7 @@ export interface PoolServiceDeps {
   logger: Logger;
   prepareTtlSeconds: number;
   txTimeoutSeconds: number;
+  stats: PoolStatsService;
 }
 
 export class PoolService {
@@ -187,6 +189,7 @@ export class PoolService {
         await this.#awaitCredit(record.agentId, confirmed.ledger, record.outputs);
         await this.#d.store.put(key, { ...record, state: 'confirmed' });
         this.#d.metrics.ledgerOperations.inc({ kind: 'deposit', outcome: 'confirmed' });
+        await this.#d.stats.recordTransaction();
         return { txHash: confirmed.hash, amount: record.amount, proveMs: record.proveMs };
       } catch (error) {
         if (error instanceof ProblemError && error.code === 'ledger_rejected') {
@@ -227,6 +230,7 @@ export class PoolService {
       ),
     );
     this.#d.metrics.ledgerOperations.inc({ kind: 'operator_deposit', outcome: 'confirmed' });
+    await this.#d.stats.recordTransaction();
     return { txHash: confirmed.hash, amount, proveMs };
   }
 
@@ -270,6 +274,7 @@ export class PoolService {
           ),
         );
         this.#d.metrics.ledgerOperations.inc({ kind: 'withdraw', outcome: 'confirmed' });
+        await this.#d.stats.recordTransaction();
         this.#d.logger.log('info', 'withdrawal confirmed', { txHash: confirmed.hash, consolidations });
         return { txHash: confirmed.hash, amount, proveMs };
       });
@@ -319,6 +324,7 @@ export class PoolService {
         ),
       );
       this.#d.metrics.ledgerOperations.inc({ kind: 'consolidate', outcome: 'confirmed' });
+      await this.#d.stats.recordTransaction();
     } catch (error) {
       await this.#settleFailure(agentId, opId, error);
       throw error;

@@ -2,6 +2,7 @@
 import type { EncryptedStore } from '../store/encrypted-store.ts';
 import type { AgentRegistry } from './agents.ts';
 import type { NoteBook } from './notebook.ts';
+import { KeyedMutex } from '../util/keyed-mutex.ts';
 
 export interface BatchSummary {
   batchId: string;
@@ -13,6 +14,8 @@ interface StatsRecord {
   /** Distinct paid services (the payments module records them as HMACs, never as URLs). */
   services: string[];
   payments: number;
+  /** Confirmed pool transactions made by this proxy (deposits, withdrawals, consolidations). */
+  transactions?: number;
   recentBatches: BatchSummary[];
 }
 
@@ -22,6 +25,7 @@ export class PoolStatsService {
   readonly #store: EncryptedStore;
   readonly #agents: AgentRegistry;
   readonly #notes: NoteBook;
+  readonly #mutex = new KeyedMutex();
 
   constructor(store: EncryptedStore, agents: AgentRegistry, notes: NoteBook) {
     this.#store = store;
@@ -36,28 +40,38 @@ export class PoolStatsService {
     recentBatches: BatchSummary[];
   }> {
     const record = await this.#record();
+    // Active = holds funds in the pool (or owes unsettled payments).
     let activeAgents = 0;
-    let operations = 0;
     for (const agent of await this.#agents.all()) {
       const account = await this.#notes.account(agent.agentId);
-      if (account.operations > 0 || account.notes > 0n) activeAgents += 1;
-      operations += account.operations;
+      if (account.notes > 0n || account.unsettled > 0n) activeAgents += 1;
     }
     return {
       activeAgents,
-      totalTransactions: operations + record.payments,
+      totalTransactions: (record.transactions ?? 0) + record.payments,
       servicesUsed: record.services.length,
       recentBatches: record.recentBatches,
     };
   }
 
+  /** Counts one confirmed pool transaction. */
+  async recordTransaction(): Promise<void> {
+    await this.#mutex.run('stats', async () => {
+      const record = await this.#record();
+      record.transactions = (record.transactions ?? 0) + 1;
+      await this.#store.put(this.#store.fixedKey('meta', 'stats'), record);
+    });
+  }
+
   /** Called by the batch operator after a batch ran. */
   async recordBatch(batch: BatchSummary, serviceKeys: string[]): Promise<void> {
-    const record = await this.#record();
-    record.payments += batch.payments;
-    record.services = [...new Set([...record.services, ...serviceKeys])];
-    record.recentBatches = [batch, ...record.recentBatches].slice(0, RECENT_BATCHES);
-    await this.#store.put(this.#store.fixedKey('meta', 'stats'), record);
+    await this.#mutex.run('stats', async () => {
+      const record = await this.#record();
+      record.payments += batch.payments;
+      record.services = [...new Set([...record.services, ...serviceKeys])];
+      record.recentBatches = [batch, ...record.recentBatches].slice(0, RECENT_BATCHES);
+      await this.#store.put(this.#store.fixedKey('meta', 'stats'), record);
+    });
   }
 
   async #record(): Promise<StatsRecord> {
