@@ -3,7 +3,6 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bn254 } from '@noble/curves/bn254.js';
 import {
   Account,
   Address,
@@ -18,35 +17,11 @@ import {
 } from '@stellar/stellar-sdk';
 import { DEFAULT_VKEY_PATH, Sandbox, STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
 
-/** A well-formed Groth16 key (generator multiples) for tests that never verify a proof. */
-function generatorVkey(nPublic: number) {
-  const g1 = (k: bigint) => {
-    const p = bn254.G1.Point.BASE.multiply(k).toAffine();
-    return [p.x.toString(), p.y.toString(), '1'];
-  };
-  const g2 = (k: bigint) => {
-    const p = bn254.G2.Point.BASE.multiply(k).toAffine();
-    return [
-      [p.x.c0.toString(), p.x.c1.toString()],
-      [p.y.c0.toString(), p.y.c1.toString()],
-      ['1', '0'],
-    ];
-  };
-  return {
-    protocol: 'groth16',
-    curve: 'bn128',
-    nPublic,
-    vk_alpha_1: g1(2n),
-    vk_beta_2: g2(3n),
-    vk_gamma_2: g2(5n),
-    vk_delta_2: g2(7n),
-    IC: Array.from({ length: nPublic + 1 }, (_, i) => g1(BigInt(11 + i))),
-  };
-}
-
-/** The built circuit key when `npm run build` has produced it, else a structurally valid one. */
-export function testVkey(): string | Record<string, unknown> {
-  return existsSync(DEFAULT_VKEY_PATH) ? DEFAULT_VKEY_PATH : generatorVkey(11);
+/** The verification key `npm run build` produces for policy_tx_2_2 (genesis deploys the verifier with it). */
+export function testVkey(): string {
+  if (!existsSync(DEFAULT_VKEY_PATH))
+    throw new Error(`${DEFAULT_VKEY_PATH} is missing: run \`npm run build\` first`);
+  return DEFAULT_VKEY_PATH;
 }
 
 export function tempDir(): { dir: string; remove: () => void } {

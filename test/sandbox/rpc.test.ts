@@ -201,3 +201,22 @@ test('getTransaction of an unknown hash is NOT_FOUND', async (t) => {
   t.is(res.status, rpc.Api.GetTransactionStatus.NOT_FOUND);
   t.true(res.latestLedger >= 1);
 });
+
+test('genesis refuses a verification key that is not a BN254 Groth16 key of the right shape', async (t) => {
+  const { readFileSync } = await import('node:fs');
+  const { Sandbox: SandboxClass, DEFAULT_VKEY_PATH } = await import('../../src/sandbox/index.ts');
+  const good = JSON.parse(readFileSync(DEFAULT_VKEY_PATH, 'utf8'));
+  await t.throwsAsync(SandboxClass.start({ port: 0, vkey: { ...good, protocol: 'plonk' } }), {
+    message: /Groth16/,
+  });
+  await t.throwsAsync(SandboxClass.start({ port: 0, vkey: { ...good, curve: 'bls12381' } }), {
+    message: /BN254/,
+  });
+  await t.throwsAsync(SandboxClass.start({ port: 0, vkey: { ...good, IC: good.IC.slice(1) } }), {
+    message: /IC length/,
+  });
+  // a point off the curve is refused when the verifier is deployed
+  await t.throwsAsync(SandboxClass.start({ port: 0, vkey: { ...good, vk_alpha_1: ['1', '1', '1'] } }), {
+    message: /Error\(Contract, #2\)/,
+  });
+});
