@@ -4,7 +4,7 @@
 //   balance reads   — GET /api/balance/:agentId (JWT check + encrypted store read) next to GET /health on the
 //                     same server (the bare HTTP pipeline): reads per second and ratio
 // The proxy runs in its own process, so the load generator here does not share its event loop.
-// Usage: npx tsx bench/api/run.ts [prepares=20] [seconds=5] [connections=32]
+// Usage: npx tsx bench/api/run.ts [prepares=20] [rounds=5] [connections=32]  (rounds of 1 s per endpoint, interleaved)
 import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -70,8 +70,9 @@ function histogramSum(metrics: string, name: string): { sum: number; count: numb
 async function throughput(
   url: string,
   headers: Record<string, string>,
+  durationSeconds: number,
 ): Promise<{ perSecond: number; errors: number }> {
-  const end = Date.now() + seconds * 1000;
+  const end = Date.now() + durationSeconds * 1000;
   let done = 0;
   let errors = 0;
   await Promise.all(
@@ -83,7 +84,7 @@ async function throughput(
       }
     }),
   );
-  return { perSecond: done / seconds, errors };
+  return { perSecond: done / durationSeconds, errors };
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), 'pp-bench-api-'));
@@ -160,8 +161,17 @@ try {
   const p50 = percentile(latencies, 50);
   const p95 = percentile(latencies, 95);
 
-  const health = await throughput(`${api}/health`, {});
-  const balance = await throughput(`${api}/api/balance/${wallet.publicKey()}`, auth);
+  // Interleaved one-second rounds, so both endpoints see the same background load.
+  const health = { perSecond: 0, errors: 0 };
+  const balance = { perSecond: 0, errors: 0 };
+  for (let round = 0; round < seconds; round++) {
+    const h = await throughput(`${api}/health`, {}, 1);
+    const b = await throughput(`${api}/api/balance/${wallet.publicKey()}`, auth, 1);
+    health.perSecond += h.perSecond / seconds;
+    health.errors += h.errors;
+    balance.perSecond += b.perSecond / seconds;
+    balance.errors += b.errors;
+  }
 
   console.log(
     `deposit prepare (n=${nPrepares}): p50 ${p50.toFixed(0)} ms, p95 ${p95.toFixed(0)} ms, mean proof inside ${proofMs.toFixed(0)} ms, p50/proof = ${(p50 / proofMs).toFixed(2)}`,
@@ -170,7 +180,9 @@ try {
   console.log(
     `GET /api/balance/:id: ${balance.perSecond.toFixed(0)} req/s (${balance.errors} errors), balance/health = ${(balance.perSecond / health.perSecond).toFixed(2)}`,
   );
-  console.log(`(${connections} keep-alive connections, ${seconds} s each, proxy in its own process)`);
+  console.log(
+    `(${connections} keep-alive connections, ${seconds} interleaved 1 s rounds each, proxy in its own process)`,
+  );
 } finally {
   child.kill('SIGKILL');
   agent.destroy();
