@@ -244,7 +244,7 @@ test('GET /api/pool/stats holds aggregates only', async (t) => {
 
 test('per-IP rate limit answers 429 with Retry-After; X-Forwarded-For does not reset it', async (t) => {
   const limited = await startTestProxy({
-    POOL_PROXY_RATE_LIMIT_IP_PER_SECOND: '0.5',
+    POOL_PROXY_RATE_LIMIT_IP_PER_SECOND: '0.01',
     POOL_PROXY_RATE_LIMIT_IP_BURST: '3',
   });
   try {
@@ -262,7 +262,7 @@ test('per-IP rate limit answers 429 with Retry-After; X-Forwarded-For does not r
 
 test('per-token rate limit applies to a wallet across requests', async (t) => {
   const limited = await startTestProxy({
-    POOL_PROXY_RATE_LIMIT_TOKEN_PER_SECOND: '0.5',
+    POOL_PROXY_RATE_LIMIT_TOKEN_PER_SECOND: '0.01',
     POOL_PROXY_RATE_LIMIT_TOKEN_BURST: '2',
   });
   try {
