@@ -1,7 +1,7 @@
 // getEvents: Soroban RPC's event query over the stored contract events — ledger range or cursor, up to 5
 // filters (OR) each with contract ids and topic patterns ("*" one segment, "**" any tail), paging by id.
 import { StrKey, xdr } from '@stellar/stellar-sdk';
-import { InvalidRequest } from './ledger.ts';
+import { InvalidRequest } from './envelope.ts';
 import type { EventRecord, LedgerStore } from './store.ts';
 
 const DEFAULT_LIMIT = 100;

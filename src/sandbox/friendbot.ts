@@ -15,7 +15,8 @@ import { addr, i128 } from './contract-api.ts';
 import { readInfo, readSecrets, STARTING_BALANCE } from './genesis.ts';
 import type { Host } from './host.ts';
 import { accountEntryData, accountKey, contractDataKey, instanceKey, keyId } from './keys.ts';
-import { type JobTransaction, type Ledger, readAccount } from './ledger.ts';
+import { readAccount } from './admission.ts';
+import type { JobTransaction, Ledger } from './ledger.ts';
 import type { Overlay } from './overlay.ts';
 import { BASE_FEE, invokeResult, resourceFeeFor, transactionMeta } from './xdr-records.ts';
 

@@ -1,54 +1,33 @@
-// The sandbox ledger: admits signed transaction envelopes (the checks stellar-core makes), applies them
-// atomically when a ledger closes, simulates invocations for preflight, and records results and events.
-import {
-  Address,
-  FeeBumpTransaction,
-  hash,
-  Keypair,
-  StrKey,
-  type Transaction,
-  TransactionBuilder,
-  xdr,
-} from '@stellar/stellar-sdk';
+// The sandbox ledger: queues admitted envelopes (admission.ts), closes ledgers on an interval, applies each
+// transaction atomically (fee and sequence always, effects only on success) and records results, meta and
+// events; preflight is in simulation.ts.
+import { type FeeBumpTransaction, hash, StrKey, type Transaction, xdr } from '@stellar/stellar-sdk';
+import { admissible, readAccount } from './admission.ts';
 import { AuthManager } from './auth.ts';
-import { verifyEd25519 } from './ed25519.ts';
+import { decodeEnvelope, invocationOf, sorobanData } from './envelope.ts';
 import { HostError } from './errors.ts';
 import { type ContractRegistry, Host } from './host.ts';
 import { accountEntryData, accountKey, keyId, rawBytes } from './keys.ts';
+import { simulate, type SimulationResult } from './simulation.ts';
 import { entryRecords, type Footprint, Overlay } from './overlay.ts';
 import type { EventRecord, LedgerMeta, LedgerStore, TxRecord } from './store.ts';
 import {
   BASE_FEE,
-  BASE_RESERVE,
   diagnosticEvent,
-  errorResult,
-  feeBumpInnerError,
   feeBumpResult,
   invokeResult,
   ledgerEntryChanges,
   ledgerHeader,
-  resourceFeeFor,
-  type TxErrorCode,
   transactionMeta,
 } from './xdr-records.ts';
 
 export const STANDALONE_PASSPHRASE = 'Standalone Network ; February 2017';
-const INSTRUCTIONS = 10_000_000;
 
 export interface SendResult {
   hash: string;
   status: 'PENDING' | 'DUPLICATE' | 'TRY_AGAIN_LATER' | 'ERROR';
   errorResultXdr?: string;
 }
-
-export type SimulationResult =
-  | { error: string; events: string[] }
-  | {
-      transactionData: string;
-      minResourceFee: string;
-      results: { auth: string[]; xdr: string }[];
-      events: string[];
-    };
 
 interface Pending {
   hash: string;
@@ -58,7 +37,6 @@ interface Pending {
   envelopeXdr: string;
 }
 
-/** A privileged change applied at the next close (genesis, friendbot): runs with these addresses pre-authorized. */
 /** A transaction a privileged job performed (friendbot), recorded like any applied transaction. */
 export interface JobTransaction {
   hash: string;
@@ -77,9 +55,6 @@ export type InternalJob = (
   overlay: Overlay,
   ledgerSequence: number,
 ) => JobTransaction[] | Promise<JobTransaction[]>;
-
-/** Thrown for requests the RPC must answer with a JSON-RPC "invalid params" error. */
-export class InvalidRequest extends Error {}
 
 export class Ledger {
   readonly networkId: Uint8Array;
@@ -133,226 +108,28 @@ export class Ledger {
     return new Promise((resolve, reject) => this.jobs.push({ job, resolve, reject }));
   }
 
-  // ---------------------------------------------------------------- admission
-
-  private decode(envelopeXdr: unknown): { tx: Transaction; feeBump?: FeeBumpTransaction } {
-    if (typeof envelopeXdr !== 'string' || envelopeXdr.length === 0)
-      throw new InvalidRequest('transaction must be a base64 string');
-    let tx: Transaction | FeeBumpTransaction;
-    try {
-      tx = TransactionBuilder.fromXDR(envelopeXdr, this.passphrase);
-    } catch (e) {
-      throw new InvalidRequest(`could not unmarshal transaction: ${(e as Error).message}`);
-    }
-    return tx instanceof FeeBumpTransaction ? { tx: tx.innerTransaction, feeBump: tx } : { tx };
-  }
-
   submit(envelopeXdr: unknown): SendResult {
-    const { tx, feeBump } = this.decode(envelopeXdr);
+    const { tx, feeBump } = decodeEnvelope(envelopeXdr, this.passphrase);
     const txHash = Buffer.from((feeBump ?? tx).hash()).toString('hex');
     if (this.pending.some((p) => p.hash === txHash)) return { hash: txHash, status: 'DUPLICATE' };
     if (this.pending.some((p) => p.tx.source === tx.source))
       return { hash: txHash, status: 'TRY_AGAIN_LATER' };
-    const failure = this.admissible(
-      { hash: txHash, tx, feeBump, envelopeXdr: envelopeXdr as string },
-      this.store,
-      now(),
-    );
+    const failure = admissible(tx, feeBump, this.store, now());
     if (failure) return { hash: txHash, status: 'ERROR', errorResultXdr: failure.toXdr('base64') };
     this.pending.push({ hash: txHash, tx, feeBump, envelopeXdr: envelopeXdr as string });
     return { hash: txHash, status: 'PENDING' };
   }
 
-  /** Checks a (possibly fee-bumped) transaction; returns the result that refuses it, or undefined. */
-  /**
-   * Checks a (possibly fee-bumped) transaction; returns the result that refuses it, or undefined.
-   * `signed`: signatures were already verified at admission (envelopes are immutable, keys never rotate here).
-   */
-  private admissible(
-    p: Pending,
-    state: LedgerStore | Overlay,
-    time: number,
-    signed = false,
-  ): xdr.TransactionResult | undefined {
-    if (!p.feeBump) {
-      const code = this.validate(p.tx, state, time, false, signed);
-      return code ? errorResult(code) : undefined;
-    }
-    const fb = p.feeBump;
-    const payer = readAccount(state, fb.feeSource);
-    if (!payer) return errorResult('txNoAccount');
-    const sig = signed ? undefined : checkSigners(fb.hash(), fb.signatures, [fb.feeSource]);
-    if (sig) return errorResult(sig);
-    const data = this.sorobanData(p.tx);
-    const resourceFee = data ? BigInt(data.resourceFee as unknown as bigint) : 0n;
-    // the outer fee covers the resource fee and the inclusion fee of both envelopes (operations + 1)
-    if (BigInt(fb.fee) < resourceFee + 2n * BASE_FEE) return errorResult('txInsufficientFee');
-    if (payer.balance - BigInt(2 * BASE_RESERVE) < BigInt(fb.fee))
-      return errorResult('txInsufficientBalance');
-    const inner = this.validate(p.tx, state, time, true, signed);
-    return inner ? feeBumpInnerError(p.tx.hash(), inner) : undefined;
-  }
-
-  private sorobanData(tx: Transaction): xdr.SorobanTransactionData | undefined {
-    // re-encoding the envelope is costly and the transaction never changes: remember the answer
-    if (sorobanDataCache.has(tx)) return sorobanDataCache.get(tx);
-    const env = tx.toEnvelope();
-    const ext = env.type === 'envelopeTypeTx' ? (env.value as xdr.TransactionV1Envelope).tx.ext : undefined;
-    const data = ext?.type === 'sorobanData' ? (ext.value as xdr.SorobanTransactionData) : undefined;
-    sorobanDataCache.set(tx, data);
-    return data;
-  }
-
-  /** stellar-core's validity checks; returns the failure code or undefined. */
-  private validate(
-    tx: Transaction,
-    state: LedgerStore | Overlay,
-    now: number,
-    feeBumped = false,
-    signed = false,
-  ): TxErrorCode | undefined {
-    if (tx.operations.length === 0) return 'txMissingOperation';
-    if (tx.operations.length !== 1 || tx.operations[0]?.type !== 'invokeHostFunction')
-      return 'txNotSupported';
-    const data = this.sorobanData(tx);
-    if (!data) return 'txMalformed';
-    const account = readAccount(state, tx.source);
-    if (!account) return 'txNoAccount';
-    const tb = tx.timeBounds;
-    if (tb) {
-      if (BigInt(tb.minTime) > BigInt(now)) return 'txTooEarly';
-      if (BigInt(tb.maxTime) !== 0n && BigInt(tb.maxTime) < BigInt(now)) return 'txTooLate';
-    }
-    if (BigInt(tx.sequence) !== account.seqNum + 1n) return 'txBadSeq';
-    const resourceFee = BigInt(data.resourceFee as unknown as bigint);
-    const fp = data.resources.footprint;
-    if (resourceFee < resourceFeeFor(fp.readOnly.length, fp.readWrite.length)) return 'txSorobanInvalid';
-    // a fee-bumped transaction's own fee is not charged; the fee source pays
-    if (!feeBumped && BigInt(tx.fee) < resourceFee + BASE_FEE) return 'txInsufficientFee';
-    const sigCode = signed ? undefined : this.checkSignatures(tx);
-    if (sigCode) return sigCode;
-    if (!feeBumped && account.balance - BigInt(2 * BASE_RESERVE) < resourceFee + BASE_FEE)
-      return 'txInsufficientBalance';
-    return undefined;
-  }
-
-  private checkSignatures(tx: Transaction): TxErrorCode | undefined {
-    const signers = [tx.source];
-    const opSource = tx.operations[0]?.source;
-    if (opSource && opSource !== tx.source) {
-      if (!StrKey.isValidEd25519PublicKey(opSource)) return 'txNotSupported';
-      signers.push(opSource);
-    }
-    return checkSigners(tx.hash(), tx.signatures, signers);
-  }
-
-  // ---------------------------------------------------------------- execution
-
-  private invocation(tx: Transaction): {
-    contractId: string;
-    fn: string;
-    args: xdr.ScVal[];
-    auth: xdr.SorobanAuthorizationEntry[];
-  } {
-    const op = tx.operations[0] as {
-      type: string;
-      func: xdr.HostFunction;
-      auth?: xdr.SorobanAuthorizationEntry[];
-    };
-    if (op.func.type !== 'hostFunctionTypeInvokeContract') {
-      throw new HostError(
-        'Value',
-        'InvalidInput',
-        `host function ${op.func.type} is not supported by the sandbox`,
-      );
-    }
-    const c = op.func.value as xdr.InvokeContractArgs;
-    return {
-      contractId: Address.fromScAddress(c.contractAddress).toString(),
-      fn: String(c.functionName),
-      args: c.args,
-      auth: op.auth ?? [],
-    };
-  }
-
-  /** Preflight, as Soroban RPC's simulateTransaction. Never changes state. */
-  async simulate(
-    envelopeXdr: unknown,
-    authMode: unknown,
-    useUpgradedAuth: unknown,
-  ): Promise<SimulationResult> {
-    // a fee bump simulates as its inner transaction
-    const { tx } = this.decode(envelopeXdr);
-    if (tx.operations.length !== 1 || tx.operations[0]?.type !== 'invokeHostFunction') {
-      throw new InvalidRequest('simulation needs exactly one invokeHostFunction operation');
-    }
-    if (
-      authMode !== undefined &&
-      authMode !== 'enforce' &&
-      authMode !== 'record' &&
-      authMode !== 'record_allow_nonroot'
-    ) {
-      throw new InvalidRequest(`invalid authMode ${String(authMode)}`);
-    }
-    const source = tx.operations[0].source ?? tx.source;
-    const overlay = new Overlay(this.store);
-    let inv: ReturnType<Ledger['invocation']>;
-    try {
-      inv = this.invocation(tx);
-    } catch (e) {
-      return { error: (e as Error).message, events: [] };
-    }
-    const mode =
-      authMode === 'enforce' || (authMode === undefined && inv.auth.length > 0) ? 'enforce' : 'record';
-    const ledgerSequence = this.latest.sequence + 1;
-    const auth = new AuthManager(
-      mode,
-      { networkId: this.networkId, ledgerSequence, sourceAccount: source, overlay },
-      mode === 'enforce' ? inv.auth : [],
-    );
-    const host = new Host({
-      overlay,
+  /** Preflight against the next ledger (see simulation.ts). */
+  simulate(envelopeXdr: unknown, authMode: unknown, useUpgradedAuth: unknown): Promise<SimulationResult> {
+    const ctx = {
+      store: this.store,
       registry: this.registry,
-      auth,
-      ledgerSequence,
-      ledgerTimestamp: BigInt(Math.floor(Date.now() / 1000)),
-    });
-    let retval: xdr.ScVal;
-    try {
-      retval = await host.invoke(inv.contractId, inv.fn, inv.args);
-    } catch (e) {
-      const events = host.events.map((ev) => diagnosticEvent(ev, false).toXdr('base64'));
-      return { error: (e as Error).message, events };
-    }
-    const authEntries = mode === 'record' ? auth.recordedEntries(useUpgradedAuth === true) : inv.auth;
-    const fp = overlay.footprint();
-    if (mode === 'record') {
-      for (const k of auth.recordedNonceKeys(authEntries)) {
-        if (k.startsWith(keyId(accountKey(source)))) continue;
-        if (xdr.LedgerKey.fromXdr(k, 'base64').type === 'account') fp.readOnly.add(k);
-        else fp.readWrite.add(k);
-      }
-    }
-    const toKeys = (s: Set<string>) => [...s].sort().map((k) => xdr.LedgerKey.fromXdr(k, 'base64'));
-    const readOnly = toKeys(fp.readOnly);
-    const readWrite = toKeys(fp.readWrite);
-    const resourceFee = resourceFeeFor(readOnly.length, readWrite.length);
-    const txData = new xdr.SorobanTransactionData({
-      ext: xdr.SorobanTransactionDataExt.v0(),
-      resources: new xdr.SorobanResources({
-        footprint: new xdr.LedgerFootprint({ readOnly, readWrite }),
-        instructions: INSTRUCTIONS,
-        diskReadBytes: 10_000 * (readOnly.length + readWrite.length),
-        writeBytes: 10_000 * readWrite.length,
-      }),
-      resourceFee,
-    });
-    return {
-      transactionData: txData.toXdr('base64'),
-      minResourceFee: resourceFee.toString(),
-      results: [{ auth: authEntries.map((a) => a.toXdr('base64')), xdr: retval.toXdr('base64') }],
-      events: host.events.map((ev) => diagnosticEvent(ev, true).toXdr('base64')),
+      passphrase: this.passphrase,
+      networkId: this.networkId,
+      latestSequence: this.latest.sequence,
     };
+    return simulate(ctx, envelopeXdr, authMode, useUpgradedAuth);
   }
 
   /** Closes one ledger: applies privileged jobs, then queued transactions in arrival order. */
@@ -494,7 +271,7 @@ export class Ledger {
       feeBump: p.feeBump !== undefined,
       envelopeXdr: p.envelopeXdr,
     };
-    const refused = this.admissible(p, ledgerOverlay, closeTime, true);
+    const refused = admissible(p.tx, p.feeBump, ledgerOverlay, closeTime, true);
     const empty = transactionMeta([], undefined, []).toXdr('base64');
     if (refused) {
       const record: TxRecord = {
@@ -508,7 +285,7 @@ export class Ledger {
       return { record, contractEvents: [] };
     }
     // fee and sequence number are consumed whether or not the operation succeeds
-    const data = this.sorobanData(p.tx) as xdr.SorobanTransactionData;
+    const data = sorobanData(p.tx) as xdr.SorobanTransactionData;
     const baseFee = BigInt(data.resourceFee as unknown as bigint) + BASE_FEE;
     const fee = p.feeBump ? BigInt(p.feeBump.fee) : baseFee;
     const account = readAccount(ledgerOverlay, p.tx.source) as { balance: bigint; seqNum: bigint };
@@ -532,7 +309,7 @@ export class Ledger {
     const overlay = new Overlay(ledgerOverlay, allowed);
     let host: Host | undefined;
     try {
-      const inv = this.invocation(p.tx);
+      const inv = invocationOf(p.tx);
       const source = p.tx.operations[0]?.source ?? p.tx.source;
       const auth = new AuthManager(
         'enforce',
@@ -597,17 +374,6 @@ export class Ledger {
   }
 }
 
-export function readAccount(
-  state: LedgerStore | Overlay,
-  accountId: string,
-): { balance: bigint; seqNum: bigint } | undefined {
-  const key = keyId(accountKey(accountId));
-  const data = state instanceof Overlay ? state.get(key) : state.getData(key);
-  if (!data) return undefined;
-  const a = data.value as xdr.AccountEntry;
-  return { balance: BigInt(a.balance as unknown as bigint), seqNum: BigInt(a.seqNum as unknown as bigint) };
-}
-
 /** Soroban RPC event id: TOID(ledger, tx, op) and the event's index, zero-padded so ids sort as strings. */
 export function eventId(ledger: number, txOrder: number, opIndex: number, index: number): string {
   const toid = (BigInt(ledger) << 32n) | (BigInt(txOrder) << 12n) | BigInt(opIndex);
@@ -615,26 +381,3 @@ export function eventId(ledger: number, txOrder: number, opIndex: number, index:
 }
 
 const now = () => Math.floor(Date.now() / 1000);
-const sorobanDataCache = new WeakMap<Transaction, xdr.SorobanTransactionData | undefined>();
-
-/** Every signer must have exactly one valid signature (hint and ed25519); extra signatures are refused. */
-function checkSigners(
-  txHash: Uint8Array,
-  signatures: xdr.DecoratedSignature[],
-  signers: string[],
-): TxErrorCode | undefined {
-  const used = new Set<number>();
-  for (const signer of signers) {
-    const kp = Keypair.fromPublicKey(signer);
-    const hint = Buffer.from(rawBytes(kp.signatureHint()));
-    const i = signatures.findIndex(
-      (s, idx) =>
-        !used.has(idx) &&
-        Buffer.from(rawBytes(s.hint)).equals(hint) &&
-        verifyEd25519(kp.rawPublicKey(), txHash, rawBytes(s.signature)),
-    );
-    if (i < 0) return 'txBadAuth';
-    used.add(i);
-  }
-  return used.size === signatures.length ? undefined : 'txBadAuthExtra';
-}

@@ -3,7 +3,8 @@
 import { xdr } from '@stellar/stellar-sdk';
 import { VERSION } from '../version.ts';
 import { queryEvents } from './events.ts';
-import { InvalidRequest, type Ledger } from './ledger.ts';
+import { InvalidRequest } from './envelope.ts';
+import type { Ledger } from './ledger.ts';
 import { BASE_FEE, ledgerCloseMeta, PROTOCOL_VERSION } from './xdr-records.ts';
 
 export const RPC_ERRORS = {

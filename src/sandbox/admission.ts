@@ -1,0 +1,87 @@
+// stellar-core's validity checks for an envelope against the current state: sources exist, sequence
+// numbers, time bounds, fees and balances, signatures; fee bumps check the sponsor, then the inner transaction.
+import type { FeeBumpTransaction, Transaction, xdr } from '@stellar/stellar-sdk';
+import { checkSigners, checkTransactionSignatures, sorobanData } from './envelope.ts';
+import { accountKey, keyId } from './keys.ts';
+import { Overlay } from './overlay.ts';
+import type { LedgerStore } from './store.ts';
+import {
+  BASE_FEE,
+  BASE_RESERVE,
+  errorResult,
+  feeBumpInnerError,
+  resourceFeeFor,
+  type TxErrorCode,
+} from './xdr-records.ts';
+
+export function readAccount(
+  state: LedgerStore | Overlay,
+  accountId: string,
+): { balance: bigint; seqNum: bigint } | undefined {
+  const key = keyId(accountKey(accountId));
+  const data = state instanceof Overlay ? state.get(key) : state.getData(key);
+  if (!data) return undefined;
+  const a = data.value as xdr.AccountEntry;
+  return { balance: BigInt(a.balance as unknown as bigint), seqNum: BigInt(a.seqNum as unknown as bigint) };
+}
+
+/** Validity of one transaction; `feeBumped`: its own fee is not charged; `signed`: signatures already checked. */
+export function validate(
+  tx: Transaction,
+  state: LedgerStore | Overlay,
+  now: number,
+  feeBumped = false,
+  signed = false,
+): TxErrorCode | undefined {
+  if (tx.operations.length === 0) return 'txMissingOperation';
+  if (tx.operations.length !== 1 || tx.operations[0]?.type !== 'invokeHostFunction') return 'txNotSupported';
+  const data = sorobanData(tx);
+  if (!data) return 'txMalformed';
+  const account = readAccount(state, tx.source);
+  if (!account) return 'txNoAccount';
+  const tb = tx.timeBounds;
+  if (tb) {
+    if (BigInt(tb.minTime) > BigInt(now)) return 'txTooEarly';
+    if (BigInt(tb.maxTime) !== 0n && BigInt(tb.maxTime) < BigInt(now)) return 'txTooLate';
+  }
+  if (BigInt(tx.sequence) !== account.seqNum + 1n) return 'txBadSeq';
+  const resourceFee = BigInt(data.resourceFee as unknown as bigint);
+  const fp = data.resources.footprint;
+  if (resourceFee < resourceFeeFor(fp.readOnly.length, fp.readWrite.length)) return 'txSorobanInvalid';
+  // a fee-bumped transaction's own fee is not charged; the fee source pays
+  if (!feeBumped && BigInt(tx.fee) < resourceFee + BASE_FEE) return 'txInsufficientFee';
+  const sigCode = signed ? undefined : checkTransactionSignatures(tx);
+  if (sigCode) return sigCode;
+  if (!feeBumped && account.balance - BigInt(2 * BASE_RESERVE) < resourceFee + BASE_FEE)
+    return 'txInsufficientBalance';
+  return undefined;
+}
+
+/**
+ * Checks a (possibly fee-bumped) transaction; returns the result that refuses it, or undefined.
+ * `signed`: signatures were already verified at admission (envelopes are immutable, keys never rotate here).
+ */
+export function admissible(
+  tx: Transaction,
+  feeBump: FeeBumpTransaction | undefined,
+  state: LedgerStore | Overlay,
+  time: number,
+  signed = false,
+): xdr.TransactionResult | undefined {
+  if (!feeBump) {
+    const code = validate(tx, state, time, false, signed);
+    return code ? errorResult(code) : undefined;
+  }
+  const payer = readAccount(state, feeBump.feeSource);
+  if (!payer) return errorResult('txNoAccount');
+  const sig = signed ? undefined : checkSigners(feeBump.hash(), feeBump.signatures, [feeBump.feeSource]);
+  if (sig) return errorResult(sig);
+  const data = sorobanData(tx);
+  const resourceFee = data ? BigInt(data.resourceFee as unknown as bigint) : 0n;
+  // the outer fee covers the resource fee and the inclusion fee of both envelopes (operations + 1)
+  if (BigInt(feeBump.fee) < resourceFee + 2n * BASE_FEE) return errorResult('txInsufficientFee');
+  if (payer.balance - BigInt(2 * BASE_RESERVE) < BigInt(feeBump.fee))
+    return errorResult('txInsufficientBalance');
+  const inner = validate(tx, state, time, true, signed);
+  return inner ? feeBumpInnerError(tx.hash(), inner) : undefined;
+}

@@ -1,0 +1,112 @@
+// simulateTransaction: runs the invocation against the committed state without changing it, in enforcing
+// or recording auth mode, and reports the return value, the footprint and resource fee, the auth entries to
+// sign (with fresh nonces) and the events.
+import { xdr } from '@stellar/stellar-sdk';
+import { AuthManager } from './auth.ts';
+import { decodeEnvelope, type Invocation, InvalidRequest, invocationOf } from './envelope.ts';
+import { type ContractRegistry, Host } from './host.ts';
+import { accountKey, keyId } from './keys.ts';
+import { Overlay } from './overlay.ts';
+import type { LedgerStore } from './store.ts';
+import { diagnosticEvent, resourceFeeFor } from './xdr-records.ts';
+
+/** Instructions reported for every invocation (the sandbox does not meter CPU). */
+const INSTRUCTIONS = 10_000_000;
+
+export type SimulationResult =
+  | { error: string; events: string[] }
+  | {
+      transactionData: string;
+      minResourceFee: string;
+      results: { auth: string[]; xdr: string }[];
+      events: string[];
+    };
+
+export interface SimulationContext {
+  store: LedgerStore;
+  registry: ContractRegistry;
+  passphrase: string;
+  networkId: Uint8Array;
+  latestSequence: number;
+}
+
+/** Preflight, as Soroban RPC's simulateTransaction, against the next ledger. Never changes state. */
+export async function simulate(
+  ctx: SimulationContext,
+  envelopeXdr: unknown,
+  authMode: unknown,
+  useUpgradedAuth: unknown,
+): Promise<SimulationResult> {
+  // a fee bump simulates as its inner transaction
+  const { tx } = decodeEnvelope(envelopeXdr, ctx.passphrase);
+  if (tx.operations.length !== 1 || tx.operations[0]?.type !== 'invokeHostFunction') {
+    throw new InvalidRequest('simulation needs exactly one invokeHostFunction operation');
+  }
+  if (
+    authMode !== undefined &&
+    authMode !== 'enforce' &&
+    authMode !== 'record' &&
+    authMode !== 'record_allow_nonroot'
+  ) {
+    throw new InvalidRequest(`invalid authMode ${String(authMode)}`);
+  }
+  const source = tx.operations[0].source ?? tx.source;
+  const overlay = new Overlay(ctx.store);
+  let inv: Invocation;
+  try {
+    inv = invocationOf(tx);
+  } catch (e) {
+    return { error: (e as Error).message, events: [] };
+  }
+  const mode =
+    authMode === 'enforce' || (authMode === undefined && inv.auth.length > 0) ? 'enforce' : 'record';
+  const ledgerSequence = ctx.latestSequence + 1;
+  const auth = new AuthManager(
+    mode,
+    { networkId: ctx.networkId, ledgerSequence, sourceAccount: source, overlay },
+    mode === 'enforce' ? inv.auth : [],
+  );
+  const host = new Host({
+    overlay,
+    registry: ctx.registry,
+    auth,
+    ledgerSequence,
+    ledgerTimestamp: BigInt(Math.floor(Date.now() / 1000)),
+  });
+  let retval: xdr.ScVal;
+  try {
+    retval = await host.invoke(inv.contractId, inv.fn, inv.args);
+  } catch (e) {
+    const events = host.events.map((ev) => diagnosticEvent(ev, false).toXdr('base64'));
+    return { error: (e as Error).message, events };
+  }
+  const authEntries = mode === 'record' ? auth.recordedEntries(useUpgradedAuth === true) : inv.auth;
+  const fp = overlay.footprint();
+  if (mode === 'record') {
+    for (const k of auth.recordedNonceKeys(authEntries)) {
+      if (k === keyId(accountKey(source))) continue;
+      if (xdr.LedgerKey.fromXdr(k, 'base64').type === 'account') fp.readOnly.add(k);
+      else fp.readWrite.add(k);
+    }
+  }
+  const toKeys = (s: Set<string>) => [...s].sort().map((k) => xdr.LedgerKey.fromXdr(k, 'base64'));
+  const readOnly = toKeys(fp.readOnly);
+  const readWrite = toKeys(fp.readWrite);
+  const resourceFee = resourceFeeFor(readOnly.length, readWrite.length);
+  const txData = new xdr.SorobanTransactionData({
+    ext: xdr.SorobanTransactionDataExt.v0(),
+    resources: new xdr.SorobanResources({
+      footprint: new xdr.LedgerFootprint({ readOnly, readWrite }),
+      instructions: INSTRUCTIONS,
+      diskReadBytes: 10_000 * (readOnly.length + readWrite.length),
+      writeBytes: 10_000 * readWrite.length,
+    }),
+    resourceFee,
+  });
+  return {
+    transactionData: txData.toXdr('base64'),
+    minResourceFee: resourceFee.toString(),
+    results: [{ auth: authEntries.map((a) => a.toXdr('base64')), xdr: retval.toXdr('base64') }],
+    events: host.events.map((ev) => diagnosticEvent(ev, true).toXdr('base64')),
+  };
+}
