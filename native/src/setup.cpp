@@ -12,30 +12,38 @@ const char* const DEV_KEY_NAME = "DEVELOPMENT KEY: local toxic waste, NOT FOR PR
 
 namespace {
 
-// k*G for many k with a table of d * 2^(8j) * G (8-bit windows): at most 32 mixed additions each.
+// k*G for many k < 2^254 with a table of d * 2^(11j) * G (11-bit windows, 24 windows, 2047 entries
+// each): at most 24 mixed additions per scalar.
 template <class F>
 class FixedBaseTable {
  public:
-  explicit FixedBaseTable(const Affine<F>& g) : table_(32 * 255) {
-    std::vector<XYZZ<F>> pts(32 * 255);
+  static constexpr int kBits = 11;
+  static constexpr int kWindows = (254 + kBits - 1) / kBits;
+  static constexpr int kEntries = (1 << kBits) - 1;
+
+  explicit FixedBaseTable(const Affine<F>& g) : table_((size_t)kWindows * kEntries) {
+    std::vector<XYZZ<F>> pts(table_.size());
     XYZZ<F> base = XYZZ<F>::fromAffine(g);
-    for (int j = 0; j < 32; j++) {
+    for (int j = 0; j < kWindows; j++) {
       XYZZ<F> acc = base;
-      pts[j * 255] = acc;
-      for (int d = 2; d <= 255; d++) {
+      pts[(size_t)j * kEntries] = acc;
+      for (int d = 2; d <= kEntries; d++) {
         acc.add(base);
-        pts[j * 255 + d - 1] = acc;
+        pts[(size_t)j * kEntries + d - 1] = acc;
       }
-      acc.add(base);  // 256 * base
+      acc.add(base);  // 2^kBits * base
       base = acc;
     }
     batchToAffine(pts.data(), table_.data(), pts.size());
   }
   XYZZ<F> mul(const uint64_t k[4]) const {
     XYZZ<F> r = XYZZ<F>::infinity();
-    for (int j = 0; j < 32; j++) {
-      unsigned byte = (unsigned)((k[j >> 3] >> (8 * (j & 7))) & 0xff);
-      if (byte) r.addAffine(table_[j * 255 + byte - 1]);
+    for (int j = 0; j < kWindows; j++) {
+      int pos = j * kBits, limb = pos >> 6, off = pos & 63;
+      uint64_t v = k[limb] >> off;
+      if (off + kBits > 64 && limb < 3) v |= k[limb + 1] << (64 - off);
+      unsigned d = (unsigned)(v & kEntries);
+      if (d) r.addAffine(table_[(size_t)j * kEntries + d - 1]);
     }
     return r;
   }

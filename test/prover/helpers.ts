@@ -96,17 +96,34 @@ async function makeCeremonyZkey(circuit: CompiledCircuit, power: number): Promis
   return zkey;
 }
 
-/** A development zkey + verification key made by our devSetup. */
-export async function devZkey(circuit: CompiledCircuit): Promise<{ zkey: string; vkey: string }> {
-  const zkey = path.join(circuit.dir, `${circuit.name}_dev.zkey`);
-  const vkey = path.join(circuit.dir, `${circuit.name}_dev_vkey.json`);
-  if (fresh(zkey, circuit.r1cs) && existsSync(vkey)) return { zkey, vkey };
-  const tz = tmpName(zkey);
-  const tv = tmpName(vkey);
-  await devSetup(circuit.r1cs, tz, tv);
-  await rename(tv, vkey);
-  await rename(tz, zkey);
-  return { zkey, vkey };
+const devKeys = new Map<string, Promise<{ zkey: string; vkey: string }>>();
+
+/**
+ * A development zkey + verification key made by our devSetup. The pair is written into a temporary
+ * directory renamed into place in one step, so concurrent test processes never mix the zkey of one run
+ * with the verification key of another.
+ */
+export function devZkey(circuit: CompiledCircuit): Promise<{ zkey: string; vkey: string }> {
+  let p = devKeys.get(circuit.r1cs);
+  if (!p) {
+    p = makeDevZkey(circuit);
+    devKeys.set(circuit.r1cs, p);
+  }
+  return p;
+}
+
+async function makeDevZkey(circuit: CompiledCircuit): Promise<{ zkey: string; vkey: string }> {
+  const dir = path.join(circuit.dir, 'dev-key');
+  const result = { zkey: path.join(dir, `${circuit.name}.zkey`), vkey: path.join(dir, 'verification_key.json') };
+  if (fresh(result.zkey, circuit.r1cs) && existsSync(result.vkey)) return result;
+  const tmp = tmpName(dir);
+  await devSetup(circuit.r1cs, path.join(tmp, `${circuit.name}.zkey`), path.join(tmp, 'verification_key.json'));
+  await rm(dir, { recursive: true, force: true });
+  await rename(tmp, dir).catch(async (err) => {
+    await rm(tmp, { recursive: true, force: true });
+    if (!existsSync(result.vkey)) throw err;
+  });
+  return result;
 }
 
 export async function readJson<T>(file: string): Promise<T> {
