@@ -1,7 +1,7 @@
 // The money flows: wallet deposit (prepare → wallet signs → submit), operator deposit, withdrawal with
 // note selection and consolidation. Balances move only when the indexer sees the confirmed events:
-// outputs are registered as pending notes before a transaction is sent, and the indexer credits them
-// (exactly once, keyed by commitment) — so a crash between submit and confirmation loses nothing.
+// outputs are registered as pending notes before a transaction is sent, and NoteCrediting credits them
+// (exactly once, keyed by commitment), so a crash between submit and confirmation loses nothing.
 import { randomUUID } from 'node:crypto';
 import {
   Address,
@@ -12,38 +12,21 @@ import {
   type Transaction,
   TransactionBuilder,
 } from '@stellar/stellar-sdk';
-import { decryptNote } from '../../crypto/index.ts';
 import { formatAmount } from '../domain/amount.ts';
 import { ProblemError } from '../errors.ts';
 import type { ProxyMetrics } from '../http/metrics.ts';
-import type { EncryptedStore, StoreOp } from '../store/encrypted-store.ts';
+import type { EncryptedStore } from '../store/encrypted-store.ts';
 import { KeyedMutex } from '../util/keyed-mutex.ts';
 import type { Logger } from '../util/logger.ts';
 import type { AgentRecord, AgentRegistry } from './agents.ts';
-import { RecoveryKey } from './agent-registration.ts';
+import { AgentKeyring } from './agent-keyring.ts';
+import { NoteCrediting } from './note-crediting.ts';
 import type { Deployment } from './deployment.ts';
 import { type LedgerClient, UncertainOutcome } from './ledger-client.ts';
 import type { NoteBook, NoteRecord } from './notebook.ts';
-import type { CommitmentEvent, PoolIndexer } from './pool-indexer.ts';
+import type { PoolIndexer } from './pool-indexer.ts';
 import type { PoolStatsService } from './stats.ts';
-import {
-  type AgentCrypto,
-  agentCrypto,
-  confirmedNote,
-  type PoolTransactionProver,
-  type ProvedTransaction,
-} from './pool-transaction.ts';
-
-interface PendingNote {
-  agentId: string;
-  amount: bigint;
-  blinding: bigint;
-}
-
-interface NullifierIndex {
-  agentId: string;
-  commitment: bigint;
-}
+import { type AgentCrypto, type PoolTransactionProver, type ProvedTransaction } from './pool-transaction.ts';
 
 interface UncertainSpend {
   agentId: string;
@@ -89,25 +72,16 @@ export interface PoolServiceDeps {
 
 export class PoolService {
   readonly #d: PoolServiceDeps;
-  readonly #cryptoCache = new Map<string, AgentCrypto>();
   readonly #prepareLock = new KeyedMutex();
   readonly #spendLock = new KeyedMutex();
   readonly #membershipLock = new KeyedMutex();
-  readonly #recovery: RecoveryKey;
+  readonly #keyring: AgentKeyring;
+  readonly #crediting: NoteCrediting;
 
   constructor(deps: PoolServiceDeps) {
     this.#d = deps;
-    this.#recovery = new RecoveryKey(deps.masterKey);
-    deps.indexer.onCommitments((commitments, nullifiers) => this.#onEvents(commitments, nullifiers));
-  }
-
-  crypto(agentId: string): AgentCrypto {
-    let c = this.#cryptoCache.get(agentId);
-    if (c === undefined) {
-      c = agentCrypto(this.#d.masterKey, agentId);
-      this.#cryptoCache.set(agentId, c);
-    }
-    return c;
+    this.#keyring = new AgentKeyring(deps.masterKey);
+    this.#crediting = new NoteCrediting({ ...deps, keyring: this.#keyring });
   }
 
   // ---- wallet deposit ----
@@ -127,7 +101,7 @@ export class PoolService {
     }
     const agent = await this.#d.agents.ensure(agentId, wallet);
     await this.#ensureMembership(agent);
-    const crypto = this.crypto(agentId);
+    const crypto = this.#keyring.crypto(agentId);
     const proved = await this.#d.prover.prove(crypto, [], amount, amount, wallet, this.#registration(agent));
     const tx = await this.#d.ledger.prepareInvocation(wallet, this.#d.deployment.contracts.pool, 'transact', [
       proved.args.proof,
@@ -181,7 +155,7 @@ export class PoolService {
       // after a restart) credits them once.
       await this.#d.store.batch([
         { type: 'put', key, value: { ...record, state: 'submitting' } },
-        ...this.#pendingOps(record.agentId, record.outputs),
+        ...this.#crediting.pendingOps(record.agentId, record.outputs),
       ]);
       this.#d.metrics.transactionsInFlight.inc();
       try {
@@ -195,7 +169,7 @@ export class PoolService {
         if (error instanceof ProblemError && error.code === 'ledger_rejected') {
           await this.#d.store.batch([
             { type: 'put', key, value: { ...record, state: 'failed' } },
-            ...record.outputs.map((o) => ({ type: 'del' as const, key: this.#pendingKey(o.commitment) })),
+            ...this.#crediting.dropPendingOps(record.outputs),
           ]);
           this.#d.metrics.ledgerOperations.inc({ kind: 'deposit', outcome: 'rejected' });
         }
@@ -221,7 +195,7 @@ export class PoolService {
     await this.#ensureMembership(agent);
     const { confirmed, proveMs } = await this.#proveAndSend(agentId, () =>
       this.#d.prover.prove(
-        this.crypto(agentId),
+        this.#keyring.crypto(agentId),
         [],
         amount,
         amount,
@@ -248,7 +222,7 @@ export class PoolService {
     try {
       // One spend at a time per agent: note selection, change and consolidation depend on the last result.
       return await this.#spendLock.run(agentId, async () => {
-        const crypto = this.crypto(agentId);
+        const crypto = this.#keyring.crypto(agentId);
         let consolidations = 0;
         let inputs = await this.#selectNotes(agentId, amount);
         while (inputs === undefined) {
@@ -353,7 +327,7 @@ export class PoolService {
 
   async #sendAsOperator(agentId: string, proved: ProvedTransaction) {
     const operator = this.#d.deployment.operator;
-    await this.#d.store.batch(this.#pendingOps(agentId, proved.outputs));
+    await this.#d.store.batch(this.#crediting.pendingOps(agentId, proved.outputs));
     this.#d.metrics.transactionsInFlight.inc();
     try {
       const confirmed = await this.#d.ledger.invokeAndConfirm(
@@ -366,99 +340,11 @@ export class PoolService {
       return confirmed;
     } catch (error) {
       if (error instanceof ProblemError && error.code === 'ledger_rejected') {
-        await this.#d.store.batch(
-          proved.outputs.map((o) => ({ type: 'del' as const, key: this.#pendingKey(o.commitment) })),
-        );
+        await this.#d.store.batch(this.#crediting.dropPendingOps(proved.outputs));
       }
       throw error;
     } finally {
       this.#d.metrics.transactionsInFlight.dec();
-    }
-  }
-
-  // ---- indexer hooks: crediting, spending, recovery ----
-
-  async #onEvents(
-    commitments: CommitmentEvent[],
-    nullifiers: Array<{ nullifier: bigint; txHash: string }>,
-  ): Promise<void> {
-    for (const { nullifier, txHash } of nullifiers) {
-      const index = await this.#d.store.get<NullifierIndex>(
-        this.#d.store.key('nullifier', nullifier.toString(16)),
-      );
-      if (index === undefined) continue;
-      const note = (await this.#d.notes.notes(index.agentId)).find((n) => n.commitment === index.commitment);
-      await this.#d.notes.applySpend(index.agentId, {
-        opId: note?.lockedBy ?? `chain:${txHash}`,
-        txHash,
-        inputs: [index.commitment],
-        outputs: [],
-      });
-    }
-    // Registrations first: a recovering proxy learns an agent in the same transaction as its first note.
-    for (const event of commitments) {
-      const registration = this.#recovery.open(event.encryptedOutput);
-      if (registration === undefined || (await this.#d.agents.get(registration.agentId)) !== undefined)
-        continue;
-      await this.#d.agents.ensure(registration.agentId, registration.owner);
-      this.#d.logger.log('info', 'agent recovered from the chain', { ledger: event.ledger });
-    }
-    for (const event of commitments) {
-      const pendingKey = this.#pendingKey(event.commitment);
-      const pending = await this.#d.store.get<PendingNote>(pendingKey);
-      if (pending !== undefined) {
-        await this.#creditNote(
-          pending.agentId,
-          { commitment: event.commitment, amount: pending.amount, blinding: pending.blinding },
-          event,
-          [{ type: 'del', key: pendingKey }],
-        );
-        continue;
-      }
-      await this.#discover(event);
-    }
-  }
-
-  /** Tries every known agent's key on an output we did not expect (recovery from the chain alone). */
-  async #discover(event: CommitmentEvent): Promise<void> {
-    if (event.encryptedOutput.length !== 120) return;
-    for (const agent of await this.#d.agents.all()) {
-      const crypto = this.crypto(agent.agentId);
-      const plain = decryptNote(event.encryptedOutput, crypto.keys.encryptionSecretKey);
-      if (plain === null) continue;
-      if (plain.amount === 0n) return;
-      try {
-        await this.#creditNote(agent.agentId, { commitment: event.commitment, ...plain }, event, []);
-      } catch {
-        // Decrypted but not a note of this key: ignore.
-      }
-      return;
-    }
-  }
-
-  async #creditNote(
-    agentId: string,
-    output: { commitment: bigint; amount: bigint; blinding: bigint },
-    event: CommitmentEvent,
-    extra: StoreOp[],
-  ): Promise<void> {
-    const note = confirmedNote(this.crypto(agentId), output, event.leafIndex);
-    const ops: StoreOp[] = [
-      ...extra,
-      {
-        type: 'put',
-        key: this.#d.store.key('nullifier', note.nullifier.toString(16)),
-        value: { agentId, commitment: note.commitment } satisfies NullifierIndex,
-      },
-    ];
-    await this.#d.notes.credit(agentId, [note], ops);
-    if (this.#d.indexer.spent.has(note.nullifier)) {
-      await this.#d.notes.applySpend(agentId, {
-        opId: `chain:${event.txHash}`,
-        txHash: event.txHash,
-        inputs: [note.commitment],
-        outputs: [],
-      });
     }
   }
 
@@ -524,7 +410,7 @@ export class PoolService {
   }
 
   #registration(agent: AgentRecord): Uint8Array {
-    return this.#recovery.seal({ agentId: agent.agentId, owner: agent.owner });
+    return this.#keyring.sealRegistration({ agentId: agent.agentId, owner: agent.owner });
   }
 
   async #ensureMembership(agent: AgentRecord): Promise<void> {
@@ -532,7 +418,7 @@ export class PoolService {
     await this.#membershipLock.run(agent.agentId, async () => {
       const current = (await this.#d.agents.get(agent.agentId)) ?? agent;
       if (current.membershipLeafIndex !== undefined) return;
-      const leaf = this.crypto(agent.agentId).membershipLeaf;
+      const leaf = this.#keyring.crypto(agent.agentId).membershipLeaf;
       let index = this.#aspIndex(leaf);
       if (index === undefined) {
         const confirmed = await this.#d.ledger.invokeAndConfirm(
@@ -570,17 +456,6 @@ export class PoolService {
     }
   }
 
-  #pendingOps(
-    agentId: string,
-    outputs: Array<{ commitment: bigint; amount: bigint; blinding: bigint }>,
-  ): StoreOp[] {
-    return outputs.map((o) => ({
-      type: 'put' as const,
-      key: this.#pendingKey(o.commitment),
-      value: { agentId, amount: o.amount, blinding: o.blinding } satisfies PendingNote,
-    }));
-  }
-
   #parseSigned(signedXdr: string): Transaction {
     let tx: Transaction | FeeBumpTransaction;
     try {
@@ -598,10 +473,6 @@ export class PoolService {
 
   #preparedKey(prepareId: string): string {
     return this.#d.store.key('prepared', prepareId);
-  }
-
-  #pendingKey(commitment: bigint): string {
-    return this.#d.store.key('pending-note', commitment.toString(16));
   }
 }
 

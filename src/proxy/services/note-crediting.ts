@@ -1,0 +1,149 @@
+// Turns the pool's confirmed events into the agents' notes. Outputs of the proxy's own transactions are
+// registered as pending notes before sending and credited here when their commitment appears (exactly
+// once, keyed by commitment), whoever is running then; nullifiers mark notes spent; and outputs nobody
+// expected are tried against every known agent's key, after learning agents from their sealed
+// registrations — which is how an empty store is rebuilt from the chain.
+import { decryptNote } from '../../crypto/index.ts';
+import type { EncryptedStore, StoreOp } from '../store/encrypted-store.ts';
+import type { Logger } from '../util/logger.ts';
+import type { AgentKeyring } from './agent-keyring.ts';
+import type { AgentRegistry } from './agents.ts';
+import type { NoteBook } from './notebook.ts';
+import type { CommitmentEvent, PoolIndexer } from './pool-indexer.ts';
+import { confirmedNote } from './pool-transaction.ts';
+
+interface PendingNote {
+  agentId: string;
+  amount: bigint;
+  blinding: bigint;
+}
+
+interface NullifierIndex {
+  agentId: string;
+  commitment: bigint;
+}
+
+export type Output = { commitment: bigint; amount: bigint; blinding: bigint };
+
+export interface NoteCreditingDeps {
+  store: EncryptedStore;
+  notes: NoteBook;
+  agents: AgentRegistry;
+  indexer: PoolIndexer;
+  keyring: AgentKeyring;
+  logger: Logger;
+}
+
+export class NoteCrediting {
+  readonly #d: NoteCreditingDeps;
+
+  constructor(deps: NoteCreditingDeps) {
+    this.#d = deps;
+    deps.indexer.onCommitments((commitments, nullifiers) => this.#onEvents(commitments, nullifiers));
+  }
+
+  /** Store operations that register `outputs` as the agent's pending notes (commit them before sending). */
+  pendingOps(agentId: string, outputs: Output[]): StoreOp[] {
+    return outputs.map((o) => ({
+      type: 'put' as const,
+      key: this.#pendingKey(o.commitment),
+      value: { agentId, amount: o.amount, blinding: o.blinding } satisfies PendingNote,
+    }));
+  }
+
+  /** Store operations that forget pending notes of a transaction the ledger refused. */
+  dropPendingOps(outputs: Output[]): StoreOp[] {
+    return outputs.map((o) => ({ type: 'del' as const, key: this.#pendingKey(o.commitment) }));
+  }
+
+  async #onEvents(
+    commitments: CommitmentEvent[],
+    nullifiers: Array<{ nullifier: bigint; txHash: string }>,
+  ): Promise<void> {
+    for (const { nullifier, txHash } of nullifiers) {
+      const index = await this.#d.store.get<NullifierIndex>(this.#nullifierKey(nullifier));
+      if (index === undefined) continue;
+      const note = (await this.#d.notes.notes(index.agentId)).find((n) => n.commitment === index.commitment);
+      await this.#d.notes.applySpend(index.agentId, {
+        opId: note?.lockedBy ?? `chain:${txHash}`,
+        txHash,
+        inputs: [index.commitment],
+        outputs: [],
+      });
+    }
+    // Registrations first: a recovering proxy learns an agent in the same transaction as its first note.
+    for (const event of commitments) {
+      const registration = this.#d.keyring.openRegistration(event.encryptedOutput);
+      if (registration === undefined || (await this.#d.agents.get(registration.agentId)) !== undefined)
+        continue;
+      await this.#d.agents.ensure(registration.agentId, registration.owner);
+      this.#d.logger.log('info', 'agent recovered from the chain', { ledger: event.ledger });
+    }
+    for (const event of commitments) {
+      const pendingKey = this.#pendingKey(event.commitment);
+      const pending = await this.#d.store.get<PendingNote>(pendingKey);
+      if (pending !== undefined) {
+        await this.#credit(
+          pending.agentId,
+          { commitment: event.commitment, amount: pending.amount, blinding: pending.blinding },
+          event,
+          [{ type: 'del', key: pendingKey }],
+        );
+        continue;
+      }
+      await this.#discover(event);
+    }
+  }
+
+  /** Tries every known agent's key on an output nobody expected (recovery from the chain alone). */
+  async #discover(event: CommitmentEvent): Promise<void> {
+    if (event.encryptedOutput.length !== 120) return;
+    for (const agent of await this.#d.agents.all()) {
+      const plain = decryptNote(
+        event.encryptedOutput,
+        this.#d.keyring.crypto(agent.agentId).keys.encryptionSecretKey,
+      );
+      if (plain === null) continue;
+      if (plain.amount === 0n) return;
+      try {
+        await this.#credit(agent.agentId, { commitment: event.commitment, ...plain }, event, []);
+      } catch {
+        // Decrypted, but the commitment is not this key's note: ignore it.
+      }
+      return;
+    }
+  }
+
+  async #credit(agentId: string, output: Output, event: CommitmentEvent, extra: StoreOp[]): Promise<void> {
+    const note = confirmedNote(this.#d.keyring.crypto(agentId), output, event.leafIndex);
+    await this.#d.notes.credit(
+      agentId,
+      [note],
+      [
+        ...extra,
+        {
+          type: 'put',
+          key: this.#nullifierKey(note.nullifier),
+          value: { agentId, commitment: note.commitment } satisfies NullifierIndex,
+        },
+      ],
+    );
+    // Replaying history (recovery): the note may already be spent further on.
+    if (this.#d.indexer.spent.has(note.nullifier)) {
+      await this.#d.notes.applySpend(agentId, {
+        opId: `chain:${event.txHash}`,
+        txHash: event.txHash,
+        inputs: [note.commitment],
+        outputs: [],
+      });
+    }
+  }
+
+  #pendingKey(commitment: bigint): string {
+    return this.#d.store.key('pending-note', commitment.toString(16));
+  }
+
+  #nullifierKey(nullifier: bigint): string {
+    return this.#d.store.key('nullifier', nullifier.toString(16));
+  }
+}
