@@ -3,6 +3,8 @@
 import { xdr } from '@stellar/stellar-sdk';
 import { VERSION } from '../version.ts';
 import { queryEvents } from './events.ts';
+import { readInfo } from './genesis.ts';
+import { trustlineView } from './trustlines.ts';
 import { InvalidRequest } from './envelope.ts';
 import type { Ledger } from './ledger.ts';
 import { BASE_FEE, ledgerCloseMeta, PROTOCOL_VERSION } from './xdr-records.ts';
@@ -130,14 +132,19 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
         throw new RpcError(RPC_ERRORS.invalidParams, `between 1 and ${MAX_LEDGER_KEYS} keys are allowed`);
       }
       const entries = [];
+      const info = readInfo(ledger.store);
       for (const [i, raw] of p.keys.entries()) {
         let key: string;
+        let parsed: xdr.LedgerKey;
         try {
-          key = xdr.LedgerKey.fromXdr(String(raw), 'base64').toXdr('base64');
+          parsed = xdr.LedgerKey.fromXdr(String(raw), 'base64');
+          key = parsed.toXdr('base64');
         } catch {
           throw new RpcError(RPC_ERRORS.invalidParams, `cannot unmarshal key value ${i}`);
         }
-        const rec = ledger.store.get(key);
+        const rec =
+          ledger.store.get(key) ??
+          trustlineView(ledger.store, parsed, info.contracts.token, info.accounts.admin);
         if (!rec) continue;
         entries.push({
           key,

@@ -4,6 +4,7 @@
 
 import {
   Account,
+  Asset,
   authorizeEntry,
   Contract,
   Keypair,
@@ -74,6 +75,18 @@ test('friendbot → getAccount → transfer signed as source account moves balan
   t.is(sent.status, 'PENDING');
   t.is(final?.status, rpc.Api.GetTransactionStatus.SUCCESS);
   t.deepEqual(await balances(alice.publicKey(), bob.publicKey()), [100n * USDC - 12_3456789n, 12_3456789n]);
+  // wallets read a G-account's USDC as a trustline (getAssetBalance), as on a real network
+  const usdc = new Asset('USDC', sandbox.info.accounts.admin);
+  const asTrustline = await server.getAssetBalance(alice.publicKey(), usdc);
+  t.is(asTrustline.balanceEntry?.amount, String(100n * USDC - 12_3456789n));
+  t.true(asTrustline.balanceEntry?.authorized);
+  await t.throwsAsync(server.getAssetBalance(Keypair.random().publicKey(), usdc), { message: /Trustline/ });
+  await t.throwsAsync(
+    server.getAssetBalance(alice.publicKey(), new Asset('EURC', sandbox.info.accounts.admin)),
+    {
+      message: /Trustline/,
+    },
+  );
   // sequence number consumed, fee charged
   const after = await server.getAccount(alice.publicKey());
   t.is(BigInt(after.sequenceNumber()), BigInt(account.sequenceNumber()));

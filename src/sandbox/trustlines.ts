@@ -1,0 +1,52 @@
+// Trustline view of the token: on a real network a G-account's balance of a classic asset wrapped by a
+// Stellar Asset Contract lives in a trustline. The sandbox token keeps every balance in contract data, so
+// getLedgerEntries answers trustline keys for USDC:admin from that data (rpc.Server.getAssetBalance works).
+import { Asset, Keypair, StrKey, xdr } from '@stellar/stellar-sdk';
+import { addr } from './contract-api.ts';
+import { accountKey, contractDataKey, keyId, rawBytes } from './keys.ts';
+import type { EntryRecord, LedgerStore } from './store.ts';
+
+const INT64_MAX = (1n << 63n) - 1n;
+const AUTHORIZED_FLAG = 1;
+
+/** The trustline entry for `key` if it names the sandbox token's asset and an existing account. */
+export function trustlineView(
+  store: LedgerStore,
+  key: xdr.LedgerKey,
+  token: string,
+  issuer: string,
+): EntryRecord | undefined {
+  if (key.type !== 'trustline') return undefined;
+  const tl = key.value as xdr.LedgerKeyTrustLine;
+  if (tl.asset.type !== 'assetTypeCreditAlphanum4') return undefined;
+  const a4 = tl.asset.value as xdr.AlphaNum4;
+  const code = Buffer.from(rawBytes(a4.assetCode)).toString('latin1').replace(/\0+$/, '');
+  const assetIssuer = StrKey.encodeEd25519PublicKey(Buffer.from(rawBytes(a4.issuer.value)));
+  if (code !== 'USDC' || assetIssuer !== issuer) return undefined;
+  const account = StrKey.encodeEd25519PublicKey(Buffer.from(rawBytes(tl.accountId.value)));
+  const accountRecord = store.get(keyId(accountKey(account)));
+  if (!accountRecord) return undefined;
+  const balanceKey = keyId(
+    contractDataKey(token, xdr.ScVal.scvVec([xdr.ScVal.scvSymbol('Balance'), addr(account)]), 'persistent'),
+  );
+  const balanceRecord = store.get(balanceKey);
+  let balance = 0n;
+  if (balanceRecord) {
+    const data = store.getData(balanceKey)?.value as xdr.ContractDataEntry;
+    const amount = (data.val.value as xdr.ScMapEntry[]).find((e) => String(e.key.value) === 'amount');
+    const parts = amount?.val.value as xdr.Int128Parts;
+    balance = (BigInt(parts.hi as unknown as bigint) << 64n) | BigInt(parts.lo as unknown as bigint);
+  }
+  const entry = new xdr.TrustLineEntry({
+    accountId: Keypair.fromPublicKey(account).xdrPublicKey(),
+    asset: new Asset(code, issuer).toTrustLineXdrObject(),
+    balance,
+    limit: INT64_MAX,
+    flags: AUTHORIZED_FLAG,
+    ext: xdr.TrustLineEntryExt.v0(),
+  } as unknown as ConstructorParameters<typeof xdr.TrustLineEntry>[0]);
+  return {
+    xdr: xdr.LedgerEntryData.trustline(entry).toXdr('base64'),
+    lastModified: (balanceRecord ?? accountRecord).lastModified,
+  };
+}
