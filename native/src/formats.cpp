@@ -133,8 +133,11 @@ R1cs parseR1cs(const uint8_t* data, size_t size) {
   out.nPrvIn = h.u32();
   h.u64();  // labels
   out.nConstraints = h.u32();
-  if (out.nWires == 0 || out.nPublic() >= out.nWires) throw FormatError("r1cs: inconsistent wire counts");
+  if (out.nWires == 0 || out.nPublic() >= out.nWires || out.nWires > (1u << 28))
+    throw FormatError("r1cs: inconsistent wire counts");
   ByteReader r = f.reader(2);
+  // Every constraint takes at least 12 bytes: reject impossible counts before allocating for them.
+  if ((uint64_t)out.nConstraints * 12 > r.remaining()) throw FormatError("r1cs: constraint section is truncated");
   out.constraints.resize(out.nConstraints);
   for (uint32_t c = 0; c < out.nConstraints; c++) {
     for (int m = 0; m < 3; m++) {

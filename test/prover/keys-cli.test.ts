@@ -104,3 +104,22 @@ test('keys import installs a ceremony zkey with its verification key, and refuse
   t.is(badId.code, 1);
   t.regex(badId.stderr, /invalid circuit id/);
 });
+
+test('keys dev-setup rejects an r1cs whose header claims impossible sizes, without trying to allocate them', async (t) => {
+  const small = await compileCircuit('small');
+  const bytes = new Uint8Array(await readFile(small.r1cs));
+  // Header section (id 1): n8(4) prime(32) nWires(4) nPubOut nPubIn nPrvIn nLabels(8) nConstraints(4).
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let header = -1;
+  for (let pos = 12; pos < bytes.length; pos += 12 + Number(view.getBigUint64(pos + 4, true))) {
+    if (view.getUint32(pos, true) === 1) header = pos + 12;
+  }
+  const huge = new Uint8Array(bytes);
+  new DataView(huge.buffer).setUint32(header + 4 + 32 + 4 + 12 + 8, 0xfffffff0, true);
+  t.is(view.getUint32(header, true), 32);
+  const file = path.join(dir, 'huge.r1cs');
+  await writeFile(file, huge);
+  const out = await cli('keys', 'dev-setup', file, path.join(dir, 'h.zkey'), path.join(dir, 'h.json'));
+  t.is(out.code, 1);
+  t.regex(out.stderr, /r1cs: constraint section is truncated/);
+});
