@@ -12,7 +12,12 @@ import { cpus, totalmem } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { buildTransactionInputs, circuitArtifacts, DEFAULT_CIRCUITS_DIR, loadWitnessCalculator } from '../../src/circuit/index.ts';
+import {
+  buildTransactionInputs,
+  circuitArtifacts,
+  DEFAULT_CIRCUITS_DIR,
+  loadWitnessCalculator,
+} from '../../src/circuit/index.ts';
 import { loadProver, releaseVerifier } from '../../src/prover/index.ts';
 import { ProverClient, type ProveResult } from '../../src/prover/client.ts';
 import { Scenario } from '../../test/circuit/scenario.ts';
@@ -56,7 +61,12 @@ function transactions(count: number): Record<string, unknown>[] {
   );
 }
 
-async function direct(circuitId: string, circuitsDir: string, inputs: Record<string, unknown>[], runs: number) {
+async function direct(
+  circuitId: string,
+  circuitsDir: string,
+  inputs: Record<string, unknown>[],
+  runs: number,
+) {
   const artifacts = circuitArtifacts(circuitId, circuitsDir);
   const calculator = await loadWitnessCalculator(artifacts.wasm);
   const prover = await loadProver(artifacts.zkey);
@@ -83,10 +93,23 @@ interface Daemon {
 }
 
 async function startDaemon(engine: string, circuitsDir = DEFAULT_CIRCUITS_DIR): Promise<Daemon> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin/pool-proxy.js'), 'prover', '--listen', '127.0.0.1:0', '--circuits', circuitsDir, '--engine', engine], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      path.join(ROOT, 'bin/pool-proxy.js'),
+      'prover',
+      '--listen',
+      '127.0.0.1:0',
+      '--circuits',
+      circuitsDir,
+      '--engine',
+      engine,
+    ],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   let out = '';
   const address = await new Promise<string>((resolve, reject) => {
     child.stdout!.on('data', (chunk) => {
@@ -114,7 +137,12 @@ async function waitServing(client: ProverClient): Promise<void> {
 }
 
 /** `count` requests, `concurrency` at a time; per-request latency and the run's wall time. */
-async function load(client: ProverClient, concurrency: number, count: number, request: (i: number) => Promise<ProveResult>) {
+async function load(
+  client: ProverClient,
+  concurrency: number,
+  count: number,
+  request: (i: number) => Promise<ProveResult>,
+) {
   const latencies: number[] = [];
   /** Latency minus the witness, prove and verify time the daemon reports: gRPC, JSON, queue, hand-offs. */
   const outside: number[] = [];
@@ -142,7 +170,10 @@ function overheadRows(id: string, witnessMs: number, proveMs: number, wtns: Run,
     const p50 = percentile(run.latencies, 50);
     return `| ${id} | ${what} | ${fmt2(directMs)} | ${fmt2(p50)} | ${fmt2(p50 - directMs)} | ${(p50 / directMs).toFixed(3)} | ${fmt2(percentile(run.outside, 50))} |`;
   };
-  return [row('prepared witness (wtns)', proveMs, wtns), row('inputs (witness in the daemon)', witnessMs + proveMs, inputs)];
+  return [
+    row('prepared witness (wtns)', proveMs, wtns),
+    row('inputs (witness in the daemon)', witnessMs + proveMs, inputs),
+  ];
 }
 
 const fmt2 = (ms: number) => `${ms.toFixed(1)} ms`;
@@ -151,7 +182,10 @@ const fmt2 = (ms: number) => `${ms.toFixed(1)} ms`;
 async function smallCircuitOverhead(runs: number): Promise<string[]> {
   const id = 'power_chain_64';
   const dir = await ensureTestCircuits();
-  const smallInputs = Array.from({ length: 8 }, (_, i) => chainInputs(64, BigInt(i + 2)) as Record<string, unknown>);
+  const smallInputs = Array.from(
+    { length: 8 },
+    (_, i) => chainInputs(64, BigInt(i + 2)) as Record<string, unknown>,
+  );
   const base = await direct(id, dir, smallInputs, runs);
   const daemon = await startDaemon('native', dir);
   const client = await ProverClient.connect({ addresses: daemon.address });
@@ -159,8 +193,16 @@ async function smallCircuitOverhead(runs: number): Promise<string[]> {
     await waitServing(client);
     await client.prove(id, { inputs: smallInputs[0] });
     const sameWitness = await load(client, 1, runs, (i) => client.prove(id, { wtns: base.wtns[i] }));
-    const fromInputs = await load(client, 1, runs, (i) => client.prove(id, { inputs: smallInputs[i % smallInputs.length] }));
-    return overheadRows(id, percentile(base.witnessMs, 50), percentile(base.proveMs, 50), sameWitness, fromInputs);
+    const fromInputs = await load(client, 1, runs, (i) =>
+      client.prove(id, { inputs: smallInputs[i % smallInputs.length] }),
+    );
+    return overheadRows(
+      id,
+      percentile(base.witnessMs, 50),
+      percentile(base.proveMs, 50),
+      sameWitness,
+      fromInputs,
+    );
   } finally {
     client.close();
     await daemon.stop();
@@ -168,12 +210,16 @@ async function smallCircuitOverhead(runs: number): Promise<string[]> {
 }
 
 const inputs = transactions(16);
-console.log(`# prover daemon bench: ${circuit}; ${cpus().length} × ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`);
+console.log(
+  `# prover daemon bench: ${circuit}; ${cpus().length} × ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`,
+);
 
 const baseline = await direct(circuit, DEFAULT_CIRCUITS_DIR, inputs, Number(args.direct));
 const directWitness = percentile(baseline.witnessMs, 50);
 const directProve = percentile(baseline.proveMs, 50);
-console.log(`\ndirect addon (sequential, ${baseline.proveMs.length} proofs): witness p50 ${fmt(directWitness)}, prove+verify p50 ${fmt(directProve)}`);
+console.log(
+  `\ndirect addon (sequential, ${baseline.proveMs.length} proofs): witness p50 ${fmt(directWitness)}, prove+verify p50 ${fmt(directProve)}`,
+);
 
 const rows: string[] = [];
 const overhead: string[] = [];
@@ -186,14 +232,20 @@ for (const engine of engines) {
     const requests = Number(engine === 'snarkjs' ? args['snarkjs-requests'] : args.requests);
     for (const concurrency of levels) {
       const count = Math.max(requests, concurrency);
-      const { latencies, wallMs } = await load(client, concurrency, count, (i) => client.prove(circuit, { inputs: inputs[i % inputs.length] }));
+      const { latencies, wallMs } = await load(client, concurrency, count, (i) =>
+        client.prove(circuit, { inputs: inputs[i % inputs.length] }),
+      );
       const row = `| ${engine} | ${concurrency} | ${count} | ${((count * 1000) / wallMs).toFixed(2)} | ${fmt(percentile(latencies, 50))} | ${fmt(percentile(latencies, 99))} |`;
       rows.push(row);
       console.log(row);
     }
     if (engine === 'native') {
-      const sameWitness = await load(client, 1, baseline.wtns.length, (i) => client.prove(circuit, { wtns: baseline.wtns[i] }));
-      const fromInputs = await load(client, 1, baseline.wtns.length, (i) => client.prove(circuit, { inputs: inputs[i % inputs.length] }));
+      const sameWitness = await load(client, 1, baseline.wtns.length, (i) =>
+        client.prove(circuit, { wtns: baseline.wtns[i] }),
+      );
+      const fromInputs = await load(client, 1, baseline.wtns.length, (i) =>
+        client.prove(circuit, { inputs: inputs[i % inputs.length] }),
+      );
       overhead.push(...overheadRows(circuit, directWitness, directProve, sameWitness, fromInputs));
     }
   } finally {
@@ -202,7 +254,9 @@ for (const engine of engines) {
   }
 }
 
-console.log('\n| engine | concurrency | requests | proofs/s | p50 latency | p99 latency |\n| --- | --- | --- | --- | --- | --- |');
+console.log(
+  '\n| engine | concurrency | requests | proofs/s | p50 latency | p99 latency |\n| --- | --- | --- | --- | --- | --- |',
+);
 for (const row of rows) console.log(row);
 if (engines.includes('native')) overhead.push(...(await smallCircuitOverhead(Number(args.small))));
 if (overhead.length > 0) {

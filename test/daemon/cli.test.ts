@@ -60,7 +60,10 @@ async function startCli(extra: string[] = []): Promise<RunningDaemon> {
     text += chunk;
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  await until(() => /listening on \S+/.test(text) || child.exitCode !== null, 'the daemon to print its address');
+  await until(
+    () => /listening on \S+/.test(text) || child.exitCode !== null,
+    'the daemon to print its address',
+  );
   const match = /listening on (\S+) .*metrics (http:\/\/\S+\/metrics)/.exec(text);
   if (!match) throw new Error(`daemon did not start: ${text}`);
   return { child, address: match[1], metricsUrl: match[2].replace(/\)$/, ''), output: () => text, exited };
@@ -101,43 +104,75 @@ test.after.always(async () => {
   await releaseCurve();
 });
 
-test.serial('over TLS: SERVING once loaded, proofs verify, plaintext is refused, metrics count the work', async (t) => {
-  const daemon = await startCli();
-  t.teardown(() => daemon.child.kill('SIGKILL'));
-  const client = await ProverClient.connect({ addresses: daemon.address, tlsCa: ca, deadlineMs: 60_000 });
-  t.teardown(() => client.close());
-  await until(async () => (await client.health().catch(() => 'UNKNOWN')) === 'SERVING', 'SERVING over TLS');
-  t.regex(daemon.output(), /SERVING power_chain_64, power_chain_8/);
+test.serial(
+  'over TLS: SERVING once loaded, proofs verify, plaintext is refused, metrics count the work',
+  async (t) => {
+    const daemon = await startCli();
+    t.teardown(() => daemon.child.kill('SIGKILL'));
+    const client = await ProverClient.connect({ addresses: daemon.address, tlsCa: ca, deadlineMs: 60_000 });
+    t.teardown(() => client.close());
+    await until(async () => (await client.health().catch(() => 'UNKNOWN')) === 'SERVING', 'SERVING over TLS');
+    t.regex(daemon.output(), /SERVING power_chain_64, power_chain_8/);
 
-  const result = await client.prove('power_chain_8', { inputs: chainInputs(8, 21n) });
-  const vkey = JSON.parse(await readFile(path.join(await ensureTestCircuits(), 'power_chain_8', 'verification_key.json'), 'utf8'));
-  t.true(await snarkjs.groth16.verify(vkey, result.publicSignals, result.proofJson));
+    const result = await client.prove('power_chain_8', { inputs: chainInputs(8, 21n) });
+    const vkey = JSON.parse(
+      await readFile(path.join(await ensureTestCircuits(), 'power_chain_8', 'verification_key.json'), 'utf8'),
+    );
+    t.true(await snarkjs.groth16.verify(vkey, result.publicSignals, result.proofJson));
 
-  const plaintext = await ProverClient.connect({ addresses: daemon.address, maxAttempts: 1, deadlineMs: 5_000 });
-  t.teardown(() => plaintext.close());
-  const refused = (await t.throwsAsync(plaintext.prove('power_chain_8', { inputs: chainInputs(8, 21n) }))) as ServiceError;
-  t.true([status.UNAVAILABLE, status.DEADLINE_EXCEEDED].includes(refused.code), `got ${status[refused.code]}`);
+    const plaintext = await ProverClient.connect({
+      addresses: daemon.address,
+      maxAttempts: 1,
+      deadlineMs: 5_000,
+    });
+    t.teardown(() => plaintext.close());
+    const refused = (await t.throwsAsync(
+      plaintext.prove('power_chain_8', { inputs: chainInputs(8, 21n) }),
+    )) as ServiceError;
+    t.true(
+      [status.UNAVAILABLE, status.DEADLINE_EXCEEDED].includes(refused.code),
+      `got ${status[refused.code]}`,
+    );
 
-  t.is(await metric(daemon.metricsUrl, 'prover_proofs_total{circuit="power_chain_8",engine="snarkjs"}'), 1);
-  t.true((await metric(daemon.metricsUrl, 'prover_witness_seconds_count{circuit="power_chain_8"}')) === 1);
-  t.true((await metric(daemon.metricsUrl, 'prover_prove_seconds_count{circuit="power_chain_8",engine="snarkjs"}')) === 1);
-  t.true((await metric(daemon.metricsUrl, 'prover_verify_seconds_count{circuit="power_chain_8",engine="snarkjs"}')) === 1);
-  t.is(await metric(daemon.metricsUrl, 'prover_queue_depth{stage="witness"}'), 0);
-  const body = await (await fetch(daemon.metricsUrl)).text();
-  t.regex(body, /process_cpu_seconds_total/);
-  t.is((await fetch(daemon.metricsUrl.replace('/metrics', '/other'))).status, 404);
-});
+    t.is(await metric(daemon.metricsUrl, 'prover_proofs_total{circuit="power_chain_8",engine="snarkjs"}'), 1);
+    t.true((await metric(daemon.metricsUrl, 'prover_witness_seconds_count{circuit="power_chain_8"}')) === 1);
+    t.true(
+      (await metric(
+        daemon.metricsUrl,
+        'prover_prove_seconds_count{circuit="power_chain_8",engine="snarkjs"}',
+      )) === 1,
+    );
+    t.true(
+      (await metric(
+        daemon.metricsUrl,
+        'prover_verify_seconds_count{circuit="power_chain_8",engine="snarkjs"}',
+      )) === 1,
+    );
+    t.is(await metric(daemon.metricsUrl, 'prover_queue_depth{stage="witness"}'), 0);
+    const body = await (await fetch(daemon.metricsUrl)).text();
+    t.regex(body, /process_cpu_seconds_total/);
+    t.is((await fetch(daemon.metricsUrl.replace('/metrics', '/other'))).status, 404);
+  },
+);
 
 test.serial('SIGTERM drains the in-flight proof, refuses new work, then exits 0', async (t) => {
   const daemon = await startCli();
   t.teardown(() => daemon.child.kill('SIGKILL'));
-  const client = await ProverClient.connect({ addresses: daemon.address, tlsCa: ca, deadlineMs: 120_000, maxAttempts: 1 });
+  const client = await ProverClient.connect({
+    addresses: daemon.address,
+    tlsCa: ca,
+    deadlineMs: 120_000,
+    maxAttempts: 1,
+  });
   t.teardown(() => client.close());
   await until(async () => (await client.health().catch(() => 'UNKNOWN')) === 'SERVING', 'SERVING');
 
   // A witness that spins for a while keeps the proof in flight when the signal arrives.
   const inFlight = client.prove('power_chain_8', { inputs: chainInputs(8, 33n, { work: 3_000_000 }) });
-  await until(async () => (await metric(daemon.metricsUrl, 'prover_in_flight')) === 1, 'the proof to be in flight');
+  await until(
+    async () => (await metric(daemon.metricsUrl, 'prover_in_flight')) === 1,
+    'the proof to be in flight',
+  );
   daemon.child.kill('SIGTERM');
   await until(() => /draining/.test(daemon.output()), 'the daemon to start draining');
 
@@ -146,7 +181,9 @@ test.serial('SIGTERM drains the in-flight proof, refuses new work, then exits 0'
   t.is(result.publicSignals[1], String(chainInputs(8, 33n).expected));
   t.is(await daemon.exited, 0);
   t.regex(daemon.output(), /SIGTERM: draining in-flight proofs[\s\S]*stopped/);
-  const after = (await t.throwsAsync(client.prove('power_chain_8', { inputs: chainInputs(8, 1n) }))) as ServiceError;
+  const after = (await t.throwsAsync(
+    client.prove('power_chain_8', { inputs: chainInputs(8, 1n) }),
+  )) as ServiceError;
   t.is(after.code, status.UNAVAILABLE);
 });
 
@@ -155,12 +192,19 @@ const badFlags: [string, string[], RegExp, number][] = [
   ['a TLS certificate without its key', ['--tls-cert', 'x.pem'], /--tls-cert and --tls-key go together/, 2],
   ['a malformed listen address', ['--listen', 'nowhere'], /--listen must be host:port/, 2],
   ['a non-numeric metrics port', ['--metrics-port', 'abc'], /--metrics-port must be an integer/, 2],
-  ['a circuits folder that does not exist', ['--circuits', '/nonexistent/circuits'], /ENOENT|no such file/, 1],
+  [
+    'a circuits folder that does not exist',
+    ['--circuits', '/nonexistent/circuits'],
+    /ENOENT|no such file/,
+    1,
+  ],
 ];
 
 for (const [what, flags, message, code] of badFlags) {
   test(`the prover command rejects ${what}`, async (t) => {
-    const error = (await t.throwsAsync(run(process.execPath, [CLI, 'prover', '--listen', '127.0.0.1:0', ...flags], { cwd: ROOT }))) as Error & {
+    const error = (await t.throwsAsync(
+      run(process.execPath, [CLI, 'prover', '--listen', '127.0.0.1:0', ...flags], { cwd: ROOT }),
+    )) as Error & {
       code: number;
       stderr: string;
     };

@@ -24,7 +24,10 @@ async function daemonPair(): Promise<[ProverDaemon, ProverDaemon]> {
   return pair;
 }
 
-async function connect(daemons: ProverDaemon[], options: { maxAttempts?: number } = {}): Promise<ProverClient> {
+async function connect(
+  daemons: ProverDaemon[],
+  options: { maxAttempts?: number } = {},
+): Promise<ProverClient> {
   const client = await ProverClient.connect({
     addresses: daemons.map((d) => d.address).join(','),
     deadlineMs: 120_000,
@@ -35,10 +38,16 @@ async function connect(daemons: ProverDaemon[], options: { maxAttempts?: number 
   return client;
 }
 
-const served = (d: ProverDaemon) => metricValue(d, 'prover_proofs_total', { circuit: 'power_chain_8', engine: 'snarkjs' });
+const served = (d: ProverDaemon) =>
+  metricValue(d, 'prover_proofs_total', { circuit: 'power_chain_8', engine: 'snarkjs' });
 
 /** Runs `count` proofs, `concurrency` at a time; `afterEach(done)` runs after each completion. */
-async function runProofs(client: ProverClient, count: number, concurrency: number, afterEach?: (done: number) => Promise<void> | void): Promise<ProveResult[]> {
+async function runProofs(
+  client: ProverClient,
+  count: number,
+  concurrency: number,
+  afterEach?: (done: number) => Promise<void> | void,
+): Promise<ProveResult[]> {
   const results: ProveResult[] = [];
   let next = 0;
   let done = 0;
@@ -78,8 +87,11 @@ test.serial('one client given two addresses spreads calls over both daemons', as
   t.is(onA + onB, 16);
   t.true(onA > 0, `daemon A served ${onA}`);
   t.true(onB > 0, `daemon B served ${onB}`);
-  const vkey = JSON.parse(await readFile(path.join(await ensureTestCircuits(), 'power_chain_8', 'verification_key.json'), 'utf8'));
-  for (const result of results) t.true(await snarkjs.groth16.verify(vkey, result.publicSignals, result.proofJson));
+  const vkey = JSON.parse(
+    await readFile(path.join(await ensureTestCircuits(), 'power_chain_8', 'verification_key.json'), 'utf8'),
+  );
+  for (const result of results)
+    t.true(await snarkjs.groth16.verify(vkey, result.publicSignals, result.proofJson));
 });
 
 test.serial('stopping one daemon (drain) mid-run loses no request', async (t) => {
@@ -96,59 +108,81 @@ test.serial('stopping one daemon (drain) mid-run loses no request', async (t) =>
   t.true((await served(b)) > 12, 'the surviving daemon took over');
 });
 
-test.serial('a daemon stopped by force mid-run answers UNAVAILABLE, and the client retries elsewhere', async (t) => {
-  const [a, b] = await daemonPair();
-  const client = await connect([a, b]);
-  let stopped: Promise<void> | undefined;
-  const results = await runProofs(client, 24, 6, async (done) => {
-    if (done === 2) {
-      await until(() => a.stats().inFlight > 0, 'work in flight on the daemon about to stop');
-      stopped = a.stop({ force: true });
-    }
-  });
-  await stopped;
-  t.is(results.length, 24);
-  t.is((await served(a)) + (await served(b)), 24);
-  // The calls that were on A when it stopped were answered UNAVAILABLE and proven again on B.
-  t.true(results.some((r) => r.attempts > 1));
-  t.true((await metricValue(a, 'prover_dropped_total', { reason: 'shutdown' })) > 0);
-});
+test.serial(
+  'a daemon stopped by force mid-run answers UNAVAILABLE, and the client retries elsewhere',
+  async (t) => {
+    const [a, b] = await daemonPair();
+    const client = await connect([a, b]);
+    let stopped: Promise<void> | undefined;
+    const results = await runProofs(client, 24, 6, async (done) => {
+      if (done === 2) {
+        await until(() => a.stats().inFlight > 0, 'work in flight on the daemon about to stop');
+        stopped = a.stop({ force: true });
+      }
+    });
+    await stopped;
+    t.is(results.length, 24);
+    t.is((await served(a)) + (await served(b)), 24);
+    // The calls that were on A when it stopped were answered UNAVAILABLE and proven again on B.
+    t.true(results.some((r) => r.attempts > 1));
+    t.true((await metricValue(a, 'prover_dropped_total', { reason: 'shutdown' })) > 0);
+  },
+);
 
-test.serial('a daemon whose keys fail to load stays NOT_SERVING, answers UNAVAILABLE, and is routed around', async (t) => {
-  const broken = await startTestDaemon({ circuitsDir: brokenDir });
-  started.push(broken);
-  const error = (await t.throwsAsync(broken.ready)) as Error;
-  t.regex(error.message, /cannot load circuit power_chain_8: .*runs past the end/);
+test.serial(
+  'a daemon whose keys fail to load stays NOT_SERVING, answers UNAVAILABLE, and is routed around',
+  async (t) => {
+    const broken = await startTestDaemon({ circuitsDir: brokenDir });
+    started.push(broken);
+    const error = (await t.throwsAsync(broken.ready)) as Error;
+    t.regex(error.message, /cannot load circuit power_chain_8: .*runs past the end/);
 
-  // Health over the standard protocol, with a plain grpc-js client.
-  const health = new HealthService(broken.address, grpc.credentials.createInsecure()) as unknown as grpc.Client & {
-    Check(request: object, callback: (error: grpc.ServiceError | null, response?: { status: string }) => void): void;
-  };
-  const checked = await new Promise<{ status: string } | undefined>((resolve, reject) =>
-    health.Check({ service: '' }, (e, response) => (e ? reject(e) : resolve(response))),
-  );
-  health.close();
-  t.is(checked?.status, 'NOT_SERVING');
+    // Health over the standard protocol, with a plain grpc-js client.
+    const health = new HealthService(
+      broken.address,
+      grpc.credentials.createInsecure(),
+    ) as unknown as grpc.Client & {
+      Check(
+        request: object,
+        callback: (error: grpc.ServiceError | null, response?: { status: string }) => void,
+      ): void;
+    };
+    const checked = await new Promise<{ status: string } | undefined>((resolve, reject) =>
+      health.Check({ service: '' }, (e, response) => (e ? reject(e) : resolve(response))),
+    );
+    health.close();
+    t.is(checked?.status, 'NOT_SERVING');
 
-  const alone = await connect([broken], { maxAttempts: 2 });
-  const refused = (await t.throwsAsync(alone.prove('power_chain_8', { inputs: chainInputs(8, 3n) }))) as grpc.ServiceError;
-  t.is(refused.code, grpc.status.UNAVAILABLE);
-  t.regex(refused.details, /loading/);
+    const alone = await connect([broken], { maxAttempts: 2 });
+    const refused = (await t.throwsAsync(
+      alone.prove('power_chain_8', { inputs: chainInputs(8, 3n) }),
+    )) as grpc.ServiceError;
+    t.is(refused.code, grpc.status.UNAVAILABLE);
+    t.regex(refused.details, /loading/);
 
-  const [good] = await daemonPair();
-  const both = await connect([broken, good]);
-  const results = await runProofs(both, 8, 2);
-  t.is(results.length, 8);
-  t.is(await served(good), 8);
-  t.true(results.some((r) => r.attempts > 1), 'some calls first went to the broken daemon and were retried');
-  t.true((await metricValue(broken, 'prover_failures_total', { circuit: 'unknown', code: 'UNAVAILABLE' })) > 0);
-});
+    const [good] = await daemonPair();
+    const both = await connect([broken, good]);
+    const results = await runProofs(both, 8, 2);
+    t.is(results.length, 8);
+    t.is(await served(good), 8);
+    t.true(
+      results.some((r) => r.attempts > 1),
+      'some calls first went to the broken daemon and were retried',
+    );
+    t.true(
+      (await metricValue(broken, 'prover_failures_total', { circuit: 'unknown', code: 'UNAVAILABLE' })) > 0,
+    );
+  },
+);
 
 test.serial('non-retryable errors are returned at once, not retried on the other daemon', async (t) => {
   const [a, b] = await daemonPair();
   const client = await connect([a, b]);
-  const error = (await t.throwsAsync(client.prove('power_chain_8', { inputs: chainInputs(8, 3n, { wrong: true }) }))) as grpc.ServiceError;
+  const error = (await t.throwsAsync(
+    client.prove('power_chain_8', { inputs: chainInputs(8, 3n, { wrong: true }) }),
+  )) as grpc.ServiceError;
   t.is(error.code, grpc.status.INVALID_ARGUMENT);
-  const failures = async (d: ProverDaemon) => metricValue(d, 'prover_failures_total', { circuit: 'power_chain_8', code: 'INVALID_ARGUMENT' });
+  const failures = async (d: ProverDaemon) =>
+    metricValue(d, 'prover_failures_total', { circuit: 'power_chain_8', code: 'INVALID_ARGUMENT' });
   t.is((await failures(a)) + (await failures(b)), 1);
 });

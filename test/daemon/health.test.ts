@@ -15,7 +15,10 @@ import { chainInputs, ensureTestCircuits, releaseCurve } from './helpers/test-ci
 
 const run = promisify(execFile);
 type HealthClient = grpc.Client & {
-  Check(request: object, callback: (error: grpc.ServiceError | null, response?: { status: string }) => void): void;
+  Check(
+    request: object,
+    callback: (error: grpc.ServiceError | null, response?: { status: string }) => void,
+  ): void;
   Watch(request: object): grpc.ClientReadableStream<{ status: string }>;
 };
 
@@ -40,10 +43,15 @@ test.after.always(async () => {
 test('NOT_SERVING and UNAVAILABLE while keys load; SERVING only after; Watch follows; drain ends with NOT_SERVING', async (t) => {
   const daemon = await startTestDaemon({ circuitsDir: dir });
   t.teardown(() => daemon.stop({ force: true }));
-  const health = new HealthService(daemon.address, grpc.credentials.createInsecure()) as unknown as HealthClient;
+  const health = new HealthService(
+    daemon.address,
+    grpc.credentials.createInsecure(),
+  ) as unknown as HealthClient;
   t.teardown(() => health.close());
   const check = (service: string) =>
-    new Promise<string>((resolve, reject) => health.Check({ service }, (e, r) => (e ? reject(e) : resolve(r!.status))));
+    new Promise<string>((resolve, reject) =>
+      health.Check({ service }, (e, r) => (e ? reject(e) : resolve(r!.status))),
+    );
 
   const seen: string[] = [];
   const watch = health.Watch({ service: 'poolproxy.prover.v1.Prover' });
@@ -55,7 +63,9 @@ test('NOT_SERVING and UNAVAILABLE while keys load; SERVING only after; Watch fol
   t.is(await check('poolproxy.prover.v1.Prover'), 'NOT_SERVING');
   const client = await ProverClient.connect({ addresses: daemon.address, maxAttempts: 1 });
   t.teardown(() => client.close());
-  const early = (await t.throwsAsync(client.prove('power_chain_8', { inputs: chainInputs(8, 3n) }))) as grpc.ServiceError;
+  const early = (await t.throwsAsync(
+    client.prove('power_chain_8', { inputs: chainInputs(8, 3n) }),
+  )) as grpc.ServiceError;
   t.is(early.code, grpc.status.UNAVAILABLE);
   t.regex(early.details, /still loading/);
   await until(() => seen.length === 1, 'the first Watch message');

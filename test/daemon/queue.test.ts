@@ -38,7 +38,11 @@ function idle(): boolean {
 
 /** Starts a request that occupies the only witness worker until `controller` cancels it. */
 async function occupyWorker(controller: AbortController): Promise<{ blocked: Promise<unknown> }> {
-  const blocked = client.prove('power_chain_8', { inputs: chainInputs(8, 2n, { work: FOREVER }) }, { signal: controller.signal });
+  const blocked = client.prove(
+    'power_chain_8',
+    { inputs: chainInputs(8, 2n, { work: FOREVER }) },
+    { signal: controller.signal },
+  );
   blocked.catch(() => undefined);
   await until(() => daemon.stats().computingWitness === 1, 'the blocking request to reach the worker');
   return { blocked };
@@ -56,13 +60,27 @@ async function codeOf(promise: Promise<unknown>): Promise<status> {
 test.serial('a full queue answers RESOURCE_EXHAUSTED; admitted requests still complete', async (t) => {
   const controller = new AbortController();
   const { blocked } = await occupyWorker(controller);
-  const waiting = [client.prove('power_chain_8', { inputs: chainInputs(8, 4n) }), client.prove('power_chain_8', { inputs: chainInputs(8, 5n) })];
+  const waiting = [
+    client.prove('power_chain_8', { inputs: chainInputs(8, 4n) }),
+    client.prove('power_chain_8', { inputs: chainInputs(8, 5n) }),
+  ];
   await until(() => daemon.stats().inFlight === CAPACITY, 'the queue to fill');
-  const before = await metricValue(daemon, 'prover_failures_total', { circuit: 'power_chain_8', code: 'RESOURCE_EXHAUSTED' });
-  const refused = (await t.throwsAsync(client.prove('power_chain_8', { inputs: chainInputs(8, 6n) }))) as ServiceError;
+  const before = await metricValue(daemon, 'prover_failures_total', {
+    circuit: 'power_chain_8',
+    code: 'RESOURCE_EXHAUSTED',
+  });
+  const refused = (await t.throwsAsync(
+    client.prove('power_chain_8', { inputs: chainInputs(8, 6n) }),
+  )) as ServiceError;
   t.is(refused.code, status.RESOURCE_EXHAUSTED);
   t.regex(refused.details, /queue is full/);
-  t.is(await metricValue(daemon, 'prover_failures_total', { circuit: 'power_chain_8', code: 'RESOURCE_EXHAUSTED' }), before + 1);
+  t.is(
+    await metricValue(daemon, 'prover_failures_total', {
+      circuit: 'power_chain_8',
+      code: 'RESOURCE_EXHAUSTED',
+    }),
+    before + 1,
+  );
 
   controller.abort();
   t.is(await codeOf(blocked), status.CANCELLED);
@@ -81,9 +99,19 @@ test.serial('an expired deadline is DEADLINE_EXCEEDED and the running witness is
   const droppedBefore = await metricValue(daemon, 'prover_dropped_total', { reason: 'deadline' });
   const replacedBefore = daemon.stats().witnessWorkersReplaced;
   // The witness never ends by itself; the deadline leaves ample time for the request to reach the worker.
-  const code = await codeOf(client.prove('power_chain_8', { inputs: chainInputs(8, 2n, { work: FOREVER }) }, { deadlineMs: DEADLINE_MS }));
+  const code = await codeOf(
+    client.prove(
+      'power_chain_8',
+      { inputs: chainInputs(8, 2n, { work: FOREVER }) },
+      { deadlineMs: DEADLINE_MS },
+    ),
+  );
   t.is(code, status.DEADLINE_EXCEEDED);
-  await until(async () => (await metricValue(daemon, 'prover_dropped_total', { reason: 'deadline' })) === droppedBefore + 1, 'the daemon to drop the work');
+  await until(
+    async () =>
+      (await metricValue(daemon, 'prover_dropped_total', { reason: 'deadline' })) === droppedBefore + 1,
+    'the daemon to drop the work',
+  );
   // The worker spinning on it was stopped and replaced.
   t.is(daemon.stats().witnessWorkersReplaced, replacedBefore + 1);
   await until(() => idle(), 'the slot to be released and the worker replaced');
@@ -97,11 +125,20 @@ test.serial('a request whose deadline passes while it waits leaves the queue', a
   const controller = new AbortController();
   const { blocked } = await occupyWorker(controller);
   const droppedBefore = await metricValue(daemon, 'prover_dropped_total', { reason: 'deadline' });
-  const queued = codeOf(client.prove('power_chain_8', { inputs: chainInputs(8, 3n) }, { deadlineMs: DEADLINE_MS }));
+  const queued = codeOf(
+    client.prove('power_chain_8', { inputs: chainInputs(8, 3n) }, { deadlineMs: DEADLINE_MS }),
+  );
   await until(() => daemon.stats().waitingForWitness === 1, 'the request to queue behind the busy worker');
   t.is(await queued, status.DEADLINE_EXCEEDED);
-  await until(() => daemon.stats().waitingForWitness === 0 && daemon.stats().inFlight === 1, 'the expired request to leave the queue');
-  await until(async () => (await metricValue(daemon, 'prover_dropped_total', { reason: 'deadline' })) === droppedBefore + 1, 'the drop to be counted');
+  await until(
+    () => daemon.stats().waitingForWitness === 0 && daemon.stats().inFlight === 1,
+    'the expired request to leave the queue',
+  );
+  await until(
+    async () =>
+      (await metricValue(daemon, 'prover_dropped_total', { reason: 'deadline' })) === droppedBefore + 1,
+    'the drop to be counted',
+  );
   // The blocking request is still computing: the expired one left without waiting for it.
   t.is(daemon.stats().computingWitness, 1);
   controller.abort();
@@ -122,7 +159,11 @@ test.serial('a cancelled request leaves the queue at once and the daemon keeps s
   await until(() => daemon.stats().waitingForWitness === 0, 'the cancelled request to leave the queue');
   t.is(daemon.stats().inFlight, 1);
   t.is(daemon.stats().computingWitness, 1);
-  await until(async () => (await metricValue(daemon, 'prover_dropped_total', { reason: 'cancelled' })) === cancelledBefore + 1, 'the drop to be counted');
+  await until(
+    async () =>
+      (await metricValue(daemon, 'prover_dropped_total', { reason: 'cancelled' })) === cancelledBefore + 1,
+    'the drop to be counted',
+  );
 
   blockController.abort();
   t.is(await codeOf(blocked), status.CANCELLED);

@@ -19,7 +19,8 @@ interface ProverOptions {
 
 function integer(text: string, name: string, min: number, max: number): number {
   const value = Number(text);
-  if (!/^\d+$/.test(text) || value < min || value > max) throw new Error(`${name} must be an integer from ${min} to ${max}, got "${text}"`);
+  if (!/^\d+$/.test(text) || value < min || value > max)
+    throw new Error(`${name} must be an integer from ${min} to ${max}, got "${text}"`);
   return value;
 }
 
@@ -31,7 +32,11 @@ export function registerProver(program: Command): void {
     .command('prover')
     .description('run the prover daemon (gRPC) for every circuit under the circuits folder')
     .option('--listen <host:port>', 'gRPC address to serve on', '127.0.0.1:50051')
-    .option('--circuits <dir>', 'circuits folder: <id>/<id>.r1cs, <id>/<id>_js/<id>.wasm, <id>/<id>.zkey, <id>/verification_key.json', 'build/circuits')
+    .option(
+      '--circuits <dir>',
+      'circuits folder: <id>/<id>.r1cs, <id>/<id>_js/<id>.wasm, <id>/<id>.zkey, <id>/verification_key.json',
+      'build/circuits',
+    )
     .option('--engine <name>', `proving engine (${ENGINE_NAMES.join(' | ')})`, 'native')
     .option('--tls-cert <pem>', 'server certificate chain (PEM); enables TLS together with --tls-key')
     .option('--tls-key <pem>', 'server private key (PEM)')
@@ -43,15 +48,23 @@ export function registerProver(program: Command): void {
     .action(async (opts: ProverOptions) => {
       let daemon: ProverDaemon;
       try {
-        if (!ENGINE_NAMES.includes(opts.engine as EngineName)) throw new Error(`--engine must be one of ${ENGINE_NAMES.join(', ')}, got "${opts.engine}"`);
-        if (Boolean(opts.tlsCert) !== Boolean(opts.tlsKey)) throw new Error('--tls-cert and --tls-key go together');
-        const tls = opts.tlsCert && opts.tlsKey ? { cert: await readFile(opts.tlsCert), key: await readFile(opts.tlsKey) } : undefined;
+        if (!ENGINE_NAMES.includes(opts.engine as EngineName))
+          throw new Error(`--engine must be one of ${ENGINE_NAMES.join(', ')}, got "${opts.engine}"`);
+        if (Boolean(opts.tlsCert) !== Boolean(opts.tlsKey))
+          throw new Error('--tls-cert and --tls-key go together');
+        const tls =
+          opts.tlsCert && opts.tlsKey
+            ? { cert: await readFile(opts.tlsCert), key: await readFile(opts.tlsKey) }
+            : undefined;
         daemon = await startProverDaemon({
           listen: opts.listen,
           circuitsDir: opts.circuits,
           engine: opts.engine as EngineName,
           tls,
-          metricsPort: opts.metricsPort === undefined ? undefined : integer(opts.metricsPort, '--metrics-port', 0, 65535),
+          metricsPort:
+            opts.metricsPort === undefined
+              ? undefined
+              : integer(opts.metricsPort, '--metrics-port', 0, 65535),
           metricsHost: opts.metricsHost,
           witnessWorkers: integer(opts.witnessWorkers, '--witness-workers', 1, 256),
           queueCapacity: integer(opts.queue, '--queue', 1, 1_000_000),
@@ -62,8 +75,13 @@ export function registerProver(program: Command): void {
         console.error(`pool-proxy prover: ${(error as Error).message}`);
         process.exit(2);
       }
-      const metrics = daemon.metricsPort === undefined ? '' : `, metrics http://${opts.metricsHost}:${daemon.metricsPort}/metrics`;
-      console.log(`prover: listening on ${daemon.address} (engine ${daemon.engine}, ${opts.tlsCert ? 'TLS' : 'plaintext'}${metrics})`);
+      const metrics =
+        daemon.metricsPort === undefined
+          ? ''
+          : `, metrics http://${opts.metricsHost}:${daemon.metricsPort}/metrics`;
+      console.log(
+        `prover: listening on ${daemon.address} (engine ${daemon.engine}, ${opts.tlsCert ? 'TLS' : 'plaintext'}${metrics})`,
+      );
 
       let signals = 0;
       const onSignal = (name: string) => {
@@ -86,7 +104,12 @@ export function registerProver(program: Command): void {
 
       try {
         await daemon.ready;
-        console.log(`prover: SERVING ${daemon.circuits().map((c) => c.id).join(', ')}`);
+        console.log(
+          `prover: SERVING ${daemon
+            .circuits()
+            .map((c) => c.id)
+            .join(', ')}`,
+        );
       } catch (error) {
         console.error(`pool-proxy prover: ${(error as Error).message}`);
         await daemon.stop({ force: true });

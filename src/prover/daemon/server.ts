@@ -118,9 +118,13 @@ function callSignal(call: grpc.ServerUnaryCall<unknown, unknown>): { signal: Abo
   const controller = new AbortController();
   const deadline = call.getDeadline();
   const at = deadline instanceof Date ? deadline.getTime() : deadline;
-  const expire = () => controller.abort(deadlineExceeded('the deadline passed before the proof was ready; the work was dropped'));
+  const expire = () =>
+    controller.abort(
+      deadlineExceeded('the deadline passed before the proof was ready; the work was dropped'),
+    );
   // grpc-js ends a call at its deadline with its own timer and reports that as a cancellation too.
-  const onCancelled = () => (Date.now() >= at ? expire() : controller.abort(cancelled('the caller cancelled the request')));
+  const onCancelled = () =>
+    Date.now() >= at ? expire() : controller.abort(cancelled('the caller cancelled the request'));
   call.on('cancelled', onCancelled);
   let timer: NodeJS.Timeout | undefined;
   if (Number.isFinite(at)) {
@@ -462,7 +466,8 @@ export async function startProverDaemon(options: ProverDaemonOptions): Promise<P
 
   /** Answers every in-flight call UNAVAILABLE (clients retry those on another daemon). */
   const abandonInFlight = () => {
-    for (const controller of active) controller.abort(unavailable('prover daemon stopped; retry on another daemon'));
+    for (const controller of active)
+      controller.abort(unavailable('prover daemon stopped; retry on another daemon'));
   };
 
   const stop = (stopOptions: { force?: boolean } = {}): Promise<void> => {

@@ -44,7 +44,7 @@ export class NativeEngine implements ProvingEngine {
     publicSignals: string[],
   ): Promise<boolean> {
     return this.native.verify(
-      verificationKey as unknown as Parameters<NativeProverModule["verify"]>[0],
+      verificationKey as unknown as Parameters<NativeProverModule['verify']>[0],
       proof,
       publicSignals,
     );

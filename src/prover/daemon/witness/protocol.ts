@@ -21,7 +21,6 @@ export interface WitnessFailure {
 }
 
 export type WorkerReply =
-  | { taskId: number; wtns: Uint8Array; ms: number }
-  | { taskId: number; error: WitnessFailure };
+  { taskId: number; wtns: Uint8Array; ms: number } | { taskId: number; error: WitnessFailure };
 
 export type WorkerStatus = { ready: true } | { fatal: string };
