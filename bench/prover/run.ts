@@ -75,7 +75,9 @@ const results: Record<string, unknown> = {
 // --- development setup of policy_tx_2_2 -----------------------------------------------------------
 const policy = circuitArtifacts('policy_tx_2_2');
 const policyZkey = path.join(OUT, 'policy_tx_2_2.zkey');
-const [, policySetupMs] = await timed(() => devSetup(policy.r1cs, policyZkey, path.join(OUT, 'policy_vkey.json')));
+const [, policySetupMs] = await timed(() =>
+  devSetup(policy.r1cs, policyZkey, path.join(OUT, 'policy_vkey.json')),
+);
 console.log(`devSetup policy_tx_2_2: ${fmt(policySetupMs)}`);
 results.devSetupPolicyMs = policySetupMs;
 
@@ -85,7 +87,11 @@ const fullsizeZkey = path.join(OUT, 'fullsize.zkey');
 await devSetup(fullsize.r1cs, fullsizeZkey, path.join(OUT, 'fullsize_vkey.json'));
 const cases = [
   { name: 'policy_tx_2_2', zkey: policyZkey, wtns: await policyInputs() },
-  { name: 'fullsize (30k constraints, full-size witness)', zkey: fullsizeZkey, wtns: await witness(fullsize, { x: 3, c: 5 }) },
+  {
+    name: 'fullsize (30k constraints, full-size witness)',
+    zkey: fullsizeZkey,
+    wtns: await witness(fullsize, { x: 3, c: 5 }),
+  },
 ];
 const proofResults: unknown[] = [];
 for (const c of cases) {
@@ -119,24 +125,36 @@ for (const c of cases) {
 results.proofs = proofResults;
 
 // --- devSetup vs snarkjs ceremony on the same (smaller) circuit --------------------------------------
-const chain = await compileCircuit('chain1000');
-const cdir = path.join(OUT, 'ceremony');
-await rm(cdir, { recursive: true, force: true });
-await mkdir(cdir, { recursive: true });
-const [, devMs] = await timed(() => devSetup(chain.r1cs, path.join(cdir, 'dev.zkey'), path.join(cdir, 'dev_vkey.json')));
-const curve = await getCurveFromName('bn128');
-const f = (n: string) => path.join(cdir, n);
-const [, ceremonyMs] = await timed(async () => {
-  await snarkjs.powersOfTau.newAccumulator(curve, 11, f('pot0.ptau'));
-  await snarkjs.powersOfTau.contribute(f('pot0.ptau'), f('pot1.ptau'), 'bench', 'bench entropy');
-  await snarkjs.powersOfTau.preparePhase2(f('pot1.ptau'), f('potf.ptau'));
-  await snarkjs.zKey.newZKey(chain.r1cs, f('potf.ptau'), f('z0.zkey'));
-  await snarkjs.zKey.contribute(f('z0.zkey'), f('z1.zkey'), 'bench', 'bench entropy 2');
-  await snarkjs.zKey.beacon(f('z1.zkey'), f('zf.zkey'), 'beacon', '0102030405060708090a0b0c0d0e0f', 10);
-});
-await curve.terminate();
-results.ceremony = { circuit: 'chain1000 (2^10 domain, ptau 2^11)', devSetupMs: devMs, snarkjsCeremonyMs: ceremonyMs, ratio: ceremonyMs / devMs };
-console.log(`chain1000: devSetup ${fmt(devMs)} vs snarkjs ceremony ${fmt(ceremonyMs)} (${(ceremonyMs / devMs).toFixed(0)}x)`);
+// (BENCH_SKIP_CEREMONY=1 skips this part: the ceremony alone takes minutes on the shared machine.)
+if (!process.env.BENCH_SKIP_CEREMONY) {
+  const chain = await compileCircuit('chain1000');
+  const cdir = path.join(OUT, 'ceremony');
+  await rm(cdir, { recursive: true, force: true });
+  await mkdir(cdir, { recursive: true });
+  const [, devMs] = await timed(() =>
+    devSetup(chain.r1cs, path.join(cdir, 'dev.zkey'), path.join(cdir, 'dev_vkey.json')),
+  );
+  const curve = await getCurveFromName('bn128');
+  const f = (n: string) => path.join(cdir, n);
+  const [, ceremonyMs] = await timed(async () => {
+    await snarkjs.powersOfTau.newAccumulator(curve, 11, f('pot0.ptau'));
+    await snarkjs.powersOfTau.contribute(f('pot0.ptau'), f('pot1.ptau'), 'bench', 'bench entropy');
+    await snarkjs.powersOfTau.preparePhase2(f('pot1.ptau'), f('potf.ptau'));
+    await snarkjs.zKey.newZKey(chain.r1cs, f('potf.ptau'), f('z0.zkey'));
+    await snarkjs.zKey.contribute(f('z0.zkey'), f('z1.zkey'), 'bench', 'bench entropy 2');
+    await snarkjs.zKey.beacon(f('z1.zkey'), f('zf.zkey'), 'beacon', '0102030405060708090a0b0c0d0e0f', 10);
+  });
+  await curve.terminate();
+  results.ceremony = {
+    circuit: 'chain1000 (2^10 domain, ptau 2^11)',
+    devSetupMs: devMs,
+    snarkjsCeremonyMs: ceremonyMs,
+    ratio: ceremonyMs / devMs,
+  };
+  console.log(
+    `chain1000: devSetup ${fmt(devMs)} vs snarkjs ceremony ${fmt(ceremonyMs)} (${(ceremonyMs / devMs).toFixed(0)}x)`,
+  );
+}
 
 results.loadavgAtEnd = os.loadavg().map((x) => x.toFixed(2));
 await writeFile(path.join(OUT, 'results.json'), `${JSON.stringify(results, null, 1)}\n`);

@@ -52,7 +52,11 @@ async function bytesOf(source: string | Uint8Array, what: string): Promise<Uint8
 function toSnarkjsProof(p: { a: string[]; b: string[][]; c: string[] }): Groth16Proof {
   return {
     pi_a: [p.a[0], p.a[1], '1'],
-    pi_b: [[p.b[0][0], p.b[0][1]], [p.b[1][0], p.b[1][1]], ['1', '0']],
+    pi_b: [
+      [p.b[0][0], p.b[0][1]],
+      [p.b[1][0], p.b[1][1]],
+      ['1', '0'],
+    ],
     pi_c: [p.c[0], p.c[1], '1'],
     protocol: 'groth16',
     curve: 'bn128',
@@ -78,7 +82,8 @@ export async function loadProver(zkey: string | Uint8Array): Promise<Prover> {
       try {
         out = await addon.prove(key.handle, wtns); // includes the native pairing self-check
       } catch (err) {
-        if (/witness does not satisfy the circuit/.test((err as Error).message)) throw new InvalidWitnessError();
+        if (/witness does not satisfy the circuit/.test((err as Error).message))
+          throw new InvalidWitnessError();
         throw err;
       }
       const proof = toSnarkjsProof(out);
@@ -88,7 +93,11 @@ export async function loadProver(zkey: string | Uint8Array): Promise<Prover> {
 }
 
 /** Groth16 verification (snarkjs semantics); malformed proofs, keys or signals give false, not an error. */
-export function verify(vkey: VerificationKey, proof: SnarkjsProof, publicSignals: string[]): Promise<boolean> {
+export function verify(
+  vkey: VerificationKey,
+  proof: SnarkjsProof,
+  publicSignals: string[],
+): Promise<boolean> {
   return verifyProof(vkey, proof, publicSignals);
 }
 

@@ -47,7 +47,11 @@ export interface NativeAddon {
   prove(handle: unknown, wtns: Uint8Array): Promise<NativeProof>;
   devSetup(r1cs: Uint8Array): Promise<Uint8Array>;
   /** Groth16 pairing check off the event loop; malformed input resolves to false. */
-  verify(vk: NativeVerifyingKey, proof: { a: G1Json; b: G2Json; c: G1Json }, publicSignals: string[]): Promise<boolean>;
+  verify(
+    vk: NativeVerifyingKey,
+    proof: { a: G1Json; b: G2Json; c: G1Json },
+    publicSignals: string[],
+  ): Promise<boolean>;
   devKeyName: string;
   testOps: TestOps;
 }
@@ -57,7 +61,9 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../
 function load(): NativeAddon {
   const file = path.join(repoRoot, 'build', 'Release', 'zkprover.node');
   if (!existsSync(file)) {
-    throw new Error(`native prover addon not built (${file} missing): run \`npm install\` or \`npm rebuild\``);
+    throw new Error(
+      `native prover addon not built (${file} missing): run \`npm install\` or \`npm rebuild\``,
+    );
   }
   return createRequire(import.meta.url)(file) as NativeAddon;
 }

@@ -59,7 +59,11 @@ function curveWorker(): Worker {
   // give it an empty module so it stays inert.
   const w = new Worker(WORKER_SOURCE, {
     eval: true,
-    workerData: { ffjavascript: import.meta.resolve('ffjavascript'), mod: 'data:text/javascript,', type: 'module' },
+    workerData: {
+      ffjavascript: import.meta.resolve('ffjavascript'),
+      mod: 'data:text/javascript,',
+      type: 'module',
+    },
   });
   w.on('message', ({ id, result, error }: { id: number; result?: unknown; error?: string }) => {
     const p = pending.get(id);
@@ -124,7 +128,8 @@ const g2At = (b: Uint8Array, o: number) => [
 export async function verificationKeyFromZkey(zkey: Uint8Array): Promise<VerificationKey> {
   const view = new DataView(zkey.buffer, zkey.byteOffset, zkey.byteLength);
   const sections = new Map<number, { start: number; size: number }>();
-  if (zkey.length < 12 || new TextDecoder().decode(zkey.subarray(0, 4)) !== 'zkey') throw new Error('zkey: bad magic');
+  if (zkey.length < 12 || new TextDecoder().decode(zkey.subarray(0, 4)) !== 'zkey')
+    throw new Error('zkey: bad magic');
   let pos = 12;
   while (pos + 12 <= zkey.length) {
     const id = view.getUint32(pos, true);
@@ -140,7 +145,8 @@ export async function verificationKeyFromZkey(zkey: Uint8Array): Promise<Verific
   const h = header.start;
   const nPublic = view.getUint32(h + 4 + 32 + 4 + 32 + 4, true);
   const pts = h + 4 + 32 + 4 + 32 + 12;
-  if (header.size < pts - h + 64 * 3 + 128 * 3 || ic.size !== (nPublic + 1) * 64) throw new Error('zkey: header size mismatch');
+  if (header.size < pts - h + 64 * 3 + 128 * 3 || ic.size !== (nPublic + 1) * 64)
+    throw new Error('zkey: header size mismatch');
   const alpha1 = g1At(zkey, pts);
   const beta2 = g2At(zkey, pts + 128);
   const alphabeta = await call<unknown>('pairing', { p: alpha1, q: beta2 });
@@ -179,7 +185,11 @@ function wellFormed(vkey: VerificationKey, proof: ProofJson, publicSignals: stri
  * Groth16 check e(A,B) = e(alpha,beta)·e(IC(pub),gamma)·e(C,delta) (snarkjs semantics). Malformed input
  * gives false; only a failure of the verifier itself is thrown.
  */
-export async function verifyProof(vkey: VerificationKey, proof: ProofJson, publicSignals: string[]): Promise<boolean> {
+export async function verifyProof(
+  vkey: VerificationKey,
+  proof: ProofJson,
+  publicSignals: string[],
+): Promise<boolean> {
   if (!wellFormed(vkey, proof, publicSignals)) return false;
   const g1 = (p: string[]): G1Json => (p[2] === '0' ? ['0', '0'] : [p[0], p[1]]);
   const g2 = (p: string[][]): G2Json => [

@@ -44,8 +44,10 @@ function checkField(t: import('ava').ExecutionContext, name: 'fq' | 'fr', m: big
   t.throws(() => ops[name]('add', m.toString(), '1'), { message: /out of range/ });
 }
 
-test('Fq arithmetic matches bigint arithmetic mod q on random and edge values', (t) => checkField(t, 'fq', Q));
-test('Fr arithmetic matches bigint arithmetic mod r on random and edge values', (t) => checkField(t, 'fr', R));
+test('Fq arithmetic matches bigint arithmetic mod q on random and edge values', (t) =>
+  checkField(t, 'fq', Q));
+test('Fr arithmetic matches bigint arithmetic mod r on random and edge values', (t) =>
+  checkField(t, 'fr', R));
 
 const g1Json = (p: P1): G1Json => {
   const a = p.toAffine();
@@ -79,7 +81,12 @@ function curveCases<P extends P1 | P2, J>(
   inf: J,
 ) {
   const mul = (p: P, k: bigint) => (k === 0n ? zero : (p.multiply(k) as P));
-  const points = [base, mul(base, 2n), mul(base, R - 1n), ...Array.from({ length: 6 }, () => mul(base, rand(R - 1n) + 1n))];
+  const points = [
+    base,
+    mul(base, 2n),
+    mul(base, R - 1n),
+    ...Array.from({ length: 6 }, () => mul(base, rand(R - 1n) + 1n)),
+  ];
   for (const p of points) {
     for (const q of [points[0], points[2], mul(base, rand(R - 1n) + 1n)]) {
       const sum = p.add(q as never) as P;
@@ -135,14 +142,18 @@ test('G1 and G2 MSMs match a naive sum for mixed scalars (0, 1, r-1, small, smal
   };
   for (const n of [1, 2, 7, 64, 300, 2000]) {
     const scalars = msmCase(n, kinds);
-    const pts1 = scalars.map((_, i) => (i % 11 === 5 ? G1.Point.ZERO : G1.Point.BASE.multiply(BigInt(i) * 7919n + 3n)));
+    const pts1 = scalars.map((_, i) =>
+      i % 11 === 5 ? G1.Point.ZERO : G1.Point.BASE.multiply(BigInt(i) * 7919n + 3n),
+    );
     let expected1 = G1.Point.ZERO;
     scalars.forEach((k, i) => {
       if (k !== 0n && !pts1[i].is0()) expected1 = expected1.add(pts1[i].multiply(k));
     });
     t.deepEqual(ops.g1Msm(pts1.map(g1Json), scalars.map(String)), g1Json(expected1), `G1 n=${n}`);
     if (n <= 64) {
-      const pts2 = scalars.map((_, i) => (i % 13 === 4 ? G2.Point.ZERO : G2.Point.BASE.multiply(BigInt(i) * 104729n + 11n)));
+      const pts2 = scalars.map((_, i) =>
+        i % 13 === 4 ? G2.Point.ZERO : G2.Point.BASE.multiply(BigInt(i) * 104729n + 11n),
+      );
       let expected2 = G2.Point.ZERO;
       scalars.forEach((k, i) => {
         if (k !== 0n && !pts2[i].is0()) expected2 = expected2.add(pts2[i].multiply(k));
@@ -194,7 +205,10 @@ test('roots of unity are the snarkjs ones and the NTT matches a direct DFT', (t)
 test('the portable (non-ADX) multiplication gives the same results as the ADX one', async (t) => {
   const { execFile } = await import('node:child_process');
   const { promisify } = await import('node:util');
-  const pairs = [...edges(Q).map((a) => [a, Q - 1n]), ...Array.from({ length: 50 }, () => [rand(Q), rand(Q)])];
+  const pairs = [
+    ...edges(Q).map((a) => [a, Q - 1n]),
+    ...Array.from({ length: 50 }, () => [rand(Q), rand(Q)]),
+  ];
   const script = `
     import { addon } from ${JSON.stringify(new URL('../../src/prover/native-addon.ts', import.meta.url).href)};
     const pairs = JSON.parse(process.argv[1]);

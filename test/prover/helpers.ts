@@ -32,13 +32,22 @@ const tmpName = (p: string) => `${p}.tmp-${process.pid}-${Math.random().toString
 export async function compileCircuit(name: string): Promise<CompiledCircuit> {
   const source = path.join(ROOT, 'test', 'prover', 'circuits', `${name}.circom`);
   const dir = path.join(OUT, name);
-  const result = { name, dir, r1cs: path.join(dir, `${name}.r1cs`), wasm: path.join(dir, `${name}_js`, `${name}.wasm`) };
+  const result = {
+    name,
+    dir,
+    r1cs: path.join(dir, `${name}.r1cs`),
+    wasm: path.join(dir, `${name}_js`, `${name}.wasm`),
+  };
   if (fresh(result.r1cs, source) && existsSync(result.wasm)) return result;
   const tmp = tmpName(dir);
   await mkdir(tmp, { recursive: true });
-  await run(path.join(ROOT, 'node_modules', '.bin', 'circom2'), [source, '--r1cs', '--wasm', '--sym', '--O2', '-o', tmp], {
-    maxBuffer: 1 << 26,
-  });
+  await run(
+    path.join(ROOT, 'node_modules', '.bin', 'circom2'),
+    [source, '--r1cs', '--wasm', '--sym', '--O2', '-o', tmp],
+    {
+      maxBuffer: 1 << 26,
+    },
+  );
   await rm(dir, { recursive: true, force: true });
   await rename(tmp, dir).catch(async (err) => {
     // Another test process won the race; its output is equally valid.
@@ -88,7 +97,13 @@ async function makeCeremonyZkey(circuit: CompiledCircuit, power: number): Promis
     const zf = tmpName(zkey);
     await snarkjs.zKey.newZKey(circuit.r1cs, ptauFinal, z0);
     await snarkjs.zKey.contribute(z0, z1, 'test phase2', 'test entropy 2');
-    await snarkjs.zKey.beacon(z1, zf, 'final beacon', '0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f', 10);
+    await snarkjs.zKey.beacon(
+      z1,
+      zf,
+      'final beacon',
+      '0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f',
+      10,
+    );
     await rename(zf, zkey);
     await rm(z0, { force: true });
     await rm(z1, { force: true });
@@ -114,10 +129,17 @@ export function devZkey(circuit: CompiledCircuit): Promise<{ zkey: string; vkey:
 
 async function makeDevZkey(circuit: CompiledCircuit): Promise<{ zkey: string; vkey: string }> {
   const dir = path.join(circuit.dir, 'dev-key');
-  const result = { zkey: path.join(dir, `${circuit.name}.zkey`), vkey: path.join(dir, 'verification_key.json') };
+  const result = {
+    zkey: path.join(dir, `${circuit.name}.zkey`),
+    vkey: path.join(dir, 'verification_key.json'),
+  };
   if (fresh(result.zkey, circuit.r1cs) && existsSync(result.vkey)) return result;
   const tmp = tmpName(dir);
-  await devSetup(circuit.r1cs, path.join(tmp, `${circuit.name}.zkey`), path.join(tmp, 'verification_key.json'));
+  await devSetup(
+    circuit.r1cs,
+    path.join(tmp, `${circuit.name}.zkey`),
+    path.join(tmp, 'verification_key.json'),
+  );
   await rm(dir, { recursive: true, force: true });
   await rename(tmp, dir).catch(async (err) => {
     await rm(tmp, { recursive: true, force: true });

@@ -50,7 +50,13 @@ test('keys dev-setup writes a working development key and says so loudly', async
 });
 
 test('keys dev-setup fails cleanly on a missing or corrupt r1cs', async (t) => {
-  const missing = await cli('keys', 'dev-setup', path.join(dir, 'nope.r1cs'), path.join(dir, 'x.zkey'), path.join(dir, 'x.json'));
+  const missing = await cli(
+    'keys',
+    'dev-setup',
+    path.join(dir, 'nope.r1cs'),
+    path.join(dir, 'x.zkey'),
+    path.join(dir, 'x.json'),
+  );
   t.is(missing.code, 1);
   t.regex(missing.stderr, /keys dev-setup failed: cannot read r1cs/);
   const small = await compileCircuit('small');
@@ -93,7 +99,15 @@ test('keys import installs a ceremony zkey with its verification key, and refuse
   t.is(corrupt.code, 1);
   t.regex(corrupt.stderr, /keys import failed: zkey/);
 
-  const dev = await cli('keys', 'import', (await devZkey(small)).zkey, '--circuit', 'small', '--circuits-dir', circuits);
+  const dev = await cli(
+    'keys',
+    'import',
+    (await devZkey(small)).zkey,
+    '--circuit',
+    'small',
+    '--circuits-dir',
+    circuits,
+  );
   t.is(dev.code, 0);
   t.regex(dev.stdout, /WARNING: this is a DEVELOPMENT key/);
 

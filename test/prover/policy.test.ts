@@ -24,7 +24,9 @@ test('policy_tx_2_2: a native proof of a transfer verifies with snarkjs and fail
   s.allow(BOB);
   const a = s.addNote(ALICE, 30n);
   const b = s.addNote(ALICE, 12n);
-  const prepared = buildTransactionInputs(s.transaction([a, b], [s.output(40n, BOB), s.output(2n, ALICE)], 0n));
+  const prepared = buildTransactionInputs(
+    s.transaction([a, b], [s.output(40n, BOB), s.output(2n, ALICE)], 0n),
+  );
   const calc = await loadWitnessCalculator(art.wasm);
   const wtns = await calc.calculateWtns(prepared.inputs);
 

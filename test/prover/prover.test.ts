@@ -161,7 +161,9 @@ test('a witness of another circuit is rejected with a clear error', async (t) =>
   const { zkey } = await devZkey(small);
   const prover = await loadProver(zkey);
   const other = await witness(tiny, { a: 2, b: 3 });
-  await t.throwsAsync(prover.prove(other), { message: /witness has 4 values but the circuit key expects \d+/ });
+  await t.throwsAsync(prover.prove(other), {
+    message: /witness has 4 values but the circuit key expects \d+/,
+  });
 });
 
 test('truncated, corrupt or foreign wtns bytes are rejected with clear errors', async (t) => {
@@ -186,7 +188,9 @@ test('truncated, corrupt or foreign wtns bytes are rejected with clear errors', 
 test('truncated, corrupt or foreign zkey bytes are rejected with clear errors', async (t) => {
   const { zkey } = await devZkey(small);
   const bytes = new Uint8Array(await readFile(zkey));
-  await t.throwsAsync(loadProver(bytes.subarray(0, bytes.length - 100)), { message: /zkey.*truncated|truncated/ });
+  await t.throwsAsync(loadProver(bytes.subarray(0, bytes.length - 100)), {
+    message: /zkey.*truncated|truncated/,
+  });
   await t.throwsAsync(loadProver(bytes.subarray(0, 8)), { message: /zkey/ });
   const corrupt = new Uint8Array(bytes);
   // Flip a byte inside the last point of the file's B2 section (the file ends with section 10).
@@ -219,9 +223,34 @@ test('verify answers false, never throws, for malformed proofs, signals and keys
   t.false(await verify(vk, { ...proof, pi_a: ['1', '2', '1'] }, publicSignals)); // on the curve, wrong point
   t.false(await verify(vk, { ...proof, pi_a: ['1', '3', '1'] }, publicSignals)); // not on the curve
   t.false(await verify(vk, { ...proof, pi_c: [proof.pi_c[0]] }, publicSignals));
-  t.false(await verify(vk, { ...proof, pi_b: [['x', '1'], ['1', '1']] }, publicSignals));
+  t.false(
+    await verify(
+      vk,
+      {
+        ...proof,
+        pi_b: [
+          ['x', '1'],
+          ['1', '1'],
+        ],
+      },
+      publicSignals,
+    ),
+  );
   t.false(await verify({ ...vk, IC: vk.IC.slice(1) }, proof, publicSignals));
-  t.false(await verify({ ...vk, vk_gamma_2: [['1', '2'], ['3', '4'], ['1', '0']] }, proof, publicSignals));
+  t.false(
+    await verify(
+      {
+        ...vk,
+        vk_gamma_2: [
+          ['1', '2'],
+          ['3', '4'],
+          ['1', '0'],
+        ],
+      },
+      proof,
+      publicSignals,
+    ),
+  );
   t.false(await verify(null as unknown as VerificationKey, proof, publicSignals));
   t.true(await verify(vk, proof, publicSignals), 'still works afterwards');
 });

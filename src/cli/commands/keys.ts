@@ -26,7 +26,9 @@ export function registerKeys(program: Command): void {
         });
         const key = await addon.loadKey(bytes);
         const r1cs = await readR1csHeader(art.r1cs).catch((err: Error) => {
-          throw new Error(`cannot read the circuit's r1cs ${art.r1cs} (run \`npm run build\`?): ${err.message}`);
+          throw new Error(
+            `cannot read the circuit's r1cs ${art.r1cs} (run \`npm run build\`?): ${err.message}`,
+          );
         });
         const nPublic = r1cs.nPublicOutputs + r1cs.nPublicInputs;
         const domainSize = 2 ** (Math.floor(Math.log2(r1cs.nConstraints + nPublic)) + 1);
@@ -45,9 +47,13 @@ export function registerKeys(program: Command): void {
         await writeFile(art.vkey, `${JSON.stringify(vkey, null, 1)}\n`);
         console.log(`installed ${art.zkey}`);
         console.log(`wrote ${art.vkey}`);
-        console.log(`contributions: ${origin.contributions.length ? origin.contributions.map((c) => JSON.stringify(c)).join(', ') : 'none'}`);
-        if (origin.isDevelopmentKey) console.log('WARNING: this is a DEVELOPMENT key (local toxic waste), not a ceremony key');
-        if (origin.contributions.length === 0) console.log('WARNING: this key has no phase-2 contribution; it is not safe for production');
+        console.log(
+          `contributions: ${origin.contributions.length ? origin.contributions.map((c) => JSON.stringify(c)).join(', ') : 'none'}`,
+        );
+        if (origin.isDevelopmentKey)
+          console.log('WARNING: this is a DEVELOPMENT key (local toxic waste), not a ceremony key');
+        if (origin.contributions.length === 0)
+          console.log('WARNING: this key has no phase-2 contribution; it is not safe for production');
       } catch (err) {
         console.error(`keys import failed: ${(err as Error).message}`);
         process.exitCode = 1;
@@ -56,14 +62,22 @@ export function registerKeys(program: Command): void {
 
   keys
     .command('dev-setup <r1cs> <zkeyOut> <vkeyOut>')
-    .description('create a DEVELOPMENT zkey and verification key from fresh local toxic waste (never for production)')
+    .description(
+      'create a DEVELOPMENT zkey and verification key from fresh local toxic waste (never for production)',
+    )
     .action(async (r1csPath: string, zkeyOut: string, vkeyOut: string) => {
       try {
         const started = Date.now();
         await devSetup(r1csPath, zkeyOut, vkeyOut);
-        console.log(`DEVELOPMENT KEY written to ${zkeyOut} (verification key ${vkeyOut}) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-        console.log(`It is marked "${DEV_KEY_NAME}". Its toxic waste was generated on this machine: anyone who`);
-        console.log('kept it could forge proofs. Use it for development and tests only; import a ceremony key for production.');
+        console.log(
+          `DEVELOPMENT KEY written to ${zkeyOut} (verification key ${vkeyOut}) in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+        );
+        console.log(
+          `It is marked "${DEV_KEY_NAME}". Its toxic waste was generated on this machine: anyone who`,
+        );
+        console.log(
+          'kept it could forge proofs. Use it for development and tests only; import a ceremony key for production.',
+        );
       } catch (err) {
         console.error(`keys dev-setup failed: ${(err as Error).message}`);
         process.exitCode = 1;
