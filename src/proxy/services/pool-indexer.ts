@@ -165,7 +165,7 @@ export class PoolIndexer {
       const page =
         this.#cursor === undefined
           ? await this.#server.getEvents({
-              startLedger: Math.max(1, this.#startLedger || 1),
+              startLedger: await this.#firstLedger(),
               filters,
               limit: 200,
             })
@@ -244,6 +244,13 @@ export class PoolIndexer {
         this.#delta.blocklist.push({ key: BigInt(data.key) });
       }
     }
+  }
+
+  /** The configured start ledger, or (0 = unset) the oldest ledger the RPC still retains events for. */
+  async #firstLedger(): Promise<number> {
+    if (this.#startLedger > 0) return this.#startLedger;
+    const health = await this.#server.getHealth();
+    return Math.max(1, health.oldestLedger ?? 1);
   }
 
   async #persist(): Promise<void> {
