@@ -90,7 +90,8 @@ export class WitnessPool {
         this.dispatch();
       };
       worker.on('message', onStartup);
-      worker.once('error', (error) => {
+      // `on`, not `once`: an error event without a listener would be rethrown in the main thread.
+      worker.on('error', (error) => {
         reject(error);
         this.crashed(entry, error);
       });
