@@ -95,6 +95,8 @@ export interface ProverDaemon {
 }
 
 const MiB = 1 << 20;
+/** A cancellation this close to the deadline is the deadline. */
+const DEADLINE_SLACK_MS = 50;
 
 function parseListen(listen: string): { host: string; port: number } {
   const match = /^(\[[0-9a-fA-F:.]+\]|[^:\s]+):(\d{1,5})$/.exec(listen);
@@ -122,9 +124,12 @@ function callSignal(call: grpc.ServerUnaryCall<unknown, unknown>): { signal: Abo
     controller.abort(
       deadlineExceeded('the deadline passed before the proof was ready; the work was dropped'),
     );
-  // grpc-js ends a call at its deadline with its own timer and reports that as a cancellation too.
+  // grpc-js ends a call at its deadline with its own timer and reports that as a cancellation too; timers
+  // can fire a few ms before Date.now() reaches the deadline, hence the slack.
   const onCancelled = () =>
-    Date.now() >= at ? expire() : controller.abort(cancelled('the caller cancelled the request'));
+    Date.now() >= at - DEADLINE_SLACK_MS
+      ? expire()
+      : controller.abort(cancelled('the caller cancelled the request'));
   call.on('cancelled', onCancelled);
   let timer: NodeJS.Timeout | undefined;
   if (Number.isFinite(at)) {
