@@ -8,6 +8,9 @@ import { startProxy, type ProxyHandle } from '../../proxy/server.ts';
 import { Sandbox } from '../../sandbox/index.ts';
 import { parseListen } from './sandbox.ts';
 
+/** Test USDC minted to the operator of a new embedded sandbox. */
+const OPERATOR_TEST_USDC = 10_000;
+
 interface StartOptions {
   dataDir: string;
   sandbox: string;
@@ -62,6 +65,8 @@ export function registerStart(program: Command): void {
 
         if (!process.env.POOL_PROXY_RPC_URL) {
           const { host, port } = parseListen(opts.sandbox);
+          const sandboxDir = join(dataDir, 'sandbox');
+          const fresh = !existsSync(sandboxDir);
           const ledgerMs = Number(opts.ledgerMs);
           if (!Number.isInteger(ledgerMs) || ledgerMs < 1)
             throw new Error(`--ledger-ms must be a positive integer`);
@@ -69,11 +74,18 @@ export function registerStart(program: Command): void {
             host,
             port,
             ledgerMs,
-            dataDir: join(dataDir, 'sandbox'),
+            dataDir: sandboxDir,
             vkey: artifacts.vkey,
           });
           stops.push(() => sandbox.close());
           const secrets = sandbox.secrets();
+          if (fresh) {
+            // A new sandbox: give the operator test USDC so operator-signed (MCP) deposits work at once.
+            const funded = await fetch(
+              `${sandbox.url}/friendbot?addr=${sandbox.info.accounts.operator}&usdc=${OPERATOR_TEST_USDC}`,
+            );
+            if (!funded.ok) throw new Error(`could not fund the sandbox operator: ${await funded.text()}`);
+          }
           env.POOL_PROXY_RPC_URL = sandbox.rpcUrl;
           env.POOL_PROXY_OPERATOR_SECRET ||= secrets.operator;
           env.POOL_PROXY_ASP_ADMIN_SECRET ||= secrets.admin;

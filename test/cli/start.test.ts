@@ -1,0 +1,105 @@
+import test from 'ava';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Address, Contract, TransactionBuilder, rpc, scValToNative } from '@stellar/stellar-sdk';
+
+const CLI = fileURLToPath(new URL('../../bin/pool-proxy.js', import.meta.url));
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  return port;
+}
+
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function start(args: string[], env: Record<string, string>): Started {
+  const child = spawn(process.execPath, [CLI, 'start', ...args], { env: { ...process.env, ...env } });
+  let output = '';
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  return { child, output: () => output, exited };
+}
+
+async function waitFor(s: Started, pattern: RegExp): Promise<void> {
+  const deadline = Date.now() + 8 * 60_000;
+  while (!pattern.test(s.output())) {
+    if (s.child.exitCode !== null) throw new Error(`pool-proxy start exited early:\n${s.output()}`);
+    if (Date.now() > deadline) throw new Error(`no ${pattern} in:\n${s.output()}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+test('pool-proxy start runs sandbox, prover daemon and proxy, funds the sandbox operator, and stops on SIGTERM', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'pool-proxy-start-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const [sandboxPort, proverPort, proxyPort] = [await freePort(), await freePort(), await freePort()];
+  const s = start(
+    [
+      '--data-dir',
+      dataDir,
+      '--sandbox',
+      `127.0.0.1:${sandboxPort}`,
+      '--prover',
+      `127.0.0.1:${proverPort}`,
+      '--ledger-ms',
+      '50',
+    ],
+    { POOL_PROXY_PORT: String(proxyPort) },
+  );
+  t.teardown(() => void s.child.kill('SIGKILL'));
+  await waitFor(s, /^ready\.$/m);
+
+  t.regex(s.output(), new RegExp(`sandbox ledger\\s+http://127\\.0\\.0\\.1:${sandboxPort}/rpc`));
+  t.regex(s.output(), new RegExp(`prover daemon\\s+127\\.0\\.0\\.1:${proverPort}`));
+  t.regex(s.output(), new RegExp(`proxy\\s+http://127\\.0\\.0\\.1:${proxyPort}`));
+
+  const health = await (await fetch(`http://127.0.0.1:${proxyPort}/health`)).json();
+  t.is(health.status, 'healthy');
+  const info = await (await fetch(`http://127.0.0.1:${sandboxPort}/sandbox/info`)).json();
+  const poolInfo = await (await fetch(`http://127.0.0.1:${proxyPort}/api/pool/info`)).json();
+  t.is(poolInfo.contracts.pool, info.contracts.pool);
+  t.is(poolInfo.operator, info.accounts.operator);
+
+  // The operator of a new sandbox holds test USDC, so operator-signed deposits can work at once.
+  const server = new rpc.Server(`http://127.0.0.1:${sandboxPort}/rpc`, { allowHttp: true });
+  const source = await server.getAccount(info.accounts.operator);
+  const call = new TransactionBuilder(source, { fee: '100', networkPassphrase: info.networkPassphrase })
+    .addOperation(
+      new Contract(info.contracts.token).call('balance', new Address(info.accounts.operator).toScVal()),
+    )
+    .setTimeout(30)
+    .build();
+  const sim = await server.simulateTransaction(call);
+  t.true(rpc.Api.isSimulationSuccess(sim));
+  const balance = scValToNative((sim as rpc.Api.SimulateTransactionSuccessResponse).result!.retval) as bigint;
+  t.is(balance, 10_000n * 10_000_000n);
+  t.true(existsSync(join(dataDir, 'master.key')), 'the master key file lives in the data dir');
+  t.true(existsSync(join(dataDir, 'sandbox')), 'the sandbox ledger persists in the data dir');
+
+  s.child.kill('SIGTERM');
+  t.is(await s.exited, 0);
+});
+
+test('pool-proxy start refuses a bad address and exits non-zero with a clear message', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'pool-proxy-start-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const s = start(['--data-dir', dataDir, '--sandbox', 'not-an-address'], {});
+  t.is(await s.exited, 1);
+  t.regex(s.output(), /--listen must be HOST:PORT, got not-an-address/);
+  const bad = start(['--data-dir', dataDir, '--ledger-ms', 'soon', '--sandbox', '127.0.0.1:0'], {});
+  t.is(await bad.exited, 1);
+  t.regex(bad.output(), /--ledger-ms must be a positive integer/);
+});
