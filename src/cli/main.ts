@@ -6,7 +6,9 @@ import { registerKeys } from './commands/keys.ts';
 import { registerProver } from './commands/prover.ts';
 import { VERSION } from '../version.ts';
 
-const program = new Command('pool-proxy').description('Privacy Pool Proxy: shielded USDC on Stellar').version(VERSION);
+const program = new Command('pool-proxy')
+  .description('Privacy Pool Proxy: shielded USDC on Stellar')
+  .version(VERSION);
 registerStart(program);
 registerSandbox(program);
 registerKeys(program);
