@@ -1,5 +1,8 @@
-// Agent identifiers are chosen by callers, so they are kept to a small, log-safe alphabet.
-export const AGENT_ID_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
+// Agent identifiers are chosen by callers, so they are kept to a small, log-safe alphabet. The rule is the
+// one key derivation enforces (src/crypto), so an id the API accepts always has keys.
+import { AGENT_ID_PATTERN } from '../../crypto/index.ts';
+
+export { AGENT_ID_PATTERN };
 
 export function isAgentId(value: unknown): value is string {
   return typeof value === 'string' && AGENT_ID_PATTERN.test(value);
