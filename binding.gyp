@@ -7,6 +7,7 @@
         "native/src/curve.cpp",
         "native/src/fft.cpp",
         "native/src/formats.cpp",
+        "native/src/msm_avx512.cpp",
         "native/src/pairing.cpp",
         "native/src/prover.cpp",
         "native/src/setup.cpp",

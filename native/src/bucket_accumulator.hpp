@@ -14,6 +14,18 @@
 
 namespace zk {
 
+// sum_k (k + 1) * (bucket[k] + overflow[k]) by the running-sum method; overflow may be null.
+template <class F>
+XYZZ<F> bucketWeightedSum(const Affine<F>* buckets, const XYZZ<F>* overflow, size_t n) {
+  XYZZ<F> running = XYZZ<F>::infinity(), total = XYZZ<F>::infinity();
+  for (size_t k = n; k-- > 0;) {
+    running.addAffine(buckets[k]);
+    if (overflow) running.add(overflow[k]);
+    total.add(running);
+  }
+  return total;
+}
+
 template <class F>
 class BucketAccumulator {
  public:
@@ -43,16 +55,9 @@ class BucketAccumulator {
     if (pending_.size() >= kBatch) flush();
   }
 
-  // sum_k (k + 1) * bucket[k] by the running-sum method.
   XYZZ<F> reduce() {
     while (!pending_.empty() || !deferred_.empty()) flush();
-    XYZZ<F> running = XYZZ<F>::infinity(), total = XYZZ<F>::infinity();
-    for (size_t k = buckets_.size(); k-- > 0;) {
-      running.addAffine(buckets_[k]);
-      if (!overflow_.empty()) running.add(overflow_[k]);
-      total.add(running);
-    }
-    return total;
+    return bucketWeightedSum(buckets_.data(), overflow_.empty() ? nullptr : overflow_.data(), buckets_.size());
   }
 
  private:

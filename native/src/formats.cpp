@@ -1,5 +1,7 @@
 #include "formats.hpp"
 
+#include "msm_avx512.hpp"
+
 #include <string>
 
 namespace zk {
@@ -101,6 +103,13 @@ std::unique_ptr<ZKey> parseZKey(const uint8_t* data, size_t size) {
   z->B2 = readPoints<G2A>(f, 7, z->nVars, 128, "B2", readG2);
   z->C = readPoints<G1A>(f, 8, z->nVars - z->nPublic - 1, 64, "C", readG1);
   z->H = readPoints<G1A>(f, 9, z->domainSize, 64, "H", readG1);
+  if (avx512MsmEnabled()) {  // the prover's working copy of the bases for the vector MSM
+    z->A52 = toBases52(z->A.data(), z->A.size());
+    z->B1_52 = toBases52(z->B1.data(), z->B1.size());
+    z->C52 = toBases52(z->C.data(), z->C.size());
+    z->H52 = toBases52(z->H.data(), z->H.size());
+    z->B2_52 = toBases52(z->B2.data(), z->B2.size());
+  }
   return z;
 }
 

@@ -25,6 +25,8 @@ struct ZKey {
   std::vector<G1A> A, B1, C, H;
   std::vector<G1A> IC;  // verification key part, for the self-check of every proof
   std::vector<G2A> B2;
+  // The query bases again in the AVX-512 MSM's form (msm_avx512.hpp), when that path is enabled.
+  std::vector<uint64_t> A52, B1_52, C52, H52, B2_52;
 };
 
 // Parses and validates a Groth16 BN254 zkey (primes, sizes, points on the curve).

@@ -79,6 +79,8 @@ std::vector<uint64_t> computeH(const ZKey& key, const Witness& w) {
   return h;
 }
 
+inline const uint64_t* ptrOrNull(const std::vector<uint64_t>& v) { return v.empty() ? nullptr : v.data(); }
+
 template <class F>
 XYZZ<F> mulPoint(const Affine<F>& p, const uint64_t k[4]) {
   return XYZZ<F>::mulScalar(XYZZ<F>::fromAffine(p), k);
@@ -105,7 +107,7 @@ Proof prove(const ZKey& key, const Witness& w) {
     TaskGroup group;
     group.run([&] {
       PhaseTimer t("msm B2");
-      piB2 = msm(key.B2.data(), all);
+      piB2 = msm(key.B2.data(), all, ptrOrNull(key.B2_52));
     });
     group.run([&] {
       std::vector<uint64_t> h;
@@ -114,19 +116,19 @@ Proof prove(const ZKey& key, const Witness& w) {
         h = computeH(key, w);
       }
       PhaseTimer t("msm H");
-      piH = msm(key.H.data(), ScalarView{h.data(), key.domainSize});
+      piH = msm(key.H.data(), ScalarView{h.data(), key.domainSize}, ptrOrNull(key.H52));
     });
     group.run([&] {
       PhaseTimer t("msm A");
-      piA = msm(key.A.data(), all);
+      piA = msm(key.A.data(), all, ptrOrNull(key.A52));
     });
     group.run([&] {
       PhaseTimer t("msm B1");
-      piB1 = msm(key.B1.data(), all);
+      piB1 = msm(key.B1.data(), all, ptrOrNull(key.B1_52));
     });
     group.run([&] {
       PhaseTimer t("msm C");
-      piC = msm(key.C.data(), priv);
+      piC = msm(key.C.data(), priv, ptrOrNull(key.C52));
     });
     group.wait();
   }

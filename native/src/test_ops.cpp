@@ -116,7 +116,19 @@ Napi::Value msmOp(const Napi::CallbackInfo& info) {
     if (limbsGeq(k.v, FrParams::P)) throw Napi::RangeError::New(info.Env(), "scalar out of range");
     std::memcpy(&scalars[4 * i], k.v, 32);
   }
-  return IO::out(info.Env(), msm(bases.data(), ScalarView{scalars.data(), bases.size()}));
+  // Optional third argument: "scalar" or "vector" picks the bucket path (default: the prover's choice).
+  std::string path = info.Length() > 2 ? info[2].As<Napi::String>().Utf8Value() : "auto";
+  std::vector<uint64_t> bases52;
+  if (path == "vector") {
+    if (!avx512MsmEnabled()) throw Napi::Error::New(info.Env(), "the AVX-512 IFMA path is not available here");
+    bases52 = toBases52(bases.data(), bases.size());
+  } else if (path == "auto") {
+    if (avx512MsmEnabled()) bases52 = toBases52(bases.data(), bases.size());
+  } else if (path != "scalar") {
+    throw Napi::Error::New(info.Env(), "unknown MSM path " + path);
+  }
+  ScalarView view{scalars.data(), bases.size()};
+  return IO::out(info.Env(), msm(bases.data(), view, bases52.empty() ? nullptr : bases52.data()));
 }
 
 // Forward (or unscaled inverse) NTT of a power-of-two vector of Fr values.
@@ -156,6 +168,7 @@ Napi::Object createTestOps(Napi::Env env) {
   o.Set("g2", Napi::Function::New(env, curveOp<Fq2, G2IO>));
   o.Set("g1Msm", Napi::Function::New(env, msmOp<Fq, G1IO>));
   o.Set("g2Msm", Napi::Function::New(env, msmOp<Fq2, G2IO>));
+  o.Set("avx512", Napi::Boolean::New(env, avx512MsmEnabled()));
   o.Set("fft", Napi::Function::New(env, fftOp));
   o.Set("rootOfUnity", Napi::Function::New(env, rootOp));
   o.Set("generators", Napi::Function::New(env, generators));

@@ -1,6 +1,7 @@
 // Standalone profiling driver (not part of the addon): proves a zkey + wtns N times and prints phase
 // timings (set ZKPROVER_PROFILE=1). Build: see native/tools/README.md.
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -8,6 +9,7 @@
 
 #include "formats.hpp"
 #include "prover.hpp"
+#include "verifier.hpp"
 
 static std::vector<uint8_t> slurp(const char* p) {
   std::ifstream f(p, std::ios::binary);
@@ -26,7 +28,11 @@ int main(int argc, char** argv) {
   zk::Witness w = zk::parseWtns(wb.data(), wb.size());
   for (int i = 0; i < runs; i++) {
     auto t = std::chrono::steady_clock::now();
-    zk::prove(*key, w);
-    std::printf("prove %.1f ms\n", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count());
+    zk::Proof proof = zk::prove(*key, w);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+    std::vector<zk::U256> publics(key->nPublic);
+    for (uint32_t j = 1; j <= key->nPublic; j++) std::memcpy(publics[j - 1].v, w.at(j), 32);
+    bool ok = zk::verifyGroth16(zk::verifyingKeyOf(*key), proof, publics);
+    std::printf("prove %.1f ms, %s\n", ms, ok ? "verifies" : "DOES NOT VERIFY");
   }
 }

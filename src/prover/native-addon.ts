@@ -21,14 +21,19 @@ export interface NativeProof {
   publicSignals: string[];
 }
 
+export type MsmPath = 'scalar' | 'vector' | 'auto';
+
 /** Field, curve, MSM and FFT primitives exposed only for differential tests. */
 export interface TestOps {
   fq(op: 'add' | 'sub' | 'mul' | 'neg' | 'sqr' | 'inv', a: string, b?: string): string;
   fr(op: 'add' | 'sub' | 'mul' | 'neg' | 'sqr' | 'inv', a: string, b?: string): string;
   g1(op: 'add' | 'madd' | 'dbl' | 'neg' | 'mul', p: G1Json, q?: G1Json | string): G1Json;
   g2(op: 'add' | 'madd' | 'dbl' | 'neg' | 'mul', p: G2Json, q?: G2Json | string): G2Json;
-  g1Msm(points: G1Json[], scalars: string[]): G1Json;
-  g2Msm(points: G2Json[], scalars: string[]): G2Json;
+  /** path: the scalar buckets, the AVX-512 IFMA ones, or (default) whichever the prover uses. */
+  g1Msm(points: G1Json[], scalars: string[], path?: MsmPath): G1Json;
+  g2Msm(points: G2Json[], scalars: string[], path?: MsmPath): G2Json;
+  /** True when this CPU runs the AVX-512 IFMA bucket path (and ZKPROVER_NO_AVX512 is unset). */
+  avx512: boolean;
   fft(values: string[], inverse: boolean): string[];
   rootOfUnity(log2n: number): string;
   generators(): { g1: G1Json; g2: G2Json };

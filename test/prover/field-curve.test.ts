@@ -3,7 +3,7 @@
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import { bn254 } from '@noble/curves/bn254.js';
-import { addon, type G1Json, type G2Json } from '../../src/prover/native-addon.ts';
+import { addon, type G1Json, type G2Json, type MsmPath } from '../../src/prover/native-addon.ts';
 
 const ops = addon.testOps;
 const Q = bn254.fields.Fp.ORDER;
@@ -123,6 +123,9 @@ function msmCase(n: number, scalarOf: (i: number) => bigint) {
   return scalars;
 }
 
+// Both bucket paths: the scalar one everywhere, the AVX-512 IFMA one where the CPU has it.
+const msmPaths: MsmPath[] = ops.avx512 ? ['scalar', 'vector'] : ['scalar'];
+
 test('G1 and G2 MSMs match a naive sum for mixed scalars (0, 1, r-1, small, small negative, full) and infinity bases', (t) => {
   const kinds = (i: number): bigint => {
     switch (i % 7) {
@@ -149,8 +152,14 @@ test('G1 and G2 MSMs match a naive sum for mixed scalars (0, 1, r-1, small, smal
     scalars.forEach((k, i) => {
       if (k !== 0n && !pts1[i].is0()) expected1 = expected1.add(pts1[i].multiply(k));
     });
-    t.deepEqual(ops.g1Msm(pts1.map(g1Json), scalars.map(String)), g1Json(expected1), `G1 n=${n}`);
-    if (n <= 64) {
+    for (const path of msmPaths) {
+      t.deepEqual(
+        ops.g1Msm(pts1.map(g1Json), scalars.map(String), path),
+        g1Json(expected1),
+        `G1 n=${n} ${path}`,
+      );
+    }
+    if (n <= 300) {
       const pts2 = scalars.map((_, i) =>
         i % 13 === 4 ? G2.Point.ZERO : G2.Point.BASE.multiply(BigInt(i) * 104729n + 11n),
       );
@@ -158,7 +167,13 @@ test('G1 and G2 MSMs match a naive sum for mixed scalars (0, 1, r-1, small, smal
       scalars.forEach((k, i) => {
         if (k !== 0n && !pts2[i].is0()) expected2 = expected2.add(pts2[i].multiply(k));
       });
-      t.deepEqual(ops.g2Msm(pts2.map(g2Json), scalars.map(String)), g2Json(expected2), `G2 n=${n}`);
+      for (const path of msmPaths) {
+        t.deepEqual(
+          ops.g2Msm(pts2.map(g2Json), scalars.map(String), path),
+          g2Json(expected2),
+          `G2 n=${n} ${path}`,
+        );
+      }
     }
   }
 });
@@ -172,10 +187,38 @@ test('MSM with many equal points and equal scalars (bucket collisions, P+P and P
   points.forEach((p, i) => {
     expected = expected.add(p.multiply(scalars[i]));
   });
-  t.deepEqual(ops.g1Msm(points.map(g1Json), scalars.map(String)), g1Json(expected));
   const same = Array.from({ length: n }, () => P);
   const ones = Array.from({ length: n }, () => '1');
-  t.deepEqual(ops.g1Msm(same.map(g1Json), ones), g1Json(P.multiply(BigInt(n))));
+  // Full-size scalars that share their low windows: equal points meet in the same buckets of many
+  // windows at once, so doublings and cancellations happen inside the vector batches too.
+  const base = rand(R);
+  const shared = Array.from({ length: 64 }, (_, i) => (base + (BigInt(i % 4) << 200n)) % R);
+  const sharedPoints = shared.map((_, i) => (i % 3 === 0 ? P.negate() : P));
+  let expectedShared = G1.Point.ZERO;
+  shared.forEach((k, i) => {
+    expectedShared = expectedShared.add(sharedPoints[i].multiply(k));
+  });
+  for (const path of msmPaths) {
+    t.deepEqual(ops.g1Msm(points.map(g1Json), scalars.map(String), path), g1Json(expected), path);
+    t.deepEqual(ops.g1Msm(same.map(g1Json), ones, path), g1Json(P.multiply(BigInt(n))), path);
+    t.deepEqual(ops.g1Msm(sharedPoints.map(g1Json), shared.map(String), path), g1Json(expectedShared), path);
+  }
+  const Q2 = G2.Point.BASE.multiply(777n);
+  const points2 = Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? Q2 : Q2.negate()));
+  const scalars2 = Array.from({ length: 200 }, (_, i) => (i % 4 === 0 ? base : 1n));
+  let expected2 = G2.Point.ZERO;
+  points2.forEach((p, i) => {
+    expected2 = expected2.add(p.multiply(scalars2[i]));
+  });
+  for (const path of msmPaths) {
+    t.deepEqual(ops.g2Msm(points2.map(g2Json), scalars2.map(String), path), g2Json(expected2), `G2 ${path}`);
+  }
+});
+
+test('an unknown MSM path is an error', (t) => {
+  t.throws(() => ops.g1Msm([g1Json(G1.Point.BASE)], ['1'], 'fast' as MsmPath), {
+    message: /unknown MSM path/,
+  });
 });
 
 test('roots of unity are the snarkjs ones and the NTT matches a direct DFT', (t) => {
