@@ -90,7 +90,7 @@ class BucketAccumulator {
       prefix_[i] = run;
       run = F::mul(run, d);
     }
-    F inv = F::inv(run);
+    F inv = F::invVartime(run);
     for (size_t i = n; i-- > 0;) {
       const Op& op = pending_[i];
       F invD = F::mul(inv, prefix_[i]);

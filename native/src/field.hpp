@@ -232,6 +232,28 @@ struct Fp {
     return pow(a, e);
   }
 
+  // Binary extended Euclid, about 4x faster than inv() but variable time: only for values whose handling
+  // is variable time anyway (MSM bucket denominators), never for secrets such as r, s or toxic waste.
+  // Invariants: x1 * a == u and x2 * a == v (mod P), with u and v odd after each halving step.
+  static Fp invVartime(const Fp& a) {
+    if (a.isZero()) return a;
+    uint64_t u[4] = {a.v[0], a.v[1], a.v[2], a.v[3]}, v[4] = {C::P[0], C::P[1], C::P[2], C::P[3]};
+    uint64_t x1[4] = {1, 0, 0, 0}, x2[4] = {0, 0, 0, 0};
+    for (;;) {
+      halveWhileEven(u, x1);
+      halveWhileEven(v, x2);
+      if (isOneRaw(u)) return fromInverseOfRepresentative(x1);
+      if (isOneRaw(v)) return fromInverseOfRepresentative(x2);
+      if (limbsGeq(u, v)) {
+        subRaw(u, v);
+        subModRaw(x1, x2);
+      } else {
+        subRaw(v, u);
+        subModRaw(x2, x1);
+      }
+    }
+  }
+
   // Normal-form integer -> Montgomery element; rejects values >= P.
   static inline bool fromNormalChecked(const uint64_t a[4], Fp& out) {
     if (limbsGeq(a, C::P)) return false;
@@ -239,6 +261,44 @@ struct Fp {
     return true;
   }
   static inline Fp fromU64(uint64_t x) { return toMont(Fp{{x, 0, 0, 0}}); }
+
+ private:
+  static inline bool isOneRaw(const uint64_t u[4]) { return u[0] == 1 && (u[1] | u[2] | u[3]) == 0; }
+  static inline void subRaw(uint64_t a[4], const uint64_t b[4]) {
+    unsigned char br = 0;
+    for (int i = 0; i < 4; i++) br = _subborrow_u64(br, a[i], b[i], (unsigned long long*)&a[i]);
+  }
+  // a = a - b mod P for a, b < P.
+  static inline void subModRaw(uint64_t a[4], const uint64_t b[4]) {
+    Fp r = sub(raw(a), raw(b));
+    std::memcpy(a, r.v, 32);
+  }
+  // Strips the factors of two from u (odd P keeps x * a == u): x = x / 2^k mod P, k <= 63 bits at a
+  // time, as (x + m P) / 2^k with m = -x / P mod 2^k, then one conditional subtraction.
+  static inline void halveWhileEven(uint64_t u[4], uint64_t x[4]) {
+    while ((u[0] & 1) == 0) {
+      int k = u[0] ? __builtin_ctzll(u[0]) : 63;
+      for (int i = 0; i < 3; i++) u[i] = (u[i] >> k) | (u[i + 1] << (64 - k));
+      u[3] >>= k;
+      const uint64_t mask = (1ULL << k) - 1;
+      const uint64_t m = (x[0] * C::INV) & mask;
+      u128 carry = 0;
+      uint64_t t[5];
+      for (int i = 0; i < 4; i++) {
+        carry += (u128)m * C::P[i] + x[i];
+        t[i] = (uint64_t)carry;
+        carry >>= 64;
+      }
+      t[4] = (uint64_t)carry;
+      for (int i = 0; i < 4; i++) x[i] = (t[i] >> k) | (t[i + 1] << (64 - k));
+      reduceOnce(x);
+    }
+  }
+  // x = (aR)^-1 as a plain integer -> the Montgomery form of a^-1, i.e. x * R^2 = mont(x, R^3).
+  static inline Fp fromInverseOfRepresentative(const uint64_t x[4]) {
+    static const Fp R3 = mul(Fp{{C::R2[0], C::R2[1], C::R2[2], C::R2[3]}}, Fp{{C::R2[0], C::R2[1], C::R2[2], C::R2[3]}});
+    return mul(raw(x), R3);
+  }
 };
 
 struct FqTag : FqParams {};
@@ -273,6 +333,11 @@ struct Fq2 {
   static inline Fq2 inv(const Fq2& a) {
     Fq n = Fq::add(Fq::sqr(a.c0), Fq::sqr(a.c1));
     Fq ni = Fq::inv(n);
+    return Fq2{Fq::mul(a.c0, ni), Fq::neg(Fq::mul(a.c1, ni))};
+  }
+  static inline Fq2 invVartime(const Fq2& a) {
+    Fq n = Fq::add(Fq::sqr(a.c0), Fq::sqr(a.c1));
+    Fq ni = Fq::invVartime(n);
     return Fq2{Fq::mul(a.c0, ni), Fq::neg(Fq::mul(a.c1, ni))};
   }
 };

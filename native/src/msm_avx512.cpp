@@ -289,7 +289,7 @@ class VecBuckets {
       pre[i] = run;
       run = F::mul(run, x[i]);
     }
-    F inv = F::inv(run);
+    F inv = F::invVartime(run);
     for (int i = 8; i-- > 0;) {
       F xi = F::mul(inv, pre[i]);
       inv = F::mul(inv, x[i]);

@@ -37,6 +37,7 @@ Napi::Value fieldOp(const Napi::CallbackInfo& info) {
   if (op == "neg") r = F::neg(a);
   else if (op == "sqr") r = F::sqr(a);
   else if (op == "inv") r = F::inv(a);
+  else if (op == "invVartime") r = F::invVartime(a);
   else {
     F b = parseField<F>(info[2]);
     if (op == "add") r = F::add(a, b);

@@ -22,11 +22,12 @@ export interface NativeProof {
 }
 
 export type MsmPath = 'scalar' | 'vector' | 'auto';
+export type FieldOp = 'add' | 'sub' | 'mul' | 'neg' | 'sqr' | 'inv' | 'invVartime';
 
 /** Field, curve, MSM and FFT primitives exposed only for differential tests. */
 export interface TestOps {
-  fq(op: 'add' | 'sub' | 'mul' | 'neg' | 'sqr' | 'inv', a: string, b?: string): string;
-  fr(op: 'add' | 'sub' | 'mul' | 'neg' | 'sqr' | 'inv', a: string, b?: string): string;
+  fq(op: FieldOp, a: string, b?: string): string;
+  fr(op: FieldOp, a: string, b?: string): string;
   g1(op: 'add' | 'madd' | 'dbl' | 'neg' | 'mul', p: G1Json, q?: G1Json | string): G1Json;
   g2(op: 'add' | 'madd' | 'dbl' | 'neg' | 'mul', p: G2Json, q?: G2Json | string): G2Json;
   /** path: the scalar buckets, the AVX-512 IFMA ones, or (default) whichever the prover uses. */

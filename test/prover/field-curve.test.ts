@@ -39,8 +39,16 @@ function checkField(t: import('ava').ExecutionContext, name: 'fq' | 'fr', m: big
     }
     t.is(ops[name]('neg', a.toString()), ((m - a) % m).toString());
     t.is(ops[name]('sqr', a.toString()), ((a * a) % m).toString());
-    if (a !== 0n) t.is(ops[name]('inv', a.toString()), modInv(a, m).toString());
+    if (a !== 0n) {
+      t.is(ops[name]('inv', a.toString()), modInv(a, m).toString());
+      t.is(ops[name]('invVartime', a.toString()), modInv(a, m).toString());
+    }
   }
+  // Values with long runs of zero bits exercise the multi-bit halving of the binary inverse.
+  for (const a of [1n << 200n, (1n << 253n) + 1n, 3n << 64n, m - (1n << 130n), 2n ** 128n - 1n]) {
+    t.is(ops[name]('invVartime', (a % m).toString()), modInv(a % m, m).toString(), `invVartime ${a}`);
+  }
+  t.is(ops[name]('invVartime', '0'), '0', 'the inverse of zero is returned as zero');
   t.throws(() => ops[name]('add', m.toString(), '1'), { message: /out of range/ });
 }
 
