@@ -132,10 +132,11 @@ void sumWindowsVector(const Affine<F>* bases, const uint64_t* bases52, const std
                       const msm_detail::Windows& win, ThreadPool& pool, std::vector<XYZZ<F>>& windowSum) {
   const size_t nE = entries.size();
   const int nWindows = win.count();
-  // Consecutive windows up to ~8192 buckets per group.
+  // Consecutive windows up to ~4096 buckets per group: each group is one pool task, and smaller tasks
+  // balance the two cores better at the end of a proof.
   std::vector<int> groupStart{0};
   for (int j = 0, buckets = 0; j < nWindows; j++) {
-    if (buckets > 0 && buckets + win.half(j) > 8192) {
+    if (buckets > 0 && buckets + win.half(j) > 4096) {
       groupStart.push_back(j);
       buckets = 0;
     }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "fft.hpp"
+#include "fft_avx512.hpp"
 #include "msm.hpp"
 #include "random.hpp"
 #include "thread_pool.hpp"
@@ -50,6 +51,11 @@ std::vector<uint64_t> computeH(const ZKey& key, const Witness& w) {
     dst[cf.constraint] = Fr::add(dst[cf.constraint], Fr::mul(cf.value, wm[cf.signal]));
   }
   for (size_t i = 0; i < n; i++) c[i] = Fr::mul(a[i], b[i]);
+  if (avx512MsmEnabled() && key.log2Domain >= kMinLog2Ntt52) {
+    std::vector<uint64_t> h(4 * n);
+    cosetHEvaluations52(key.log2Domain, a.data(), b.data(), c.data(), h.data());
+    return h;
+  }
 
   // Coset factors g^i / n with g a primitive 2n-th root (the 1/n of the inverse FFT folded in).
   Domain dom(key.log2Domain);
@@ -102,13 +108,10 @@ Proof prove(const ZKey& key, const Witness& w) {
   G1P piA, piB1, piC, piH;
   G2P piB2;
   {
-    // Everything is one task graph on the pool: the G2 MSM (the largest) first, the H chain (coefficient
-    // pass, six NTTs, then its MSM) next, and the G1 witness MSMs fill the remaining capacity.
+    // Everything is one task graph on the pool: the H chain (coefficient pass, six NTTs, then its MSM:
+    // the longest dependent path) first, the G2 MSM (the largest single MSM) next, and the G1 witness
+    // MSMs fill the remaining capacity.
     TaskGroup group;
-    group.run([&] {
-      PhaseTimer t("msm B2");
-      piB2 = msm(key.B2.data(), all, ptrOrNull(key.B2_52));
-    });
     group.run([&] {
       std::vector<uint64_t> h;
       {
@@ -117,6 +120,10 @@ Proof prove(const ZKey& key, const Witness& w) {
       }
       PhaseTimer t("msm H");
       piH = msm(key.H.data(), ScalarView{h.data(), key.domainSize}, ptrOrNull(key.H52));
+    });
+    group.run([&] {
+      PhaseTimer t("msm B2");
+      piB2 = msm(key.B2.data(), all, ptrOrNull(key.B2_52));
     });
     group.run([&] {
       PhaseTimer t("msm A");

@@ -37,13 +37,16 @@ void ThreadPool::submit(TaskGroup& g, std::function<void()> fn) {
   cv_.notify_one();
 }
 
-bool ThreadPool::runOne() {
+bool ThreadPool::runOne(const TaskGroup* only) {
   Task t;
   {
     std::lock_guard<std::mutex> lk(mu_);
-    if (queue_.empty()) return false;
-    t = std::move(queue_.front());
-    queue_.pop_front();
+    auto it = queue_.begin();
+    if (only)
+      while (it != queue_.end() && it->group != only) ++it;
+    if (it == queue_.end()) return false;
+    t = std::move(*it);
+    queue_.erase(it);
   }
   t.fn();
   // Decrement under the group's lock: the waiter re-takes that lock before returning, so the group
@@ -71,13 +74,19 @@ void TaskGroup::wait() {
       std::lock_guard<std::mutex> lk(doneMu_);
       return;
     }
-    if (pool_.runOne()) continue;
+    // Help with this group's own tasks only: picking up an unrelated long task here would delay the
+    // group (and so the critical path of a proof) by that task's whole length.
+    if (pool_.runOne(this)) continue;
     std::unique_lock<std::mutex> lk(doneMu_);
     doneCv_.wait_for(lk, std::chrono::milliseconds(1), [this] { return pending_.load() == 0; });
   }
 }
 
 void ThreadPool::parallelFor(size_t n, const std::function<void(size_t)>& fn) {
+  if (n == 1) {
+    fn(0);
+    return;
+  }
   TaskGroup g(*this);
   for (size_t i = 0; i < n; i++) g.run([&fn, i] { fn(i); });
   g.wait();

@@ -1,6 +1,6 @@
 // The addon's own worker pool (libuv's pool is small and shared with fs/crypto). Tasks carry their
-// own group counter, so concurrent proofs never share state; a waiting thread runs queued tasks
-// itself instead of sleeping, which makes nested parallel sections deadlock-free.
+// own group counter, so concurrent proofs never share state; a waiting thread runs its own group's
+// queued tasks itself instead of sleeping, which makes nested parallel sections deadlock-free.
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -32,7 +32,7 @@ class ThreadPool {
     TaskGroup* group;
     std::function<void()> fn;
   };
-  bool runOne();  // runs one queued task if any
+  bool runOne(const TaskGroup* only = nullptr);  // runs one queued task (of group `only` if given)
   void workerLoop();
 
   std::mutex mu_;
