@@ -6,6 +6,7 @@
         "native/src/addon.cpp",
         "native/src/curve.cpp",
         "native/src/fft.cpp",
+        "native/src/fft_avx512.cpp",
         "native/src/formats.cpp",
         "native/src/msm_avx512.cpp",
         "native/src/pairing.cpp",
