@@ -2,6 +2,7 @@
 // Portable CIOS multiplication on unsigned __int128 with the "no-carry" shortcut, which applies
 // because both moduli leave the top limb's highest bit clear (top limb < 2^63 - 1).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -232,26 +233,58 @@ struct Fp {
     return pow(a, e);
   }
 
-  // Binary extended Euclid, about 4x faster than inv() but variable time: only for values whose handling
-  // is variable time anyway (MSM bucket denominators), never for secrets such as r, s or toxic waste.
-  // Invariants: x1 * a == u and x2 * a == v (mod P), with u and v odd after each halving step.
-  static Fp invVartime(const Fp& a) {
-    if (a.isZero()) return a;
-    uint64_t u[4] = {a.v[0], a.v[1], a.v[2], a.v[3]}, v[4] = {C::P[0], C::P[1], C::P[2], C::P[3]};
-    uint64_t x1[4] = {1, 0, 0, 0}, x2[4] = {0, 0, 0, 0};
-    for (;;) {
-      halveWhileEven(u, x1);
-      halveWhileEven(v, x2);
-      if (isOneRaw(u)) return fromInverseOfRepresentative(x1);
-      if (isOneRaw(v)) return fromInverseOfRepresentative(x2);
-      if (limbsGeq(u, v)) {
-        subRaw(u, v);
-        subModRaw(x1, x2);
-      } else {
-        subRaw(v, u);
-        subModRaw(x2, x1);
+  // Binary extended Euclid in the batched form of Pornin's "optimized binary GCD" (eprint 2020/972):
+  // 31 steps at a time run on 64-bit approximations of a and b (their low 31 bits exactly and their top
+  // 33 bits), recording the steps as a 2x2 matrix that is then applied once to the full values and to
+  // the Bezout coefficients. Variable time: only for values whose handling is variable time anyway (MSM
+  // bucket denominators), never for secrets such as r, s or toxic waste; those use inv().
+  // Invariants: a == u * x and b == v * x (mod P), b odd; at the end b == 1 and v == x^-1.
+  static Fp invVartime(const Fp& x) {
+    if (x.isZero()) return x;
+    uint64_t a[4] = {x.v[0], x.v[1], x.v[2], x.v[3]}, b[4] = {C::P[0], C::P[1], C::P[2], C::P[3]};
+    uint64_t u[4] = {1, 0, 0, 0}, v[4] = {0, 0, 0, 0};
+    for (int round = 0; round < 40; round++) {  // 2 * 254 steps need 17 rounds; the cap is a safety net
+      if ((a[0] | a[1] | a[2] | a[3]) == 0) return fromInverseOfRepresentative(v);
+      uint64_t at, bt;
+      approximate(a, b, at, bt);
+      int64_t f0 = 1, g0 = 0, f1 = 0, g1 = 1;
+      for (int j = 0; j < 31; j++) {
+        const uint64_t odd = (uint64_t)0 - (at & 1);
+        const uint64_t sw = odd & ((uint64_t)0 - (uint64_t)(at < bt));
+        uint64_t t = (at ^ bt) & sw;
+        at ^= t;
+        bt ^= t;
+        t = ((uint64_t)f0 ^ (uint64_t)f1) & sw;
+        f0 = (int64_t)((uint64_t)f0 ^ t);
+        f1 = (int64_t)((uint64_t)f1 ^ t);
+        t = ((uint64_t)g0 ^ (uint64_t)g1) & sw;
+        g0 = (int64_t)((uint64_t)g0 ^ t);
+        g1 = (int64_t)((uint64_t)g1 ^ t);
+        at -= bt & odd;
+        f0 -= f1 & (int64_t)odd;
+        g0 -= g1 & (int64_t)odd;
+        at >>= 1;
+        f1 *= 2;
+        g1 *= 2;
       }
+      uint64_t na[4], nb[4];
+      if (combineShift(a, b, f0, g0, na)) {
+        f0 = -f0;
+        g0 = -g0;
+      }
+      if (combineShift(a, b, f1, g1, nb)) {
+        f1 = -f1;
+        g1 = -g1;
+      }
+      uint64_t nu[4], nv[4];
+      combineMod(u, v, f0, g0, nu);
+      combineMod(u, v, f1, g1, nv);
+      std::memcpy(a, na, 32);
+      std::memcpy(b, nb, 32);
+      std::memcpy(u, nu, 32);
+      std::memcpy(v, nv, 32);
     }
+    return inv(x);  // not reached for valid input; the Fermat inverse as a safety net
   }
 
   // Normal-form integer -> Montgomery element; rejects values >= P.
@@ -263,35 +296,90 @@ struct Fp {
   static inline Fp fromU64(uint64_t x) { return toMont(Fp{{x, 0, 0, 0}}); }
 
  private:
-  static inline bool isOneRaw(const uint64_t u[4]) { return u[0] == 1 && (u[1] | u[2] | u[3]) == 0; }
-  static inline void subRaw(uint64_t a[4], const uint64_t b[4]) {
-    unsigned char br = 0;
-    for (int i = 0; i < 4; i++) br = _subborrow_u64(br, a[i], b[i], (unsigned long long*)&a[i]);
+  static inline int bitLen(const uint64_t x[4]) {
+    for (int i = 3; i >= 0; i--)
+      if (x[i]) return 64 * i + 64 - __builtin_clzll(x[i]);
+    return 0;
   }
-  // a = a - b mod P for a, b < P.
-  static inline void subModRaw(uint64_t a[4], const uint64_t b[4]) {
-    Fp r = sub(raw(a), raw(b));
-    std::memcpy(a, r.v, 32);
+  // 64-bit approximations: exact when both fit in 64 bits, else the low 31 bits and the 33 bits below
+  // the top of the longer one.
+  static inline void approximate(const uint64_t a[4], const uint64_t b[4], uint64_t& at, uint64_t& bt) {
+    const int n = std::max(bitLen(a), bitLen(b));
+    if (n <= 64) {
+      at = a[0];
+      bt = b[0];
+      return;
+    }
+    const int s = n - 33, w = s >> 6, o = s & 63;
+    auto top = [&](const uint64_t x[4]) {
+      uint64_t lo = x[w] >> o;
+      if (o && w + 1 < 4) lo |= x[w + 1] << (64 - o);
+      return lo & ((1ULL << 33) - 1);
+    };
+    at = (a[0] & 0x7fffffffULL) | (top(a) << 31);
+    bt = (b[0] & 0x7fffffffULL) | (top(b) << 31);
   }
-  // Strips the factors of two from u (odd P keeps x * a == u): x = x / 2^k mod P, k <= 63 bits at a
-  // time, as (x + m P) / 2^k with m = -x / P mod 2^k, then one conditional subtraction.
-  static inline void halveWhileEven(uint64_t u[4], uint64_t x[4]) {
-    while ((u[0] & 1) == 0) {
-      int k = u[0] ? __builtin_ctzll(u[0]) : 63;
-      for (int i = 0; i < 3; i++) u[i] = (u[i] >> k) | (u[i + 1] << (64 - k));
-      u[3] >>= k;
-      const uint64_t mask = (1ULL << k) - 1;
-      const uint64_t m = (x[0] * C::INV) & mask;
-      u128 carry = 0;
-      uint64_t t[5];
-      for (int i = 0; i < 4; i++) {
-        carry += (u128)m * C::P[i] + x[i];
-        t[i] = (uint64_t)carry;
-        carry >>= 64;
+  // out = |a * f + b * g| / 2^31 (exact division); returns true when a * f + b * g was negative.
+  static inline bool combineShift(const uint64_t a[4], const uint64_t b[4], int64_t f, int64_t g, uint64_t out[4]) {
+    uint64_t t[5];
+    __int128 acc = 0;
+    for (int i = 0; i < 4; i++) {
+      acc += (__int128)f * (__int128)a[i] + (__int128)g * (__int128)b[i];
+      t[i] = (uint64_t)acc;
+      acc >>= 64;  // arithmetic
+    }
+    t[4] = (uint64_t)acc;
+    const bool neg = (int64_t)t[4] < 0;
+    if (neg) {  // two's complement negation of the 320-bit value
+      u128 c = 1;
+      for (int i = 0; i < 5; i++) {
+        c += ~t[i];
+        t[i] = (uint64_t)c;
+        c >>= 64;
       }
-      t[4] = (uint64_t)carry;
-      for (int i = 0; i < 4; i++) x[i] = (t[i] >> k) | (t[i + 1] << (64 - k));
-      reduceOnce(x);
+    }
+    for (int i = 0; i < 4; i++) out[i] = (t[i] >> 31) | (t[i + 1] << 33);
+    return neg;
+  }
+  // out = (u * f + v * g) / 2^31 mod P for u, v < P: adds k * P to clear the low 31 bits first.
+  static inline void combineMod(const uint64_t u[4], const uint64_t v[4], int64_t f, int64_t g, uint64_t out[4]) {
+    static const uint64_t pInv31 = (uint64_t)(-(int64_t)C::INV) & 0x7fffffffULL;  // P^-1 mod 2^31
+    uint64_t t[5];
+    __int128 acc = 0;
+    for (int i = 0; i < 4; i++) {
+      acc += (__int128)f * (__int128)u[i] + (__int128)g * (__int128)v[i];
+      t[i] = (uint64_t)acc;
+      acc >>= 64;
+    }
+    t[4] = (uint64_t)acc;
+    const uint64_t k = ((0 - t[0]) * pInv31) & 0x7fffffffULL;
+    unsigned __int128 c = 0;
+    for (int i = 0; i < 4; i++) {
+      c += (unsigned __int128)k * C::P[i] + t[i];
+      t[i] = (uint64_t)c;
+      c >>= 64;
+    }
+    t[4] += (uint64_t)c;
+    // Arithmetic shift right by 31: the value now fits in 4 limbs plus a sign, |value| < 4P.
+    int64_t top = (int64_t)t[4] >> 31;
+    for (int i = 0; i < 4; i++) out[i] = (t[i] >> 31) | (t[i + 1] << 33);
+    while (top < 0) {  // add P until non-negative
+      u128 cc = 0;
+      for (int i = 0; i < 4; i++) {
+        cc += (u128)out[i] + C::P[i];
+        out[i] = (uint64_t)cc;
+        cc >>= 64;
+      }
+      top += (int64_t)cc;
+    }
+    while (top > 0 || limbsGeq(out, C::P)) {  // subtract P until below P
+      u128 br = 0;
+      for (int i = 0; i < 4; i++) {
+        u128 d = (u128)out[i] - C::P[i] - (uint64_t)br;
+        out[i] = (uint64_t)d;
+        br = (d >> 64) & 1;
+      }
+      top -= (int64_t)br;
     }
   }
   // x = (aR)^-1 as a plain integer -> the Montgomery form of a^-1, i.e. x * R^2 = mont(x, R^3).
