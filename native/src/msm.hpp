@@ -73,12 +73,13 @@ inline Windows windowLayout(int maxBits, int c) {
   return w;
 }
 
-// Cost (in bucket-addition units) of a window size c for sorted bit lengths. bucketWeight is the
-// cost of reducing one bucket (two scalar XYZZ additions) over one bucket addition.
-inline double costOf(const std::vector<Entry>& e, int c, double bucketWeight) {
+// Cost (in bucket-addition units) of a window size c, from the histogram of bit lengths (countByBits[b]
+// entries have b bits). bucketWeight is the cost of reducing one bucket (two scalar XYZZ additions)
+// over one bucket addition.
+inline double costOf(const std::vector<size_t>& countByBits, int maxBits, int c, double bucketWeight) {
   double adds = 0;
-  for (const Entry& x : e) adds += (x.bits + c) / c;  // ceil((bits + 1) / c)
-  Windows w = windowLayout(e.empty() ? 0 : e[0].bits, c);
+  for (int b = 1; b <= maxBits; b++) adds += (double)countByBits[b] * ((b + c) / c);  // ceil((b + 1) / c)
+  Windows w = windowLayout(maxBits, c);
   double buckets = 0;
   for (int j = 0; j < w.count(); j++) buckets += w.half(j);
   return adds + buckets * bucketWeight;
@@ -98,7 +99,6 @@ void sumWindowsScalar(const Affine<F>* bases, const std::vector<msm_detail::Entr
     int window;
     size_t begin, end;
   };
-  const size_t nE = entries.size();
   std::vector<Task> tasks;
   for (int j = 0; j < nWindows; j++) {
     size_t len = windowLen[j];
@@ -110,10 +110,9 @@ void sumWindowsScalar(const Affine<F>* bases, const std::vector<msm_detail::Entr
   std::vector<XYZZ<F>> results(tasks.size());
   pool.parallelFor(tasks.size(), [&](size_t t) {
     const Task& task = tasks[t];
-    const int32_t* d = digits.data() + (size_t)task.window * nE;
     BucketAccumulator<F> acc(win.half(task.window));
     for (size_t i = task.begin; i < task.end; i++) {
-      int32_t v = d[i];
+      int32_t v = digits[i * nWindows + task.window];
       if (v == 0) continue;
       const msm_detail::Entry& e = entries[i];
       bool negate = (v < 0) != (e.neg != 0);
@@ -130,7 +129,6 @@ template <class F>
 void sumWindowsVector(const Affine<F>* bases, const uint64_t* bases52, const std::vector<msm_detail::Entry>& entries,
                       const std::vector<int32_t>& digits, const std::vector<size_t>& windowLen,
                       const msm_detail::Windows& win, ThreadPool& pool, std::vector<XYZZ<F>>& windowSum) {
-  const size_t nE = entries.size();
   const int nWindows = win.count();
   // Consecutive windows up to ~4096 buckets per group: each group is one pool task, and smaller tasks
   // balance the two cores better at the end of a proof.
@@ -153,7 +151,7 @@ void sumWindowsVector(const Affine<F>* bases, const uint64_t* bases52, const std
     for (size_t i = 0; i < windowLen[j0]; i++) {
       const msm_detail::Entry& e = entries[i];
       for (int j = j0; j < j1; j++) {
-        int32_t v = digits[(size_t)j * nE + i];
+        int32_t v = digits[i * nWindows + j];
         if (v == 0) continue;
         uint32_t bucket = offset[j - j0] + (uint32_t)(v < 0 ? -v - 1 : v - 1);
         if ((v < 0) != (e.neg != 0)) bucket |= kBucketNegate;
@@ -200,7 +198,23 @@ XYZZ<F> msm(const Affine<F>* bases, ScalarView scalars, const uint64_t* bases52 
     entries.push_back(e);
   }
   if (entries.empty()) return XYZZ<F>::infinity();
-  std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.bits > b.bits; });
+  // Counting sort by bit length, longest first (stable).
+  std::vector<size_t> countByBits(257, 0);
+  int maxBits = 0;
+  for (const Entry& e : entries) {
+    countByBits[e.bits]++;
+    maxBits = std::max<int>(maxBits, e.bits);
+  }
+  {
+    std::vector<size_t> next(257, 0);
+    for (int b = maxBits, pos = 0; b >= 0; b--) {
+      next[b] = (size_t)pos;
+      pos += (int)countByBits[b];
+    }
+    std::vector<Entry> sorted(entries.size());
+    for (const Entry& e : entries) sorted[next[e.bits]++] = e;
+    entries.swap(sorted);
+  }
 
   const bool vec = bases52 != nullptr && avx512MsmEnabled();
   // Measured here: a scalar batch-affine addition costs ~1/3.4 of a bucket reduction; for the vector
@@ -210,17 +224,18 @@ XYZZ<F> msm(const Affine<F>* bases, ScalarView scalars, const uint64_t* bases52 
   int c = 2;
   double best = 1e300;
   for (int cc = 2; cc <= 15; cc++) {
-    double cost = costOf(entries, cc, bucketWeight);
+    double cost = costOf(countByBits, maxBits, cc, bucketWeight);
     if (cost < best) {
       best = cost;
       c = cc;
     }
   }
-  const Windows win = windowLayout(entries[0].bits, c);
+  const Windows win = windowLayout(maxBits, c);
   const int nWindows = win.count();
   const size_t nE = entries.size();
 
-  // Signed digits, window-major, plus per-window prefix lengths (entries are sorted by bits).
+  // Signed digits, entry-major (digits[i * nWindows + j]: an entry's digits are written and read
+  // together), plus per-window prefix lengths (entries are sorted by bits).
   std::vector<int32_t> digits((size_t)nWindows * nE, 0);
   std::vector<size_t> windowLen(nWindows, 0);
   for (size_t i = 0; i < nE; i++) {
@@ -236,7 +251,7 @@ XYZZ<F> msm(const Affine<F>* bases, ScalarView scalars, const uint64_t* bases52 
       } else {
         carry = 0;
       }
-      digits[(size_t)j * nE + i] = w;
+      digits[i * nWindows + j] = w;
     }
     for (int k = 0; k < j; k++) windowLen[k] = i + 1;
   }
