@@ -18,9 +18,7 @@
 // GCC 12 reports its own intrinsics (_mm512_undefined_epi32) as maybe-uninitialized.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
-#include <cstdlib>
-#include <new>
-
+#include "avx512/aligned_array.hpp"
 #include "avx512/convert52.hpp"
 
 namespace zk {
@@ -29,24 +27,7 @@ namespace {
 using namespace avx512;
 typedef F52<FrTag> VR;
 
-// 64-byte aligned fixed-size array of vectors.
-class Blocks {
- public:
-  explicit Blocks(size_t n) : n_(n) {
-    data_ = static_cast<V52*>(std::aligned_alloc(64, n * sizeof(V52)));
-    if (!data_) throw std::bad_alloc();
-  }
-  ~Blocks() { std::free(data_); }
-  Blocks(const Blocks&) = delete;
-  Blocks& operator=(const Blocks&) = delete;
-  V52& operator[](size_t i) { return data_[i]; }
-  const V52& operator[](size_t i) const { return data_[i]; }
-  size_t size() const { return n_; }
-
- private:
-  V52* data_;
-  size_t n_;
-};
+typedef AlignedArray<V52> Blocks;
 
 inline V52 lanesOf(const Fr* x) {  // eight scalars -> one vector
   uint64_t w[8 * 5];

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <new>
 
 #include "field.hpp"
 
@@ -43,6 +42,7 @@ bool avx512MsmEnabled() {
 // GCC 12 reports its own intrinsics (_mm512_undefined_epi32) as maybe-uninitialized.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#include "avx512/aligned_array.hpp"
 #include "avx512/convert52.hpp"
 #include "avx512/fp52x2.hpp"
 
@@ -149,25 +149,6 @@ struct Lanes<Fq2> {
     }
     return r;
   }
-};
-
-// A growable 64-byte aligned array of vectors (std::vector's allocator does not align them here).
-template <class E>
-class AlignedArray {
- public:
-  ~AlignedArray() { std::free(data_); }
-  void resize(size_t n) {
-    if (n <= cap_) return;
-    std::free(data_);
-    cap_ = std::max(n, 2 * cap_);
-    data_ = static_cast<E*>(std::aligned_alloc(64, ((cap_ * sizeof(E) + 63) / 64) * 64));
-    if (!data_) throw std::bad_alloc();
-  }
-  E& operator[](size_t i) { return data_[i]; }
-
- private:
-  E* data_ = nullptr;
-  size_t cap_ = 0;
 };
 
 template <class F>
