@@ -32,19 +32,12 @@ typedef AlignedArray<V52> Blocks;
 inline V52 lanesOf(const Fr* x) {  // eight scalars -> one vector
   uint64_t w[8 * 5];
   for (int i = 0; i < 8; i++) toLimbs52(x[i], w + 5 * i);
-  V52 r;
-  alignas(64) uint64_t t[8];
-  for (int j = 0; j < 5; j++) {
-    for (int i = 0; i < 8; i++) t[i] = w[5 * i + j];
-    r.l[j] = _mm512_load_si512(t);
-  }
-  return r;
+  return lanesFromWords(w, 5);
 }
 
 // Twiddles of one direction (root w or w^-1) for every stage, plus the coset factors in bit-reversed
 // order. Built once per domain size.
 struct Tables {
-  int log2n;
   size_t n;
   // Stage with half-size h >= 8: twiddles w_len^j for j = 8t .. 8t + 7 at big[h][t] (len = 2h).
   std::unique_ptr<Blocks> fwdBig, invBig;  // concatenated per stage, offset bigOffset(h)
@@ -55,7 +48,7 @@ struct Tables {
 
   size_t bigOffset(size_t h) const { return h / 8 - 1; }  // h = 8, 16, ..., n/2 -> 0, 1, 3, 7, ...
 
-  explicit Tables(int lg) : log2n(lg), n((size_t)1 << lg) {
+  explicit Tables(int lg) : n((size_t)1 << lg) {
     const Fr w = rootOfUnity(lg), wInv = Fr::inv(w);
     // sum over h = 8 .. n/2 of h/8 vectors = n/8 - 1
     fwdBig = std::make_unique<Blocks>(n / 8);

@@ -74,23 +74,9 @@ struct Lanes<Fq> {
   static inline void toWords(const Fq& a, uint64_t* out) { toLimbs52(a, out); }
   static inline Fq fromWords(const uint64_t* in) { return fromLimbs52<FqTag>(in); }
   static inline void negWords(uint64_t* y) { negLimbs(y); }
-  // Lane i of e -> words out[i * W ...].
-  static inline void extract(const E& e, uint64_t* out) {
-    alignas(64) uint64_t t[8];
-    for (int j = 0; j < 5; j++) {
-      _mm512_store_si512(t, e.l[j]);
-      for (int i = 0; i < 8; i++) out[i * W + j] = t[i];
-    }
-  }
-  static inline E insert(const uint64_t* in) {
-    E r;
-    alignas(64) uint64_t t[8];
-    for (int j = 0; j < 5; j++) {
-      for (int i = 0; i < 8; i++) t[i] = in[i * W + j];
-      r.l[j] = _mm512_load_si512(t);
-    }
-    return r;
-  }
+  // Lane i of e <-> words [i * W ...].
+  static inline void extract(const E& e, uint64_t* out) { lanesToWords(e, out, W); }
+  static inline E insert(const uint64_t* in) { return lanesFromWords(in, W); }
   // p - y on canonical limbs (y != 0 on these curves): the result is canonical too.
   static inline void negLimbs(uint64_t* y) {
     const auto& k = Consts52<FqTag>::get();
@@ -128,27 +114,10 @@ struct Lanes<Fq2> {
     }
   }
   static inline void extract(const E& e, uint64_t* out) {
-    alignas(64) uint64_t t[8];
-    for (int c = 0; c < 2; c++) {
-      const V52& v = c == 0 ? e.c0 : e.c1;
-      for (int j = 0; j < 5; j++) {
-        _mm512_store_si512(t, v.l[j]);
-        for (int i = 0; i < 8; i++) out[i * W + 5 * c + j] = t[i];
-      }
-    }
+    lanesToWords(e.c0, out, W);
+    lanesToWords(e.c1, out + 5, W);
   }
-  static inline E insert(const uint64_t* in) {
-    E r;
-    alignas(64) uint64_t t[8];
-    for (int c = 0; c < 2; c++) {
-      V52& v = c == 0 ? r.c0 : r.c1;
-      for (int j = 0; j < 5; j++) {
-        for (int i = 0; i < 8; i++) t[i] = in[i * W + 5 * c + j];
-        v.l[j] = _mm512_load_si512(t);
-      }
-    }
-    return r;
-  }
+  static inline E insert(const uint64_t* in) { return E{lanesFromWords(in, W), lanesFromWords(in + 5, W)}; }
 };
 
 template <class F>
@@ -188,11 +157,8 @@ class VecBuckets {
         spill(op);
       return;
     }
-    if (!full_[b]) {  // an empty bucket simply takes the point
-      uint64_t* dst = &words_[(size_t)b * PW];
-      std::copy(bases52_ + (size_t)op.base * PW, bases52_ + (size_t)op.base * PW + PW, dst);
-      if (op.bucket & kBucketNegate) L::negWords(dst + W);
-      full_[b] = 1;
+    if (!full_[b]) {
+      takePoint(op);
       return;
     }
     busy_[b] = 1;
@@ -232,7 +198,8 @@ class VecBuckets {
   std::vector<BucketOp> pending_, deferred_;
   std::vector<XYZZ<F>> overflow_;
   AlignedArray<E> den_, prefix_;
-  std::vector<size_t> special_;
+  std::vector<size_t> special_;       // pending indices whose x equals the bucket's
+  std::vector<__mmask8> specialMask_;  // the same, per group of eight
   E one_;
 
   struct Group {
@@ -250,6 +217,15 @@ class VecBuckets {
       if (op.bucket & kBucketNegate) neg |= (__mmask8)(1u << i);
     }
     return Group{_mm512_load_si512(ip), _mm512_load_si512(ib), (__mmask8)((1u << cnt) - 1), neg};
+  }
+
+  // An empty bucket simply takes the (possibly negated) point: no addition, no batch slot.
+  void takePoint(const BucketOp& op) {
+    const uint32_t b = op.bucket & ~kBucketNegate;
+    uint64_t* dst = &words_[(size_t)b * PW];
+    std::copy(bases52_ + (size_t)op.base * PW, bases52_ + (size_t)op.base * PW + PW, dst);
+    if (op.bucket & kBucketNegate) L::negWords(dst + W);
+    full_[b] = 1;
   }
 
   // A scalar XYZZ addition into the bucket's overflow accumulator.
@@ -284,6 +260,7 @@ class VecBuckets {
     const size_t groups = (n + 7) / 8;
     den_.resize(groups);
     prefix_.resize(groups);
+    specialMask_.resize(groups);
     special_.clear();
     uint64_t* B = words_.data();
     E run = one_;
@@ -293,6 +270,7 @@ class VecBuckets {
       E bx = L::gather(B, gr.idxB, gr.valid);
       E d = Ops::sub(px, bx);
       __mmask8 zero = Ops::isZeroMask(Ops::canonical(d)) & gr.valid;
+      specialMask_[g] = zero;
       for (unsigned i = 0; i < 8; i++)
         if (zero & (1u << i)) special_.push_back(g * 8 + i);
       d = Ops::blend((__mmask8)(zero | ~gr.valid), d, one_);
@@ -313,9 +291,7 @@ class VecBuckets {
       E lambda = Ops::mul(Ops::sub(py, by), invD);
       E x3 = Ops::sub(Ops::sub(Ops::sqr(lambda), bx), px);
       E y3 = Ops::sub(Ops::mul(lambda, Ops::sub(bx, x3)), by);
-      __mmask8 keep = gr.valid;
-      for (size_t s : special_)
-        if (s / 8 == g) keep &= (__mmask8) ~(1u << (s % 8));
+      const __mmask8 keep = gr.valid & (__mmask8)~specialMask_[g];
       L::scatter(B, gr.idxB, keep, x3);
       L::scatter(B + W, gr.idxB, keep, y3);
     }
@@ -330,10 +306,7 @@ class VecBuckets {
       if (busy_[b]) {
         deferred_[kept++] = op;
       } else if (!full_[b]) {
-        uint64_t* dst = &words_[(size_t)b * PW];
-        std::copy(bases52_ + (size_t)op.base * PW, bases52_ + (size_t)op.base * PW + PW, dst);
-        if (op.bucket & kBucketNegate) L::negWords(dst + W);
-        full_[b] = 1;
+        takePoint(op);
       } else {
         busy_[b] = 1;
         pending_.push_back(op);

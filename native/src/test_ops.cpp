@@ -118,6 +118,7 @@ Napi::Value msmOp(const Napi::CallbackInfo& info) {
     std::memcpy(&scalars[4 * i], k.v, 32);
   }
   // Optional third argument: "scalar" or "vector" picks the bucket path (default: the prover's choice).
+  if (info.Length() > 2 && !info[2].IsString()) throw Napi::TypeError::New(info.Env(), "MSM path must be a string");
   std::string path = info.Length() > 2 ? info[2].As<Napi::String>().Utf8Value() : "auto";
   std::vector<uint64_t> bases52;
   if (path == "vector") {

@@ -223,9 +223,12 @@ test('MSM with many equal points and equal scalars (bucket collisions, P+P and P
   }
 });
 
-test('an unknown MSM path is an error', (t) => {
+test('an unknown or non-string MSM path is an error', (t) => {
   t.throws(() => ops.g1Msm([g1Json(G1.Point.BASE)], ['1'], 'fast' as MsmPath), {
     message: /unknown MSM path/,
+  });
+  t.throws(() => ops.g1Msm([g1Json(G1.Point.BASE)], ['1'], 42 as unknown as MsmPath), {
+    message: /must be a string/,
   });
 });
 

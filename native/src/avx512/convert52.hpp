@@ -41,5 +41,23 @@ inline Fp<C> fromLimbs52(const uint64_t in[5]) {
   return Fp<C>::raw(x);
 }
 
+// Eight elements' limbs (element i at words[i * stride .. i * stride + 4]) <-> one vector.
+inline V52 lanesFromWords(const uint64_t* words, int stride) {
+  V52 r;
+  alignas(64) uint64_t t[8];
+  for (int j = 0; j < 5; j++) {
+    for (int i = 0; i < 8; i++) t[i] = words[i * stride + j];
+    r.l[j] = _mm512_load_si512(t);
+  }
+  return r;
+}
+inline void lanesToWords(const V52& v, uint64_t* words, int stride) {
+  alignas(64) uint64_t t[8];
+  for (int j = 0; j < 5; j++) {
+    _mm512_store_si512(t, v.l[j]);
+    for (int i = 0; i < 8; i++) words[i * stride + j] = t[i];
+  }
+}
+
 }  // namespace avx512
 }  // namespace zk

@@ -32,16 +32,15 @@ struct V52 {
 template <class C>
 struct Consts52 {
   __m512i p[5], twoP[5], pinv, mask, zero;
-  uint64_t pl[5], twoPl[5];
+  uint64_t pl[5];  // p in 52-bit limbs, for scalar code
   Consts52() {
     uint64_t two[4];
     unsigned char c = 0;
     for (int i = 0; i < 4; i++) c = _addcarry_u64(c, C::P[i], C::P[i], (unsigned long long*)&two[i]);
     for (int j = 0; j < 5; j++) {
       pl[j] = limb52(C::P, j);
-      twoPl[j] = limb52(two, j);
       p[j] = _mm512_set1_epi64((long long)pl[j]);
-      twoP[j] = _mm512_set1_epi64((long long)twoPl[j]);
+      twoP[j] = _mm512_set1_epi64((long long)limb52(two, j));
     }
     pinv = _mm512_set1_epi64((long long)(C::INV & M52));  // -p^-1 mod 2^52
     mask = _mm512_set1_epi64((long long)M52);
@@ -60,11 +59,6 @@ struct F52 {
   static inline V52 zero() {
     V52 r;
     for (int j = 0; j < 5; j++) r.l[j] = _mm512_setzero_si512();
-    return r;
-  }
-  static inline V52 broadcast(const uint64_t limbs[5]) {
-    V52 r;
-    for (int j = 0; j < 5; j++) r.l[j] = _mm512_set1_epi64((long long)limbs[j]);
     return r;
   }
 
