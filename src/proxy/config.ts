@@ -1,5 +1,6 @@
 // Proxy configuration: every address, key and limit comes from an environment variable with a default
 // (documented in docs/CONFIG.md). Invalid values stop the start with a message naming the variable.
+import { STANDALONE_PASSPHRASE, x402Network } from '../ledger/networks.ts';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseConfigAmount } from './domain/amount.ts';
 
@@ -64,8 +65,6 @@ export class ConfigError extends Error {
 }
 
 export type Env = Record<string, string | undefined>;
-
-const STANDALONE_PASSPHRASE = 'Standalone Network ; February 2017';
 
 function text(env: Env, name: string, fallback: string): string {
   const value = env[name];
@@ -142,7 +141,7 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
   );
   const rpcUrl = url(env, 'POOL_PROXY_RPC_URL', 'http://127.0.0.1:8000/rpc');
   const networkPassphrase = text(env, 'POOL_PROXY_NETWORK_PASSPHRASE', STANDALONE_PASSPHRASE);
-  const defaultNetwork = networkPassphrase === STANDALONE_PASSPHRASE ? 'stellar:local' : 'stellar:testnet';
+  const defaultNetwork = x402Network(networkPassphrase);
   const defaultInfo =
     networkPassphrase === STANDALONE_PASSPHRASE ? `${new URL(rpcUrl).origin}/sandbox/info` : '';
 

@@ -1,6 +1,7 @@
 // Genesis of a new sandbox network: the well-known accounts (admin, operator, pool wallet) with fresh keys
 // kept in the data directory, and the deployed contracts (USDC token, verifier with the circuit's
 // verification key, ASP membership and non-membership, pool) with ids derived as stellar-core derives them.
+import { x402Network } from '../ledger/networks.ts';
 import { readFileSync } from 'node:fs';
 import { Address, Asset, hash, Keypair, StrKey, xdr } from '@stellar/stellar-sdk';
 import { aspMembership, aspNonMembership, pool, token, verifier } from '../../contracts/index.ts';
@@ -140,7 +141,7 @@ export async function runGenesis(
 
   const info: SandboxInfo = {
     networkPassphrase: passphrase,
-    network: 'stellar:local',
+    network: x402Network(passphrase),
     contracts,
     accounts: { admin, operator: keys.operator.publicKey(), poolWallet: keys.poolWallet.publicKey() },
   };

@@ -37,6 +37,8 @@ export interface SandboxOptions {
   ledgerMs?: number;
   /** snarkjs verification_key.json (path or object) for genesis; default: the built policy_tx_2_2 key */
   vkey?: VerificationKeyInput;
+  /** network passphrase (default: the standalone network's); a store created with another one is refused */
+  networkPassphrase?: string;
 }
 
 export class Sandbox {
@@ -49,16 +51,15 @@ export class Sandbox {
   static async start(opts: SandboxOptions = {}): Promise<Sandbox> {
     const store = await LedgerStore.open(opts.dataDir);
     const registry = contractRegistry();
-    const ledger = new Ledger(store, registry, STANDALONE_PASSPHRASE);
+    const passphrase = opts.networkPassphrase ?? STANDALONE_PASSPHRASE;
+    const ledger = new Ledger(store, registry, passphrase);
     try {
       if (!store.meta)
-        await runGenesis(
-          store,
-          registry,
-          ledger.networkId,
-          STANDALONE_PASSPHRASE,
-          opts.vkey ?? DEFAULT_VKEY_PATH,
-        );
+        await runGenesis(store, registry, ledger.networkId, passphrase, opts.vkey ?? DEFAULT_VKEY_PATH);
+      const stored = readInfo(store).networkPassphrase;
+      if (stored !== passphrase) {
+        throw new Error(`the sandbox data was created for network "${stored}", not "${passphrase}"`);
+      }
     } catch (e) {
       await store.close();
       throw e;

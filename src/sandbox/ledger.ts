@@ -21,7 +21,8 @@ import {
   transactionMeta,
 } from './xdr-records.ts';
 
-export const STANDALONE_PASSPHRASE = 'Standalone Network ; February 2017';
+export { STANDALONE_PASSPHRASE } from '../ledger/networks.ts';
+import { STANDALONE_PASSPHRASE } from '../ledger/networks.ts';
 
 export interface SendResult {
   hash: string;

@@ -66,6 +66,31 @@ test('the sandbox command serves RPC, persists to --data and stops on SIGTERM', 
   t.true((await new rpc.Server(url2, { allowHttp: true }).getLatestLedger()).sequence >= ledger);
   second.child.kill('SIGTERM');
   t.is(await second.exited, 0);
+
+  // the same data under another network passphrase is refused, never silently reused
+  const other = run([
+    '--listen',
+    '127.0.0.1:0',
+    '--data',
+    dir,
+    '--network-passphrase',
+    'Test SDF Network ; September 2015',
+  ]);
+  t.not(await other.exited, 0);
+  t.regex(other.output(), /created for network "Standalone Network ; February 2017"/);
+});
+
+test('--network-passphrase runs the sandbox as that network (x402 id follows it)', async (t) => {
+  const testnet = 'Test SDF Network ; September 2015';
+  const r = run(['--listen', '127.0.0.1:0', '--ledger-ms', '50', '--network-passphrase', testnet]);
+  t.teardown(() => r.child.kill('SIGKILL'));
+  const url = await waitForUrl(r.output, r.exited);
+  t.is((await new rpc.Server(url, { allowHttp: true }).getNetwork()).passphrase, testnet);
+  const info = await (await fetch(url.replace(/\/rpc$/, '/sandbox/info'))).json();
+  t.is(info.networkPassphrase, testnet);
+  t.is(info.network, 'stellar:testnet');
+  r.child.kill('SIGTERM');
+  t.is(await r.exited, 0);
 });
 
 test('bad options and a missing verification key fail with a clear message', async (t) => {
@@ -76,6 +101,7 @@ test('bad options and a missing verification key fail with a clear message', asy
       ['--listen', '127.0.0.1:0', '--vkey', '/nonexistent/verification_key.json'],
       /cannot read the verification key/,
     ],
+    [['--listen', '127.0.0.1:0', '--network-passphrase', ' padded'], /--network-passphrase must be/],
   ] as const;
   const runs = cases.map(([args]) => run([...args]));
   const codes = await Promise.all(runs.map((r) => r.exited));

@@ -6,7 +6,8 @@ import { startProverDaemon, type ProverDaemon } from '../../prover/daemon/server
 import { loadConfig } from '../../proxy/config.ts';
 import { startProxy, type ProxyHandle } from '../../proxy/server.ts';
 import { Sandbox } from '../../sandbox/index.ts';
-import { parseListen } from './sandbox.ts';
+import { STANDALONE_PASSPHRASE } from '../../ledger/networks.ts';
+import { parseListen, parsePassphrase } from './sandbox.ts';
 
 /** Test USDC minted to the operator of a new embedded sandbox. */
 const OPERATOR_TEST_USDC = 10_000;
@@ -17,6 +18,7 @@ interface StartOptions {
   prover: string;
   ledgerMs: string;
   circuits: string;
+  networkPassphrase: string;
 }
 
 /**
@@ -49,6 +51,11 @@ export function registerStart(program: Command): void {
       process.env.POOL_PROXY_SANDBOX_LEDGER_MS ?? '1000',
     )
     .option('--circuits <dir>', 'circuits folder served by the prover daemon', DEFAULT_CIRCUITS_DIR)
+    .option(
+      '--network-passphrase <text>',
+      'network passphrase of the embedded sandbox (a real RPC is checked against POOL_PROXY_NETWORK_PASSPHRASE)',
+      process.env.POOL_PROXY_NETWORK_PASSPHRASE ?? STANDALONE_PASSPHRASE,
+    )
     .action(async (opts: StartOptions) => {
       const dataDir = resolve(opts.dataDir);
       const env: Record<string, string | undefined> = { ...process.env, POOL_PROXY_DATA_DIR: dataDir };
@@ -58,6 +65,7 @@ export function registerStart(program: Command): void {
           await stop().catch((e) => console.error(`stop: ${(e as Error).message}`));
       };
       try {
+        const networkPassphrase = parsePassphrase(opts.networkPassphrase);
         const artifacts = circuitArtifacts(POLICY_CIRCUIT.id, opts.circuits);
         if (!existsSync(artifacts.zkey) || !existsSync(artifacts.wasm)) {
           throw new Error(`no proving key in ${artifacts.dir}: run \`npm run build\` first`);
@@ -76,6 +84,7 @@ export function registerStart(program: Command): void {
             ledgerMs,
             dataDir: sandboxDir,
             vkey: artifacts.vkey,
+            networkPassphrase,
           });
           stops.push(() => sandbox.close());
           const secrets = sandbox.secrets();
@@ -87,6 +96,8 @@ export function registerStart(program: Command): void {
             if (!funded.ok) throw new Error(`could not fund the sandbox operator: ${await funded.text()}`);
           }
           env.POOL_PROXY_RPC_URL = sandbox.rpcUrl;
+          env.POOL_PROXY_NETWORK_PASSPHRASE = networkPassphrase;
+          env.POOL_PROXY_SANDBOX_INFO_URL ||= `${sandbox.url}/sandbox/info`;
           env.POOL_PROXY_OPERATOR_SECRET ||= secrets.operator;
           env.POOL_PROXY_ASP_ADMIN_SECRET ||= secrets.admin;
           console.log(
