@@ -470,6 +470,63 @@ test.serial(
   },
 );
 
+test.serial(
+  'a prepared deposit stays valid while five other wallets create agents (registrations wait for it)',
+  async (t) => {
+    const victim = await newWallet(10);
+    const prepared = await prepare(victim, '2');
+    t.is(prepared.status, 200, prepared.text);
+    // Five other wallets, each with a new agent: their allowlist registrations must not make the victim's
+    // prepared proof stale, so they wait until it is submitted (or expires).
+    const others = await Promise.all(Array.from({ length: 5 }, () => newWallet(10)));
+    const pending = others.map((w, i) => deposit(w, '1', `newcomer-${i}`));
+    await new Promise((r) => setTimeout(r, 1500));
+    const submitted = await postJson(
+      url('/api/deposit/submit'),
+      {
+        prepareId: prepared.json.prepareId,
+        signedTransactionXDR: signPrepared(prepared.json.transactionXDR, victim.kp),
+      },
+      bearer(victim.token),
+    );
+    t.is(submitted.status, 200, submitted.text);
+    t.is(await balance(victim), '2.0000000');
+    const results = await Promise.all(pending);
+    t.deepEqual(
+      results.map((r) => r.status),
+      [200, 200, 200, 200, 200],
+      results.map((r) => r.text).join('\n'),
+    );
+    for (const [i, w] of others.entries()) t.is(await balance(w, `newcomer-${i}`), '1.0000000');
+  },
+);
+
+test.serial('per-wallet bounds: concurrent prepares and new agents per hour answer 429', async (t) => {
+  const { proxy } = await stack.startProxy({
+    POOL_PROXY_WALLET_NEW_AGENTS_PER_HOUR: '1',
+    POOL_PROXY_WALLET_CONCURRENT_PREPARES: '1',
+    POOL_PROXY_DATA_DIR: join(stack.env.POOL_PROXY_DATA_DIR!, 'quotas'),
+  });
+  try {
+    const kp = Keypair.random();
+    await stack.fund(kp.publicKey(), 10);
+    const auth = bearer(await stack.login(kp, proxy.url));
+    const prep = (agentId: string) =>
+      postJson(`${proxy.url}/api/deposit/prepare`, { amount: '1', publicKey: kp.publicKey(), agentId }, auth);
+    const [a, b] = await Promise.all([prep('quota-a'), prep('quota-a')]);
+    t.deepEqual([a.status, b.status].sort(), [200, 429], `${a.text}\n${b.text}`);
+    const limited = a.status === 429 ? a : b;
+    t.is(limited.json.code, 'rate_limited');
+    t.truthy(limited.headers['retry-after']);
+    const second = await prep('quota-b');
+    t.is(second.status, 429, second.text);
+    t.regex(second.json.detail, /new agents/);
+    t.is((await prep('quota-a')).status, 200, 'an agent already registered is not new');
+  } finally {
+    await proxy.close();
+  }
+});
+
 test.serial('pool stats and info are public and hold aggregates only', async (t) => {
   const stats = await getJson(url('/api/pool/stats'));
   t.is(stats.status, 200);
