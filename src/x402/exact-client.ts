@@ -133,7 +133,7 @@ export class ExactStellarClient implements SchemeNetworkClient {
     try {
       [latest, ledgerSeconds] = await Promise.all([
         this.server.getLatestLedger().then((l) => l.sequence),
-        this.opts.ledgerSeconds ?? measureLedgerSeconds(this.server),
+        this.opts.ledgerSeconds ?? measureLedgerSeconds(this.server).then((r) => r.high),
       ]);
     } catch (e) {
       if (e instanceof X402Error) throw e;

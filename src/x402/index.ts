@@ -43,5 +43,11 @@ export {
   type SafeRequest,
   type SafeResponse,
 } from './safe-fetch.ts';
-export { DEFAULT_LEDGER_SECONDS, measureLedgerSeconds, rpcServer, expirationLedger } from './rpc.ts';
+export {
+  DEFAULT_LEDGER_SECONDS,
+  measureLedgerSeconds,
+  rpcServer,
+  expirationLedger,
+  type LedgerSecondsRange,
+} from './rpc.ts';
 export { paidRequestListener, type PaidHandler, type PaidReply, type PaidRequest } from './paid-http.ts';

@@ -32,14 +32,9 @@ function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
     let size = 0;
     req.on('data', (c: Buffer) => {
       size += c.length;
-      if (size > MAX_REQUEST_BODY) {
-        resolve(undefined);
-        req.destroy();
-        return;
-      }
-      chunks.push(c);
+      if (size <= MAX_REQUEST_BODY) chunks.push(c);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('end', () => resolve(size > MAX_REQUEST_BODY ? undefined : Buffer.concat(chunks)));
     req.on('error', reject);
   });
 }

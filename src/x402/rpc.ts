@@ -16,12 +16,21 @@ export function rpcServer(url: string): rpc.Server {
 /** A hash no transaction has: asking for it returns only the RPC's ledger range and close times. */
 const PROBE_HASH = '0'.repeat(64);
 
+/** Bounds on the seconds per ledger: close times have whole-second resolution, so ±1 s over the range. */
+export interface LedgerSecondsRange {
+  /** the fastest the ledgers can have been closing (0 when the range fits in one second) */
+  low: number;
+  /** the slowest */
+  high: number;
+}
+
 /**
- * Average seconds per ledger over the ledgers the RPC retains: (latest close − oldest close) / (latest −
- * oldest), from the range fields every getTransaction answer carries. DEFAULT_LEDGER_SECONDS when the range
- * is a single ledger or the close times are missing.
+ * Seconds per ledger over the ledgers the RPC retains, from the range fields every getTransaction answer
+ * carries: (latest close − oldest close ± 1 s) / (latest − oldest). DEFAULT_LEDGER_SECONDS for both bounds
+ * when the RPC keeps a single ledger. A payer signs with `high` (fewer ledgers: never longer than asked);
+ * a facilitator bounds with `low` (more ledgers: never refuses an honest payer on the same network).
  */
-export async function measureLedgerSeconds(server: rpc.Server): Promise<number> {
+export async function measureLedgerSeconds(server: rpc.Server): Promise<LedgerSecondsRange> {
   let res: rpc.Api.GetTransactionResponse;
   try {
     res = await server.getTransaction(PROBE_HASH);
@@ -30,11 +39,13 @@ export async function measureLedgerSeconds(server: rpc.Server): Promise<number> 
   }
   const span = res.latestLedger - res.oldestLedger;
   const seconds = Number(res.latestLedgerCloseTime) - Number(res.oldestLedgerCloseTime);
-  if (!(span > 0) || !Number.isFinite(seconds) || seconds <= 0) return DEFAULT_LEDGER_SECONDS;
-  return seconds / span;
+  if (!(span > 0) || !Number.isFinite(seconds) || seconds < 0)
+    return { low: DEFAULT_LEDGER_SECONDS, high: DEFAULT_LEDGER_SECONDS };
+  return { low: Math.max(seconds - 1, 0) / span, high: (seconds + 1) / span };
 }
 
 /** The last ledger an authorization may be used in: latest + ceil(timeoutSeconds / ledgerSeconds), at least latest + 1. */
 export function expirationLedger(latest: number, timeoutSeconds: number, ledgerSeconds: number): number {
+  if (!(ledgerSeconds > 0)) return Number.MAX_SAFE_INTEGER;
   return latest + Math.max(1, Math.ceil(timeoutSeconds / ledgerSeconds));
 }

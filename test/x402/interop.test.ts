@@ -211,9 +211,9 @@ test.serial(
 
 test.serial('an expired authorization is refused and reconciles as unused', async (t) => {
   const q = await quote(weather(), payer, fetchOpts());
-  // one ledger of validity
-  const signed = await sign(q, poolWallet, { ...payer, ledgerSeconds: 10_000 });
-  t.is(signed.record.expirationLedger, signed.record.signedAtLedger + 1);
+  // six ledgers of validity (300 s at 50 s a ledger): enough to sign, soon past
+  const signed = await sign(q, poolWallet, { ...payer, ledgerSeconds: 50 });
+  t.is(signed.record.expirationLedger, signed.record.signedAtLedger + 6);
   await waitPastLedger(server, signed.record.expirationLedger);
   const res = await facilitator.verify(signed.paymentPayload, q.requirements);
   t.false(res.isValid);
