@@ -1,6 +1,7 @@
 // What a sandbox contract sees of the host (the TypeScript counterpart of soroban_sdk::Env), and the
 // helpers contracts use to read and build ScVal arguments with the host's type errors.
 import { Address, nativeToScVal, scValToNative, xdr } from '@stellar/stellar-sdk';
+import type { ContractInterface } from '../ledger/contract-spec.ts';
 import { valueError } from './errors.ts';
 import { scAddress } from './keys.ts';
 
@@ -37,8 +38,10 @@ export interface ContractEnv {
 export type ContractFunction = (env: ContractEnv, args: xdr.ScVal[]) => xdr.ScVal | Promise<xdr.ScVal>;
 
 export interface ContractDefinition {
-  /** stable name; the wasm hash of the instance is derived from it */
+  /** stable name (in the published wasm's metadata) */
   name: string;
+  /** the contract's interface: published as its contract spec, and calls that do not match it are refused */
+  interface?: ContractInterface;
   /** constructor run at deployment (like __constructor) */
   construct?: (env: ContractEnv, args: xdr.ScVal[]) => void | Promise<void>;
   functions: Record<string, ContractFunction>;

@@ -93,3 +93,17 @@ export function rawBytes(v: unknown): Uint8Array {
 
 export const isAccountAddress = (a: string) => StrKey.isValidEd25519PublicKey(a);
 export const isContractAddress = (a: string) => StrKey.isValidContract(a);
+
+export function contractCodeKey(wasmHash: Uint8Array): xdr.LedgerKey {
+  return xdr.LedgerKey.contractCode(new xdr.LedgerKeyContractCode({ hash: Buffer.from(wasmHash) }));
+}
+
+export function contractCodeEntry(wasmHash: Uint8Array, code: Uint8Array): xdr.LedgerEntryData {
+  return xdr.LedgerEntryData.contractCode(
+    new xdr.ContractCodeEntry({
+      ext: xdr.ContractCodeEntryExt.v0(),
+      hash: Buffer.from(wasmHash),
+      code: Buffer.from(code),
+    }),
+  );
+}

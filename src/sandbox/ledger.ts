@@ -360,6 +360,7 @@ export class Ledger {
       });
       const diag = [
         ...(host?.events ?? []).map((ev) => diagnosticEvent(ev, false)),
+        ...(host?.diagnostics ?? []).map((ev) => diagnosticEvent(ev, false)),
         diagnosticEvent(errEvent, false),
       ];
       const record: TxRecord = {

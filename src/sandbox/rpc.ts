@@ -3,7 +3,6 @@
 import { xdr } from '@stellar/stellar-sdk';
 import { VERSION } from '../version.ts';
 import { queryEvents } from './events.ts';
-import { readInfo } from './genesis.ts';
 import { trustlineView } from './trustlines.ts';
 import { InvalidRequest } from './envelope.ts';
 import type { Ledger } from './ledger.ts';
@@ -132,7 +131,6 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
         throw new RpcError(RPC_ERRORS.invalidParams, `between 1 and ${MAX_LEDGER_KEYS} keys are allowed`);
       }
       const entries = [];
-      const info = readInfo(ledger.store);
       for (const [i, raw] of p.keys.entries()) {
         let key: string;
         let parsed: xdr.LedgerKey;
@@ -142,9 +140,7 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
         } catch {
           throw new RpcError(RPC_ERRORS.invalidParams, `cannot unmarshal key value ${i}`);
         }
-        const rec =
-          ledger.store.get(key) ??
-          trustlineView(ledger.store, parsed, info.contracts.token, info.accounts.admin);
+        const rec = ledger.store.get(key) ?? trustlineView(ledger.store, parsed, ledger.passphrase);
         if (!rec) continue;
         entries.push({
           key,

@@ -77,7 +77,10 @@ export async function simulate(
   try {
     retval = await host.invoke(inv.contractId, inv.fn, inv.args);
   } catch (e) {
-    const events = host.events.map((ev) => diagnosticEvent(ev, false).toXdr('base64'));
+    // the failed call's events, then the error where it arose (as the host logs it)
+    const events = [...host.events, ...host.diagnostics].map((ev) =>
+      diagnosticEvent(ev, false).toXdr('base64'),
+    );
     return { error: (e as Error).message, events };
   }
   const authEntries = mode === 'record' ? auth.recordedEntries(useUpgradedAuth === true) : inv.auth;

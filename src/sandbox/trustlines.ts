@@ -1,28 +1,29 @@
-// Trustline view of the token: on a real network a G-account's balance of a classic asset wrapped by a
-// Stellar Asset Contract lives in a trustline. The sandbox token keeps every balance in contract data, so
-// getLedgerEntries answers trustline keys for USDC:admin from that data (rpc.Server.getAssetBalance works).
+// Trustline view of Stellar Asset Contract balances: on a real network a G-account's balance of a classic
+// asset lives in a trustline. The sandbox's built-in SAC keeps every balance in contract data, so
+// getLedgerEntries answers the trustline key of an asset whose SAC is deployed from that data
+// (rpc.Server.getAssetBalance works).
 import { Asset, Keypair, StrKey, xdr } from '@stellar/stellar-sdk';
 import { addr } from './contract-api.ts';
-import { accountKey, contractDataKey, keyId, rawBytes } from './keys.ts';
+import { accountKey, contractDataKey, instanceKey, keyId, rawBytes } from './keys.ts';
 import type { EntryRecord, LedgerStore } from './store.ts';
 
 const INT64_MAX = (1n << 63n) - 1n;
 const AUTHORIZED_FLAG = 1;
 
-/** The trustline entry for `key` if it names the sandbox token's asset and an existing account. */
+/** The trustline entry for `key` if it names an asset whose SAC is deployed and an existing account. */
 export function trustlineView(
   store: LedgerStore,
   key: xdr.LedgerKey,
-  token: string,
-  issuer: string,
+  passphrase: string,
 ): EntryRecord | undefined {
   if (key.type !== 'trustline') return undefined;
   const tl = key.value as xdr.LedgerKeyTrustLine;
   if (tl.asset.type !== 'assetTypeCreditAlphanum4') return undefined;
   const a4 = tl.asset.value as xdr.AlphaNum4;
   const code = Buffer.from(rawBytes(a4.assetCode)).toString('latin1').replace(/\0+$/, '');
-  const assetIssuer = StrKey.encodeEd25519PublicKey(Buffer.from(rawBytes(a4.issuer.value)));
-  if (code !== 'USDC' || assetIssuer !== issuer) return undefined;
+  const issuer = StrKey.encodeEd25519PublicKey(Buffer.from(rawBytes(a4.issuer.value)));
+  const token = new Asset(code, issuer).contractId(passphrase);
+  if (!store.get(keyId(instanceKey(token)))) return undefined;
   const account = StrKey.encodeEd25519PublicKey(Buffer.from(rawBytes(tl.accountId.value)));
   const accountRecord = store.get(keyId(accountKey(account)));
   if (!accountRecord) return undefined;

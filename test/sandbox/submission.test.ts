@@ -2,7 +2,8 @@
 // envelopes (a sponsor pays, the inner source only signs), including refused fee bumps.
 import test from 'ava';
 import { Account, Keypair, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
-import { type Sandbox, STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
+import type { PoolSandbox as Sandbox } from '../../contracts/network.ts';
+import { STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
 import { address, i128, invokeTx, startSandbox, tokenBalance } from './helpers.ts';
 
 let sandbox: Sandbox;

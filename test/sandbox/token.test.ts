@@ -15,7 +15,8 @@ import {
   xdr,
 } from '@stellar/stellar-sdk';
 import test from 'ava';
-import { type Sandbox, STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
+import type { PoolSandbox as Sandbox } from '../../contracts/network.ts';
+import { STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
 import { address, fund, i128, invokeTx, startSandbox, submit, tokenBalance, txWithAuth } from './helpers.ts';
 
 let sandbox: Sandbox;

@@ -1,5 +1,6 @@
-// SEP-41 token with the Stellar Asset Contract's storage layout and error codes: a USDC with 7 decimals,
-// an admin who mints, `transfer` authorised by `from`, allowances. Balances live under
+// The built-in Stellar Asset Contract (the host's `contractExecutableStellarAsset`): a SEP-41 token for a
+// classic asset `CODE:issuer` with 7 decimals, the SAC's storage layout and error codes, an admin (the
+// issuer) who mints, `transfer` authorised by `from`, allowances. Balances live under
 // ["Balance", address] → {amount, authorized, clawback}, so `rpc.Server.getSACBalance` reads them.
 
 import { scValToNative, type xdr } from '@stellar/stellar-sdk';
@@ -19,8 +20,8 @@ import {
   u32,
   vec,
   voidVal,
-} from '../src/sandbox/contract-api.ts';
-import { contractError } from '../src/sandbox/errors.ts';
+} from './contract-api.ts';
+import { contractError } from './errors.ts';
 
 /** Stellar Asset Contract error codes. */
 export const TokenError = {
@@ -81,8 +82,8 @@ function readAllowance(env: ContractEnv, from: string, spender: string): bigint 
   return a.expiration_ledger < env.ledgerSequence ? 0n : BigInt(a.amount);
 }
 
-export const token: ContractDefinition = {
-  name: 'token',
+export const stellarAssetContract: ContractDefinition = {
+  name: 'stellar-asset',
   /** (admin: Address, code: String) — the asset is `code:admin`, like a classic asset wrapped by a SAC. */
   construct(env, args) {
     expectArgs(args, 2, '__constructor');
