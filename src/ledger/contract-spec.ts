@@ -120,7 +120,8 @@ export function specEntries(ci: ContractInterface): xdr.ScSpecEntry[] {
         lib: '',
         name: e.name,
         cases: Object.entries(e.cases).map(
-          ([name, value]) => new xdr.ScSpecUdtErrorEnumCaseV0({ doc: '', name, value }),
+          // the case's doc is its name: typed clients report a contract error by it
+          ([name, value]) => new xdr.ScSpecUdtErrorEnumCaseV0({ doc: name, name, value }),
         ),
       }),
     ),
