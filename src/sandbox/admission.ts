@@ -10,7 +10,8 @@ import {
   BASE_RESERVE,
   errorResult,
   feeBumpInnerError,
-  resourceFeeFor,
+  declaredResources,
+  resourcesFee,
   type TxErrorCode,
 } from './xdr-records.ts';
 
@@ -46,8 +47,7 @@ export function validate(
   }
   if (BigInt(tx.sequence) !== account.seqNum + 1n) return 'txBadSeq';
   const resourceFee = BigInt(data.resourceFee as unknown as bigint);
-  const fp = data.resources.footprint;
-  if (resourceFee < resourceFeeFor(fp.readOnly.length, fp.readWrite.length)) return 'txSorobanInvalid';
+  if (resourceFee < resourcesFee(declaredResources(data.resources))) return 'txSorobanInvalid';
   // a fee-bumped transaction's own fee is not charged; the fee source pays
   if (!feeBumped && BigInt(tx.fee) < resourceFee + BASE_FEE) return 'txInsufficientFee';
   const sigCode = signed ? undefined : checkTransactionSignatures(tx);

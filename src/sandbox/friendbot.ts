@@ -18,7 +18,7 @@ import { accountEntryData, accountKey, keyId } from './keys.ts';
 import { readAccount } from './admission.ts';
 import type { JobTransaction, Ledger } from './ledger.ts';
 import type { Overlay } from './overlay.ts';
-import { BASE_FEE, invokeResult, resourceFeeFor, transactionMeta } from './xdr-records.ts';
+import { BASE_FEE, invokeResult, resourcesFee, transactionMeta } from './xdr-records.ts';
 
 function signed(builder: TransactionBuilder, signer: Keypair) {
   const tx = builder.setTimeout(0).build();
@@ -110,7 +110,13 @@ export async function signedCall(
       subInvocations: [],
     }),
   });
-  const resourceFee = resourceFeeFor(footprint.readOnly.length, footprint.readWrite.length);
+  const resourceFee = resourcesFee({
+    instructions: 0,
+    readEntries: footprint.readOnly.length + footprint.readWrite.length,
+    writeEntries: footprint.readWrite.length,
+    readBytes: 0,
+    writeBytes: 0,
+  });
   const data = new SorobanDataBuilder()
     .setReadOnly(footprint.readOnly)
     .setReadWrite(footprint.readWrite)

@@ -15,6 +15,7 @@ import {
   BASE_FEE,
   diagnosticEvent,
   feeBumpResult,
+  feeEvent,
   invokeResult,
   ledgerEntryChanges,
   ledgerHeader,
@@ -23,6 +24,9 @@ import {
 
 export { STANDALONE_PASSPHRASE } from '../ledger/networks.ts';
 import { STANDALONE_PASSPHRASE } from '../ledger/networks.ts';
+
+/** How many recent ledgers getFeeStats summarises (Soroban RPC's window for Soroban inclusion fees). */
+export const FEE_STATS_LEDGERS = 50;
 
 export interface SendResult {
   hash: string;
@@ -63,6 +67,10 @@ export class Ledger {
   private jobs: { job: InternalJob; resolve: (txs: JobTransaction[]) => void; reject: (e: Error) => void }[] =
     [];
   private closing: Promise<void> = Promise.resolve();
+  /** inclusion fees (per operation) of the transactions applied in the ledger being closed */
+  private feeSamples: bigint[] = [];
+  /** inclusion fees of the last FEE_STATS_LEDGERS ledgers, for getFeeStats */
+  readonly recentFees: { ledger: number; fees: bigint[] }[] = [];
   private timer: NodeJS.Timeout | undefined;
   private readonly closeWaiters: (() => void)[] = [];
 
@@ -193,6 +201,7 @@ export class Ledger {
 
     const pending = this.pending;
     this.pending = [];
+    this.feeSamples = [];
     let slice = performance.now();
     for (const p of pending) {
       order++;
@@ -238,6 +247,8 @@ export class Ledger {
       if (outcome instanceof Error) reject(outcome);
       else resolve(outcome);
     });
+    this.recentFees.push({ ledger: sequence, fees: this.feeSamples });
+    if (this.recentFees.length > FEE_STATS_LEDGERS) this.recentFees.shift();
     for (const w of this.closeWaiters.splice(0)) w();
   }
 
@@ -301,6 +312,11 @@ export class Ledger {
       accountEntryData(payerId, payer.balance - fee, payer.seqNum),
     );
     const wrap = (r: xdr.TransactionResult) => (p.feeBump ? feeBumpResult(p.tx.hash(), fee, r) : r);
+    const feeEvents = [feeEvent(this.passphrase, payerId, fee)];
+    const transactionEvents = feeEvents.map((e) => e.toXdr('base64'));
+    // the inclusion fee bid per operation (a fee bump's outer fee covers its inner operation and itself)
+    const bid = BigInt(p.feeBump ? p.feeBump.fee : p.tx.fee);
+    this.feeSamples.push((bid - BigInt(data.resourceFee as unknown as bigint)) / (p.feeBump ? 2n : 1n));
 
     const fp = data.resources.footprint;
     const allowed: Footprint = {
@@ -339,9 +355,10 @@ export class Ledger {
         ...base,
         status: 'SUCCESS',
         resultXdr: wrap(invokeResult(fee, retval)).toXdr('base64'),
-        resultMetaXdr: transactionMeta(host.events, retval, [], changes).toXdr('base64'),
+        resultMetaXdr: transactionMeta(host.events, retval, [], changes, feeEvents).toXdr('base64'),
         contractEvents: [host.events.map((e) => e.toXdr('base64'))],
         diagnosticEvents: diag.map((d) => d.toXdr('base64')),
+        transactionEvents,
       };
       return { record, contractEvents: host.events };
     } catch (e) {
@@ -367,9 +384,10 @@ export class Ledger {
         ...base,
         status: 'FAILED',
         resultXdr: wrap(invokeResult(fee, undefined)).toXdr('base64'),
-        resultMetaXdr: transactionMeta([], undefined, diag).toXdr('base64'),
+        resultMetaXdr: transactionMeta([], undefined, diag, [], feeEvents).toXdr('base64'),
         contractEvents: [[]],
         diagnosticEvents: diag.map((d) => d.toXdr('base64')),
+        transactionEvents,
       };
       return { record, contractEvents: [] };
     }

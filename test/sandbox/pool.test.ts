@@ -54,6 +54,7 @@ import {
 import { loadProver, type Prover, releaseVerifier } from '../../src/prover/index.ts';
 import type { PoolSandbox as Sandbox } from '../../contracts/network.ts';
 import { STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
+import { FEE_SCHEDULE } from '../../src/sandbox/xdr-records.ts';
 import { address, fund, invokeTx, startSandbox, submit, tokenBalance } from './helpers.ts';
 
 const USDC = 10_000_000n;
@@ -275,7 +276,7 @@ async function expectRejected(
   // the rejected call reads entries a valid one does not (other nullifiers, the whole root history)
   const data = new SorobanDataBuilder(refSim.transactionData.build());
   data.setReadOnly([...refSim.transactionData.build().resources.footprint.readOnly, ...extraReads]);
-  data.setResourceFee(BigInt(refSim.minResourceFee) + 1_000n * BigInt(extraReads.length));
+  data.setResourceFee(BigInt(refSim.minResourceFee) + FEE_SCHEDULE.readEntry * BigInt(extraReads.length));
   const tx = txWithAuth(account, new Contract(w.pool).call(fn, ...args), auth, {
     ...refSim,
     transactionData: data,
