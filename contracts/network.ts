@@ -1,19 +1,20 @@
 // The pool network the sandbox engine runs: its contracts (verifier, ASP membership and non-membership,
-// pool; USDC is the engine's built-in Stellar Asset Contract), the genesis that creates the well-known
-// accounts (admin = USDC issuer, operator, pool wallet) with fresh keys and deploys the contracts, and the
-// friendbot extra `usdc=N` that mints test USDC. `startPoolSandbox` starts the engine with it.
+// pool; USDC is the classic asset USDC:admin and its built-in Stellar Asset Contract), the genesis that
+// creates the well-known accounts (admin = USDC issuer, operator and pool wallet with USDC trustlines) with
+// fresh keys and deploys the contracts, and friendbot's extras: every account it funds gets a USDC
+// trustline, and `usdc=N` mints test USDC to it. `startPoolSandbox` starts the engine with it.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Keypair } from '@stellar/stellar-sdk';
+import { Asset, Keypair } from '@stellar/stellar-sdk';
 import type { ContractIds } from '../src/ledger/contract-errors.ts';
-import { addr, i128, sym, u32, u256, vec } from '../src/sandbox/contract-api.ts';
+import { addr, i128, u32, u256 } from '../src/sandbox/contract-api.ts';
 import {
   type NetworkDefinition,
   Sandbox,
   type SandboxOptions,
   STARTING_BALANCE,
 } from '../src/sandbox/index.ts';
-import { contractDataKey, instanceKey } from '../src/sandbox/keys.ts';
+import { instanceKey, trustlineKey } from '../src/sandbox/keys.ts';
 import { aspMembership } from './asp-membership.ts';
 import { aspNonMembership } from './asp-non-membership.ts';
 import { pool } from './pool.ts';
@@ -76,6 +77,9 @@ export function poolNetwork(
       const keys = { admin: Keypair.random(), operator: Keypair.random(), poolWallet: Keypair.random() };
       for (const kp of Object.values(keys)) ctx.createAccount(kp.publicKey(), STARTING_BALANCE);
       const admin = keys.admin.publicKey();
+      // USDC is the classic asset USDC:admin; the operator and the pool wallet hold it in trustlines
+      ctx.createTrustline(keys.operator.publicKey(), 'USDC', admin);
+      ctx.createTrustline(keys.poolWallet.publicKey(), 'USDC', admin);
       const token = await ctx.deployStellarAsset('USDC', admin);
       const verifierId = await ctx.deployContract(admin, 'salt/verifier', verifier, [vkey]);
       const membership = await ctx.deployContract(admin, 'salt/asp_membership', aspMembership, [
@@ -124,9 +128,14 @@ export function poolNetwork(
         if (amount > MAX_FRIENDBOT_USDC * 10_000_000n) return `usdc must be at most ${MAX_FRIENDBOT_USDC}`;
         return { request: amount === 0n ? undefined : amount };
       },
-      async apply(ctx, address, amount: bigint) {
+      async apply(ctx, address, amount: bigint | undefined) {
         const { token } = ctx.info.contracts;
-        // USDC.mint(to, amount) sent by the issuer
+        const issuer = ctx.info.accounts.admin;
+        // every account friendbot funds can hold and receive USDC
+        const trustline = ctx.createTrustline(address, 'USDC', issuer);
+        const reply: Record<string, unknown> = { usdc: (amount ?? 0n).toString(), trustline };
+        if (amount === undefined) return { txs: [], reply };
+        // USDC.mint(to, amount) sent by the issuer, credited to the account's trustline
         const tx = await ctx.signedCall(
           Keypair.fromSecret(ctx.secrets.admin),
           token,
@@ -134,10 +143,10 @@ export function poolNetwork(
           [addr(address), i128(amount)],
           {
             readOnly: [instanceKey(token)],
-            readWrite: [contractDataKey(token, vec([sym('Balance'), addr(address)]), 'persistent')],
+            readWrite: [trustlineKey(address, new Asset('USDC', issuer))],
           },
         );
-        return { txs: [tx], reply: { usdc: amount.toString() } };
+        return { txs: [tx], reply };
       },
     },
   };

@@ -3,6 +3,7 @@
 import { Address, nativeToScVal, scValToNative, xdr } from '@stellar/stellar-sdk';
 import type { ContractInterface } from '../ledger/contract-spec.ts';
 import { valueError } from './errors.ts';
+import type { Overlay } from './overlay.ts';
 import { scAddress } from './keys.ts';
 
 export interface ContractStorage {
@@ -32,6 +33,8 @@ export interface ContractEnv {
     args: xdr.ScVal[],
   ): Promise<{ ok: true; value: xdr.ScVal } | { ok: false; error: Error }>;
   emit(topics: xdr.ScVal[], data: xdr.ScVal): void;
+  /** classic ledger entries (accounts, trustlines): given to the built-in Stellar Asset Contract only */
+  readonly classicEntries?: Overlay;
 }
 
 /** Contract code may await cross-contract calls and host crypto; state access itself is synchronous. */

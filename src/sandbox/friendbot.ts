@@ -3,6 +3,7 @@
 // transaction in the ledger, so `rpc.Server.requestAirdrop` / `fundAddress` (which read it back) work.
 import {
   Account,
+  Asset,
   Contract,
   Keypair,
   Operation,
@@ -15,7 +16,7 @@ import { readInfo, readSecrets, STARTING_BALANCE } from './genesis.ts';
 import type { NetworkDefinition } from './network.ts';
 import type { Host } from './host.ts';
 import { accountEntryData, accountKey, keyId } from './keys.ts';
-import { readAccount } from './admission.ts';
+import { createTrustline, readAccount, readTrustline, writeAccount } from './accounts.ts';
 import type { JobTransaction, Ledger } from './ledger.ts';
 import type { Overlay } from './overlay.ts';
 import { BASE_FEE, invokeResult, resourcesFee, transactionMeta } from './xdr-records.ts';
@@ -45,14 +46,11 @@ function createAccount(
     ),
     root,
   );
-  overlay.put(
-    keyId(accountKey(root.publicKey())),
-    accountEntryData(
-      root.publicKey(),
-      rootAccount.balance - STARTING_BALANCE - BASE_FEE,
-      rootAccount.seqNum + 1n,
-    ),
-  );
+  writeAccount(overlay, root.publicKey(), {
+    ...rootAccount,
+    balance: rootAccount.balance - STARTING_BALANCE - BASE_FEE,
+    seqNum: rootAccount.seqNum + 1n,
+  });
   const created = accountEntryData(destination, STARTING_BALANCE, BigInt(sequence) << 32n);
   overlay.put(keyId(accountKey(destination)), created);
   const op = xdr.OperationResult.opInner(
@@ -132,10 +130,11 @@ export async function signedCall(
     signer,
   );
   const fee = resourceFee + BASE_FEE;
-  overlay.put(
-    keyId(accountKey(signer.publicKey())),
-    accountEntryData(signer.publicKey(), account.balance - fee, account.seqNum + 1n),
-  );
+  writeAccount(overlay, signer.publicKey(), {
+    ...account,
+    balance: account.balance - fee,
+    seqNum: account.seqNum + 1n,
+  });
   const firstEvent = host.events.length;
   const retval = await host.invoke(contractId, fn, args);
   const events = host.events.slice(firstEvent);
@@ -180,7 +179,7 @@ export async function friendbot<I extends object, S extends object>(
       txs.push(createAccount(overlay, ledger.passphrase, address, ledgerSequence));
       created = true;
     }
-    if (ext && request !== undefined) {
+    if (ext) {
       const extra = await ext.apply(
         {
           passphrase: ledger.passphrase,
@@ -189,6 +188,12 @@ export async function friendbot<I extends object, S extends object>(
           overlay,
           info,
           secrets,
+          createTrustline: (account, code, issuer) => {
+            const asset = new Asset(code, issuer);
+            if (readTrustline(overlay, account, asset)) return false;
+            createTrustline(overlay, account, asset);
+            return true;
+          },
           signedCall: (signer, contractId, fn, args, footprint) =>
             signedCall(host, overlay, ledger.passphrase, signer, contractId, fn, args, footprint),
         },

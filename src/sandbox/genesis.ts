@@ -4,6 +4,7 @@
 // secrets are kept in the data directory.
 import { Address, Asset, hash, Keypair, StrKey, xdr } from '@stellar/stellar-sdk';
 import { x402Network } from '../ledger/networks.ts';
+import { createTrustline } from './accounts.ts';
 import { AuthManager } from './auth.ts';
 import { addr, str } from './contract-api.ts';
 import { type ContractRegistry, Host } from './host.ts';
@@ -66,6 +67,9 @@ export async function runGenesis<I extends object, S extends object>(
         keyId(accountKey(publicKey)),
         accountEntryData(publicKey, balance, BigInt(sequence) << 32n),
       );
+    },
+    createTrustline(account, code, issuer) {
+      createTrustline(overlay, account, new Asset(code, issuer));
     },
     async deployContract(deployer, salt, def, args) {
       const id = contractIdFor(networkId, deployer, hash(Buffer.from(salt, 'utf8')));

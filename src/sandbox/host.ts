@@ -95,7 +95,7 @@ export class Host {
           `trying to invoke non-existent contract function ${fn}`,
         );
       }
-      return await impl(this.env(contractId), args);
+      return await impl(this.env(contractId, def === this.ctx.registry.stellarAssetContract), args);
     } catch (e) {
       this.logError(contractId, e);
       throw e;
@@ -145,7 +145,7 @@ export class Host {
     try {
       if (def.interface?.functions.some((f) => f.name === '__constructor'))
         checkCall(def.interface, '__constructor', args);
-      await def.construct?.(this.env(contractId), args);
+      await def.construct?.(this.env(contractId, def === this.ctx.registry.stellarAssetContract), args);
     } catch (e) {
       this.logError(contractId, e);
       throw e;
@@ -176,9 +176,10 @@ export class Host {
     );
   }
 
-  private env(contractId: string): ContractEnv {
+  private env(contractId: string, builtin = false): ContractEnv {
     return {
       contractId,
+      ...(builtin && { classicEntries: this.ctx.overlay }),
       ledgerSequence: this.ctx.ledgerSequence,
       ledgerTimestamp: this.ctx.ledgerTimestamp,
       persistent: this.dataStorage(contractId, 'persistent'),

@@ -20,6 +20,8 @@ export interface GenesisContext {
    * derives the id, stores its wasm as the code entry, runs its constructor; returns the C… id.
    */
   deployContract(deployer: string, salt: string, def: ContractDefinition, args: xdr.ScVal[]): Promise<string>;
+  /** Creates an authorized trustline of `account` for the classic asset `code:issuer` (maximum limit). */
+  createTrustline(account: string, code: string, issuer: string): void;
   /** Deploys the Stellar Asset Contract of the classic asset `code:issuer`; returns its C… id. */
   deployStellarAsset(code: string, issuer: string): Promise<string>;
   /** Invokes a contract with `source` as the source account (its authorization is granted). */
@@ -33,6 +35,8 @@ export interface FriendbotContext<Info, Secrets> {
   readonly overlay: Overlay;
   readonly info: Info;
   readonly secrets: Secrets;
+  /** Creates an authorized trustline (maximum limit) unless the account has one; true if it was created. */
+  createTrustline(account: string, code: string, issuer: string): boolean;
   /** A contract call signed by `signer` as a recorded transaction, applied to the overlay. */
   signedCall(
     signer: Keypair,
@@ -47,11 +51,14 @@ export interface FriendbotContext<Info, Secrets> {
 export interface FriendbotExtension<Info, Secrets, Request = unknown> {
   /** The extra request from the query: `undefined` if none; a string is a 400 with that detail. */
   parse(q: URLSearchParams): { request: Request | undefined } | string;
-  /** Performs the extra request for `address` (which exists by then); its fields join the reply. */
+  /**
+   * Runs for every account friendbot funds (`request` undefined when only the account was asked for),
+   * once it exists; its transactions are recorded after the account's creation, its fields join the reply.
+   */
   apply(
     ctx: FriendbotContext<Info, Secrets>,
     address: string,
-    request: Request,
+    request: Request | undefined,
   ): Promise<{ txs: JobTransaction[]; reply: Record<string, unknown> }>;
   /** Hint added to the "account already exists" refusal (how to ask for the extras instead). */
   existsHint?: string;

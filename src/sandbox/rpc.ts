@@ -3,7 +3,6 @@
 import { xdr } from '@stellar/stellar-sdk';
 import { VERSION } from '../version.ts';
 import { queryEvents } from './events.ts';
-import { trustlineView } from './trustlines.ts';
 import { InvalidRequest } from './envelope.ts';
 import type { Ledger } from './ledger.ts';
 import { BASE_FEE, ledgerCloseMeta, PROTOCOL_VERSION } from './xdr-records.ts';
@@ -141,8 +140,11 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
           recent.flatMap((l) => l.fees),
           recent.length,
         ),
-        // the sandbox applies no classic transactions (friendbot's are privileged jobs)
-        inclusionFee: feeDistribution([], Math.min(recent.length, 10)),
+        // classic inclusion fees over the last 10 ledgers, as Soroban RPC reports them
+        inclusionFee: feeDistribution(
+          recent.slice(-10).flatMap((l) => l.classic),
+          Math.min(recent.length, 10),
+        ),
         latestLedger: ledger.latest.sequence,
       };
     },
@@ -156,14 +158,12 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
       const entries = [];
       for (const [i, raw] of p.keys.entries()) {
         let key: string;
-        let parsed: xdr.LedgerKey;
         try {
-          parsed = xdr.LedgerKey.fromXdr(String(raw), 'base64');
-          key = parsed.toXdr('base64');
+          key = xdr.LedgerKey.fromXdr(String(raw), 'base64').toXdr('base64');
         } catch {
           throw new RpcError(RPC_ERRORS.invalidParams, `cannot unmarshal key value ${i}`);
         }
-        const rec = ledger.store.get(key) ?? trustlineView(ledger.store, parsed, ledger.passphrase);
+        const rec = ledger.store.get(key);
         if (!rec) continue;
         entries.push({
           key,

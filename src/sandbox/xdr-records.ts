@@ -101,6 +101,18 @@ export function ledgerEntryChanges(
   });
 }
 
+const nativeContracts = new Map<string, xdr.ContractId>();
+
+/** The native asset's contract id on the network `passphrase` (memoised). */
+function nativeContract(passphrase: string): xdr.ContractId {
+  let id = nativeContracts.get(passphrase);
+  if (!id) {
+    id = new Address(Asset.native().contractId(passphrase)).toScAddress().value as xdr.ContractId;
+    nativeContracts.set(passphrase, id);
+  }
+  return id;
+}
+
 /**
  * The fee event of a transaction (CAP-67): the native asset's contract reports `fee` charged to the fee
  * source before any transaction of the ledger is applied (`topics [fee, payer]`, data i128 stroops).
@@ -110,7 +122,7 @@ export function feeEvent(passphrase: string, payer: string, fee: bigint): xdr.Tr
     stage: xdr.TransactionEventStage.transactionEventStageBeforeAllTxs,
     event: new xdr.ContractEvent({
       ext: xdr.ExtensionPoint.v0(),
-      contractId: new Address(Asset.native().contractId(passphrase)).toScAddress().value as xdr.ContractId,
+      contractId: nativeContract(passphrase),
       type: xdr.ContractEventType.contract,
       body: xdr.ContractEventBody.v0(
         new xdr.ContractEventV0({
@@ -120,6 +132,26 @@ export function feeEvent(passphrase: string, payer: string, fee: bigint): xdr.Tr
       ),
     }),
   });
+}
+
+/** Meta of a classic transaction: each operation's ledger entry changes, no Soroban part. */
+export function classicMeta(
+  operations: xdr.LedgerEntryChange[][],
+  transactionEvents: xdr.TransactionEvent[],
+): xdr.TransactionMeta {
+  return xdr.TransactionMeta.v4(
+    new xdr.TransactionMetaV4({
+      ext: xdr.ExtensionPoint.v0(),
+      txChangesBefore: [],
+      operations: operations.map(
+        (changes) => new xdr.OperationMetaV2({ ext: xdr.ExtensionPoint.v0(), changes, events: [] }),
+      ),
+      txChangesAfter: [],
+      sorobanMeta: null,
+      events: transactionEvents,
+      diagnosticEvents: [],
+    }),
+  );
 }
 
 export function transactionMeta(
@@ -143,6 +175,27 @@ export function transactionMeta(
       diagnosticEvents: diagnostic,
     }),
   );
+}
+
+/** A host diagnostic event carrying a message (topics ["error", Error(Context, InvalidInput)]). */
+export function diagnosticMessage(message: string): xdr.DiagnosticEvent {
+  return new xdr.DiagnosticEvent({
+    inSuccessfulContractCall: false,
+    event: new xdr.ContractEvent({
+      ext: xdr.ExtensionPoint.v0(),
+      contractId: null,
+      type: xdr.ContractEventType.diagnostic,
+      body: xdr.ContractEventBody.v0(
+        new xdr.ContractEventV0({
+          topics: [
+            xdr.ScVal.scvSymbol('error'),
+            xdr.ScVal.scvError(xdr.ScError.sceContext(xdr.ScErrorCode.scecInvalidInput)),
+          ],
+          data: xdr.ScVal.scvString(message),
+        }),
+      ),
+    }),
+  });
 }
 
 export function diagnosticEvent(

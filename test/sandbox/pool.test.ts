@@ -317,6 +317,7 @@ test.before(async () => {
   w.pk = notePublicKey(w.sk);
   await fund(sandbox, w.alice.publicKey(), '100');
   await fund(sandbox, w.relayer.publicKey());
+  await fund(sandbox, w.bob.publicKey()); // a USDC trustline: withdrawals pay bob
   // allowlist alice's key (one other member first), blocklist someone else
   const { asp_membership, asp_non_membership } = info.contracts;
   const other = membershipLeaf(notePublicKey(randomFieldElement()), randomFieldElement());

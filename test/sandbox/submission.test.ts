@@ -53,7 +53,7 @@ test.serial(
   'the same envelope twice is DUPLICATE; a second one from the same source is TRY_AGAIN_LATER',
   async (t) => {
     const alice = await fundNow('10');
-    const bob = Keypair.random().publicKey();
+    const bob = (await fundNow()).publicKey();
     const account = await server.getAccount(alice.publicKey());
     const first = await preparedTransfer(alice, bob, USDC, account);
     const second = await preparedTransfer(alice, bob, USDC, account); // next sequence number
@@ -76,7 +76,7 @@ test.serial(
 test.serial('a fee bump: the sponsor pays the fee, the inner source pays nothing', async (t) => {
   const alice = await fundNow('10');
   const sponsor = await fundNow();
-  const bob = Keypair.random().publicKey();
+  const bob = (await fundNow()).publicKey();
   const aliceXlm = await xlm(alice.publicKey());
   const sponsorXlm = await xlm(sponsor.publicKey());
   const inner = await preparedTransfer(alice, bob, 3n * USDC);
@@ -106,7 +106,7 @@ test.serial(
   async (t) => {
     const alice = await fundNow('10');
     const sponsor = await fundNow();
-    const bob = Keypair.random().publicKey();
+    const bob = (await fundNow()).publicKey();
     const inner = await preparedTransfer(alice, bob, USDC);
     const unsigned = TransactionBuilder.buildFeeBumpTransaction(sponsor, '200', inner, STANDALONE_PASSPHRASE);
     t.is((await server.sendTransaction(unsigned)).errorResult?.result.type, 'txBadAuth');
