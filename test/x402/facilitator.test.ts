@@ -6,7 +6,7 @@ import { Keypair, TransactionBuilder, type rpc } from '@stellar/stellar-sdk';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import test from 'ava';
 import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
-import type { Sandbox } from '../../src/sandbox/index.ts';
+import type { PoolSandbox } from '../../contracts/network.ts';
 import { startDemoService, type DemoServiceHandle } from '../../src/x402/demo-service.ts';
 import {
   ensureChannelAccounts,
@@ -26,7 +26,7 @@ import {
 import { fund, newAccount, startSandbox, tokenBalance, waitPastLedger, withBadSignature } from './helpers.ts';
 
 const PRICE = 100_000n;
-let sandbox: Sandbox;
+let sandbox: PoolSandbox;
 let server: rpc.Server;
 let token: string;
 let poolWallet: Keypair;

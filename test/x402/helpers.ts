@@ -14,12 +14,12 @@ import {
 } from '@stellar/stellar-sdk';
 import { type RoutesConfig, x402HTTPResourceServer, type x402ResourceServer } from '@x402/core/server';
 import type { PaymentPayload } from '@x402/core/types';
-import { Sandbox } from '../../src/sandbox/index.ts';
+import { type PoolSandbox, startPoolSandbox } from '../../contracts/network.ts';
 import { paidRequestListener, type PaidHandler } from '../../src/x402/paid-http.ts';
 import { testVkey } from '../sandbox/helpers.ts';
 
 export async function startSandbox(opts: { ledgerMs?: number; networkPassphrase?: string } = {}) {
-  const sandbox = await Sandbox.start({
+  const sandbox = await startPoolSandbox({
     port: 0,
     ledgerMs: opts.ledgerMs ?? 100,
     vkey: testVkey(),
@@ -29,13 +29,13 @@ export async function startSandbox(opts: { ledgerMs?: number; networkPassphrase?
 }
 
 /** Creates (and optionally gives USDC to) an account through friendbot. */
-export async function fund(sandbox: Sandbox, addr: string, usdc?: string): Promise<void> {
+export async function fund(sandbox: PoolSandbox, addr: string, usdc?: string): Promise<void> {
   const q = new URLSearchParams({ addr, ...(usdc !== undefined && { usdc }) });
   const res = await fetch(`${sandbox.url}/friendbot?${q}`);
   if (!res.ok) throw new Error(`friendbot: ${await res.text()}`);
 }
 
-export async function newAccount(sandbox: Sandbox, usdc?: string): Promise<Keypair> {
+export async function newAccount(sandbox: PoolSandbox, usdc?: string): Promise<Keypair> {
   const kp = Keypair.random();
   await fund(sandbox, kp.publicKey(), usdc);
   return kp;

@@ -12,7 +12,7 @@ import { ExactStellarScheme as OfficialFacilitatorScheme } from '@x402/stellar/e
 import { ExactStellarScheme as OfficialServerScheme } from '@x402/stellar/exact/server';
 import test from 'ava';
 import { TESTNET_PASSPHRASE } from '../../src/ledger/networks.ts';
-import type { Sandbox } from '../../src/sandbox/index.ts';
+import type { PoolSandbox } from '../../contracts/network.ts';
 import {
   ExactStellarClient,
   confirmTransfer,
@@ -39,7 +39,7 @@ const PRICE = 100_000n;
 /** a token contract the pool does not hold */
 const OTHER_TOKEN = 'CAS3J7GYLGXMF6TDJBBYYSE3HQ6BBSMLNUQ34T6TZMYMW2EVH34XOWMA';
 
-let sandbox: Sandbox;
+let sandbox: PoolSandbox;
 let server: rpc.Server;
 let token: string;
 let poolWallet: Keypair;

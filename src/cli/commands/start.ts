@@ -5,7 +5,7 @@ import { DEFAULT_CIRCUITS_DIR, POLICY_CIRCUIT, circuitArtifacts } from '../../ci
 import { startProverDaemon, type ProverDaemon } from '../../prover/daemon/server.ts';
 import { loadConfig } from '../../proxy/config.ts';
 import { startProxy, type ProxyHandle } from '../../proxy/server.ts';
-import { Sandbox } from '../../sandbox/index.ts';
+import { startPoolSandbox } from '../../../contracts/network.ts';
 import { STANDALONE_PASSPHRASE } from '../../ledger/networks.ts';
 import { parseListen, parsePassphrase } from './sandbox.ts';
 import { localX402Env, startLocalX402 } from '../../x402/local-services.ts';
@@ -93,7 +93,7 @@ export function registerStart(program: Command): void {
           const ledgerMs = Number(opts.ledgerMs);
           if (!Number.isInteger(ledgerMs) || ledgerMs < 1)
             throw new Error(`--ledger-ms must be a positive integer`);
-          const sandbox = await Sandbox.start({
+          const sandbox = await startPoolSandbox({
             host,
             port,
             ledgerMs,
