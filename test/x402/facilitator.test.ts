@@ -23,7 +23,15 @@ import {
   type PayerNetwork,
   type SignedPayment,
 } from '../../src/x402/index.ts';
-import { fund, newAccount, startSandbox, tokenBalance, waitPastLedger, withBadSignature } from './helpers.ts';
+import {
+  fund,
+  newAccount,
+  startSandbox,
+  tokenBalance,
+  waitPastLedger,
+  withBadSignature,
+  withV2Credentials,
+} from './helpers.ts';
 
 const PRICE = 100_000n;
 let sandbox: Sandbox;
@@ -251,6 +259,20 @@ test.serial(
     t.false((await client.settle(expired.paymentPayload, q.requirements)).success);
     t.like(await findAuthorizationUse(server, expired.record), { state: 'unused_expired' });
     t.is(await balance(poolWallet.publicKey()), afterPaid);
+  },
+);
+
+test.serial(
+  'v2 (CAP-71) address credentials are refused, as the official facilitator refuses them',
+  async (t) => {
+    const q = await quote({ url: demo.quoteUrl }, payer, fetchOpts());
+    const signed = await sign(q, poolWallet, payer);
+    const v2 = await withV2Credentials(server, STANDALONE_PASSPHRASE, poolWallet, signed.paymentPayload);
+    t.is(
+      (await client.verify(v2, q.requirements)).invalidReason,
+      'invalid_exact_stellar_payload_unsupported_credential_type',
+    );
+    t.false((await client.settle(v2, q.requirements)).success);
   },
 );
 

@@ -31,6 +31,7 @@ import {
   tokenBalance,
   waitPastLedger,
   withBadSignature,
+  withV2Credentials,
   fund,
 } from './helpers.ts';
 
@@ -203,6 +204,9 @@ test.serial(
     t.false(badSig.isValid);
     const settleBad = await facilitator.settle(withBadSignature(fresh.paymentPayload), requirements);
     t.false(settleBad.success);
+    // @x402/stellar 2.9.0 cannot read CAP-71 v2 credentials (hence v1 in our client)
+    const v2 = await withV2Credentials(server, TESTNET_PASSPHRASE, poolWallet, fresh.paymentPayload);
+    t.false((await facilitator.verify(v2, requirements)).isValid);
     // the untouched payload is still good
     t.true((await facilitator.verify(fresh.paymentPayload, requirements)).isValid);
     t.is(await balance(poolWallet.publicKey()), before);
