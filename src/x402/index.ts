@@ -46,6 +46,7 @@ export {
 export {
   DEFAULT_LEDGER_SECONDS,
   measureLedgerSeconds,
+  ledgerSecondsOf,
   rpcServer,
   expirationLedger,
   type LedgerSecondsRange,
