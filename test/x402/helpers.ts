@@ -19,6 +19,13 @@ import { type RoutesConfig, x402HTTPResourceServer, type x402ResourceServer } fr
 import type { PaymentPayload } from '@x402/core/types';
 import { Sandbox } from '../../src/sandbox/index.ts';
 import { paidRequestListener, type PaidHandler } from '../../src/x402/paid-http.ts';
+import {
+  isX402Error,
+  sign,
+  type PayerNetwork,
+  type Quote,
+  type SignedPayment,
+} from '../../src/x402/index.ts';
 import { testVkey } from '../sandbox/helpers.ts';
 
 export async function startSandbox(opts: { ledgerMs?: number; networkPassphrase?: string } = {}) {
@@ -137,4 +144,23 @@ export async function withV2Credentials(
   if (!rpc.Api.isSimulationSuccess(enforced)) throw new Error(enforced.error);
   const tx = rpc.assembleTransaction(withAuth, enforced).build();
   return { ...base, payload: { transaction: tx.toXDR() } };
+}
+
+/**
+ * Signs `q` valid for only a few ledgers, so the test can wait until it has expired. On a loaded machine
+ * signing itself can outlast a few ledgers (the re-simulation then sees it expired): retry with more.
+ */
+export async function signExpiringSoon(
+  q: Quote,
+  signer: Keypair,
+  payer: PayerNetwork,
+): Promise<SignedPayment> {
+  for (const ledgers of [6, 12, 24, 48]) {
+    try {
+      return await sign(q, signer, { ...payer, ledgerSeconds: q.maxTimeoutSeconds / ledgers });
+    } catch (e) {
+      if (!isX402Error(e, 'simulation_failed')) throw e;
+    }
+  }
+  throw new Error('could not sign a short-lived authorization');
 }
