@@ -32,6 +32,7 @@ export {
   safeFetch,
   addressClass,
   isAllowedHost,
+  parseAllowedHosts,
   parseServiceUrl,
   sanitizeHeaders,
   DEFAULT_MAX_RESPONSE_BYTES,

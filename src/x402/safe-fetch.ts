@@ -169,6 +169,23 @@ function defaultPort(url: URL): string {
   return url.port || (url.protocol === 'https:' ? '443' : '80');
 }
 
+/**
+ * An allow-list as configured (POOL_PROXY_PAY_ALLOWED_HOSTS): comma-separated `host` or `host:port`
+ * (`[v6]:port` for IPv6), lower-cased; throws RangeError naming a malformed entry.
+ */
+export function parseAllowedHosts(text: string | undefined): string[] {
+  const out: string[] = [];
+  for (const raw of (text ?? '').split(',')) {
+    const entry = raw.trim().toLowerCase();
+    if (!entry) continue;
+    const m = /^(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]*[a-z0-9])?)(?::(\d{1,5}))?$/.exec(entry);
+    if (!m || (m[3] !== undefined && Number(m[3]) > 65535))
+      throw new RangeError(`allowed host ${JSON.stringify(raw.trim())} is not host or host:port`);
+    out.push(entry);
+  }
+  return out;
+}
+
 /** True when `url`'s host (any port) or host:port is in the allow-list. */
 export function isAllowedHost(url: URL, allowed: readonly string[]): boolean {
   const host = url.hostname.toLowerCase();

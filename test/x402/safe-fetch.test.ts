@@ -7,6 +7,7 @@ import test from 'ava';
 import {
   addressClass,
   isX402Error,
+  parseAllowedHosts,
   safeFetch,
   USER_AGENT,
   type AddressClass,
@@ -265,4 +266,15 @@ test.serial('a connection refused is a typed error', async (t) => {
     await code(safeFetch({ url: 'http://127.0.0.1:9/' }, { allowedHosts: ['127.0.0.1'] })),
     'connection_failed',
   );
+});
+
+test.serial('allow-lists parse from configuration text', (t) => {
+  t.deepEqual(parseAllowedHosts(' Demo.Local:8403, api.example.com ,[::1]:80,,'), [
+    'demo.local:8403',
+    'api.example.com',
+    '[::1]:80',
+  ]);
+  t.deepEqual(parseAllowedHosts(undefined), []);
+  for (const bad of ['http://x.com', 'x.com:99999', 'a b', 'x.com:', '-x.com', 'x.com/path'])
+    t.throws(() => parseAllowedHosts(bad), { instanceOf: RangeError }, bad);
 });
