@@ -84,6 +84,8 @@ export interface SafeFetchOptions {
   allowedHosts?: readonly string[];
   maxResponseBytes?: number;
   timeoutMs?: number;
+  /** certificate authorities trusted for https (default: Node's bundled roots) */
+  ca?: string | Buffer;
   /** headers set by this layer itself (the payment signature); sent to the first origin only */
   systemHeaders?: Record<string, string>;
   /** resolver (default: the system's); returns every address of the host */
@@ -252,6 +254,7 @@ function requestOnce(
   body: Buffer | undefined,
   maxBytes: number,
   signal: AbortSignal,
+  ca: string | Buffer | undefined,
 ): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
   // every lookup of this request answers with the address that was checked
   const pinned: LookupFunction = (_host, options, cb) => {
@@ -268,6 +271,7 @@ function requestOnce(
         lookup: pinned,
         signal,
         agent: false,
+        ...(ca !== undefined && { ca }),
       },
       (res) => {
         const declared = Number(res.headers['content-length']);
@@ -342,7 +346,7 @@ export async function safeFetch(request: SafeRequest, opts: SafeFetchOptions = {
         }),
       ]);
       if (signal.aborted) throw timedOut();
-      res = await requestOnce(url, target, method, headers, body, maxBytes, signal);
+      res = await requestOnce(url, target, method, headers, body, maxBytes, signal, opts.ca);
     } catch (e) {
       if (e instanceof X402Error) throw e;
       if (signal.aborted) throw timedOut();
