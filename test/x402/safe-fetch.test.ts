@@ -1,6 +1,7 @@
-// safeFetch against real HTTP(S) servers on loopback: every refused address class (by literal and through a
-// resolver), https to a pinned address, a redirect to a private address, redirect limits, the size and time caps, the allow-list, and
-// what reaches the service (a recording server sees only the caller's explicit headers and body).
+// safeFetch against real HTTP(S) servers on loopback: every refused address class (by literal and through
+// a resolver), https to a pinned address, a redirect to a private address, redirect limits, the size and
+// time caps, the allow-list, and what reaches the service (a recording server sees only the caller's
+// explicit headers and body).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
