@@ -78,7 +78,7 @@ const x402 = await startLocalX402({
   asset: info.contracts.token,
   facilitator: { host: '127.0.0.1', port: 0 },
   demo: { host: '127.0.0.1', port: 0 },
-  channels: Array.from({ length: channels }, () => Keypair.random()),
+  channelCount: channels,
 });
 const secrets = sandbox.secrets();
 const base = {
