@@ -65,6 +65,8 @@ export function registerStart(program: Command): void {
           await stop().catch((e) => console.error(`stop: ${(e as Error).message}`));
       };
       try {
+        // The proxy's own settings are checked before anything starts, so a bad one fails at once.
+        loadConfig(env);
         const networkPassphrase = parsePassphrase(opts.networkPassphrase);
         const artifacts = circuitArtifacts(POLICY_CIRCUIT.id, opts.circuits);
         if (!existsSync(artifacts.zkey) || !existsSync(artifacts.wasm)) {
