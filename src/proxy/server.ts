@@ -18,6 +18,7 @@ import { AgentRegistry } from './services/agents.ts';
 import { NoteBook } from './services/notebook.ts';
 import { PoolRuntime } from './services/pool-runtime.ts';
 import { PoolStatsService } from './services/stats.ts';
+import { deriveKey } from './store/derived-keys.ts';
 import { EncryptedStore } from './store/encrypted-store.ts';
 import { loadMasterKey } from './store/master-key.ts';
 import { jsonLogger, type Logger } from './util/logger.ts';
@@ -45,6 +46,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     uri: publicUrl.origin,
     network: config.ledger.network,
     challengeTtlSeconds: config.challengeTtlSeconds,
+    challengeKey: deriveKey(masterKey, 'challenge-mac'),
   });
 
   const api = new ApiRouter({

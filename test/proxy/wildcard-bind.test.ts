@@ -42,7 +42,7 @@ test('a wildcard host without POOL_PROXY_PUBLIC_URL is refused; with it, the pub
 test('pool-proxy start on 0.0.0.0 without a public URL exits 1 with the reason, having started nothing', async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'pp-wildcard-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  const env = { ...process.env, POOL_PROXY_HOST: '0.0.0.0' };
+  const env: NodeJS.ProcessEnv = { ...process.env, POOL_PROXY_HOST: '0.0.0.0' };
   delete env.POOL_PROXY_PUBLIC_URL;
   const child = spawn(process.execPath, [CLI, 'start', '--data-dir', dataDir, '--sandbox', '127.0.0.1:0'], {
     env,

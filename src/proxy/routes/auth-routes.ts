@@ -9,7 +9,8 @@ export function registerAuthRoutes(api: ApiRouter, login: LoginService): void {
     path: '/api/auth/challenge',
     summary: 'Get a single-use sign-in challenge for a wallet',
     description:
-      'Returns a human-readable message (domain, address, network, 192-bit nonce, issue and expiry time, valid ≤ 5 minutes). ' +
+      'Returns a human-readable message (domain, address, network, nonce, issue and expiry time, valid ≤ 5 minutes). ' +
+      'The service stores nothing for it: the nonce is 128 random bits plus a MAC over the other fields. ' +
       'Sign it with SEP-53 (`Keypair.signMessage`, Freighter `signMessage`) and send it to /api/auth/verify.',
     tag: 'auth',
     access: 'public',
@@ -24,7 +25,7 @@ export function registerAuthRoutes(api: ApiRouter, login: LoginService): void {
     path: '/api/auth/verify',
     summary: 'Exchange a signed challenge for a JWT',
     description:
-      'The challenge is consumed by the first attempt, successful or not. The token is an EdDSA JWT whose `sub` is the wallet address.',
+      'The challenge is consumed by the first attempt, successful or not (its nonce is kept until it expires). The token is an EdDSA JWT whose `sub` is the wallet address.',
     tag: 'auth',
     access: 'public',
     body: VerifyRequest,
