@@ -21,6 +21,7 @@ import { PoolStatsService } from './services/stats.ts';
 import { deriveKey } from './store/derived-keys.ts';
 import { EncryptedStore } from './store/encrypted-store.ts';
 import { loadMasterKey } from './store/master-key.ts';
+import { StoreDamagedError } from '../storage/open-level.ts';
 import { jsonLogger, type Logger } from './util/logger.ts';
 
 export interface ProxyHandle {
@@ -34,10 +35,22 @@ export interface StartOptions {
   logger?: Logger;
 }
 
+/** The command that rebuilds this proxy's store (src/cli/commands/store.ts). */
+export function recoverCommand(config: ProxyConfig): string {
+  return `pool-proxy store recover --data-dir ${config.dataDir}`;
+}
+
 export async function startProxy(config: ProxyConfig, options: StartOptions = {}): Promise<ProxyHandle> {
   const logger = options.logger ?? jsonLogger();
   const masterKey = loadMasterKey(config.masterKeyHex, config.masterKeyFile);
-  const store = await EncryptedStore.open(config.storeDir, masterKey);
+  const store = await EncryptedStore.open(config.storeDir, masterKey).catch((error: unknown) => {
+    if (!(error instanceof StoreDamagedError)) throw error;
+    throw new StoreDamagedError(
+      error.dir,
+      error.damage,
+      `To move it aside and rebuild it from the master key and the chain, run: ${recoverCommand(config)}`,
+    );
+  });
   const metrics = createMetrics();
   const tokens = new TokenService(masterKey, config.jwt);
   const publicUrl = new URL(config.publicUrl);
