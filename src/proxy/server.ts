@@ -22,7 +22,7 @@ import { deriveKey } from './store/derived-keys.ts';
 import { EncryptedStore } from './store/encrypted-store.ts';
 import { loadMasterKey } from './store/master-key.ts';
 import { StoreDamagedError } from '../storage/open-level.ts';
-import { jsonLogger, type Logger } from './util/logger.ts';
+import { createLogger, type Logger } from './util/logger.ts';
 
 export interface ProxyHandle {
   url: string;
@@ -41,7 +41,7 @@ export function recoverCommand(config: ProxyConfig): string {
 }
 
 export async function startProxy(config: ProxyConfig, options: StartOptions = {}): Promise<ProxyHandle> {
-  const logger = options.logger ?? jsonLogger();
+  const logger = options.logger ?? createLogger();
   const masterKey = loadMasterKey(config.masterKeyHex, config.masterKeyFile);
   const store = await EncryptedStore.open(config.storeDir, masterKey).catch((error: unknown) => {
     if (!(error instanceof StoreDamagedError)) throw error;
@@ -108,6 +108,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await store.close();
+      logger.log('info', 'proxy stopped', { url });
     },
   };
 }

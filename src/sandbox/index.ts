@@ -18,7 +18,7 @@ import {
 import { Ledger, STANDALONE_PASSPHRASE } from './ledger.ts';
 import { createRpc } from './rpc.ts';
 import { createHttpServer } from './server.ts';
-import { LedgerStore } from './store.ts';
+import { type LedgerMeta, LedgerStore, type TxRecord } from './store.ts';
 
 export type { SandboxInfo, SandboxSecrets } from './genesis.ts';
 export { parseUsdc } from './friendbot.ts';
@@ -39,6 +39,8 @@ export interface SandboxOptions {
   vkey?: VerificationKeyInput;
   /** network passphrase (default: the standalone network's); a store created with another one is refused */
   networkPassphrase?: string;
+  /** called after each ledger close with the ledger and its transactions (see ledger-log.ts) */
+  onLedgerClosed?: (meta: LedgerMeta, txs: readonly TxRecord[]) => void;
 }
 
 export class Sandbox {
@@ -83,6 +85,7 @@ export class Sandbox {
     }
     const a = server.address() as AddressInfo;
     baseUrl = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
+    ledger.onClosed = opts.onLedgerClosed;
     ledger.start(opts.ledgerMs ?? 1000);
     return new Sandbox(ledger, server, baseUrl);
   }

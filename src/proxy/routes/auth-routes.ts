@@ -1,6 +1,7 @@
 // Wallet login endpoints: SEP-53 challenge and its verification into a JWT.
 import type { LoginService } from '../auth/login.ts';
 import type { ApiRouter } from '../http/api-router.ts';
+import { requestLog } from '../http/request-context.ts';
 import { AuthChallenge, AuthToken, ChallengeQuery, VerifyRequest } from '../http/schemas.ts';
 
 export function registerAuthRoutes(api: ApiRouter, login: LoginService): void {
@@ -31,6 +32,10 @@ export function registerAuthRoutes(api: ApiRouter, login: LoginService): void {
     body: VerifyRequest,
     response: AuthToken,
     errors: ['unauthorized'],
-    handler: async ({ body }) => login.verify(body),
+    handler: async ({ body, ctx }) => {
+      const result = await login.verify(body);
+      requestLog(ctx).log('info', 'login', { wallet: body.publicKey });
+      return result;
+    },
   });
 }
