@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Address, Contract, Keypair, nativeToScVal, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
 import test from 'ava';
+import { jsonLogger } from '../../src/proxy/util/logger.ts';
 import { getJson, postJson } from './helpers/http.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -274,4 +275,23 @@ test('on a terminal the logger writes coloured human-readable lines, not JSON', 
   t.regex(run.stdout, /\u001b\[32mINFO\u001b\[39m/);
   t.regex(run.stdout, /hello terminal/);
   t.notRegex(run.stdout, /"msg"/);
+});
+
+test('secrets are redacted and an amount never shares a line with an agent, owner or wallet', (t) => {
+  const written: string[] = [];
+  const logger = jsonLogger('debug', (line) => written.push(line));
+  logger.log('info', 'a', { token: 'eyJ.x.y', nested: { signature: 'sig' }, route: '/api/withdraw' });
+  logger.log('info', 'b', { agentId: 'agent-1', amount: '5.0000000' });
+  logger.child({ wallet: 'GABC' }).log('info', 'c', { amount: '1' });
+  logger.child({ requestId: 'r' }).child({ owner: 'GOWN' }).log('info', 'd', { amount: '2' });
+  logger.log('info', 'e', { amount: '3', pool: 'C…' });
+  const [a, b, c, d, e] = written.map((line) => JSON.parse(line));
+  t.is(a.token, '[redacted]');
+  t.is(a.nested.signature, '[redacted]');
+  t.is(a.route, '/api/withdraw');
+  t.false('amount' in b);
+  t.is(b.agentId, 'agent-1');
+  t.false('amount' in c);
+  t.false('amount' in d);
+  t.is(e.amount, '3', 'an amount alone (pool totals) is kept');
 });

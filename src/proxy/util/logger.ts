@@ -78,28 +78,32 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       formatters: {
         // pretty output colours numeric levels; JSON lines carry the label people search for.
         ...(usePretty ? {} : { level: (label: string) => ({ level: label }) }),
-        log: (object: Record<string, unknown>) => {
-          if ('amount' in object && AGENT_FIELDS.some((field) => field in object)) {
-            const { amount: _dropped, ...rest } = object;
-            return rest;
-          }
-          return object;
-        },
       },
     },
     destination,
   );
-  return wrap(instance);
+  return wrap(instance, false);
 }
 
-function wrap(instance: PinoLogger): Logger {
+const namesAgent = (fields: Record<string, unknown>) => AGENT_FIELDS.some((field) => field in fields);
+
+/** `agentBound`: an agent, owner or wallet is among the bindings of this logger (or its parents). */
+function wrap(instance: PinoLogger, agentBound: boolean): Logger {
   return {
     log(level, message, fields) {
-      if (fields === undefined) instance[level](message);
-      else instance[level](fields, message);
+      if (fields === undefined) {
+        instance[level](message);
+        return;
+      }
+      if ('amount' in fields && (agentBound || namesAgent(fields))) {
+        const { amount: _dropped, ...rest } = fields;
+        instance[level](rest, message);
+        return;
+      }
+      instance[level](fields, message);
     },
     child(bindings) {
-      return wrap(instance.child(bindings));
+      return wrap(instance.child(bindings), agentBound || namesAgent(bindings));
     },
   };
 }
