@@ -167,7 +167,7 @@ test.serial(
     );
     t.is(replay.status, 401);
     t.like(await waitForLine((l) => l.requestId === 'replay-1', 'replay'), {
-      level: 'warn',
+      level: 'info',
       msg: 'request refused',
       route: '/api/auth/verify',
       status: 401,

@@ -34,11 +34,12 @@ export function createApp({ api, metrics, ipLimiter, logger }: AppDeps): Koa {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       metrics.httpRequests.inc({ method: ctx.method, route, status: String(ctx.status) });
       metrics.httpDuration.observe({ method: ctx.method, route }, seconds);
-      // One line per request. Refusals carry their problem code; probes of /health and /metrics are debug.
+      // One line per request. Refusals (the caller's problem, so info) carry their problem code; failures
+      // are errors; probes of /health and /metrics are debug.
       const code = problemOf(ctx);
       const fields = { method: ctx.method, route, status: ctx.status, ms: Math.round(seconds * 10_000) / 10 };
       if (ctx.status >= 500) log.log('error', 'request failed', { ...fields, code });
-      else if (ctx.status >= 400) log.log('warn', 'request refused', { ...fields, code });
+      else if (ctx.status >= 400) log.log('info', 'request refused', { ...fields, code });
       else log.log(QUIET_ROUTES.has(route) ? 'debug' : 'info', 'request', fields);
     }
   });
