@@ -3,10 +3,11 @@
 // checksum fails is skipped silently (the writes in it are lost) and the database opens "healthy". This
 // reader follows the on-disk formats documented in the LevelDB repository (doc/log_format.md and
 // doc/table_format.md, https://github.com/google/leveldb/tree/main/doc) and reports the first damaged file:
-//   - write-ahead logs (*.log) and MANIFEST-*: every record's masked CRC-32C, length and type; a record cut
-//     short at the very end of the file is what a crash mid-write leaves, and is not damage;
-//   - tables (*.ldb, *.sst): the footer's magic number, the index and meta-index blocks' CRCs, and, when
-//     the index block is stored uncompressed, every data block's CRC.
+//   - the MANIFEST named by CURRENT and the write-ahead logs not yet in tables: every record's masked
+//     CRC-32C, length and type; a record cut short at the very end of the file is what a crash mid-write
+//     leaves, and is not damage;
+//   - the tables the MANIFEST lists (*.ldb, *.sst): present, the footer's magic number, the index and
+//     meta-index blocks' CRCs, and, when the index block is stored uncompressed, every data block's CRC.
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32c } from '@node-rs/crc32';
@@ -36,34 +37,122 @@ function unmask(masked: number): number {
   return ((rot >>> 17) | (rot << 15)) >>> 0;
 }
 
-/** Returns the first damage found in the LevelDB files of `dir`, or undefined when every checked file is sound. */
+/**
+ * Returns the first damage found in the live files of the LevelDB in `dir`, or undefined when they are
+ * sound. Live files are the ones LevelDB would read on open: the MANIFEST that CURRENT names, the tables
+ * it lists, and the write-ahead logs it has not yet folded into tables. Leftovers a crash can leave behind
+ * (a half-written table or log from before the MANIFEST's last edit) are ignored: LevelDB deletes them.
+ */
 export function findDamage(dir: string): Damage | undefined {
-  if (!existsSync(dir)) return undefined;
-  const names = readdirSync(dir).sort();
-  for (const name of names) {
-    const file = join(dir, name);
-    let damage: Damage | undefined;
-    if (/^\d+\.log$/.test(name) || /^MANIFEST-\d+$/.test(name)) damage = checkLogFile(file);
-    else if (/^\d+\.(ldb|sst)$/.test(name)) damage = checkTableFile(file);
+  const current = join(dir, 'CURRENT');
+  if (!existsSync(current)) return undefined; // no database yet: LevelDB creates one
+  const pointer = readFileSync(current, 'utf8');
+  if (!/^MANIFEST-\d+\n$/.test(pointer)) {
+    return { file: current, offset: 0, reason: 'CURRENT does not name a MANIFEST file' };
+  }
+  const manifest = join(dir, pointer.trim());
+  if (!existsSync(manifest)) {
+    return { file: current, offset: 0, reason: `CURRENT names ${pointer.trim()}, which is missing` };
+  }
+  const read = readLogFile(manifest);
+  if ('reason' in read) return read;
+  let state: ManifestState;
+  try {
+    state = replayManifest(read);
+  } catch (error) {
+    return { file: manifest, offset: 0, reason: `unreadable version edit: ${(error as Error).message}` };
+  }
+  const names = readdirSync(dir);
+  for (const number of [...state.tables].sort((a, b) => a - b)) {
+    const name = names.find((n) => n === `${tableName(number)}.ldb` || n === `${tableName(number)}.sst`);
+    if (name === undefined) {
+      return { file: manifest, offset: 0, reason: `table ${tableName(number)}.ldb it lists is missing` };
+    }
+    const damage = checkTableFile(join(dir, name));
     if (damage) return damage;
   }
-  const current = join(dir, 'CURRENT');
-  if (existsSync(current)) {
-    const manifest = readFileSync(current, 'utf8');
-    if (!/^MANIFEST-\d+\n$/.test(manifest)) {
-      return { file: current, offset: 0, reason: 'CURRENT does not name a MANIFEST file' };
-    }
-    if (!names.includes(manifest.trim())) {
-      return { file: current, offset: 0, reason: `CURRENT names ${manifest.trim()}, which is missing` };
-    }
+  for (const name of names.filter((n) => /^\d+\.log$/.test(n)).sort()) {
+    const number = Number(name.slice(0, -'.log'.length));
+    if (number < state.logNumber && number !== state.prevLogNumber) continue; // already in tables
+    const log = readLogFile(join(dir, name));
+    if ('reason' in log) return log;
   }
   return undefined;
 }
 
-function checkLogFile(file: string): Damage | undefined {
+const tableName = (number: number) => String(number).padStart(6, '0');
+
+interface ManifestState {
+  /** Numbers of the live table files. */
+  tables: Set<number>;
+  /** Logs numbered below this (except prevLogNumber) are already in tables. */
+  logNumber: number;
+  prevLogNumber: number;
+}
+
+/** Applies the MANIFEST's version edits (LevelDB db/version_edit.cc encoding) and returns the live files. */
+function replayManifest(records: Buffer[]): ManifestState {
+  const state: ManifestState = { tables: new Set(), logNumber: 0, prevLogNumber: 0 };
+  for (const edit of records) {
+    let pos = 0;
+    const varint = () => {
+      const [value, next] = readVarint(edit, pos);
+      pos = next;
+      return value;
+    };
+    const skipSlice = () => {
+      const length = varint();
+      if (pos + length > edit.length) throw new RangeError('slice runs past the edit');
+      pos += length;
+    };
+    while (pos < edit.length) {
+      const tag = varint();
+      switch (tag) {
+        case 1: // comparator name
+          skipSlice();
+          break;
+        case 2:
+          state.logNumber = varint();
+          break;
+        case 3: // next file number
+        case 4: // last sequence
+          varint();
+          break;
+        case 5: // compaction pointer: level, internal key
+          varint();
+          skipSlice();
+          break;
+        case 6: // deleted file: level, number
+          varint();
+          state.tables.delete(varint());
+          break;
+        case 7: {
+          // new file: level, number, size, smallest key, largest key
+          varint();
+          const number = varint();
+          varint();
+          skipSlice();
+          skipSlice();
+          state.tables.add(number);
+          break;
+        }
+        case 9:
+          state.prevLogNumber = varint();
+          break;
+        default:
+          throw new RangeError(`unknown tag ${tag}`);
+      }
+    }
+  }
+  return state;
+}
+
+/** The records of a log-format file (fragments joined), or the first damage in it. */
+function readLogFile(file: string): Buffer[] | Damage {
   const data = readFileSync(file);
   const damage = (offset: number, reason: string): Damage => ({ file, offset, reason });
-  let inRecord = false;
+  const records: Buffer[] = [];
+  let fragments: Buffer[] | undefined;
   for (let blockStart = 0; blockStart < data.length; blockStart += LOG_BLOCK) {
     const blockEnd = Math.min(blockStart + LOG_BLOCK, data.length);
     const lastBlock = blockEnd === data.length;
@@ -74,7 +163,7 @@ function checkLogFile(file: string): Damage | undefined {
       if (pos + LOG_HEADER + length > blockEnd) {
         // A record cut short by the end of the file: the writer stopped mid-record (a crash). LevelDB
         // ignores it too; anywhere else a length that leaves the block is damage.
-        if (lastBlock) return undefined;
+        if (lastBlock) return records;
         return damage(pos, `record length ${length} runs past its 32 KiB block`);
       }
       if (type === 0 && length === 0) {
@@ -82,21 +171,28 @@ function checkLogFile(file: string): Damage | undefined {
         break;
       }
       const stored = unmask(data.readUInt32LE(pos));
-      const actual = crc32c(data.subarray(pos + 6, pos + LOG_HEADER + length));
-      if (stored !== actual) return damage(pos, 'record checksum mismatch');
+      const payload = data.subarray(pos + LOG_HEADER, pos + LOG_HEADER + length);
+      if (crc32c(data.subarray(pos + 6, pos + LOG_HEADER + length)) !== stored) {
+        return damage(pos, 'record checksum mismatch');
+      }
       if (type === RECORD_FULL || type === RECORD_FIRST) {
-        if (inRecord) return damage(pos, 'a record starts inside an unfinished record');
-        inRecord = type === RECORD_FIRST;
+        if (fragments) return damage(pos, 'a record starts inside an unfinished record');
+        if (type === RECORD_FULL) records.push(payload);
+        else fragments = [payload];
       } else if (type === RECORD_MIDDLE || type === RECORD_LAST) {
-        if (!inRecord) return damage(pos, 'a record fragment without its beginning');
-        inRecord = type === RECORD_MIDDLE;
+        if (!fragments) return damage(pos, 'a record fragment without its beginning');
+        fragments.push(payload);
+        if (type === RECORD_LAST) {
+          records.push(Buffer.concat(fragments));
+          fragments = undefined;
+        }
       } else {
         return damage(pos, `unknown record type ${type}`);
       }
       pos += LOG_HEADER + length;
     }
   }
-  return undefined;
+  return records;
 }
 
 interface Handle {
