@@ -135,6 +135,13 @@ test.serial(
       t.regex(echoed, /^[0-9a-f-]{36}$/, 'replaced by a fresh UUID');
       await waitForLine((l) => l.requestId === echoed, 'with the fresh id');
     }
+    const doc = await (await fetch(`${proxyUrl}/openapi.json`)).json();
+    for (const status of ['200', '401']) {
+      t.truthy(
+        doc.paths['/api/withdraw'].post.responses[status].headers['X-Request-Id'],
+        `documented (${status})`,
+      );
+    }
     const plain = await fetch(`${proxyUrl}/api/pool/stats`);
     t.regex(plain.headers.get('x-request-id')!, /^[0-9a-f-]{36}$/);
     // Monitors' probes are debug lines, not written at the default level.
