@@ -22,6 +22,8 @@ export interface McpHttpOptions {
 export function mcpHttpMiddleware(options: McpHttpOptions): Middleware {
   return async (ctx: Context, next: Next) => {
     if (ctx.path !== MCP_PATH) return next();
+    // The route label of the proxy's request metrics (set by the router for its own routes).
+    (ctx as Context & { _matchedRoute?: string })._matchedRoute = MCP_PATH;
     if (ctx.method !== 'POST') {
       throw new ProblemError(
         'method_not_allowed',
