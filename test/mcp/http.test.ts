@@ -315,6 +315,10 @@ test.serial(
     });
     t.is(garbage.status, 400);
     t.is(garbage.json.error.code, -32700, 'JSON-RPC parse error');
+
+    const metrics = await rawRequest(`${stack.proxy.url}/metrics`);
+    t.regex(metrics.text, /route="\/mcp",status="200"/, 'MCP requests are counted under their own route');
+    t.regex(metrics.text, /route="\/mcp",status="401"/);
   },
 );
 

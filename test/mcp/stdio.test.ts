@@ -311,13 +311,16 @@ test.serial('bad flags: a clear message on stderr, nothing on stdout, a non-zero
     [['--bogus'], {}, /unknown option '--bogus'/],
     [[], { POOL_PROXY_MCP_AGENT_ID: 'x/y' }, /POOL_PROXY_MCP_AGENT_ID/],
   ];
-  for (const [args, env, message] of cases) {
+  const runs = cases.map(async ([args, env, message]) => {
     const child = spawn(process.execPath, [CLI, 'mcp', ...args], { env: { ...process.env, ...env } });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (err += d));
     const [code] = await once(child, 'exit');
+    return { args, message, code, out, err };
+  });
+  for (const { args, message, code, out, err } of await Promise.all(runs)) {
     t.not(code, 0, args.join(' '));
     t.is(out, '', args.join(' '));
     t.regex(err, message);
