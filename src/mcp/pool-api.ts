@@ -136,7 +136,7 @@ export class PoolApi {
   }
 
   /** Operator-funded deposit for a local agent (`POST /api/deposit`); the operator caller only. */
-  operatorDeposit(agentId: string, amount: string): Promise<DepositResult> {
+  async operatorDeposit(agentId: string, amount: string): Promise<DepositResult> {
     if (this.#caller.kind !== 'operator') {
       // Never reachable with a wallet token: it would spend the operator's USDC for the wallet.
       throw new PoolApiError(

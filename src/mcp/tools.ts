@@ -298,10 +298,7 @@ export function createPoolMcpServer({ api, mode }: PoolMcpOptions): McpServer {
               txHash: result.txHash,
               zkProof: result.zkProof,
             },
-            `Deposit ${result.amount ?? ''} USDC confirmed in transaction ${result.txHash}.`.replace(
-              '  ',
-              ' ',
-            ),
+            `Deposit${result.amount ? ` of ${result.amount} USDC` : ''} confirmed in transaction ${result.txHash}.`,
           );
         }),
     );
