@@ -13,8 +13,19 @@ import { type Deployment, resolveDeployment } from './deployment.ts';
 import { LedgerClient } from './ledger-client.ts';
 import type { NoteBook } from './notebook.ts';
 import { PoolIndexer } from './pool-indexer.ts';
-import { PoolService } from './pool-service.ts';
 import { PoolTransactionProver } from './pool-transaction.ts';
+import type { FlowContext } from '../flows/context.ts';
+import { OutstandingPrepares } from '../flows/outstanding-prepares.ts';
+import { reconcile, type Reconciler } from '../flows/reconcile.ts';
+import type { PaymentContext } from '../payments/context.ts';
+import { reconcilePayment } from '../payments/reconcile-payment.ts';
+import { createPayments, type Payments } from '../payments/runtime.ts';
+import { WalletQuotas } from '../flows/wallet-quotas.ts';
+import { Journal } from '../journal/journal.ts';
+import { KeyedMutex } from '../util/keyed-mutex.ts';
+import { AgentKeyring } from './agent-keyring.ts';
+import { AspRegistrar } from './asp-registrar.ts';
+import { NoteCrediting } from './note-crediting.ts';
 import type { PoolStatsService } from './stats.ts';
 
 export interface PoolRuntimeDeps {
@@ -29,7 +40,8 @@ export interface PoolRuntimeDeps {
 }
 
 interface Connected {
-  service: PoolService;
+  flows: FlowContext;
+  payments: Payments | undefined;
   deployment: Deployment;
   indexer: PoolIndexer;
   prover: ProverClient;
@@ -41,6 +53,7 @@ export class PoolRuntime {
   #lastError = 'connecting';
   #stopped = false;
   #retry: NodeJS.Timeout | undefined;
+  #reconciler: NodeJS.Timeout | undefined;
   readonly ready: Promise<void>;
   #markReady!: () => void;
 
@@ -56,7 +69,7 @@ export class PoolRuntime {
     void this.#attempt();
   }
 
-  require(): PoolService {
+  require(): FlowContext {
     if (this.#connected === undefined) {
       throw new ProblemError(
         'service_unavailable',
@@ -66,13 +79,44 @@ export class PoolRuntime {
         },
       );
     }
-    return this.#connected.service;
+    return this.#connected.flows;
   }
 
-  /** Periodic housekeeping (prepared deposits long expired); a no-op until connected. */
+  /** The payment side, or 503 when the pool is not connected or payments are not configured. */
+  requirePayments(): PaymentContext {
+    const payments = this.#connected === undefined ? undefined : this.#connected.payments;
+    if (payments === undefined) {
+      this.require();
+      throw new ProblemError(
+        'service_unavailable',
+        'payments are not configured on this proxy (set POOL_PROXY_POOL_WALLET_SECRET)',
+      );
+    }
+    return payments.pctx;
+  }
+
+  /** Settles agents' payment debts now (the settlement job also runs on its own). */
+  async settleNow(): Promise<void> {
+    await this.#connected?.payments?.settlement.runOnce();
+  }
+
+  /** Health details: the pool wallet's float, when payments are on. */
+  async health(): Promise<{ float?: bigint }> {
+    const payments = this.#connected?.payments;
+    if (payments === undefined) return {};
+    return { float: await payments.pctx.float.held() };
+  }
+
+  /** Periodic housekeeping: forget finished operations a week old; a no-op until connected. */
   async sweep(): Promise<void> {
-    await this.#connected?.service.sweepPrepared();
-    await this.#connected?.service.reconcileUncertain();
+    const flows = this.#connected?.flows;
+    if (flows === undefined) return;
+    await flows.journal.prune(Date.now() - 7 * 86_400_000, [
+      'wallet_deposit',
+      'operator_deposit',
+      'withdraw',
+      'consolidate',
+    ]);
   }
 
   info(): { deployment: Deployment; circuitId: string } {
@@ -83,6 +127,10 @@ export class PoolRuntime {
   async close(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#retry);
+    clearInterval(this.#reconciler);
+    await this.#connected?.payments?.pctx.batches.stop();
+    await this.#connected?.payments?.settlement.stop();
+    this.#connected?.flows.registrar.stop();
     await this.#connected?.indexer.stop();
     this.#connected?.prover.close();
   }
@@ -118,11 +166,25 @@ export class PoolRuntime {
         config.indexer.startLedger,
         logger,
       );
-      const service = new PoolService({
+      const keyring = new AgentKeyring(masterKey);
+      const outstanding = new OutstandingPrepares();
+      const liveIndexer = indexer;
+      const registrar = new AspRegistrar({
+        ledger,
+        deployment,
+        indexer: liveIndexer,
+        keyring,
+        logger,
+        outstandingUntil: () => outstanding.latest(),
+      });
+      outstanding.onChange(() => registrar.nudge());
+      const flows: FlowContext = {
         store,
-        masterKey,
+        journal: new Journal(store),
         agents,
         notes,
+        keyring,
+        crediting: new NoteCrediting({ store, notes, agents, indexer, keyring, logger }),
         indexer,
         ledger,
         prover: new PoolTransactionProver(
@@ -132,27 +194,48 @@ export class PoolRuntime {
           config.prover.timeoutMs,
           metrics,
         ),
+        registrar,
         deployment,
         metrics,
         logger,
-        prepareTtlSeconds: config.limits.prepareTtlSeconds,
-        txTimeoutSeconds: config.ledger.txTimeoutSeconds,
         stats,
-      });
+        limits: {
+          prepareTtlSeconds: config.limits.prepareTtlSeconds,
+          txTimeoutSeconds: config.ledger.txTimeoutSeconds,
+        },
+        outstanding,
+        quotas: new WalletQuotas({
+          concurrentPrepares: config.limits.walletConcurrentPrepares,
+          newAgentsPerHour: config.limits.walletNewAgentsPerHour,
+        }),
+        spendLock: new KeyedMutex(),
+        proofLanes: new KeyedMutex(),
+      };
+      const payments = createPayments(flows, config.payments, config.limits.paymentCap);
+      const reconcilers: Partial<Record<string, Reconciler>> = payments
+        ? { payment: (record) => reconcilePayment(payments.pctx, record) }
+        : {};
       await indexer.start(config.indexer.pollIntervalMs);
-      // Spends left undecided by a previous run are settled before new requests are served.
-      await service.reconcileUncertain();
+      // Operations left unfinished by a previous run are decided before new requests are served.
+      await reconcile(flows, Date.now(), reconcilers);
       if (this.#stopped) {
         await indexer.stop();
         prover.close();
         return;
       }
-      this.#connected = { service, deployment, indexer, prover };
+      this.#connected = { flows, payments, deployment, indexer, prover };
+      payments?.settlement.start();
       logger.log('info', 'pool connected', {
         rpcUrl: config.ledger.rpcUrl,
         pool: deployment.contracts.pool,
         ledger: indexer.ledger,
       });
+      this.#reconciler = setInterval(() => {
+        reconcile(flows, Date.now(), reconcilers).catch((error) =>
+          logger.log('warn', 'reconciliation failed; will retry', { error: (error as Error).message }),
+        );
+      }, config.reconcileIntervalMs);
+      this.#reconciler.unref();
       this.#markReady();
     } catch (error) {
       await indexer?.stop();

@@ -1,4 +1,5 @@
 // Public pool statistics: aggregates only (counts), never per-agent data.
+import { scopedId } from '../domain/agent-ref.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
 import type { AgentRegistry } from './agents.ts';
 import type { NoteBook } from './notebook.ts';
@@ -6,8 +7,11 @@ import { KeyedMutex } from '../util/keyed-mutex.ts';
 
 export interface BatchSummary {
   batchId: string;
-  payments: number;
+  size: number;
   executedAt: string;
+  durationMs: number;
+  confirmed: number;
+  failed: number;
 }
 
 interface StatsRecord {
@@ -43,7 +47,7 @@ export class PoolStatsService {
     // Active = holds funds in the pool (or owes unsettled payments).
     let activeAgents = 0;
     for (const agent of await this.#agents.all()) {
-      const account = await this.#notes.account(agent.agentId);
+      const account = await this.#notes.account(scopedId(agent));
       if (account.notes > 0n || account.unsettled > 0n) activeAgents += 1;
     }
     return {
@@ -64,12 +68,20 @@ export class PoolStatsService {
   }
 
   /** Called by the batch operator after a batch ran. */
-  async recordBatch(batch: BatchSummary, serviceKeys: string[]): Promise<void> {
+  async recordBatch(batch: BatchSummary): Promise<void> {
     await this.#mutex.run('stats', async () => {
       const record = await this.#record();
-      record.payments += batch.payments;
-      record.services = [...new Set([...record.services, ...serviceKeys])];
       record.recentBatches = [batch, ...record.recentBatches].slice(0, RECENT_BATCHES);
+      await this.#store.put(this.#store.fixedKey('meta', 'stats'), record);
+    });
+  }
+
+  /** Counts one confirmed payment to the service named by `serviceKey` (an HMAC, never the URL). */
+  async recordPayment(serviceKey: string): Promise<void> {
+    await this.#mutex.run('stats', async () => {
+      const record = await this.#record();
+      record.payments += 1;
+      if (!record.services.includes(serviceKey)) record.services.push(serviceKey);
       await this.#store.put(this.#store.fixedKey('meta', 'stats'), record);
     });
   }

@@ -1,0 +1,65 @@
+// Withdrawal: reserve the amount, select up to two of the agent's notes (consolidating first when more are
+// needed), lock them, prove with their nullifiers and ext_amount = −amount, and relay as the operator. The
+// balance falls when the spend is confirmed; a failure releases the reservation and the notes.
+import { randomUUID } from 'node:crypto';
+import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
+import { formatAmount } from '../domain/amount.ts';
+import { ProblemError } from '../errors.ts';
+import { fault } from '../util/faults.ts';
+import type { FlowContext } from './context.ts';
+import { requireAgent } from './require-agent.ts';
+import { spendNotes } from './spend-notes.ts';
+import { settleFailure } from './settle-failure.ts';
+
+export interface FlowResult {
+  txHash: string;
+  amount: bigint;
+  proveMs: number;
+}
+
+export async function withdraw(
+  ctx: FlowContext,
+  ref: AgentRef,
+  amount: bigint,
+  destination: string,
+): Promise<FlowResult> {
+  await requireAgent(ctx, ref);
+  const agent = scopedId(ref);
+  const available = await ctx.notes.available(agent);
+  if (available < amount) {
+    throw new ProblemError(
+      'insufficient_balance',
+      `available balance ${formatAmount(available)} USDC is less than ${formatAmount(amount)} USDC`,
+    );
+  }
+  const opId = randomUUID();
+  await ctx.journal.begin({
+    opId,
+    kind: 'withdraw',
+    agent,
+    state: 'reserved',
+    amount,
+    data: { destination },
+  });
+  try {
+    await ctx.notes.reserve(agent, opId, amount);
+    fault('withdraw', 'before-prove');
+    const { confirmed, proveMs, consolidations } = await spendNotes(
+      ctx,
+      ref,
+      opId,
+      'withdraw',
+      amount,
+      destination,
+    );
+    await ctx.journal.update(opId, { state: 'confirmed', txHash: confirmed.hash });
+    ctx.metrics.ledgerOperations.inc({ kind: 'withdraw', outcome: 'confirmed' });
+    await ctx.stats.recordTransaction();
+    ctx.logger.log('info', 'withdrawal confirmed', { opId, txHash: confirmed.hash, consolidations });
+    return { txHash: confirmed.hash, amount, proveMs };
+  } catch (error) {
+    await settleFailure(ctx, opId, error);
+    ctx.logger.log('warn', 'withdrawal failed', { opId, code: (error as ProblemError).code });
+    throw error;
+  }
+}
