@@ -77,14 +77,15 @@ export interface PoolStats {
   activeAgents: number;
   totalTransactions: number;
   servicesUsed: number;
-  recentBatches: Record<string, unknown>[];
+  recentBatches: BatchSummary[];
 }
 
 export interface PayRequest {
   agentId: string;
   serviceUrl: string;
   method: string;
-  body?: string;
+  /** a string is sent as is, anything else as JSON */
+  body?: unknown;
   headers?: Record<string, string>;
   maxAmount?: string;
   idempotencyKey?: string;
@@ -100,13 +101,24 @@ export interface PaymentReceipt {
 }
 
 export interface PaymentResult {
-  content: string;
-  paymentStatus: 'confirmed' | 'failed';
+  paymentId: string;
+  paymentStatus: 'confirmed' | 'failed' | 'pending';
   batchId: string;
   receipt?: PaymentReceipt;
   serviceStatus?: number;
   contentType?: string;
-  reason?: string;
+  content?: string;
+  contentEncoding?: 'utf8' | 'base64';
+  reason?: { code: string; detail: string };
+}
+
+export interface BatchSummary {
+  batchId: string;
+  size: number;
+  executedAt: string;
+  durationMs: number;
+  confirmed: number;
+  failed: number;
 }
 
 export interface PoolApiOptions {

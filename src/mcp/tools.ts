@@ -75,9 +75,13 @@ const outputs = {
     zkProof,
   },
   pay: {
-    paymentStatus: z.literal('confirmed'),
+    paymentId: z.string(),
+    paymentStatus: z
+      .enum(['confirmed', 'pending'])
+      .describe('pending: still being decided; call again with the same idempotencyKey for the result'),
     batchId: z.string(),
-    content: z.string().describe("the paid service's response body"),
+    content: z.string().optional().describe("the paid service's response body"),
+    contentEncoding: z.enum(['utf8', 'base64']).optional().describe('base64 for a binary body'),
     serviceStatus: z.number().int().optional(),
     contentType: z.string().optional(),
     receipt: z
@@ -86,7 +90,7 @@ const outputs = {
         asset: z.string(),
         payTo: z.string(),
         network: z.string(),
-        transaction: z.string(),
+        transaction: z.string().describe('hash of the on-chain transfer from the pool wallet'),
         settledAt: z.string(),
       })
       .optional(),
@@ -95,7 +99,16 @@ const outputs = {
     activeAgents: z.number().int(),
     totalTransactions: z.number().int(),
     servicesUsed: z.number().int(),
-    recentBatches: z.array(z.record(z.string(), z.unknown())),
+    recentBatches: z.array(
+      z.object({
+        batchId: z.string(),
+        size: z.number().int(),
+        executedAt: z.string(),
+        durationMs: z.number().int(),
+        confirmed: z.number().int(),
+        failed: z.number().int(),
+      }),
+    ),
   },
 };
 
@@ -318,17 +331,23 @@ export function createPoolMcpServer({ api, mode }: PoolMcpOptions): McpServer {
         url: z.string().max(2048).describe('http(s) URL of the x402 service, query string included'),
         method: z.enum(PAY_METHODS).optional().describe('HTTP method to use on the service (default GET)'),
         body: z
-          .string()
-          .max(32_768)
+          .union([z.string().max(32_768), z.record(z.string(), z.unknown()), z.array(z.unknown())])
           .optional()
-          .describe('request body to send to the service (e.g. with POST)'),
+          .describe(
+            'body for the service (POST, PUT, PATCH): a string is sent as is, an object or array as JSON',
+          ),
+        headers: z
+          .record(z.string(), z.string())
+          .optional()
+          .describe('extra request headers for the service (identity and credential headers are refused)'),
         maxAmount: amountInput('highest price to accept').optional(),
         idempotencyKey: z
           .string()
-          .min(1)
           .max(128)
           .optional()
-          .describe('your key for this payment; reuse it unchanged when retrying the same payment'),
+          .describe(
+            'your key for this payment (8–128 of A-Z a-z 0-9 _ . : -); reuse it unchanged when retrying the same payment',
+          ),
         ...agentInput,
       },
       outputSchema: outputs.pay,
@@ -345,36 +364,41 @@ export function createPoolMcpServer({ api, mode }: PoolMcpOptions): McpServer {
           serviceUrl,
           method: args.method ?? 'GET',
           ...(args.body !== undefined ? { body: args.body } : {}),
+          ...(args.headers !== undefined ? { headers: args.headers } : {}),
           ...(maxAmount !== undefined ? { maxAmount } : {}),
           ...(args.idempotencyKey !== undefined ? { idempotencyKey: args.idempotencyKey } : {}),
         });
-        if (result.paymentStatus !== 'confirmed') {
+        if (result.paymentStatus === 'failed') {
           return problemResult(
             new PoolApiError(
-              'payment_failed',
+              result.reason?.code ?? 'payment_failed',
               'Payment failed',
               200,
-              result.reason ?? 'the payment did not confirm; nothing was paid',
-              { extra: { batchId: result.batchId, paymentStatus: result.paymentStatus } },
+              result.reason?.detail ?? 'the payment did not go through; nothing was paid',
+              { extra: { paymentId: result.paymentId, batchId: result.batchId, paymentStatus: 'failed' } },
             ),
           );
         }
-        const structured = {
-          paymentStatus: 'confirmed' as const,
-          batchId: result.batchId,
-          content: result.content,
-          ...(result.serviceStatus !== undefined ? { serviceStatus: result.serviceStatus } : {}),
-          ...(result.contentType !== undefined ? { contentType: result.contentType } : {}),
-          ...(result.receipt !== undefined ? { receipt: result.receipt } : {}),
-        };
+        const { reason: _reason, ...answer } = result;
+        const structured = { ...answer, paymentStatus: result.paymentStatus };
+        if (result.paymentStatus === 'pending') {
+          return success(
+            structured,
+            `Payment ${result.paymentId} is still being decided; call pool_pay again with the same idempotencyKey ` +
+              'to get its result (it will not be paid twice).',
+          );
+        }
         const paid = result.receipt
-          ? `Paid ${result.receipt.amount} to ${result.receipt.payTo} (transaction ${result.receipt.transaction}, batch ${result.batchId}).`
+          ? `Paid ${result.receipt.amount} USDC to ${result.receipt.payTo} (transaction ${result.receipt.transaction}, batch ${result.batchId}).`
           : `Paid in batch ${result.batchId}.`;
-        const service = `Service answered ${result.serviceStatus ?? ''} ${result.contentType ?? ''}`.trim();
+        const details = [result.contentType, result.contentEncoding === 'base64' ? 'body in base64' : '']
+          .filter(Boolean)
+          .join(', ');
+        const service = `Service answered ${result.serviceStatus ?? '?'}${details ? ` (${details})` : ''}`;
         return {
           content: [
             { type: 'text', text: `${paid} ${service}:` },
-            { type: 'text', text: result.content },
+            { type: 'text', text: result.content ?? '' },
           ],
           structuredContent: structured,
         };

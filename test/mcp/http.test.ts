@@ -9,9 +9,11 @@ import {
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Keypair, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
 import { getJson, postJson, rawRequest } from '../proxy/helpers/http.ts';
-import { type Stack, startStack, USDC } from '../proxy/helpers/stack.ts';
+import { type Stack, USDC } from '../proxy/helpers/stack.ts';
+import { type PayStack, startPayStack } from './pay-stack.ts';
 import { callTool, problem, structured } from './helpers.ts';
 
+let pay: PayStack;
 let stack: Stack;
 let wallet: Keypair;
 let token: string;
@@ -19,7 +21,7 @@ let client: Client;
 const OPERATOR_AGENT = 'http-test-operator-agent';
 
 async function connect(bearer: string): Promise<Client> {
-  const transport = new StreamableHTTPClientTransport(new URL('/mcp', stack.proxy.url), {
+  const transport = new StreamableHTTPClientTransport(new URL('/mcp', pay.proxy.url), {
     requestInit: { headers: { authorization: `Bearer ${bearer}` } },
   });
   const c = new Client({ name: 'http-test', version: '1.0.0' });
@@ -28,18 +30,19 @@ async function connect(bearer: string): Promise<Client> {
 }
 
 test.before(async () => {
-  stack = await startStack();
+  pay = await startPayStack();
+  stack = pay.stack;
   wallet = Keypair.random();
   await stack.fund(wallet.publicKey(), 100);
-  token = await stack.login(wallet);
+  token = await stack.login(wallet, pay.proxy.url);
   client = await connect(token);
   // An agent of the operator's (local MCP agents), which no wallet may touch.
-  const res = await postJson(`${stack.proxy.url}/api/deposit`, { agentId: OPERATOR_AGENT, amount: '2' });
+  const res = await postJson(`${pay.proxy.url}/api/deposit`, { agentId: OPERATOR_AGENT, amount: '2' });
   if (res.status !== 200) throw new Error(`operator deposit: ${res.text}`);
 });
 test.after.always(async () => {
   await client?.close();
-  await stack?.close();
+  await pay?.close();
 });
 
 const me = () => wallet.publicKey();
@@ -47,15 +50,16 @@ const operator = () => stack.sandbox.info.accounts.operator;
 const poolUsdc = () => stack.usdcBalance(stack.sandbox.info.contracts.pool);
 
 async function restBalance(agentId = me()): Promise<string> {
-  const res = await getJson(`${stack.proxy.url}/api/balance/${agentId}`, {
+  const res = await getJson(`${pay.proxy.url}/api/balance/${agentId}`, {
     authorization: `Bearer ${token}`,
   });
+  if (res.status === 404 && res.json?.code === 'not_found') return 'unknown';
   if (res.status !== 200) throw new Error(`balance: ${res.text}`);
   return res.json.balance;
 }
 
 async function operatorAgentBalance(): Promise<string> {
-  const res = await getJson(`${stack.proxy.url}/api/balance/${OPERATOR_AGENT}`, {
+  const res = await getJson(`${pay.proxy.url}/api/balance/${OPERATOR_AGENT}`, {
     'x-pool-operator': 'true',
   });
   return res.json.balance;
@@ -68,7 +72,7 @@ async function snapshot() {
     pool: await poolUsdc(),
     wallet: await stack.usdcBalance(me()),
     operator: await stack.usdcBalance(operator()),
-    stats: (await getJson(`${stack.proxy.url}/api/pool/stats`)).json,
+    stats: (await getJson(`${pay.proxy.url}/api/pool/stats`)).json,
   };
 }
 
@@ -120,14 +124,14 @@ test.serial(
   'deposit signed by the wallet, balance, withdraw and stats match the REST API and the chain',
   async (t) => {
     const before = await snapshot();
-    t.is(before.balance, '0.0000000');
+    t.is(before.balance, 'unknown', 'no agent before the first deposit');
 
     const prepared = structured(t, await callTool(client, 'pool_deposit', { amount: '4' }));
     t.like(prepared, { status: 'prepared', agentId: me(), amount: '4.0000000' });
     t.regex(prepared.prepareId as string, /^[0-9a-f-]{36}$/);
     t.is(await stack.usdcBalance(operator()), before.operator, 'the operator pays nothing for a wallet');
     t.is(await stack.usdcBalance(me()), before.wallet, 'nothing moves before the wallet signs');
-    t.is(await restBalance(), '0.0000000');
+    t.is(await restBalance(), 'unknown', 'the agent exists once its deposit confirms');
 
     const submitted = structured(
       t,
@@ -176,7 +180,7 @@ test.serial(
     });
 
     const stats = structured(t, await callTool(client, 'pool_stats'));
-    t.deepEqual(stats, (await getJson(`${stack.proxy.url}/api/pool/stats`)).json);
+    t.deepEqual(stats, (await getJson(`${pay.proxy.url}/api/pool/stats`)).json);
     t.is(stats.totalTransactions, before.stats.totalTransactions + 2);
   },
 );
@@ -224,18 +228,14 @@ test.serial('refusals carry the problem code and nothing changes', async (t) => 
     'invalid_request',
   );
 
-  // Another owner's agent (the operator's) can be neither read nor spent with a wallet token.
+  // Another owner's agent (the operator's) answers like an agent that does not exist.
   const foreign = problem(t, await callTool(client, 'pool_balance', { agentId: OPERATOR_AGENT }));
-  t.is(foreign.code, 'forbidden');
-  t.is(foreign.status, 403);
+  t.is(foreign.code, 'not_found');
+  t.is(foreign.status, 404);
   t.is(
     problem(t, await callTool(client, 'pool_withdraw', { amount: '1', destination, agentId: OPERATOR_AGENT }))
       .code,
-    'forbidden',
-  );
-  t.is(
-    problem(t, await callTool(client, 'pool_deposit', { amount: '1', agentId: OPERATOR_AGENT })).code,
-    'forbidden',
+    'not_found',
   );
 
   const unknownPrepare = problem(
@@ -257,7 +257,7 @@ test.serial('refusals carry the problem code and nothing changes', async (t) => 
 });
 
 test.serial('no token or a bad token → 401 with WWW-Authenticate: Bearer; nothing runs', async (t) => {
-  const url = `${stack.proxy.url}/mcp`;
+  const url = `${pay.proxy.url}/mcp`;
   const none = await rawRequest(url, { method: 'POST', headers: mcpHeaders, body: initialize });
   t.is(none.status, 401);
   t.regex(String(none.headers['www-authenticate']), /^Bearer/);
@@ -293,7 +293,7 @@ test.serial('no token or a bad token → 401 with WWW-Authenticate: Bearer; noth
 test.serial(
   'GET and DELETE → 405 (stateless endpoint); oversized bodies → 413; bad JSON → JSON-RPC error',
   async (t) => {
-    const url = `${stack.proxy.url}/mcp`;
+    const url = `${pay.proxy.url}/mcp`;
     for (const method of ['GET', 'DELETE', 'PUT']) {
       const res = await rawRequest(url, { method, headers: { authorization: `Bearer ${token}` } });
       t.is(res.status, 405, method);
@@ -316,15 +316,83 @@ test.serial(
     t.is(garbage.status, 400);
     t.is(garbage.json.error.code, -32700, 'JSON-RPC parse error');
 
-    const metrics = await rawRequest(`${stack.proxy.url}/metrics`);
+    const metrics = await rawRequest(`${pay.proxy.url}/metrics`);
     t.regex(metrics.text, /route="\/mcp",status="200"/, 'MCP requests are counted under their own route');
     t.regex(metrics.text, /route="\/mcp",status="401"/);
   },
 );
 
-test.serial.skip(
-  'pool_pay pays the demo x402 service with the wallet’s token (waits for POST /api/pay on main)',
-  (t) => {
-    t.pass();
+test.serial(
+  'pool_pay with the wallet’s token: the wallet’s agents pay the demo service, which gets the body',
+  async (t) => {
+    const { echoUrl } = pay.x402.demo;
+    const payTo = pay.x402.demoPayTo;
+    const before = await snapshot();
+    const payToBefore = await stack.usdcBalance(payTo);
+    t.is(before.balance, '2.5000000');
+
+    const paid = structured(
+      t,
+      await callTool(client, 'pool_pay', {
+        url: echoUrl,
+        method: 'POST',
+        body: { hello: 'mcp' },
+        maxAmount: '0.01',
+        idempotencyKey: 'http-echo-0001',
+      }),
+    );
+    t.like(paid, { paymentStatus: 'confirmed', serviceStatus: 200 });
+    t.deepEqual(
+      JSON.parse(paid.content as string).echo,
+      { hello: 'mcp' },
+      'the JSON body reached the service',
+    );
+    const receipt = paid.receipt as Record<string, string>;
+    t.like(receipt, { amount: '0.0100000', payTo });
+    t.is(
+      (await stack.server.getTransaction(receipt.transaction!)).status,
+      rpc.Api.GetTransactionStatus.SUCCESS,
+    );
+    t.is(await stack.usdcBalance(payTo), payToBefore + 100_000n);
+    t.is(await restBalance(), '2.4900000');
+    t.is(await stack.usdcBalance(operator()), before.operator, 'the operator pays nothing');
+    t.is(await stack.usdcBalance(me()), before.wallet, 'the pool wallet pays, never the agent’s wallet');
+
+    // Another agent of the same wallet, with a string body and its own content type.
+    const bot = structured(
+      t,
+      await callTool(client, 'pool_pay', {
+        url: echoUrl,
+        method: 'POST',
+        body: '{"from":"my-bot"}',
+        headers: { 'content-type': 'application/json' },
+        agentId: 'my-bot',
+      }),
+    );
+    t.like(JSON.parse(bot.content as string), { echo: { from: 'my-bot' }, contentType: 'application/json' });
+    t.is(await restBalance('my-bot'), '0.4900000');
+    t.is(await restBalance(), '2.4900000');
+    t.is(await stack.usdcBalance(payTo), payToBefore + 200_000n);
+
+    // Refused before anything is signed: another owner's agent, a GET with a body, a price above maxAmount.
+    const refusedBefore = await snapshot();
+    t.is(
+      problem(
+        t,
+        await callTool(client, 'pool_pay', { url: echoUrl, method: 'POST', agentId: OPERATOR_AGENT }),
+      ).code,
+      'not_found',
+    );
+    t.is(
+      problem(t, await callTool(client, 'pool_pay', { url: pay.x402.demo.quoteUrl, body: 'x' })).code,
+      'invalid_request',
+    );
+    t.is(
+      problem(t, await callTool(client, 'pool_pay', { url: pay.x402.demo.quoteUrl, maxAmount: '0.0099999' }))
+        .code,
+      'price_too_high',
+    );
+    t.deepEqual(await snapshot(), refusedBefore);
+    t.is(await stack.usdcBalance(payTo), payToBefore + 200_000n);
   },
 );

@@ -7,14 +7,16 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { Keypair, rpc } from '@stellar/stellar-sdk';
-import { getJson } from '../proxy/helpers/http.ts';
-import { type Stack, startStack, USDC } from '../proxy/helpers/stack.ts';
+import { Keypair, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
+import { getJson, postJson } from '../proxy/helpers/http.ts';
+import { type Stack, USDC } from '../proxy/helpers/stack.ts';
+import { type PayStack, startPayStack } from './pay-stack.ts';
 import { callTool, problem, sdkValidationError, structured } from './helpers.ts';
 
 const CLI = fileURLToPath(new URL('../../bin/pool-proxy.js', import.meta.url));
 const AGENT = 'mcp-stdio-agent';
 
+let pay: PayStack;
 let stack: Stack;
 let client: Client;
 let stderr = '';
@@ -36,22 +38,30 @@ async function connect(args: string[], env: Record<string, string> = {}): Promis
 }
 
 test.before(async () => {
-  stack = await startStack();
-  client = await connect(['--proxy', stack.proxy.url, '--agent-id', AGENT]);
+  // A per-agent budget of 0.015 USDC an hour: one demo payment (0.01) fits, a second does not.
+  pay = await startPayStack({ POOL_PROXY_AGENT_BUDGET_PER_HOUR: '0.015' });
+  stack = pay.stack;
+  client = await connect(['--proxy', pay.proxy.url, '--agent-id', AGENT]);
 });
 test.after.always(async () => {
   await client?.close();
-  await stack?.close();
+  await pay?.close();
 });
 
 const operator = () => stack.sandbox.info.accounts.operator;
 const poolUsdc = () => stack.usdcBalance(stack.sandbox.info.contracts.pool);
 
-/** The agent's balance as the REST API reports it to the loopback operator. */
+/** The agent's balance as the REST API reports it to the loopback operator ("unknown" before its first deposit). */
 async function restBalance(agentId = AGENT): Promise<string> {
-  const res = await getJson(`${stack.proxy.url}/api/balance/${agentId}`, { 'x-pool-operator': 'true' });
+  const res = await getJson(`${pay.proxy.url}/api/balance/${agentId}`, { 'x-pool-operator': 'true' });
+  if (res.status === 404 && res.json?.code === 'not_found') return 'unknown';
   if (res.status !== 200) throw new Error(`balance: ${res.text}`);
   return res.json.balance;
+}
+
+/** Stroops as the API's `<int>.<7 digits>`. */
+function formatStroops(stroops: bigint): string {
+  return `${stroops / USDC}.${(stroops % USDC).toString().padStart(7, '0')}`;
 }
 
 async function snapshot() {
@@ -59,7 +69,7 @@ async function snapshot() {
     balance: await restBalance(),
     pool: await poolUsdc(),
     operator: await stack.usdcBalance(operator()),
-    stats: (await getJson(`${stack.proxy.url}/api/pool/stats`)).json,
+    stats: (await getJson(`${pay.proxy.url}/api/pool/stats`)).json,
   };
 }
 
@@ -93,17 +103,18 @@ test.serial(
     ]);
     t.regex(deposit.description!, /mcp-stdio-agent/);
 
-    const pay = byName.get('pool_pay')!;
-    t.deepEqual(pay.inputSchema.required, ['url']);
-    t.deepEqual(Object.keys(pay.inputSchema.properties ?? {}).sort(), [
+    const payTool = byName.get('pool_pay')!;
+    t.deepEqual(payTool.inputSchema.required, ['url']);
+    t.deepEqual(Object.keys(payTool.inputSchema.properties ?? {}).sort(), [
       'body',
+      'headers',
       'idempotencyKey',
       'maxAmount',
       'method',
       'url',
     ]);
-    t.regex(pay.description!, /SPENDS THE AGENT’S MONEY/);
-    t.regex(pay.description!, /SAME idempotencyKey/);
+    t.regex(payTool.description!, /SPENDS THE AGENT’S MONEY/);
+    t.regex(payTool.description!, /SAME idempotencyKey/);
 
     for (const name of ['pool_deposit', 'pool_pay', 'pool_withdraw']) {
       const a = byName.get(name)!.annotations!;
@@ -127,7 +138,10 @@ test.serial(
   'deposit (bare integer), balance, withdraw and stats match the REST API and the chain',
   async (t) => {
     const before = await snapshot();
-    t.is(before.balance, '0.0000000');
+    t.is(before.balance, 'unknown', 'the agent exists from its first deposit');
+    const none = problem(t, await callTool(client, 'pool_balance'));
+    t.is(none.code, 'not_found');
+    t.regex(none.detail, /deposit to it first/);
 
     // Operator-funded deposit of "3" (a bare integer, normalised).
     const deposit = structured(t, await callTool(client, 'pool_deposit', { amount: '3' }));
@@ -162,7 +176,7 @@ test.serial(
     });
 
     const stats = structured(t, await callTool(client, 'pool_stats'));
-    const rest = (await getJson(`${stack.proxy.url}/api/pool/stats`)).json;
+    const rest = (await getJson(`${pay.proxy.url}/api/pool/stats`)).json;
     t.deepEqual(stats, rest, 'pool_stats is the REST answer');
     t.true((stats.activeAgents as number) >= 1);
     t.is(stats.totalTransactions, before.stats.totalTransactions + 2, 'the deposit and the withdrawal');
@@ -218,40 +232,66 @@ test.serial('bad input is refused with the problem code and nothing changes', as
   t.deepEqual(after.stats, before.stats);
 });
 
-test.serial('an unknown agent has nothing to spend; a wallet’s agent is not the operator’s', async (t) => {
-  const stranger = await connect(['--proxy', stack.proxy.url], {
-    POOL_PROXY_MCP_AGENT_ID: 'never-seen-agent',
-  });
-  t.teardown(() => stranger.close());
-  const { tools } = await stranger.listTools();
-  t.regex(tools.find((tool) => tool.name === 'pool_deposit')!.description!, /never-seen-agent/);
-  t.like(structured(t, await callTool(stranger, 'pool_balance')), {
-    agentId: 'never-seen-agent',
-    balance: '0.0000000',
-  });
-  const destination = Keypair.random().publicKey();
-  t.is(
-    problem(t, await callTool(stranger, 'pool_withdraw', { amount: '1', destination })).code,
-    'insufficient_balance',
-  );
+test.serial(
+  'an unknown agent, or another owner’s agent of the same name, is not_found and nothing moves',
+  async (t) => {
+    const stranger = await connect(['--proxy', pay.proxy.url], {
+      POOL_PROXY_MCP_AGENT_ID: 'never-seen-agent',
+    });
+    t.teardown(() => stranger.close());
+    const { tools } = await stranger.listTools();
+    t.regex(tools.find((tool) => tool.name === 'pool_deposit')!.description!, /never-seen-agent/);
+    const destination = Keypair.random().publicKey();
+    const unknown = problem(t, await callTool(stranger, 'pool_balance'));
+    t.is(unknown.code, 'not_found');
+    t.is(unknown.status, 404);
+    t.is(
+      problem(t, await callTool(stranger, 'pool_withdraw', { amount: '1', destination })).code,
+      'not_found',
+    );
 
-  // A wallet's own agent (created by its deposit prepare) cannot be read or spent by the operator.
-  const wallet = Keypair.random();
-  await stack.fund(wallet.publicKey(), 10);
-  const token = await stack.login(wallet);
-  const prepared = await fetch(`${stack.proxy.url}/api/deposit/prepare`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify({ amount: '1', publicKey: wallet.publicKey(), agentId: 'wallet-owned-agent' }),
-  });
-  t.is(prepared.status, 200, await prepared.clone().text());
-  const intruder = await connect(['--proxy', stack.proxy.url, '--agent-id', 'wallet-owned-agent']);
-  t.teardown(() => intruder.close());
-  const forbidden = problem(t, await callTool(intruder, 'pool_balance'));
-  t.is(forbidden.code, 'forbidden');
-  t.is(forbidden.status, 403);
-  t.is(problem(t, await callTool(intruder, 'pool_withdraw', { amount: '1', destination })).code, 'forbidden');
-});
+    // A wallet's agent named "shared-name": the operator's agent of that name is another agent, and not there.
+    const wallet = Keypair.random();
+    await stack.fund(wallet.publicKey(), 10);
+    const token = await stack.login(wallet, pay.proxy.url);
+    const bearer = { authorization: `Bearer ${token}` };
+    const prepared = await postJson(
+      `${pay.proxy.url}/api/deposit/prepare`,
+      { amount: '1', publicKey: wallet.publicKey(), agentId: 'shared-name' },
+      bearer,
+    );
+    t.is(prepared.status, 200, prepared.text);
+    const signed = TransactionBuilder.fromXDR(
+      prepared.json.transactionXDR,
+      stack.config.ledger.networkPassphrase,
+    );
+    signed.sign(wallet);
+    const submitted = await postJson(
+      `${pay.proxy.url}/api/deposit/submit`,
+      { prepareId: prepared.json.prepareId, signedTransactionXDR: signed.toXDR() },
+      bearer,
+    );
+    t.is(submitted.status, 200, submitted.text);
+    const walletBalance = async () =>
+      (await getJson(`${pay.proxy.url}/api/balance/shared-name`, bearer)).json.balance as string;
+    t.is(await walletBalance(), '1.0000000');
+
+    const namesake = await connect(['--proxy', pay.proxy.url, '--agent-id', 'shared-name']);
+    t.teardown(() => namesake.close());
+    const other = problem(t, await callTool(namesake, 'pool_balance'));
+    t.is(other.code, 'not_found');
+    t.is(
+      other.detail,
+      unknown.detail.replace('never-seen-agent', 'shared-name'),
+      'answers exactly like an agent that does not exist',
+    );
+    t.is(
+      problem(t, await callTool(namesake, 'pool_withdraw', { amount: '1', destination })).code,
+      'not_found',
+    );
+    t.is(await walletBalance(), '1.0000000', 'the wallet’s agent is untouched');
+  },
+);
 
 test.serial('a proxy that is not running is a clear tool error, not a crash', async (t) => {
   const orphan = await connect(['--proxy', 'http://127.0.0.1:9', '--agent-id', 'x']);
@@ -272,7 +312,7 @@ test.serial(
     t.deepEqual(clientErrors, [], 'the SDK client saw no unparsable output');
     t.regex(stderr, /pool-proxy mcp: serving agent "mcp-stdio-agent"/);
 
-    const child = spawn(process.execPath, [CLI, 'mcp', '--proxy', stack.proxy.url], {
+    const child = spawn(process.execPath, [CLI, 'mcp', '--proxy', pay.proxy.url], {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let out = '';
@@ -327,6 +367,63 @@ test.serial('bad flags: a clear message on stderr, nothing on stdout, a non-zero
   }
 });
 
-test.serial.skip('pool_pay pays the demo x402 service (waits for POST /api/pay on main)', async (t) => {
-  t.pass();
-});
+test.serial(
+  'pool_pay pays the demo x402 service once per idempotencyKey; price, budget and URL refusals change nothing',
+  async (t) => {
+    const { quoteUrl } = pay.x402.demo;
+    const payTo = pay.x402.demoPayTo;
+    const before = await snapshot();
+    const payToBefore = await stack.usdcBalance(payTo);
+    const available = BigInt(before.balance.replace('.', ''));
+    t.true(available >= 100_000n, `the agent can pay 0.01 USDC (has ${before.balance})`);
+
+    const key = 'mcp-stdio-quote-0001';
+    const paid = structured(t, await callTool(client, 'pool_pay', { url: quoteUrl, idempotencyKey: key }));
+    t.like(paid, { paymentStatus: 'confirmed', serviceStatus: 200, contentEncoding: 'utf8' });
+    t.regex(paid.contentType as string, /^application\/json/);
+    t.truthy(JSON.parse(paid.content as string).quote, 'the service’s content came back');
+    const receipt = paid.receipt as Record<string, string>;
+    t.like(receipt, { amount: '0.0100000', payTo, asset: stack.sandbox.info.contracts.token });
+    const transfer = await stack.server.getTransaction(receipt.transaction!);
+    t.is(transfer.status, rpc.Api.GetTransactionStatus.SUCCESS, 'the transfer is on the ledger');
+    t.is(await stack.usdcBalance(payTo), payToBefore + 100_000n, 'the service was paid 0.01 USDC');
+    const after = formatStroops(available - 100_000n);
+    t.is(await restBalance(), after);
+    t.like(structured(t, await callTool(client, 'pool_balance')), { balance: after });
+
+    // A retry with the same key is the first answer, not a second payment.
+    const retried = structured(t, await callTool(client, 'pool_pay', { url: quoteUrl, idempotencyKey: key }));
+    t.deepEqual(retried, paid);
+    t.is(await stack.usdcBalance(payTo), payToBefore + 100_000n, 'paid once');
+    t.is(await restBalance(), after);
+
+    const refusalsBefore = await snapshot();
+    const conflict = problem(
+      t,
+      await callTool(client, 'pool_pay', { url: quoteUrl, idempotencyKey: key, maxAmount: '1' }),
+    );
+    t.is(conflict.code, 'conflict', 'the same key with another request');
+    t.is(conflict.status, 409);
+    const tooHigh = problem(t, await callTool(client, 'pool_pay', { url: quoteUrl, maxAmount: '0.005' }));
+    t.is(tooHigh.code, 'price_too_high');
+    t.regex(tooHigh.detail, /0\.0100000/);
+    const budget = problem(
+      t,
+      await callTool(client, 'pool_pay', { url: quoteUrl, idempotencyKey: 'mcp-stdio-quote-0002' }),
+    );
+    t.is(budget.code, 'budget_exceeded', 'a second 0.01 passes the 0.015 hourly budget');
+    t.is(budget.status, 429);
+    const free = problem(t, await callTool(client, 'pool_pay', { url: new URL('/health', quoteUrl).href }));
+    t.is(free.code, 'service_not_payable', 'a service that does not answer 402');
+    const closed = problem(t, await callTool(client, 'pool_pay', { url: 'http://127.0.0.1:1/paid' }));
+    t.is(closed.code, 'invalid_request', 'a loopback address that is not allow-listed');
+    t.deepEqual(await snapshot(), refusalsBefore, 'nothing changed');
+    t.is(await stack.usdcBalance(payTo), payToBefore + 100_000n);
+
+    const stats = structured(t, await callTool(client, 'pool_stats'));
+    t.deepEqual(stats, (await getJson(`${pay.proxy.url}/api/pool/stats`)).json);
+    t.is(stats.servicesUsed, 1);
+    const batch = (stats.recentBatches as Record<string, unknown>[]).find((b) => b.batchId === paid.batchId);
+    t.like(batch, { confirmed: 1, failed: 0 });
+  },
+);
