@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { Keypair, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
+import { InvalidArgumentError } from 'commander';
+import { parseAgentId, parseProxyUrl } from '../../src/cli/commands/mcp.ts';
 import { getJson, postJson } from '../proxy/helpers/http.ts';
 import { type Stack, USDC } from '../proxy/helpers/stack.ts';
 import { type PayStack, startPayStack } from './pay-stack.ts';
@@ -344,11 +346,25 @@ test.serial(
 );
 
 test.serial('bad flags: a clear message on stderr, nothing on stdout, a non-zero exit', async (t) => {
+  // The parsers themselves, in process (fast): what the command accepts as --proxy and --agent-id.
+  t.is(parseProxyUrl('http://127.0.0.1:8080/'), 'http://127.0.0.1:8080');
+  t.is(parseProxyUrl('https://[::1]:8443'), 'https://[::1]:8443');
+  for (const bad of [
+    'ftp://127.0.0.1:8080',
+    'http://127.0.0.1:8080/api',
+    'http://u:p@127.0.0.1',
+    'x',
+    'http://h/?q',
+  ])
+    t.throws(() => parseProxyUrl(bad), { instanceOf: InvalidArgumentError }, bad);
+  t.is(parseAgentId('agent-1'), 'agent-1');
+  for (const bad of ['', 'has space', 'a/b', '..', 'x'.repeat(65)])
+    t.throws(() => parseAgentId(bad), { instanceOf: InvalidArgumentError }, bad);
+
+  // And the process: a message on stderr, nothing on stdout, a non-zero exit.
   const cases: [string[], Record<string, string>, RegExp][] = [
     [['--proxy', 'ftp://127.0.0.1:8080'], {}, /--proxy.*http/],
-    [['--proxy', 'http://127.0.0.1:8080/api'], {}, /origin only/],
     [['--agent-id', 'has space'], {}, /--agent-id.*1–64 characters/],
-    [['--bogus'], {}, /unknown option '--bogus'/],
     [[], { POOL_PROXY_MCP_AGENT_ID: 'x/y' }, /POOL_PROXY_MCP_AGENT_ID/],
   ];
   const runs = cases.map(async ([args, env, message]) => {
