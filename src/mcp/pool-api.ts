@@ -17,7 +17,7 @@ export type ClientErrorCode = 'proxy_unreachable' | 'bad_response' | 'invalid_re
 export class PoolApiError extends Error {
   readonly code: string;
   readonly title: string;
-  /** HTTP status of the proxy's answer; 0 when there was none. */
+  /** HTTP status of the proxy's refusal; 0 when there was none (no answer, or a payment that failed in its batch). */
   readonly status: number;
   readonly issues?: ProblemIssue[];
   /** Extra members of the problem body (e.g. the txHash of a transaction that did not confirm in time). */

@@ -373,7 +373,7 @@ export function createPoolMcpServer({ api, mode }: PoolMcpOptions): McpServer {
             new PoolApiError(
               result.reason?.code ?? 'payment_failed',
               'Payment failed',
-              200,
+              0,
               result.reason?.detail ?? 'the payment did not go through; nothing was paid',
               { extra: { paymentId: result.paymentId, batchId: result.batchId, paymentStatus: 'failed' } },
             ),
