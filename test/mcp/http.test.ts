@@ -396,3 +396,31 @@ test.serial(
     t.is(await stack.usdcBalance(payTo), payToBefore + 200_000n);
   },
 );
+
+test.serial(
+  'a payment the service refuses is an isError result with its reason; the service gets nothing; a retry pays nothing',
+  async (t) => {
+    // Without its facilitator the demo service can neither verify nor settle the payment it is offered.
+    await pay.x402.facilitator.close();
+    const payTo = pay.x402.demoPayTo;
+    const before = await snapshot();
+    const payToBefore = await stack.usdcBalance(payTo);
+    const args = { url: pay.x402.demo.quoteUrl, idempotencyKey: 'http-fail-0001' };
+
+    const failed = problem(t, await callTool(client, 'pool_pay', args));
+    t.is(failed.code, 'payment_rejected', 'the reason the proxy gives');
+    t.is(failed.paymentStatus, 'failed');
+    t.regex(failed.paymentId as string, /^[0-9a-f-]{36}$/);
+    t.truthy(failed.batchId);
+    t.is(failed.status, undefined, 'the REST call itself succeeded; the payment failed in its batch');
+
+    // The same key again: the same payment (still undecided until its authorization expires), never a new one.
+    const again = structured(t, await callTool(client, 'pool_pay', args));
+    t.like(again, { paymentId: failed.paymentId, paymentStatus: 'pending' });
+
+    t.is(await stack.usdcBalance(payTo), payToBefore, 'the service was not paid');
+    t.is(await poolUsdc(), before.pool);
+    t.is(await stack.usdcBalance(me()), before.wallet);
+    t.is(await stack.usdcBalance(operator()), before.operator);
+  },
+);
