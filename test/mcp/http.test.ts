@@ -11,7 +11,7 @@ import { Keypair, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
 import { getJson, postJson, rawRequest } from '../proxy/helpers/http.ts';
 import { type Stack, USDC } from '../proxy/helpers/stack.ts';
 import { type PayStack, startPayStack } from './pay-stack.ts';
-import { callTool, problem, structured } from './helpers.ts';
+import { callTool, paymentTest, problem, structured } from './helpers.ts';
 
 let pay: PayStack;
 let stack: Stack;
@@ -323,6 +323,32 @@ test.serial(
 );
 
 test.serial(
+  'pool_pay refuses before anything is signed: another owner’s agent, a GET with a body, a price above maxAmount',
+  async (t) => {
+    const { echoUrl, quoteUrl } = pay.x402.demo;
+    const before = await snapshot();
+    const payToBefore = await stack.usdcBalance(pay.x402.demoPayTo);
+    t.is(
+      problem(
+        t,
+        await callTool(client, 'pool_pay', { url: echoUrl, method: 'POST', agentId: OPERATOR_AGENT }),
+      ).code,
+      'not_found',
+    );
+    t.is(
+      problem(t, await callTool(client, 'pool_pay', { url: quoteUrl, body: 'x' })).code,
+      'invalid_request',
+    );
+    t.is(
+      problem(t, await callTool(client, 'pool_pay', { url: quoteUrl, maxAmount: '0.0099999' })).code,
+      'price_too_high',
+    );
+    t.deepEqual(await snapshot(), before);
+    t.is(await stack.usdcBalance(pay.x402.demoPayTo), payToBefore, 'the service got nothing');
+  },
+);
+
+paymentTest(
   'pool_pay with the wallet’s token: the wallet’s agents pay the demo service, which gets the body',
   async (t) => {
     const { echoUrl } = pay.x402.demo;
@@ -372,27 +398,6 @@ test.serial(
     t.like(JSON.parse(bot.content as string), { echo: { from: 'my-bot' }, contentType: 'application/json' });
     t.is(await restBalance('my-bot'), '0.4900000');
     t.is(await restBalance(), '2.4900000');
-    t.is(await stack.usdcBalance(payTo), payToBefore + 200_000n);
-
-    // Refused before anything is signed: another owner's agent, a GET with a body, a price above maxAmount.
-    const refusedBefore = await snapshot();
-    t.is(
-      problem(
-        t,
-        await callTool(client, 'pool_pay', { url: echoUrl, method: 'POST', agentId: OPERATOR_AGENT }),
-      ).code,
-      'not_found',
-    );
-    t.is(
-      problem(t, await callTool(client, 'pool_pay', { url: pay.x402.demo.quoteUrl, body: 'x' })).code,
-      'invalid_request',
-    );
-    t.is(
-      problem(t, await callTool(client, 'pool_pay', { url: pay.x402.demo.quoteUrl, maxAmount: '0.0099999' }))
-        .code,
-      'price_too_high',
-    );
-    t.deepEqual(await snapshot(), refusedBefore);
     t.is(await stack.usdcBalance(payTo), payToBefore + 200_000n);
   },
 );

@@ -13,7 +13,7 @@ import { parseAgentId, parseProxyUrl } from '../../src/cli/commands/mcp.ts';
 import { getJson, postJson } from '../proxy/helpers/http.ts';
 import { type Stack, USDC } from '../proxy/helpers/stack.ts';
 import { type PayStack, startPayStack } from './pay-stack.ts';
-import { callTool, problem, sdkValidationError, structured } from './helpers.ts';
+import { callTool, paymentTest, problem, sdkValidationError, structured } from './helpers.ts';
 
 const CLI = fileURLToPath(new URL('../../bin/pool-proxy.js', import.meta.url));
 const AGENT = 'mcp-stdio-agent';
@@ -384,7 +384,25 @@ test.serial('bad flags: a clear message on stderr, nothing on stdout, a non-zero
 });
 
 test.serial(
-  'pool_pay pays the demo x402 service once per idempotencyKey; price, budget and URL refusals change nothing',
+  'pool_pay refuses before anything is signed: a price above maxAmount, a free or a private URL',
+  async (t) => {
+    const { quoteUrl } = pay.x402.demo;
+    const before = await snapshot();
+    const payToBefore = await stack.usdcBalance(pay.x402.demoPayTo);
+    const tooHigh = problem(t, await callTool(client, 'pool_pay', { url: quoteUrl, maxAmount: '0.005' }));
+    t.is(tooHigh.code, 'price_too_high');
+    t.regex(tooHigh.detail, /0\.0100000/, 'the service’s price is named');
+    const free = problem(t, await callTool(client, 'pool_pay', { url: new URL('/health', quoteUrl).href }));
+    t.is(free.code, 'service_not_payable', 'a service that does not answer 402');
+    const closed = problem(t, await callTool(client, 'pool_pay', { url: 'http://127.0.0.1:1/paid' }));
+    t.is(closed.code, 'invalid_request', 'a loopback address that is not allow-listed');
+    t.deepEqual(await snapshot(), before, 'nothing changed');
+    t.is(await stack.usdcBalance(pay.x402.demoPayTo), payToBefore, 'the service got nothing');
+  },
+);
+
+paymentTest(
+  'pool_pay pays the demo x402 service once per idempotencyKey; a reused key and the budget refuse, nothing changes',
   async (t) => {
     const { quoteUrl } = pay.x402.demo;
     const payTo = pay.x402.demoPayTo;
@@ -420,19 +438,12 @@ test.serial(
     );
     t.is(conflict.code, 'conflict', 'the same key with another request');
     t.is(conflict.status, 409);
-    const tooHigh = problem(t, await callTool(client, 'pool_pay', { url: quoteUrl, maxAmount: '0.005' }));
-    t.is(tooHigh.code, 'price_too_high');
-    t.regex(tooHigh.detail, /0\.0100000/);
     const budget = problem(
       t,
       await callTool(client, 'pool_pay', { url: quoteUrl, idempotencyKey: 'mcp-stdio-quote-0002' }),
     );
     t.is(budget.code, 'budget_exceeded', 'a second 0.01 passes the 0.015 hourly budget');
     t.is(budget.status, 429);
-    const free = problem(t, await callTool(client, 'pool_pay', { url: new URL('/health', quoteUrl).href }));
-    t.is(free.code, 'service_not_payable', 'a service that does not answer 402');
-    const closed = problem(t, await callTool(client, 'pool_pay', { url: 'http://127.0.0.1:1/paid' }));
-    t.is(closed.code, 'invalid_request', 'a loopback address that is not allow-listed');
     t.deepEqual(await snapshot(), refusalsBefore, 'nothing changed');
     t.is(await stack.usdcBalance(payTo), payToBefore + 100_000n);
 
