@@ -14,7 +14,7 @@ import { declaredResources, diagnosticEvent, eventsFee, resourcesFee, sizeFee } 
 /** Instructions reported for every invocation (the sandbox does not meter CPU). */
 const INSTRUCTIONS = 10_000_000;
 /** Envelope bytes reserved for the signatures added after simulation (decorated signature + auth). */
-const SIGNATURE_MARGIN_BYTES = 300;
+const SIGNATURE_MARGIN_BYTES = 100;
 
 export type SimulationResult =
   | { error: string; events: string[] }
@@ -127,8 +127,18 @@ export async function simulate(
     resources,
     resourceFee: 0n,
   });
-  // the size the envelope will have once it carries this data and signatures (a margin per signature)
-  const envelopeBytes = tx.toEnvelope().toXdr().length + unpriced.toXdr().length + SIGNATURE_MARGIN_BYTES;
+  // the size the envelope will have once it carries this data and signatures (a margin per signature); a
+  // transaction simulated again after assembly already carries data and maybe signatures: they are replaced,
+  // not added, so simulating an assembled transaction prices it exactly as before
+  const envelope = tx.toEnvelope();
+  // recorded authorization entries will be put into the operation by the client: count them too
+  const recordedAuthBytes = mode === 'record' ? authEntries.reduce((n, e) => n + e.toXdr().length, 0) : 0;
+  const envelopeBytes =
+    envelope.toXdr().length -
+    carriedBytes(envelope) +
+    recordedAuthBytes +
+    unpriced.toXdr().length +
+    SIGNATURE_MARGIN_BYTES;
   const resourceFee =
     resourcesFee(declaredResources(resources)) + sizeFee(envelopeBytes) + eventsFee(eventBytes);
   const txData = new xdr.SorobanTransactionData({
@@ -164,4 +174,17 @@ export async function simulate(
     events: host.events.map((ev) => diagnosticEvent(ev, true).toXdr('base64')),
     stateChanges,
   };
+}
+
+/** Bytes of the Soroban data and signatures an envelope already carries (counted again by the estimate). */
+function carriedBytes(envelope: xdr.TransactionEnvelope): number {
+  if (envelope.type !== 'envelopeTypeTx') return 0;
+  const v1 = envelope.value as xdr.TransactionV1Envelope;
+  const ext = v1.tx.ext;
+  const data = ext.type === 'sorobanData' ? (ext.value as xdr.SorobanTransactionData).toXdr().length : 0;
+  const signatures = v1.signatures.reduce(
+    (n: number, sig: xdr.DecoratedSignature) => n + sig.toXdr().length,
+    0,
+  );
+  return data + Math.min(signatures, SIGNATURE_MARGIN_BYTES);
 }

@@ -1,7 +1,7 @@
 // Helpers shared by the MCP tests: reading tool results, the proxy's REST answers and on-chain balances.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import test, { type ExecutionContext } from 'ava';
+import type { ExecutionContext } from 'ava';
 
 export interface ToolProblem {
   code: string;
@@ -44,19 +44,4 @@ export function sdkValidationError(t: ExecutionContext, result: CallToolResult):
   t.true(result.isError);
   const first = result.content[0];
   t.regex(first?.type === 'text' ? first.text : '', /Input validation error/);
-}
-
-/**
- * Set while successful payments cannot run on this branch's main: since the sandbox's fee model was merged, the
- * local facilitator refuses every payment (`invalid_exact_stellar_payload_fee_below_minimum`: a simulation of the
- * already-assembled transaction counts its Soroban data twice). The tests that need a confirmed payment are
- * skipped with this reason; empty it once payments confirm again.
- */
-export const PAYMENTS_BLOCKED =
-  'local facilitator refuses payments on the merged sandbox (invalid_exact_stellar_payload_fee_below_minimum)';
-
-/** A serial test that needs a confirmed payment: skipped, with the reason in its title, while PAYMENTS_BLOCKED. */
-export function paymentTest(title: string, body: (t: ExecutionContext) => Promise<void>): void {
-  if (PAYMENTS_BLOCKED) test.serial.skip(`${title} [skipped: ${PAYMENTS_BLOCKED}]`, body);
-  else test.serial(title, body);
 }

@@ -11,7 +11,7 @@ import { Keypair, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
 import { getJson, postJson, rawRequest } from '../proxy/helpers/http.ts';
 import { type Stack, USDC } from '../proxy/helpers/stack.ts';
 import { type PayStack, startPayStack } from './pay-stack.ts';
-import { callTool, paymentTest, problem, structured } from './helpers.ts';
+import { callTool, problem, structured } from './helpers.ts';
 
 let pay: PayStack;
 let stack: Stack;
@@ -348,7 +348,7 @@ test.serial(
   },
 );
 
-paymentTest(
+test.serial(
   'pool_pay with the wallet’s token: the wallet’s agents pay the demo service, which gets the body',
   async (t) => {
     const { echoUrl } = pay.x402.demo;

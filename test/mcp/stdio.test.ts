@@ -13,7 +13,7 @@ import { parseAgentId, parseProxyUrl } from '../../src/cli/commands/mcp.ts';
 import { getJson, postJson } from '../proxy/helpers/http.ts';
 import { type Stack, USDC } from '../proxy/helpers/stack.ts';
 import { type PayStack, startPayStack } from './pay-stack.ts';
-import { callTool, paymentTest, problem, sdkValidationError, structured } from './helpers.ts';
+import { callTool, problem, sdkValidationError, structured } from './helpers.ts';
 
 const CLI = fileURLToPath(new URL('../../bin/pool-proxy.js', import.meta.url));
 const AGENT = 'mcp-stdio-agent';
@@ -401,7 +401,7 @@ test.serial(
   },
 );
 
-paymentTest(
+test.serial(
   'pool_pay pays the demo x402 service once per idempotencyKey; a reused key and the budget refuse, nothing changes',
   async (t) => {
     const { quoteUrl } = pay.x402.demo;
