@@ -2,7 +2,8 @@
 // for wallets, pool_deposit_submit), each a thin call of the proxy's REST API through PoolApi. Results carry
 // structuredContent plus a short text; refusals are isError results whose text is the problem (code, detail).
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { VERSION } from '../version.ts';
 import { AmountError, formatAmount, parseAmount } from '../proxy/domain/amount.ts';
@@ -166,13 +167,48 @@ function checkPathAgentId(agentId: string): string {
   return agentId;
 }
 
-/** Runs a tool body; PoolApiError becomes an isError result, anything else propagates. */
-async function guarded(body: () => Promise<CallToolResult>): Promise<CallToolResult> {
+type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/** How often a waiting call tells the client it is still at work. */
+const PROGRESS_INTERVAL_MS = 10_000;
+
+/**
+ * While a call waits (a proof and the ledger, a payment's batch and settlement), progress notifications tell the
+ * client it is still at work, so a client that resets its timeout on progress keeps waiting. Only when the client
+ * asked for progress (a progressToken); one at once, then every PROGRESS_INTERVAL_MS. Returns the stop function.
+ */
+function progressWhile(extra: ToolExtra, message: string): () => void {
+  const progressToken = extra._meta?.progressToken;
+  if (progressToken === undefined) return () => {};
+  let progress = 0;
+  const send = () => {
+    progress += 1;
+    extra
+      .sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message } })
+      .catch(() => {});
+  };
+  send();
+  const timer = setInterval(send, PROGRESS_INTERVAL_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/**
+ * Runs a tool body; PoolApiError becomes an isError result, anything else propagates. With `waiting`, the client
+ * gets progress notifications until the body is done.
+ */
+async function guarded(
+  body: () => Promise<CallToolResult>,
+  waiting?: { extra: ToolExtra; message: string },
+): Promise<CallToolResult> {
+  const stop = waiting ? progressWhile(waiting.extra, waiting.message) : () => {};
   try {
     return await body();
   } catch (error) {
     if (error instanceof PoolApiError) return problemResult(error);
     throw error;
+  } finally {
+    stop();
   }
 }
 
@@ -224,22 +260,25 @@ export function createPoolMcpServer({ api, mode }: PoolMcpOptions): McpServer {
           openWorldHint: true,
         },
       },
-      async ({ amount }) =>
-        guarded(async () => {
-          const normalised = normaliseAmount(amount, 'amount');
-          const agentId = mode.agentId;
-          const result = await api.operatorDeposit(agentId, normalised);
-          return success(
-            {
-              status: result.status,
-              agentId,
-              amount: normalised,
-              txHash: result.txHash,
-              zkProof: result.zkProof,
-            },
-            `Deposited ${normalised} USDC for ${agentId}; transaction ${result.txHash} confirmed.`,
-          );
-        }),
+      async ({ amount }, extra) =>
+        guarded(
+          async () => {
+            const normalised = normaliseAmount(amount, 'amount');
+            const agentId = mode.agentId;
+            const result = await api.operatorDeposit(agentId, normalised);
+            return success(
+              {
+                status: result.status,
+                agentId,
+                amount: normalised,
+                txHash: result.txHash,
+                zkProof: result.zkProof,
+              },
+              `Deposited ${normalised} USDC for ${agentId}; transaction ${result.txHash} confirmed.`,
+            );
+          },
+          { extra, message: 'proving the deposit and waiting for the ledger' },
+        ),
     );
   } else {
     // A wallet's MCP call must never reach the operator-funded deposit: the wallet signs its own deposit.
@@ -260,24 +299,27 @@ export function createPoolMcpServer({ api, mode }: PoolMcpOptions): McpServer {
           openWorldHint: true,
         },
       },
-      async (args) =>
-        guarded(async () => {
-          const normalised = normaliseAmount(args.amount, 'amount');
-          const agentId = agentOf(args);
-          const prepared = await api.prepareDeposit(normalised, wallet!, agentId);
-          return success(
-            {
-              status: 'prepared' as const,
-              agentId,
-              amount: normalised,
-              prepareId: prepared.prepareId,
-              transactionXDR: prepared.transactionXDR,
-              ...(prepared.expiresAt ? { expiresAt: prepared.expiresAt } : {}),
-            },
-            `Deposit of ${normalised} USDC for ${agentId} prepared (prepareId ${prepared.prepareId}). ` +
-              'Sign transactionXDR with the wallet, then call pool_deposit_submit.',
-          );
-        }),
+      async (args, extra) =>
+        guarded(
+          async () => {
+            const normalised = normaliseAmount(args.amount, 'amount');
+            const agentId = agentOf(args);
+            const prepared = await api.prepareDeposit(normalised, wallet!, agentId);
+            return success(
+              {
+                status: 'prepared' as const,
+                agentId,
+                amount: normalised,
+                prepareId: prepared.prepareId,
+                transactionXDR: prepared.transactionXDR,
+                ...(prepared.expiresAt ? { expiresAt: prepared.expiresAt } : {}),
+              },
+              `Deposit of ${normalised} USDC for ${agentId} prepared (prepareId ${prepared.prepareId}). ` +
+                'Sign transactionXDR with the wallet, then call pool_deposit_submit.',
+            );
+          },
+          { extra, message: 'proving the deposit' },
+        ),
     );
     server.registerTool(
       'pool_deposit_submit',
@@ -301,19 +343,22 @@ export function createPoolMcpServer({ api, mode }: PoolMcpOptions): McpServer {
           openWorldHint: true,
         },
       },
-      async ({ prepareId, signedTransactionXDR }) =>
-        guarded(async () => {
-          const result = await api.submitDeposit(prepareId, signedTransactionXDR);
-          return success(
-            {
-              status: result.status,
-              ...(result.amount ? { amount: result.amount } : {}),
-              txHash: result.txHash,
-              zkProof: result.zkProof,
-            },
-            `Deposit${result.amount ? ` of ${result.amount} USDC` : ''} confirmed in transaction ${result.txHash}.`,
-          );
-        }),
+      async ({ prepareId, signedTransactionXDR }, extra) =>
+        guarded(
+          async () => {
+            const result = await api.submitDeposit(prepareId, signedTransactionXDR);
+            return success(
+              {
+                status: result.status,
+                ...(result.amount ? { amount: result.amount } : {}),
+                txHash: result.txHash,
+                zkProof: result.zkProof,
+              },
+              `Deposit${result.amount ? ` of ${result.amount} USDC` : ''} confirmed in transaction ${result.txHash}.`,
+            );
+          },
+          { extra, message: 'waiting for the ledger to confirm the deposit' },
+        ),
     );
   }
 
@@ -353,56 +398,59 @@ export function createPoolMcpServer({ api, mode }: PoolMcpOptions): McpServer {
       outputSchema: outputs.pay,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     },
-    async (args) =>
-      guarded(async () => {
-        const serviceUrl = checkServiceUrl(args.url);
-        const maxAmount =
-          args.maxAmount === undefined ? undefined : normaliseAmount(args.maxAmount, 'maxAmount');
-        const agentId = agentOf(args);
-        const result = await api.pay({
-          agentId,
-          serviceUrl,
-          method: args.method ?? 'GET',
-          ...(args.body !== undefined ? { body: args.body } : {}),
-          ...(args.headers !== undefined ? { headers: args.headers } : {}),
-          ...(maxAmount !== undefined ? { maxAmount } : {}),
-          ...(args.idempotencyKey !== undefined ? { idempotencyKey: args.idempotencyKey } : {}),
-        });
-        if (result.paymentStatus === 'failed') {
-          return problemResult(
-            new PoolApiError(
-              result.reason?.code ?? 'payment_failed',
-              'Payment failed',
-              0,
-              result.reason?.detail ?? 'the payment did not go through; nothing was paid',
-              { extra: { paymentId: result.paymentId, batchId: result.batchId, paymentStatus: 'failed' } },
-            ),
-          );
-        }
-        const { reason: _reason, ...answer } = result;
-        const structured = { ...answer, paymentStatus: result.paymentStatus };
-        if (result.paymentStatus === 'pending') {
-          return success(
-            structured,
-            `Payment ${result.paymentId} is still being decided; call pool_pay again with the same idempotencyKey ` +
-              'to get its result (it will not be paid twice).',
-          );
-        }
-        const paid = result.receipt
-          ? `Paid ${result.receipt.amount} USDC to ${result.receipt.payTo} (transaction ${result.receipt.transaction}, batch ${result.batchId}).`
-          : `Paid in batch ${result.batchId}.`;
-        const details = [result.contentType, result.contentEncoding === 'base64' ? 'body in base64' : '']
-          .filter(Boolean)
-          .join(', ');
-        const service = `Service answered ${result.serviceStatus ?? '?'}${details ? ` (${details})` : ''}`;
-        return {
-          content: [
-            { type: 'text', text: `${paid} ${service}:` },
-            { type: 'text', text: result.content ?? '' },
-          ],
-          structuredContent: structured,
-        };
-      }),
+    async (args, extra) =>
+      guarded(
+        async () => {
+          const serviceUrl = checkServiceUrl(args.url);
+          const maxAmount =
+            args.maxAmount === undefined ? undefined : normaliseAmount(args.maxAmount, 'maxAmount');
+          const agentId = agentOf(args);
+          const result = await api.pay({
+            agentId,
+            serviceUrl,
+            method: args.method ?? 'GET',
+            ...(args.body !== undefined ? { body: args.body } : {}),
+            ...(args.headers !== undefined ? { headers: args.headers } : {}),
+            ...(maxAmount !== undefined ? { maxAmount } : {}),
+            ...(args.idempotencyKey !== undefined ? { idempotencyKey: args.idempotencyKey } : {}),
+          });
+          if (result.paymentStatus === 'failed') {
+            return problemResult(
+              new PoolApiError(
+                result.reason?.code ?? 'payment_failed',
+                'Payment failed',
+                0,
+                result.reason?.detail ?? 'the payment did not go through; nothing was paid',
+                { extra: { paymentId: result.paymentId, batchId: result.batchId, paymentStatus: 'failed' } },
+              ),
+            );
+          }
+          const { reason: _reason, ...answer } = result;
+          const structured = { ...answer, paymentStatus: result.paymentStatus };
+          if (result.paymentStatus === 'pending') {
+            return success(
+              structured,
+              `Payment ${result.paymentId} is still being decided; call pool_pay again with the same idempotencyKey ` +
+                'to get its result (it will not be paid twice).',
+            );
+          }
+          const paid = result.receipt
+            ? `Paid ${result.receipt.amount} USDC to ${result.receipt.payTo} (transaction ${result.receipt.transaction}, batch ${result.batchId}).`
+            : `Paid in batch ${result.batchId}.`;
+          const details = [result.contentType, result.contentEncoding === 'base64' ? 'body in base64' : '']
+            .filter(Boolean)
+            .join(', ');
+          const service = `Service answered ${result.serviceStatus ?? '?'}${details ? ` (${details})` : ''}`;
+          return {
+            content: [
+              { type: 'text', text: `${paid} ${service}:` },
+              { type: 'text', text: result.content ?? '' },
+            ],
+            structuredContent: structured,
+          };
+        },
+        { extra, message: 'waiting for the payment batch and its settlement' },
+      ),
   );
 
   server.registerTool(
@@ -443,23 +491,26 @@ export function createPoolMcpServer({ api, mode }: PoolMcpOptions): McpServer {
       outputSchema: outputs.withdraw,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     },
-    async (args) =>
-      guarded(async () => {
-        const normalised = normaliseAmount(args.amount, 'amount');
-        const agentId = agentOf(args);
-        const result = await api.withdraw(normalised, args.destination, agentId);
-        return success(
-          {
-            status: result.status,
-            agentId,
-            amount: result.amount,
-            destination: result.destination,
-            txHash: result.txHash,
-            zkProof: result.zkProof,
-          },
-          `Withdrew ${result.amount} USDC from ${agentId} to ${result.destination}; transaction ${result.txHash} confirmed.`,
-        );
-      }),
+    async (args, extra) =>
+      guarded(
+        async () => {
+          const normalised = normaliseAmount(args.amount, 'amount');
+          const agentId = agentOf(args);
+          const result = await api.withdraw(normalised, args.destination, agentId);
+          return success(
+            {
+              status: result.status,
+              agentId,
+              amount: result.amount,
+              destination: result.destination,
+              txHash: result.txHash,
+              zkProof: result.zkProof,
+            },
+            `Withdrew ${result.amount} USDC from ${agentId} to ${result.destination}; transaction ${result.txHash} confirmed.`,
+          );
+        },
+        { extra, message: 'proving the withdrawal and waiting for the ledger' },
+      ),
   );
 
   server.registerTool(

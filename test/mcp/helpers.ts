@@ -1,6 +1,6 @@
 // Helpers shared by the MCP tests: reading tool results, the proxy's REST answers and on-chain balances.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import type { ExecutionContext } from 'ava';
 
 export interface ToolProblem {
@@ -16,9 +16,11 @@ export async function callTool(
   client: Client,
   name: string,
   args: Record<string, unknown> = {},
+  onprogress?: (progress: Progress) => void,
 ): Promise<CallToolResult> {
   return (await client.callTool({ name, arguments: args }, undefined, {
     timeout: 180_000,
+    ...(onprogress ? { onprogress, resetTimeoutOnProgress: true } : {}),
   })) as CallToolResult;
 }
 

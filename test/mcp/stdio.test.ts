@@ -7,6 +7,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Progress } from '@modelcontextprotocol/sdk/types.js';
 import { Keypair, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
 import { InvalidArgumentError } from 'commander';
 import { parseAgentId, parseProxyUrl } from '../../src/cli/commands/mcp.ts';
@@ -146,7 +147,12 @@ test.serial(
     t.regex(none.detail, /deposit to it first/);
 
     // Operator-funded deposit of "3" (a bare integer, normalised).
-    const deposit = structured(t, await callTool(client, 'pool_deposit', { amount: '3' }));
+    const progress: Progress[] = [];
+    const deposit = structured(
+      t,
+      await callTool(client, 'pool_deposit', { amount: '3' }, (p) => progress.push(p)),
+    );
+    t.like(progress[0], { progress: 1, message: 'proving the deposit and waiting for the ledger' });
     t.like(deposit, { status: 'confirmed', agentId: AGENT, amount: '3.0000000' });
     t.like(deposit.zkProof as object, { generated: true, onChain: true });
     const depositTx = await stack.server.getTransaction(deposit.txHash as string);
@@ -412,7 +418,12 @@ test.serial(
     t.true(available >= 100_000n, `the agent can pay 0.01 USDC (has ${before.balance})`);
 
     const key = 'mcp-stdio-quote-0001';
-    const paid = structured(t, await callTool(client, 'pool_pay', { url: quoteUrl, idempotencyKey: key }));
+    const progress: Progress[] = [];
+    const paid = structured(
+      t,
+      await callTool(client, 'pool_pay', { url: quoteUrl, idempotencyKey: key }, (p) => progress.push(p)),
+    );
+    t.like(progress[0], { progress: 1, message: 'waiting for the payment batch and its settlement' });
     t.like(paid, { paymentStatus: 'confirmed', serviceStatus: 200, contentEncoding: 'utf8' });
     t.regex(paid.contentType as string, /^application\/json/);
     t.truthy(JSON.parse(paid.content as string).quote, 'the service’s content came back');
