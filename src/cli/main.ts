@@ -4,6 +4,7 @@ import { registerStart } from './commands/start.ts';
 import { registerSandbox } from './commands/sandbox.ts';
 import { registerKeys } from './commands/keys.ts';
 import { registerProver } from './commands/prover.ts';
+import { registerMcp } from './commands/mcp.ts';
 import { registerFacilitator } from './commands/facilitator.ts';
 import { registerStore } from './commands/store.ts';
 import { VERSION } from '../version.ts';
@@ -15,6 +16,7 @@ registerStart(program);
 registerSandbox(program);
 registerKeys(program);
 registerProver(program);
+registerMcp(program);
 registerFacilitator(program);
 registerStore(program);
 
