@@ -28,7 +28,8 @@ const sandbox = await startPoolSandbox({
   // failed transactions are printed with the host's reason
   onLedgerClosed: (meta, txs) => {
     for (const line of ledgerLogLines(meta, txs))
-      if (line.level !== 'info' && line.level !== 'debug') console.log(`  sandbox: ${line.message} ${JSON.stringify(line.fields)}`);
+      if (line.level !== 'info' && line.level !== 'debug')
+        console.log(`  sandbox: ${line.message} ${JSON.stringify(line.fields)}`);
   },
 });
 const daemon = await startProverDaemon({
