@@ -8,7 +8,7 @@ import { Account, Address, Operation, type Transaction, TransactionBuilder, xdr 
 import { PoolStorageKey, ROOT_HISTORY_SIZE } from '../../ledger/pool-interface.ts';
 
 /** Deposits that may land between this one's simulation and its application without breaking it. */
-export const PINNED_ROOT_SLOTS = 8;
+export const PINNED_ROOT_SLOTS = 16;
 /** Bytes declared per added entry (a tree node's key and value with their ledger-entry envelope, rounded up). */
 const BYTES_PER_ENTRY = 200;
 /** Resource fee added per added entry: a write entry, its bytes and its share of the transaction's size. */
