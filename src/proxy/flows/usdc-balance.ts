@@ -1,16 +1,25 @@
-// USDC held by an account on the ledger (a token `balance` read by simulation; a missing account holds 0).
+// USDC held by an account on the ledger (a token `balance` read by simulation). A G account without a USDC
+// trustline holds none (the Stellar Asset Contract refuses to read it: TrustlineMissingError).
 import { Address, scValToNative } from '@stellar/stellar-sdk';
+import { LedgerRejected } from '../services/ledger-client.ts';
 import type { FlowContext } from './context.ts';
 
 export async function usdcBalance(
   ctx: Pick<FlowContext, 'ledger' | 'deployment'>,
   address: string,
 ): Promise<bigint> {
-  const value = await ctx.ledger.read(
-    ctx.deployment.operator.publicKey(),
-    ctx.deployment.contracts.token,
-    'balance',
-    [new Address(address).toScVal()],
-  );
+  let value;
+  try {
+    value = await ctx.ledger.read(
+      ctx.deployment.operator.publicKey(),
+      ctx.deployment.contracts.token,
+      'balance',
+      [new Address(address).toScVal()],
+    );
+  } catch (error) {
+    if (error instanceof LedgerRejected && error.contractError?.is('token', 'TrustlineMissingError'))
+      return 0n;
+    throw error;
+  }
   return BigInt(scValToNative(value) as bigint);
 }

@@ -90,7 +90,10 @@ export class LedgerClient {
       .build();
     const simulation = await rpcCall('simulateTransaction', () => this.server.simulateTransaction(raw));
     if (!rpc.Api.isSimulationSuccess(simulation) || simulation.result === undefined) {
-      throw new ProblemError('ledger_rejected', `reading ${method} failed`);
+      throw new LedgerRejected(
+        `reading ${method} failed`,
+        contractErrorOf(simulation, this.settings.contracts ?? {}),
+      );
     }
     return simulation.result.retval;
   }
