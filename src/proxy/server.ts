@@ -10,11 +10,13 @@ import { ApiRouter } from './http/api-router.ts';
 import { createApp } from './http/app.ts';
 import { createMetrics } from './http/metrics.ts';
 import { RateLimiter } from './http/rate-limit.ts';
+import { webMiddleware } from './http/web.ts';
 import { registerAccountRoutes } from './routes/account-routes.ts';
 import { registerAuthRoutes } from './routes/auth-routes.ts';
 import { registerFlowRoutes } from './routes/flow-routes.ts';
 import { registerServiceRoutes } from './routes/service-routes.ts';
 import { AgentRegistry } from './services/agents.ts';
+import { sandboxFriendbotUrl } from './services/deployment.ts';
 import { NoteBook } from './services/notebook.ts';
 import { PoolRuntime } from './services/pool-runtime.ts';
 import { PoolStatsService } from './services/stats.ts';
@@ -65,7 +67,9 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     maxWithdraw: config.limits.maxWithdraw,
   });
 
-  const app = createApp({ api, metrics, ipLimiter: new RateLimiter(config.rateLimit.ip), logger });
+  const friendbot = sandboxFriendbotUrl(config.ledger);
+  const web = webMiddleware({ connectOrigins: friendbot ? [new URL(friendbot).origin] : [] });
+  const app = createApp({ api, metrics, ipLimiter: new RateLimiter(config.rateLimit.ip), logger, web });
   const server: Server = createServer(app.callback());
   server.headersTimeout = 20_000;
   server.requestTimeout = 120_000;

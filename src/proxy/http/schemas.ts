@@ -163,6 +163,9 @@ export const PoolInfo = z
     circuitId: z.string(),
     maxDeposit: z.string(),
     maxWithdraw: z.string(),
+    friendbotUrl: z.string().optional().openapi({
+      description: 'Only on the embedded sandbox: `GET {friendbotUrl}?addr=G…&usdc=N` funds an account',
+    }),
   })
   .openapi('PoolInfo');
 export const Problem = z

@@ -150,6 +150,7 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolRuntime, limits:
         circuitId,
         maxDeposit: formatAmount(limits.maxDeposit),
         maxWithdraw: formatAmount(limits.maxWithdraw),
+        ...(deployment.friendbotUrl ? { friendbotUrl: deployment.friendbotUrl } : {}),
       };
     },
   });
