@@ -4,6 +4,7 @@ import { registerStart } from './commands/start.ts';
 import { registerSandbox } from './commands/sandbox.ts';
 import { registerKeys } from './commands/keys.ts';
 import { registerProver } from './commands/prover.ts';
+import { registerDemo } from './commands/demo.ts';
 import { VERSION } from '../version.ts';
 
 const program = new Command('pool-proxy')
@@ -13,5 +14,6 @@ registerStart(program);
 registerSandbox(program);
 registerKeys(program);
 registerProver(program);
+registerDemo(program);
 
 await program.parseAsync(process.argv);

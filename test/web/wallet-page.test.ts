@@ -62,122 +62,141 @@ async function problemOf(page: Page, section: string): Promise<{ title: string; 
   };
 }
 
-test.serial('a wallet connects, funds itself, logs in, deposits, sees its balance and withdraws', async (t) => {
-  const { service } = t.context;
-  const { context, page, wallet, pageErrors, response } = await openPage(t);
-  t.teardown(() => context.close());
+test.serial(
+  'a wallet connects, funds itself, logs in, deposits, sees its balance and withdraws',
+  async (t) => {
+    const { service } = t.context;
+    const { context, page, wallet, pageErrors, response } = await openPage(t);
+    t.teardown(() => context.close());
 
-  // Served by the proxy under a strict CSP (no inline code, only the proxy and the sandbox friendbot).
-  const csp = response!.headers()['content-security-policy'] ?? '';
-  t.regex(csp, /script-src 'self'(;|$)/);
-  t.regex(csp, /style-src 'self'(;|$)/);
-  t.regex(csp, new RegExp(`connect-src 'self' ${service.sandboxUrl.replace(/\./g, '\\.')}(;|$)`));
-  await page.locator('#proxy-network').filter({ hasText: 'stellar:local' }).waitFor();
+    // Served by the proxy under a strict CSP (no inline code, only the proxy and the sandbox friendbot).
+    const csp = response!.headers()['content-security-policy'] ?? '';
+    t.regex(csp, /script-src 'self'(;|$)/);
+    t.regex(csp, /style-src 'self'(;|$)/);
+    t.regex(csp, new RegExp(`connect-src 'self' ${service.sandboxUrl.replace(/\./g, '\\.')}(;|$)`));
+    await page.locator('#proxy-network').filter({ hasText: 'stellar:local' }).waitFor();
 
-  // Keyboard only: focus the button and press Enter.
-  await page.locator('#connect').focus();
-  await page.keyboard.press('Enter');
-  const address = wallet.keypair.publicKey();
-  await page.locator('#address').filter({ hasText: address }).waitFor();
-  t.regex((await page.locator('#wallet-network').textContent()) ?? '', /Standalone Network/);
-  t.true(await page.locator('#network-warning').isHidden());
+    // Keyboard only: focus the button and press Enter.
+    await page.locator('#connect').focus();
+    await page.keyboard.press('Enter');
+    const address = wallet.keypair.publicKey();
+    await page.locator('#address').filter({ hasText: address }).waitFor();
+    t.regex((await page.locator('#wallet-network').textContent()) ?? '', /Standalone Network/);
+    t.true(await page.locator('#network-warning').isHidden());
 
-  await page.getByRole('button', { name: 'Fund this wallet (sandbox)' }).click();
-  await page.locator('#wallet-status').filter({ hasText: 'Funded' }).waitFor();
-  t.is(await service.usdcBalance(address), 100n * USDC);
+    await page.getByRole('button', { name: 'Fund this wallet (sandbox)' }).click();
+    await page.locator('#wallet-status').filter({ hasText: 'Funded' }).waitFor();
+    t.is(await service.usdcBalance(address), 100n * USDC);
 
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await page.locator('#session').filter({ hasText: 'logged in (' }).waitFor();
-  t.true(wallet.requests.some((r) => r.type === 'SUBMIT_BLOB' && String(r.blob).includes(address)));
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.locator('#session').filter({ hasText: 'logged in (' }).waitFor();
+    t.true(wallet.requests.some((r) => r.type === 'SUBMIT_BLOB' && String(r.blob).includes(address)));
 
-  // Deposit 10 USDC by keyboard: type into the labelled field and submit with Enter.
-  await page.getByLabel('Amount (USDC)', { exact: true }).first().fill('10');
-  await page.locator('#deposit-amount').press('Enter');
-  await page.locator('#deposit-progress').waitFor({ state: 'visible' });
-  await page.locator('#deposit-status').filter({ hasText: 'Deposit confirmed' }).waitFor({ timeout: CONFIRM_MS });
-  t.true(wallet.requests.some((r) => r.type === 'SUBMIT_TRANSACTION'));
-  t.true(await page.locator('#deposit-progress').isHidden());
-  t.is(await service.usdcBalance(address), 90n * USDC);
+    // Deposit 10 USDC by keyboard: type into the labelled field and submit with Enter.
+    await page.getByLabel('Amount (USDC)', { exact: true }).first().fill('10');
+    await page.locator('#deposit-amount').press('Enter');
+    await page.locator('#deposit-progress').waitFor({ state: 'visible' });
+    await page
+      .locator('#deposit-status')
+      .filter({ hasText: 'Deposit confirmed' })
+      .waitFor({ timeout: CONFIRM_MS });
+    t.true(wallet.requests.some((r) => r.type === 'SUBMIT_TRANSACTION'));
+    t.true(await page.locator('#deposit-progress').isHidden());
+    t.is(await service.usdcBalance(address), 90n * USDC);
 
-  const row = page.locator(`#agents-table tr[data-agent="${address}"] .balance`);
-  await row.filter({ hasText: '10.0000000 USDC' }).waitFor();
+    const row = page.locator(`#agents-table tr[data-agent="${address}"] .balance`);
+    await row.filter({ hasText: '10.0000000 USDC' }).waitFor();
 
-  // Withdraw 2.5 USDC to a fresh account.
-  const destination = Keypair.random().publicKey();
-  await service.fund(destination, 0);
-  await page.getByLabel('From agent').selectOption(address);
-  await page.locator('#withdraw-amount').fill('2.5');
-  await page.locator('#withdraw-destination').fill(destination);
-  await page.getByRole('button', { name: 'Withdraw' }).click();
-  await page
-    .locator('#withdraw-status')
-    .filter({ hasText: 'Withdrawal confirmed' })
-    .waitFor({ timeout: CONFIRM_MS });
-  t.regex((await page.locator('#withdraw-status').textContent()) ?? '', new RegExp(destination));
-  await row.filter({ hasText: '7.5000000 USDC' }).waitFor();
-  t.is(await service.usdcBalance(destination), 25_000_000n);
+    // Withdraw 2.5 USDC to a fresh account.
+    const destination = Keypair.random().publicKey();
+    await service.fund(destination, 0);
+    await page.getByLabel('From agent').selectOption(address);
+    await page.locator('#withdraw-amount').fill('2.5');
+    await page.locator('#withdraw-destination').fill(destination);
+    await page.getByRole('button', { name: 'Withdraw' }).click();
+    await page
+      .locator('#withdraw-status')
+      .filter({ hasText: 'Withdrawal confirmed' })
+      .waitFor({ timeout: CONFIRM_MS });
+    t.regex((await page.locator('#withdraw-status').textContent()) ?? '', new RegExp(destination));
+    await row.filter({ hasText: '7.5000000 USDC' }).waitFor();
+    t.is(await service.usdcBalance(destination), 25_000_000n);
 
-  // Payments and pool stats render (payments may not exist on this proxy yet: then a note says so).
-  await page.locator('#payments-table tbody tr').first().waitFor();
-  t.not(await page.locator('#stat-transactions').textContent(), '—');
+    // Payments and pool stats render (payments may not exist on this proxy yet: then a note says so).
+    await page.locator('#payments-table tbody tr').first().waitFor();
+    t.not(await page.locator('#stat-transactions').textContent(), '—');
 
-  // The token is kept in memory only.
-  t.deepEqual(
-    await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie]),
-    [0, 0, ''],
-  );
-  t.deepEqual(pageErrors, []);
-});
+    // The token is kept in memory only.
+    t.deepEqual(await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie]), [
+      0,
+      0,
+      '',
+    ]);
+    t.deepEqual(pageErrors, []);
+  },
+);
 
-test.serial('a wallet on another network is refused, and refused deposits show title and detail', async (t) => {
-  const { service } = t.context;
-  const wrong = await openPage(t, TESTNET);
-  t.teardown(() => wrong.context.close());
-  await wrong.page.locator('#proxy-network').filter({ hasText: 'stellar:local' }).waitFor();
-  await wrong.page.getByRole('button', { name: 'Connect Freighter' }).click();
-  const warning = wrong.page.locator('#network-warning');
-  await warning.waitFor({ state: 'visible' });
-  t.regex((await warning.textContent()) ?? '', /Wrong network.*Test SDF Network ; September 2015.*Standalone/);
-  t.true(await wrong.page.getByRole('button', { name: 'Log in' }).isDisabled());
-  t.true(await wrong.page.getByRole('button', { name: 'Deposit' }).isDisabled());
-  t.false(wrong.wallet.requests.some((r) => r.type === 'SUBMIT_BLOB'), 'no login signature was asked');
+test.serial(
+  'a wallet on another network is refused, and refused deposits show title and detail',
+  async (t) => {
+    const { service } = t.context;
+    const wrong = await openPage(t, TESTNET);
+    t.teardown(() => wrong.context.close());
+    await wrong.page.locator('#proxy-network').filter({ hasText: 'stellar:local' }).waitFor();
+    await wrong.page.getByRole('button', { name: 'Connect Freighter' }).click();
+    const warning = wrong.page.locator('#network-warning');
+    await warning.waitFor({ state: 'visible' });
+    t.regex(
+      (await warning.textContent()) ?? '',
+      /Wrong network.*Test SDF Network ; September 2015.*Standalone/,
+    );
+    t.true(await wrong.page.getByRole('button', { name: 'Log in' }).isDisabled());
+    t.true(await wrong.page.getByRole('button', { name: 'Deposit' }).isDisabled());
+    t.false(
+      wrong.wallet.requests.some((r) => r.type === 'SUBMIT_BLOB'),
+      'no login signature was asked',
+    );
 
-  // The right network, but a wallet without USDC: the proxy refuses the deposit.
-  const right = await openPage(t);
-  t.teardown(() => right.context.close());
-  const { page, wallet } = right;
-  await service.fund(wallet.keypair.publicKey(), 0);
-  await page.getByRole('button', { name: 'Connect Freighter' }).click();
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await page.locator('#session').filter({ hasText: 'logged in (' }).waitFor();
+    // The right network, but a wallet without USDC: the proxy refuses the deposit.
+    const right = await openPage(t);
+    t.teardown(() => right.context.close());
+    const { page, wallet } = right;
+    await service.fund(wallet.keypair.publicKey(), 0);
+    await page.getByRole('button', { name: 'Connect Freighter' }).click();
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.locator('#session').filter({ hasText: 'logged in (' }).waitFor();
 
-  // A malformed amount: the validation problem, with the field's message.
-  await page.locator('#deposit-amount').fill('ten');
-  await page.getByRole('button', { name: 'Deposit' }).click();
-  const invalid = await problemOf(page, 'deposit');
-  t.is(invalid.title, 'Invalid request');
-  t.truthy(invalid.detail);
-  t.regex((await page.locator('#deposit-problem .problem-issues').textContent()) ?? '', /amount/);
+    // A malformed amount: the validation problem, with the field's message.
+    await page.locator('#deposit-amount').fill('ten');
+    await page.getByRole('button', { name: 'Deposit' }).click();
+    const invalid = await problemOf(page, 'deposit');
+    t.is(invalid.title, 'Invalid request');
+    t.truthy(invalid.detail);
+    t.regex((await page.locator('#deposit-problem .problem-issues').textContent()) ?? '', /amount/);
 
-  // More USDC than the wallet holds: the ledger refuses the simulated deposit.
-  await page.locator('#deposit-amount').fill('5');
-  await page.getByRole('button', { name: 'Deposit' }).click();
-  await page.locator('#deposit-problem').filter({ hasNotText: 'Invalid request' }).waitFor({ timeout: CONFIRM_MS });
-  const refused = await problemOf(page, 'deposit');
-  t.not(refused.title, '');
-  t.not(refused.detail, '');
-  const text = (await page.locator('#deposit-problem').textContent()) ?? '';
-  t.notRegex(text, /[{}]|\bat \S+:\d+/, 'no raw JSON or stack trace');
-  t.log(`refused deposit: ${refused.title} — ${refused.detail}`);
+    // More USDC than the wallet holds: the ledger refuses the simulated deposit.
+    await page.locator('#deposit-amount').fill('5');
+    await page.getByRole('button', { name: 'Deposit' }).click();
+    await page
+      .locator('#deposit-problem')
+      .filter({ hasNotText: 'Invalid request' })
+      .waitFor({ timeout: CONFIRM_MS });
+    const refused = await problemOf(page, 'deposit');
+    t.not(refused.title, '');
+    t.not(refused.detail, '');
+    const text = (await page.locator('#deposit-problem').textContent()) ?? '';
+    t.notRegex(text, /[{}]|\bat \S+:\d+/, 'no raw JSON or stack trace');
+    t.log(`refused deposit: ${refused.title} — ${refused.detail}`);
 
-  // The user declines the signature in the wallet.
-  await service.fund(wallet.keypair.publicKey(), 20);
-  wallet.declineNextSignature = true;
-  await page.getByRole('button', { name: 'Deposit' }).click();
-  await page.locator('#deposit-problem').filter({ hasText: 'Wallet' }).waitFor({ timeout: CONFIRM_MS });
-  t.deepEqual(await problemOf(page, 'deposit'), {
-    title: 'Wallet: transaction signature refused',
-    detail: 'The user rejected this request.',
-  });
-  t.is(await service.usdcBalance(wallet.keypair.publicKey()), 20n * USDC, 'nothing was taken');
-});
+    // The user declines the signature in the wallet.
+    await service.fund(wallet.keypair.publicKey(), 20);
+    wallet.declineNextSignature = true;
+    await page.getByRole('button', { name: 'Deposit' }).click();
+    await page.locator('#deposit-problem').filter({ hasText: 'Wallet' }).waitFor({ timeout: CONFIRM_MS });
+    t.deepEqual(await problemOf(page, 'deposit'), {
+      title: 'Wallet: transaction signature refused',
+      detail: 'The user rejected this request.',
+    });
+    t.is(await service.usdcBalance(wallet.keypair.publicKey()), 20n * USDC, 'nothing was taken');
+  },
+);

@@ -7,7 +7,15 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Account, Address, Contract, Keypair, rpc, scValToNative, TransactionBuilder } from '@stellar/stellar-sdk';
+import {
+  Account,
+  Address,
+  Contract,
+  Keypair,
+  rpc,
+  scValToNative,
+  TransactionBuilder,
+} from '@stellar/stellar-sdk';
 
 export const CLI = fileURLToPath(new URL('../../../bin/pool-proxy.js', import.meta.url));
 export const USDC = 10_000_000n;
