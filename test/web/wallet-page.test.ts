@@ -92,15 +92,29 @@ test.serial(
     await page.locator('#session').filter({ hasText: 'logged in (' }).waitFor();
     t.true(wallet.requests.some((r) => r.type === 'SUBMIT_BLOB' && String(r.blob).includes(address)));
 
+    // While Freighter is asked to sign, the page shows the deposit's progress at the signing step.
+    let progressAtSigning: { visible: boolean; step: string; done: string[] } | undefined;
+    wallet.beforeAnswer = async (request) => {
+      if (request.type !== 'SUBMIT_TRANSACTION') return;
+      progressAtSigning = {
+        visible: await page.locator('#deposit-progress').isVisible(),
+        step: (await page.locator('#deposit-step').textContent()) ?? '',
+        done: await page.locator('#deposit-steps li.done').allTextContents(),
+      };
+    };
     // Deposit 10 USDC by keyboard: type into the labelled field and submit with Enter.
     await page.getByLabel('Amount (USDC)', { exact: true }).first().fill('10');
     await page.locator('#deposit-amount').press('Enter');
-    await page.locator('#deposit-progress').waitFor({ state: 'visible' });
     await page
       .locator('#deposit-status')
       .filter({ hasText: 'Deposit confirmed' })
       .waitFor({ timeout: CONFIRM_MS });
-    t.true(wallet.requests.some((r) => r.type === 'SUBMIT_TRANSACTION'));
+    wallet.beforeAnswer = undefined;
+    t.deepEqual(progressAtSigning, {
+      visible: true,
+      step: 'Waiting for your signature in Freighter…',
+      done: ['Proving and simulating the deposit'],
+    });
     t.true(await page.locator('#deposit-progress').isHidden());
     t.is(await service.usdcBalance(address), 90n * USDC);
 
@@ -125,6 +139,19 @@ test.serial(
     // Payments and pool stats render (payments may not exist on this proxy yet: then a note says so).
     await page.locator('#payments-table tbody tr').first().waitFor();
     t.not(await page.locator('#stat-transactions').textContent(), '—');
+
+    // Every field has a label and every button a name (keyboard and screen-reader use).
+    t.deepEqual(
+      await page.evaluate(() => [
+        ...[...document.querySelectorAll('input, select')]
+          .filter((e) => (e as HTMLInputElement).labels?.length === 0)
+          .map((e) => `unlabelled ${e.id}`),
+        ...[...document.querySelectorAll('button')]
+          .filter((b) => !b.textContent?.trim())
+          .map((b) => `unnamed ${b.id}`),
+      ]),
+      [],
+    );
 
     // The token is kept in memory only.
     t.deepEqual(await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie]), [

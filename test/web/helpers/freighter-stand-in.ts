@@ -17,6 +17,8 @@ export interface StandIn {
   requests: FreighterRequest[];
   /** When set, the next signature request is declined as a user would (Freighter's error shape). */
   declineNextSignature: boolean;
+  /** Runs before a request is answered, while the page waits for the wallet (e.g. to read its progress). */
+  beforeAnswer?: (request: FreighterRequest) => Promise<void>;
 }
 
 const RELAY = `
@@ -44,8 +46,9 @@ export async function installFreighter(
 ): Promise<StandIn> {
   const standIn: StandIn = { keypair, requests: [], declineNextSignature: false };
   const address = keypair.publicKey();
-  await context.exposeFunction('__freighterStandIn', (request: FreighterRequest) => {
+  await context.exposeFunction('__freighterStandIn', async (request: FreighterRequest) => {
     standIn.requests.push(request);
+    await standIn.beforeAnswer?.(request);
     switch (request.type) {
       case 'REQUEST_CONNECTION_STATUS':
         return { isConnected: true };
