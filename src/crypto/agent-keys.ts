@@ -23,11 +23,17 @@ export function assertAgentId(agentId: unknown): asserts agentId is string {
   }
 }
 
-export function deriveAgentKeys(masterKey: Uint8Array, agentId: string): AgentKeys {
+/**
+ * The agent's keys. With `owner` (a wallet address or the operator), agents of different owners that share a
+ * name get unrelated keys: an agent is (owner, agentId).
+ */
+export function deriveAgentKeys(masterKey: Uint8Array, agentId: string, owner?: string): AgentKeys {
   if (!(masterKey instanceof Uint8Array) || masterKey.length !== 32)
     throw new TypeError('master key must be 32 bytes');
   assertAgentId(agentId);
-  const info = (label: string) => new TextEncoder().encode(`${label}\u0000${agentId}`);
+  if (owner !== undefined) assertAgentId(owner);
+  const scope = owner === undefined ? agentId : `${owner}\u0000${agentId}`;
+  const info = (label: string) => new TextEncoder().encode(`${label}\u0000${scope}`);
   // 64 bytes reduced mod r keeps the note key's bias below 2^-250.
   const noteSecretKey = bytesToBigint(hkdf(sha256, masterKey, SALT, info('note-key/v1'), 64)) % FIELD_MODULUS;
   const encryptionSecretKey = hkdf(sha256, masterKey, SALT, info('encryption-key/v1'), 32);

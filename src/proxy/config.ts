@@ -50,10 +50,16 @@ export interface ProxyConfig {
     maxWithdraw: bigint;
     paymentCap: bigint;
     prepareTtlSeconds: number;
+    /** Deposits one wallet may be preparing at once. */
+    walletConcurrentPrepares: number;
+    /** New agents (allowlist registrations) one wallet may create per hour. */
+    walletNewAgentsPerHour: number;
   };
   rateLimit: { ip: RateLimitConfig; token: RateLimitConfig };
   ledger: LedgerConfig;
   indexer: { startLedger: number; pollIntervalMs: number };
+  /** How often unfinished operations are reconciled against the chain (also once at start). */
+  reconcileIntervalMs: number;
   prover: { addresses: string[]; circuitId: string; timeoutMs: number };
 }
 
@@ -176,6 +182,8 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
       maxWithdraw: amount(env, 'POOL_PROXY_MAX_WITHDRAW', '100000'),
       paymentCap: amount(env, 'POOL_PROXY_PAYMENT_CAP', '1'),
       prepareTtlSeconds: integer(env, 'POOL_PROXY_PREPARE_TTL_SECONDS', 300, 10, 3600),
+      walletConcurrentPrepares: integer(env, 'POOL_PROXY_WALLET_CONCURRENT_PREPARES', 2, 1, 100),
+      walletNewAgentsPerHour: integer(env, 'POOL_PROXY_WALLET_NEW_AGENTS_PER_HOUR', 10, 1, 10_000),
     },
     rateLimit: {
       ip: rateLimit(env, 'POOL_PROXY_RATE_LIMIT_IP', 100, 200),
@@ -197,6 +205,7 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
       txTimeoutSeconds: integer(env, 'POOL_PROXY_TX_TIMEOUT_SECONDS', 60, 10, 3600),
       confirmTimeoutMs: integer(env, 'POOL_PROXY_CONFIRM_TIMEOUT_MS', 60_000, 1000, 600_000),
     },
+    reconcileIntervalMs: integer(env, 'POOL_PROXY_RECONCILE_INTERVAL_MS', 15_000, 100, 3_600_000),
     indexer: {
       startLedger: integer(env, 'POOL_PROXY_INDEXER_START_LEDGER', 0, 0, 2 ** 32 - 1),
       pollIntervalMs: integer(env, 'POOL_PROXY_INDEXER_POLL_MS', 500, 50, 60_000),

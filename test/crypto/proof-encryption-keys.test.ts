@@ -86,6 +86,17 @@ test('agent keys are deterministic per master key and agent, and distinct otherw
   t.truthy(deriveAgentKeys(master, 'GAAZI4TCR3TY5OJHCTJC2A4QSY6CJWJH5IAJTGKIN2ER7LBNVKOCCWN7'));
 });
 
+test('agents of different owners that share a name get unrelated keys', (t) => {
+  const master = new Uint8Array(32).fill(7);
+  const wallet = 'GAAZI4TCR3TY5OJHCTJC2A4QSY6CJWJH5IAJTGKIN2ER7LBNVKOCCWN7';
+  const ofWallet = deriveAgentKeys(master, 'agent-1', wallet);
+  const ofOperator = deriveAgentKeys(master, 'agent-1', 'operator');
+  t.not(ofWallet.noteSecretKey, ofOperator.noteSecretKey);
+  t.not(ofWallet.noteSecretKey, deriveAgentKeys(master, 'agent-1').noteSecretKey);
+  t.deepEqual(deriveAgentKeys(master, 'agent-1', wallet), ofWallet);
+  t.throws(() => deriveAgentKeys(master, 'agent-1', 'bad owner'), { message: /agentId/ });
+});
+
 test('agent key derivation rejects bad master keys and agent ids', (t) => {
   t.throws(() => deriveAgentKeys(new Uint8Array(31), 'a'), { message: /32 bytes/ });
   t.throws(() => deriveAgentKeys('00' as unknown as Uint8Array, 'a'), { message: /32 bytes/ });

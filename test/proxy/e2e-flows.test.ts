@@ -50,6 +50,8 @@ async function newWallet(usdc = 100): Promise<Wallet> {
 
 async function balance(wallet: Wallet, agentId = wallet.kp.publicKey()): Promise<string> {
   const res = await getJson(url(`/api/balance/${agentId}`), bearer(wallet.token));
+  // An agent exists from its first confirmed deposit on.
+  if (res.status === 404 && res.json.code === 'not_found') return 'none';
   if (res.status !== 200) throw new Error(`balance: ${res.text}`);
   return res.json.balance;
 }
@@ -102,7 +104,11 @@ test.serial(
     const prepared = await prepare(wallet, '12.3456789');
     t.is(prepared.status, 200, prepared.text);
     t.regex(prepared.json.prepareId, /^[0-9a-f-]{36}$/);
-    t.is(await balance(wallet), '0.0000000', 'nothing credited at prepare');
+    t.is(
+      await balance(wallet),
+      'none',
+      'nothing recorded at prepare: the agent exists once a deposit confirms',
+    );
     t.is(await poolBalance(), poolBefore, 'nothing moved at prepare');
 
     const submitted = await postJson(
@@ -197,7 +203,8 @@ test.serial(
       },
       bearer(other.token),
     );
-    t.is(foreign.status, 403);
+    t.is(foreign.status, 404, 'another wallet’s prepareId answers like an unknown one');
+    t.is(foreign.json.detail, 'unknown prepareId');
     // Unknown prepareId.
     const unknown = await postJson(
       url('/api/deposit/submit'),
@@ -208,7 +215,7 @@ test.serial(
       bearer(wallet.token),
     );
     t.is(unknown.status, 404);
-    t.is(await balance(wallet), '0.0000000');
+    t.is(await balance(wallet), 'none');
     t.is(await poolBalance(), poolBefore);
 
     // Reverted on the ledger: the wallet spends its USDC elsewhere between prepare and submit.
@@ -231,7 +238,7 @@ test.serial(
     );
     t.is(reverted.status, 422, reverted.text);
     t.is(reverted.json.code, 'ledger_rejected');
-    t.is(await balance(wallet), '0.0000000');
+    t.is(await balance(wallet), 'none');
     t.is(await poolBalance(), poolBefore);
     t.is(await stack.usdcBalance(wallet.kp.publicKey()), 5n * USDC);
   },
@@ -265,7 +272,7 @@ test.serial('an expired prepareId is refused and credits nothing', async (t) => 
     t.is(late.status, 410);
     t.is(late.json.code, 'prepare_expired');
     const read = await getJson(`${proxy.url}/api/balance/${kp.publicKey()}`, bearer(token));
-    t.is(read.json.balance, '0.0000000');
+    t.is(read.status, 404, 'an abandoned prepare leaves no agent behind');
   } finally {
     await proxy.close();
   }
@@ -373,7 +380,8 @@ test.serial('insufficient balance → insufficient_balance and nothing changes',
   t.is(await stack.usdcBalance(destination), 0n);
   // An agent that never deposited.
   const none = await withdraw(wallet, '1', destination, 'never-used-agent');
-  t.is(none.status, 409);
+  t.is(none.status, 404);
+  t.is(none.json.code, 'not_found');
 });
 
 test.serial('10 concurrent withdrawals against one balance never overdraw', async (t) => {
@@ -410,32 +418,113 @@ test.serial('a withdrawal that needs more than two notes consolidates first', as
   t.is(count((await getJson(url('/metrics'))).text) - count(metricsBefore), 1);
 });
 
-test.serial("a wallet cannot read, fund or spend another wallet's agent (403)", async (t) => {
-  const alice = await newWallet(10);
-  const bob = await newWallet(10);
-  t.is((await deposit(alice, '1', 'alice-bot')).status, 200);
-  t.is(await balance(alice, 'alice-bot'), '1.0000000');
-  const read = await getJson(url('/api/balance/alice-bot'), bearer(bob.token));
-  t.is(read.status, 403);
-  t.is(read.json.code, 'forbidden');
-  t.is(read.json.balance, undefined);
-  t.is((await prepare(bob, '1', 'alice-bot')).status, 403);
-  t.is(
-    (await getJson(url('/api/balance/alice-bot'), { 'x-pool-operator': 'true' })).status,
-    403,
-    'not the operator’s',
-  );
-  t.is((await postJson(url('/api/deposit'), { agentId: 'alice-bot', amount: '1' })).status, 403);
-  const spend = await withdraw(bob, '1', bob.kp.publicKey(), 'alice-bot');
-  t.is(spend.status, 403);
-  // publicKey in the prepare body must be the token's wallet.
-  const spoofed = await postJson(
-    url('/api/deposit/prepare'),
-    { amount: '1', publicKey: alice.kp.publicKey() },
-    bearer(bob.token),
-  );
-  t.is(spoofed.status, 403);
-  t.is(await balance(alice, 'alice-bot'), '1.0000000');
+test.serial(
+  "agents belong to their owner: another's agent answers like a missing one, and its name is free to use",
+  async (t) => {
+    const alice = await newWallet(10);
+    const bob = await newWallet(10);
+    const carol = await newWallet(10);
+    t.is((await deposit(alice, '1', 'alice-bot')).status, 200);
+    t.is(await balance(alice, 'alice-bot'), '1.0000000');
+    // Bob reading Alice's agent gets exactly what he gets for a name nobody uses (no existence oracle).
+    const foreign = await getJson(url('/api/balance/alice-bot'), bearer(bob.token));
+    const missing = await getJson(url('/api/balance/nobody-bot'), bearer(bob.token));
+    t.is(foreign.status, 404);
+    t.is(foreign.json.code, 'not_found');
+    t.deepEqual(
+      JSON.parse(foreign.text.replaceAll('alice-bot', 'X')),
+      JSON.parse(missing.text.replaceAll('nobody-bot', 'X')),
+    );
+    const operatorRead = await getJson(url('/api/balance/alice-bot'), { 'x-pool-operator': 'true' });
+    t.is(operatorRead.status, 404, 'not the operator’s either');
+    t.is((await withdraw(bob, '1', bob.kp.publicKey(), 'alice-bot')).status, 404);
+
+    // The same name is a different agent for another owner: Bob's and the operator's "alice-bot".
+    t.is((await deposit(bob, '2', 'alice-bot')).status, 200);
+    t.is(await balance(bob, 'alice-bot'), '2.0000000');
+    t.is((await postJson(url('/api/deposit'), { agentId: 'alice-bot', amount: '0.5' })).status, 200);
+    t.is(
+      (await getJson(url('/api/balance/alice-bot'), { 'x-pool-operator': 'true' })).json.balance,
+      '0.5000000',
+    );
+    t.is(await balance(alice, 'alice-bot'), '1.0000000', 'Alice’s agent is untouched');
+
+    // Bob naming Carol's address as an agent id does not take Carol's own default agent.
+    t.is((await deposit(bob, '1', carol.kp.publicKey())).status, 200);
+    t.is((await deposit(carol, '3')).status, 200);
+    t.is(await balance(carol), '3.0000000');
+    t.is(await balance(bob, carol.kp.publicKey()), '1.0000000');
+
+    // publicKey in the prepare body must be the token's wallet.
+    const spoofed = await postJson(
+      url('/api/deposit/prepare'),
+      { amount: '1', publicKey: alice.kp.publicKey() },
+      bearer(bob.token),
+    );
+    t.is(spoofed.status, 403);
+    const list = await getJson(url('/api/agents'), bearer(bob.token));
+    t.deepEqual(
+      list.json.agents.map((a: { agentId: string }) => a.agentId).sort(),
+      ['alice-bot', carol.kp.publicKey()].sort(),
+    );
+  },
+);
+
+test.serial(
+  'a prepared deposit stays valid while five other wallets create agents (registrations wait for it)',
+  async (t) => {
+    const victim = await newWallet(10);
+    const prepared = await prepare(victim, '2');
+    t.is(prepared.status, 200, prepared.text);
+    // Five other wallets, each with a new agent: their allowlist registrations must not make the victim's
+    // prepared proof stale, so they wait until it is submitted (or expires).
+    const others = await Promise.all(Array.from({ length: 5 }, () => newWallet(10)));
+    const pending = others.map((w, i) => deposit(w, '1', `newcomer-${i}`));
+    await new Promise((r) => setTimeout(r, 1500));
+    const submitted = await postJson(
+      url('/api/deposit/submit'),
+      {
+        prepareId: prepared.json.prepareId,
+        signedTransactionXDR: signPrepared(prepared.json.transactionXDR, victim.kp),
+      },
+      bearer(victim.token),
+    );
+    t.is(submitted.status, 200, submitted.text);
+    t.is(await balance(victim), '2.0000000');
+    const results = await Promise.all(pending);
+    t.deepEqual(
+      results.map((r) => r.status),
+      [200, 200, 200, 200, 200],
+      results.map((r) => r.text).join('\n'),
+    );
+    for (const [i, w] of others.entries()) t.is(await balance(w, `newcomer-${i}`), '1.0000000');
+  },
+);
+
+test.serial('per-wallet bounds: concurrent prepares and new agents per hour answer 429', async (t) => {
+  const { proxy } = await stack.startProxy({
+    POOL_PROXY_WALLET_NEW_AGENTS_PER_HOUR: '1',
+    POOL_PROXY_WALLET_CONCURRENT_PREPARES: '1',
+    POOL_PROXY_DATA_DIR: join(stack.env.POOL_PROXY_DATA_DIR!, 'quotas'),
+  });
+  try {
+    const kp = Keypair.random();
+    await stack.fund(kp.publicKey(), 10);
+    const auth = bearer(await stack.login(kp, proxy.url));
+    const prep = (agentId: string) =>
+      postJson(`${proxy.url}/api/deposit/prepare`, { amount: '1', publicKey: kp.publicKey(), agentId }, auth);
+    const [a, b] = await Promise.all([prep('quota-a'), prep('quota-a')]);
+    t.deepEqual([a.status, b.status].sort(), [200, 429], `${a.text}\n${b.text}`);
+    const limited = a.status === 429 ? a : b;
+    t.is(limited.json.code, 'rate_limited');
+    t.truthy(limited.headers['retry-after']);
+    const second = await prep('quota-b');
+    t.is(second.status, 429, second.text);
+    t.regex(second.json.detail, /new agents/);
+    t.is((await prep('quota-a')).status, 200, 'an agent already registered is not new');
+  } finally {
+    await proxy.close();
+  }
 });
 
 test.serial('pool stats and info are public and hold aggregates only', async (t) => {
@@ -660,7 +749,7 @@ test.serial(
       const bobToken = await stack.login(bob.kp, proxy.url);
       t.is(
         (await getJson(`${proxy.url}/api/balance/alice-recovery`, bearer(bobToken))).status,
-        403,
+        404,
         'ownership recovered too',
       );
       // The recovered notes are spendable, and the operator agent's deposit is there.

@@ -156,10 +156,10 @@ test('JSON bodies: malformed, non-object, empty or non-UTF-8 → 400', async (t)
 test('protected endpoints: a valid token works; missing, malformed, tampered, expired or foreign tokens get 401', async (t) => {
   const wallet = Keypair.random();
   const token = await login(wallet);
-  const url = `${proxy.url}/api/balance/${wallet.publicKey()}`;
+  const url = `${proxy.url}/api/agents`;
   const ok = await getJson(url, { authorization: `Bearer ${token}` });
   t.is(ok.status, 200, ok.text);
-  t.deepEqual(ok.json, { agentId: wallet.publicKey(), balance: '0.0000000', currency: 'USDC' });
+  t.deepEqual(ok.json, { agents: [] });
 
   const settings = {
     issuer: proxy.config.jwt.issuer,
@@ -275,7 +275,7 @@ test('per-token rate limit applies to a wallet across requests', async (t) => {
       signature,
     });
     const headers = { authorization: `Bearer ${tok.token}` };
-    const url = `${limited.url}/api/balance/${wallet.publicKey()}`;
+    const url = `${limited.url}/api/agents`;
     const statuses = [];
     for (let i = 0; i < 3; i++) statuses.push((await getJson(url, headers)).status);
     t.deepEqual(statuses, [200, 200, 429]);

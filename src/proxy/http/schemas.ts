@@ -136,6 +136,7 @@ export const WithdrawResult = z
 export const Balance = z
   .object({ agentId: z.string(), balance: z.string(), currency: z.literal('USDC') })
   .openapi('Balance');
+export const AgentList = z.object({ agents: z.array(Balance) }).openapi('AgentList');
 export const BatchSummary = z
   .object({ batchId: z.string(), payments: z.number().int(), executedAt: z.string() })
   .openapi('BatchSummary');

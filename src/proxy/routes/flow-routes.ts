@@ -13,6 +13,10 @@ import {
   WithdrawResult,
   withdrawRequest,
 } from '../http/schemas.ts';
+import { operatorDeposit } from '../flows/operator-deposit.ts';
+import { prepareDeposit } from '../flows/prepare-deposit.ts';
+import { submitDeposit } from '../flows/submit-deposit.ts';
+import { withdraw } from '../flows/withdraw.ts';
 import { OPERATOR_OWNER } from '../services/agents.ts';
 import type { PoolRuntime } from '../services/pool-runtime.ts';
 
@@ -37,10 +41,9 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolRuntime, limits:
     handler: async ({ body, auth }) => {
       if (body.publicKey !== auth!.sub)
         throw new ProblemError('forbidden', 'publicKey must be the wallet you logged in with');
-      const pool = runtime.require();
-      return pool.prepareDeposit(
-        auth!.sub,
-        body.agentId ?? auth!.sub,
+      return prepareDeposit(
+        runtime.require(),
+        { owner: auth!.sub, agentId: body.agentId ?? auth!.sub },
         parseAmount(body.amount, limits.maxDeposit),
       );
     },
@@ -61,13 +64,17 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolRuntime, limits:
       'not_found',
       'prepare_expired',
       'prepare_mismatch',
+      'prepare_stale',
       'ledger_rejected',
       'service_unavailable',
     ],
     handler: async ({ body, auth }) => {
-      const result = await runtime
-        .require()
-        .submitDeposit(auth!.sub, body.prepareId, body.signedTransactionXDR);
+      const result = await submitDeposit(
+        runtime.require(),
+        auth!.sub,
+        body.prepareId,
+        body.signedTransactionXDR,
+      );
       return {
         status: 'confirmed' as const,
         txHash: result.txHash,
@@ -87,9 +94,11 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolRuntime, limits:
     response: DepositResult,
     errors: ['forbidden', 'proof_failed', 'ledger_rejected', 'service_unavailable'],
     handler: async ({ body }) => {
-      const result = await runtime
-        .require()
-        .operatorDeposit(body.agentId, OPERATOR_OWNER, parseAmount(body.amount, limits.maxDeposit));
+      const result = await operatorDeposit(
+        runtime.require(),
+        { owner: OPERATOR_OWNER, agentId: body.agentId },
+        parseAmount(body.amount, limits.maxDeposit),
+      );
       return {
         status: 'confirmed' as const,
         txHash: result.txHash,
@@ -109,7 +118,7 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolRuntime, limits:
     access: 'wallet-or-operator',
     body: withdrawRequest(limits.maxWithdraw),
     response: WithdrawResult,
-    errors: ['forbidden', 'insufficient_balance', 'proof_failed', 'ledger_rejected', 'service_unavailable'],
+    errors: ['not_found', 'insufficient_balance', 'proof_failed', 'ledger_rejected', 'service_unavailable'],
     handler: async ({ body, auth }) => {
       const amount = parseAmount(body.amount, limits.maxWithdraw);
       if (auth!.sub === OPERATOR_OWNER && body.agentId === undefined) {
@@ -117,9 +126,12 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolRuntime, limits:
           issues: [{ path: 'agentId', message: 'required without a wallet token' }],
         });
       }
-      const result = await runtime
-        .require()
-        .withdraw(body.agentId ?? auth!.sub, auth!.sub, amount, body.destination);
+      const result = await withdraw(
+        runtime.require(),
+        { owner: auth!.sub, agentId: body.agentId ?? auth!.sub },
+        amount,
+        body.destination,
+      );
       return {
         status: 'confirmed' as const,
         txHash: result.txHash,

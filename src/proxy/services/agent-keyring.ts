@@ -1,5 +1,6 @@
 // Everything secret about an agent is derived from the master key on demand: note keys, encryption
 // keys, the ASP allowlist leaf (cached per agent), and the sealed on-chain registration.
+import { parseScopedId } from '../domain/agent-ref.ts';
 import { RecoveryKey, type Registration } from './agent-registration.ts';
 import { type AgentCrypto, agentCrypto } from './pool-transaction.ts';
 
@@ -13,11 +14,12 @@ export class AgentKeyring {
     this.#recovery = new RecoveryKey(masterKey);
   }
 
-  crypto(agentId: string): AgentCrypto {
-    let c = this.#cache.get(agentId);
+  /** Keys of the agent named by its scoped id (`owner/agentId`). */
+  crypto(scoped: string): AgentCrypto {
+    let c = this.#cache.get(scoped);
     if (c === undefined) {
-      c = agentCrypto(this.#masterKey, agentId);
-      this.#cache.set(agentId, c);
+      c = agentCrypto(this.#masterKey, parseScopedId(scoped));
+      this.#cache.set(scoped, c);
     }
     return c;
   }

@@ -1,6 +1,8 @@
-// Agents and who owns them. A wallet owns the agents it creates (JWT `sub`); the operator owns the
-// agents of local MCP callers. Another wallet naming an owned agent gets 403.
-import { ProblemError } from '../errors.ts';
+// Agents and who owns them. An agent is (owner, agentId): a wallet's agents (owner = the JWT subject) and the
+// operator's agents (local MCP callers) live side by side, so nobody can take another owner's name. An agent
+// exists once a deposit to it is confirmed (or the chain's sealed registration is recovered): a prepare that is
+// never submitted leaves nothing here.
+import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
 import { KeyedMutex } from '../util/keyed-mutex.ts';
 
@@ -9,11 +11,9 @@ import { OPERATOR_OWNER } from '../domain/agent-id.ts';
 export { OPERATOR_OWNER };
 
 export interface AgentRecord {
-  agentId: string;
   owner: string;
+  agentId: string;
   createdAt: string;
-  /** Set once the agent's note key is in the ASP allowlist (required before its notes can be spent). */
-  membershipLeafIndex?: number;
 }
 
 export class AgentRegistry {
@@ -24,36 +24,32 @@ export class AgentRegistry {
     this.#store = store;
   }
 
-  recordKey(agentId: string): string {
-    return this.#store.key('agent', agentId);
+  #key(ref: AgentRef): string {
+    return this.#store.key('agent', ref.owner, ref.agentId);
   }
 
-  async get(agentId: string): Promise<AgentRecord | undefined> {
-    return this.#store.get<AgentRecord>(this.recordKey(agentId));
+  async get(ref: AgentRef): Promise<AgentRecord | undefined> {
+    return this.#store.get<AgentRecord>(this.#key(ref));
   }
 
-  /** The agent if `owner` may use it; undefined if it does not exist yet; 403 if someone else owns it. */
-  async authorize(agentId: string, owner: string): Promise<AgentRecord | undefined> {
-    const agent = await this.get(agentId);
-    if (agent !== undefined && agent.owner !== owner) {
-      throw new ProblemError('forbidden', `agent ${agentId} belongs to another account`);
-    }
-    return agent;
-  }
-
-  /** Returns the agent, creating it for `owner` on first use. */
-  async ensure(agentId: string, owner: string): Promise<AgentRecord> {
-    return this.#mutex.run(agentId, async () => {
-      const existing = await this.authorize(agentId, owner);
+  /** Returns the agent, recording it on first confirmation. */
+  async ensure(ref: AgentRef): Promise<AgentRecord> {
+    return this.#mutex.run(scopedId(ref), async () => {
+      const existing = await this.get(ref);
       if (existing !== undefined) return existing;
-      const created: AgentRecord = { agentId, owner, createdAt: new Date().toISOString() };
-      await this.#store.put(this.recordKey(agentId), created);
+      const created: AgentRecord = {
+        owner: ref.owner,
+        agentId: ref.agentId,
+        createdAt: new Date().toISOString(),
+      };
+      await this.#store.put(this.#key(ref), created);
       return created;
     });
   }
 
-  async update(agent: AgentRecord): Promise<void> {
-    await this.#store.put(this.recordKey(agent.agentId), agent);
+  /** The agents of one owner. */
+  async ofOwner(owner: string): Promise<AgentRecord[]> {
+    return (await this.#store.entries<AgentRecord>(this.#store.prefix('agent', owner))).map(([, a]) => a);
   }
 
   async all(): Promise<AgentRecord[]> {

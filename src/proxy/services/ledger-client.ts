@@ -61,9 +61,13 @@ export class LedgerClient {
       .build();
     const simulation = await rpcCall('simulateTransaction', () => this.server.simulateTransaction(raw));
     if (rpc.Api.isSimulationError(simulation)) {
+      const contractError = contractErrorCode(simulation.error);
       throw new ProblemError(
         'ledger_rejected',
         `simulation of ${method} failed: ${firstLine(simulation.error)}`,
+        {
+          extra: contractError === undefined ? undefined : { contractError },
+        },
       );
     }
     if (rpc.Api.isSimulationRestore(simulation)) {
@@ -86,29 +90,35 @@ export class LedgerClient {
     return simulation.result.retval;
   }
 
-  /** Prepares, signs with `signer` (the source) and submits, holding the source's lock throughout. */
+  /**
+   * Prepares, signs with `signer` (the source) and submits, holding the source's lock throughout. `hooks`
+   * let a caller journal the signed transaction (hash and time bound) before it is sent, and mark the send.
+   */
   async invokeAndConfirm(
     signer: Keypair,
     contractId: string,
     method: string,
     args: xdr.ScVal[],
+    hooks: SendHooks = {},
   ): Promise<Confirmed> {
     return this.#sources.run(signer.publicKey(), async () => {
       const tx = await this.prepareInvocation(signer.publicKey(), contractId, method, args);
       tx.sign(signer);
-      return this.submitAndConfirm(tx);
+      await hooks.signed?.({ hash: txHashOf(tx), maxTime: Number(tx.timeBounds?.maxTime ?? 0) });
+      return this.submitAndConfirm(tx, hooks);
     });
   }
 
   /** Sends a signed transaction and waits for SUCCESS; anything else is `ledger_rejected` (nothing applied). */
-  async submitAndConfirm(tx: Transaction | FeeBumpTransaction): Promise<Confirmed> {
-    const hash = Buffer.from(tx.hash()).toString('hex');
+  async submitAndConfirm(tx: Transaction | FeeBumpTransaction, hooks: SendHooks = {}): Promise<Confirmed> {
+    const hash = txHashOf(tx);
     let sent: Awaited<ReturnType<LedgerClient['send']>>;
     try {
       sent = await this.send(tx);
     } catch (error) {
       throw uncertain(hash, error);
     }
+    if (sent.status !== 'ERROR') hooks.sent?.();
     if (sent.status === 'ERROR') {
       throw new ProblemError(
         'ledger_rejected',
@@ -179,6 +189,17 @@ export class LedgerClient {
   }
 }
 
+export interface SendHooks {
+  /** Awaited after signing and before sending: the transaction's hash and time bound (unix seconds, 0 = none). */
+  signed?: (tx: { hash: string; maxTime: number }) => Promise<void>;
+  /** Called once the ledger accepted the transaction for inclusion. */
+  sent?: () => void;
+}
+
+export function txHashOf(tx: Transaction | FeeBumpTransaction): string {
+  return Buffer.from(tx.hash()).toString('hex');
+}
+
 /**
  * A transaction that may or may not land (sent, or possibly sent, and not decided in time). The caller
  * must keep its effects pending and reconcile by hash later, never treat it as failed.
@@ -213,6 +234,12 @@ async function rpcCall<T>(method: string, call: () => Promise<T>): Promise<T> {
       cause: error,
     });
   }
+}
+
+/** The contract error number of a failed simulation (`Error(Contract, #n)`), if the contract raised one. */
+function contractErrorCode(error: string): number | undefined {
+  const m = /Error\(Contract, #(\d+)\)/.exec(error);
+  return m ? Number(m[1]) : undefined;
 }
 
 function firstLine(text: string): string {

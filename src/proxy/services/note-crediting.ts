@@ -1,9 +1,10 @@
-// Turns the pool's confirmed events into the agents' notes. Outputs of the proxy's own transactions are
+// Turns the pool's confirmed events into the agents' notes (agents are named by scoped id, `owner/agentId`). Outputs of the proxy's own transactions are
 // registered as pending notes before sending and credited here when their commitment appears (exactly
 // once, keyed by commitment), whoever is running then; nullifiers mark notes spent; and outputs nobody
 // expected are tried against every known agent's key, after learning agents from their sealed
 // registrations — which is how an empty store is rebuilt from the chain.
 import { decryptNote } from '../../crypto/index.ts';
+import { parseScopedId, scopedId } from '../domain/agent-ref.ts';
 import type { EncryptedStore, StoreOp } from '../store/encrypted-store.ts';
 import type { Logger } from '../util/logger.ts';
 import type { AgentKeyring } from './agent-keyring.ts';
@@ -74,9 +75,8 @@ export class NoteCrediting {
     // Registrations first: a recovering proxy learns an agent in the same transaction as its first note.
     for (const event of commitments) {
       const registration = this.#d.keyring.openRegistration(event.encryptedOutput);
-      if (registration === undefined || (await this.#d.agents.get(registration.agentId)) !== undefined)
-        continue;
-      await this.#d.agents.ensure(registration.agentId, registration.owner);
+      if (registration === undefined || (await this.#d.agents.get(registration)) !== undefined) continue;
+      await this.#d.agents.ensure(registration);
       this.#d.logger.log('info', 'agent recovered from the chain', { ledger: event.ledger });
     }
     for (const event of commitments) {
@@ -99,14 +99,15 @@ export class NoteCrediting {
   async #discover(event: CommitmentEvent): Promise<void> {
     if (event.encryptedOutput.length !== 120) return;
     for (const agent of await this.#d.agents.all()) {
+      const scoped = scopedId(agent);
       const plain = decryptNote(
         event.encryptedOutput,
-        this.#d.keyring.crypto(agent.agentId).keys.encryptionSecretKey,
+        this.#d.keyring.crypto(scoped).keys.encryptionSecretKey,
       );
       if (plain === null) continue;
       if (plain.amount === 0n) return;
       try {
-        await this.#credit(agent.agentId, { commitment: event.commitment, ...plain }, event, []);
+        await this.#credit(scoped, { commitment: event.commitment, ...plain }, event, []);
       } catch {
         // Decrypted, but the commitment is not this key's note: ignore it.
       }
@@ -116,6 +117,8 @@ export class NoteCrediting {
 
   async #credit(agentId: string, output: Output, event: CommitmentEvent, extra: StoreOp[]): Promise<void> {
     const note = confirmedNote(this.#d.keyring.crypto(agentId), output, event.leafIndex);
+    // The agent exists from its first confirmed note on (a deposit that never landed leaves nothing).
+    await this.#d.agents.ensure(parseScopedId(agentId));
     await this.#d.notes.credit(
       agentId,
       [note],

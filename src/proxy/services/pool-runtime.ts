@@ -13,8 +13,16 @@ import { type Deployment, resolveDeployment } from './deployment.ts';
 import { LedgerClient } from './ledger-client.ts';
 import type { NoteBook } from './notebook.ts';
 import { PoolIndexer } from './pool-indexer.ts';
-import { PoolService } from './pool-service.ts';
 import { PoolTransactionProver } from './pool-transaction.ts';
+import type { FlowContext } from '../flows/context.ts';
+import { OutstandingPrepares } from '../flows/outstanding-prepares.ts';
+import { reconcile } from '../flows/reconcile.ts';
+import { WalletQuotas } from '../flows/wallet-quotas.ts';
+import { Journal } from '../journal/journal.ts';
+import { KeyedMutex } from '../util/keyed-mutex.ts';
+import { AgentKeyring } from './agent-keyring.ts';
+import { AspRegistrar } from './asp-registrar.ts';
+import { NoteCrediting } from './note-crediting.ts';
 import type { PoolStatsService } from './stats.ts';
 
 export interface PoolRuntimeDeps {
@@ -29,7 +37,7 @@ export interface PoolRuntimeDeps {
 }
 
 interface Connected {
-  service: PoolService;
+  flows: FlowContext;
   deployment: Deployment;
   indexer: PoolIndexer;
   prover: ProverClient;
@@ -41,6 +49,7 @@ export class PoolRuntime {
   #lastError = 'connecting';
   #stopped = false;
   #retry: NodeJS.Timeout | undefined;
+  #reconciler: NodeJS.Timeout | undefined;
   readonly ready: Promise<void>;
   #markReady!: () => void;
 
@@ -56,7 +65,7 @@ export class PoolRuntime {
     void this.#attempt();
   }
 
-  require(): PoolService {
+  require(): FlowContext {
     if (this.#connected === undefined) {
       throw new ProblemError(
         'service_unavailable',
@@ -66,13 +75,19 @@ export class PoolRuntime {
         },
       );
     }
-    return this.#connected.service;
+    return this.#connected.flows;
   }
 
-  /** Periodic housekeeping (prepared deposits long expired); a no-op until connected. */
+  /** Periodic housekeeping: forget finished operations a week old; a no-op until connected. */
   async sweep(): Promise<void> {
-    await this.#connected?.service.sweepPrepared();
-    await this.#connected?.service.reconcileUncertain();
+    const flows = this.#connected?.flows;
+    if (flows === undefined) return;
+    await flows.journal.prune(Date.now() - 7 * 86_400_000, [
+      'wallet_deposit',
+      'operator_deposit',
+      'withdraw',
+      'consolidate',
+    ]);
   }
 
   info(): { deployment: Deployment; circuitId: string } {
@@ -83,6 +98,8 @@ export class PoolRuntime {
   async close(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#retry);
+    clearInterval(this.#reconciler);
+    this.#connected?.flows.registrar.stop();
     await this.#connected?.indexer.stop();
     this.#connected?.prover.close();
   }
@@ -118,11 +135,25 @@ export class PoolRuntime {
         config.indexer.startLedger,
         logger,
       );
-      const service = new PoolService({
+      const keyring = new AgentKeyring(masterKey);
+      const outstanding = new OutstandingPrepares();
+      const liveIndexer = indexer;
+      const registrar = new AspRegistrar({
+        ledger,
+        deployment,
+        indexer: liveIndexer,
+        keyring,
+        logger,
+        outstandingUntil: () => outstanding.latest(),
+      });
+      outstanding.onChange(() => registrar.nudge());
+      const flows: FlowContext = {
         store,
-        masterKey,
+        journal: new Journal(store),
         agents,
         notes,
+        keyring,
+        crediting: new NoteCrediting({ store, notes, agents, indexer, keyring, logger }),
         indexer,
         ledger,
         prover: new PoolTransactionProver(
@@ -132,27 +163,43 @@ export class PoolRuntime {
           config.prover.timeoutMs,
           metrics,
         ),
+        registrar,
         deployment,
         metrics,
         logger,
-        prepareTtlSeconds: config.limits.prepareTtlSeconds,
-        txTimeoutSeconds: config.ledger.txTimeoutSeconds,
         stats,
-      });
+        limits: {
+          prepareTtlSeconds: config.limits.prepareTtlSeconds,
+          txTimeoutSeconds: config.ledger.txTimeoutSeconds,
+        },
+        outstanding,
+        quotas: new WalletQuotas({
+          concurrentPrepares: config.limits.walletConcurrentPrepares,
+          newAgentsPerHour: config.limits.walletNewAgentsPerHour,
+        }),
+        spendLock: new KeyedMutex(),
+        proofLanes: new KeyedMutex(),
+      };
       await indexer.start(config.indexer.pollIntervalMs);
-      // Spends left undecided by a previous run are settled before new requests are served.
-      await service.reconcileUncertain();
+      // Operations left unfinished by a previous run are decided before new requests are served.
+      await reconcile(flows);
       if (this.#stopped) {
         await indexer.stop();
         prover.close();
         return;
       }
-      this.#connected = { service, deployment, indexer, prover };
+      this.#connected = { flows, deployment, indexer, prover };
       logger.log('info', 'pool connected', {
         rpcUrl: config.ledger.rpcUrl,
         pool: deployment.contracts.pool,
         ledger: indexer.ledger,
       });
+      this.#reconciler = setInterval(() => {
+        reconcile(flows).catch((error) =>
+          logger.log('warn', 'reconciliation failed; will retry', { error: (error as Error).message }),
+        );
+      }, config.reconcileIntervalMs);
+      this.#reconciler.unref();
       this.#markReady();
     } catch (error) {
       await indexer?.stop();

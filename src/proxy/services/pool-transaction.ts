@@ -23,6 +23,7 @@ import {
 } from '../../crypto/index.ts';
 import { poolProofFromSignals, poolProofToScVal } from '../../ledger/pool-args.ts';
 import type { ProverClient } from '../../prover/client.ts';
+import type { AgentRef } from '../domain/agent-ref.ts';
 import { ProblemError } from '../errors.ts';
 import type { ProxyMetrics } from '../http/metrics.ts';
 import type { NewNote, NoteRecord } from './notebook.ts';
@@ -34,10 +35,12 @@ export interface AgentCrypto {
   membershipLeaf: bigint;
 }
 
-/** The agent's keys (derived, never stored) and its ASP allowlist leaf. */
-export function agentCrypto(masterKey: Uint8Array, agentId: string): AgentCrypto {
-  const keys = deriveAgentKeys(masterKey, agentId);
-  const mac = createHmac('sha256', masterKey).update(`asp-membership-blinding/v1\0${agentId}`).digest();
+/** The agent's keys (derived, never stored) and its ASP allowlist leaf; the agent is (owner, agentId). */
+export function agentCrypto(masterKey: Uint8Array, agent: AgentRef): AgentCrypto {
+  const keys = deriveAgentKeys(masterKey, agent.agentId, agent.owner);
+  const mac = createHmac('sha256', masterKey)
+    .update(`asp-membership-blinding/v2\0${agent.owner}\0${agent.agentId}`)
+    .digest();
   const membershipBlinding = bytesToBigint(new Uint8Array(mac)) % FIELD_MODULUS;
   return { keys, membershipBlinding, membershipLeaf: membershipLeaf(keys.notePublicKey, membershipBlinding) };
 }

@@ -1,4 +1,5 @@
 // Public pool statistics: aggregates only (counts), never per-agent data.
+import { scopedId } from '../domain/agent-ref.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
 import type { AgentRegistry } from './agents.ts';
 import type { NoteBook } from './notebook.ts';
@@ -43,7 +44,7 @@ export class PoolStatsService {
     // Active = holds funds in the pool (or owes unsettled payments).
     let activeAgents = 0;
     for (const agent of await this.#agents.all()) {
-      const account = await this.#notes.account(agent.agentId);
+      const account = await this.#notes.account(scopedId(agent));
       if (account.notes > 0n || account.unsettled > 0n) activeAgents += 1;
     }
     return {

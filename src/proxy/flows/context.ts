@@ -1,0 +1,51 @@
+// What every money flow needs, as one object: the store and its journal, the note book and agents, the
+// ledger, the prover, the deployment, and the service's limits. Built once when the pool connects
+// (`pool-runtime.ts`); each flow is a function of this context and its request.
+import type { ProxyMetrics } from '../http/metrics.ts';
+import type { Journal } from '../journal/journal.ts';
+import type { AgentKeyring } from '../services/agent-keyring.ts';
+import type { AgentRegistry } from '../services/agents.ts';
+import type { AspRegistrar } from '../services/asp-registrar.ts';
+import type { Deployment } from '../services/deployment.ts';
+import type { LedgerClient } from '../services/ledger-client.ts';
+import type { NoteBook } from '../services/notebook.ts';
+import type { NoteCrediting } from '../services/note-crediting.ts';
+import type { PoolIndexer } from '../services/pool-indexer.ts';
+import type { PoolTransactionProver } from '../services/pool-transaction.ts';
+import type { PoolStatsService } from '../services/stats.ts';
+import type { EncryptedStore } from '../store/encrypted-store.ts';
+import type { KeyedMutex } from '../util/keyed-mutex.ts';
+import type { Logger } from '../util/logger.ts';
+import type { OutstandingPrepares } from './outstanding-prepares.ts';
+import type { WalletQuotas } from './wallet-quotas.ts';
+
+export interface FlowLimits {
+  prepareTtlSeconds: number;
+  txTimeoutSeconds: number;
+}
+
+export interface FlowContext {
+  store: EncryptedStore;
+  journal: Journal;
+  agents: AgentRegistry;
+  notes: NoteBook;
+  keyring: AgentKeyring;
+  crediting: NoteCrediting;
+  indexer: PoolIndexer;
+  ledger: LedgerClient;
+  prover: PoolTransactionProver;
+  registrar: AspRegistrar;
+  deployment: Deployment;
+  metrics: ProxyMetrics;
+  logger: Logger;
+  stats: PoolStatsService;
+  limits: FlowLimits;
+  /** Prepared wallet deposits still outstanding (their proofs pin the current allowlist root). */
+  outstanding: OutstandingPrepares;
+  /** Per-wallet bounds: concurrent prepares, new agents per hour. */
+  quotas: WalletQuotas;
+  /** One spend at a time per agent (note selection and change depend on the last result). */
+  spendLock: KeyedMutex;
+  /** One proof at a time per owner: a wallet's proofs queue behind its own, not in front of others'. */
+  proofLanes: KeyedMutex;
+}

@@ -1,0 +1,53 @@
+// Operator-signed deposit (local MCP agents): the operator account funds the deposit and relays it. The
+// agent's key is registered in the allowlist first (queued behind outstanding wallet deposits), then the
+// deposit is proved and sent; the agent exists once its note is confirmed.
+import { randomUUID } from 'node:crypto';
+import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
+import { formatAmount } from '../domain/amount.ts';
+import { ProblemError } from '../errors.ts';
+import { fault } from '../util/faults.ts';
+import type { FlowContext } from './context.ts';
+import { proveAndRelay } from './relay.ts';
+import { settleFailure } from './settle-failure.ts';
+import { usdcBalance } from './usdc-balance.ts';
+import type { FlowResult } from './withdraw.ts';
+
+export async function operatorDeposit(ctx: FlowContext, ref: AgentRef, amount: bigint): Promise<FlowResult> {
+  const operator = ctx.deployment.operator.publicKey();
+  const held = await usdcBalance(ctx, operator);
+  if (held < amount) {
+    throw new ProblemError(
+      'service_unavailable',
+      `the operator account holds ${formatAmount(held)} USDC and cannot fund ${formatAmount(amount)} USDC; top it up`,
+    );
+  }
+  const agent = scopedId(ref);
+  const opId = randomUUID();
+  await ctx.journal.begin({ opId, kind: 'operator_deposit', agent, state: 'proving', amount });
+  try {
+    fault('operator_deposit', 'before-prove');
+    await ctx.registrar.ensure(ref);
+    const { confirmed, proveMs } = await proveAndRelay(
+      ctx,
+      { opId, flow: 'operator_deposit', agent, owner: ref.owner },
+      () =>
+        ctx.prover.prove(
+          ctx.keyring.crypto(agent),
+          [],
+          amount,
+          amount,
+          operator,
+          ctx.keyring.sealRegistration(ref),
+        ),
+    );
+    await ctx.journal.update(opId, { state: 'confirmed', txHash: confirmed.hash });
+    ctx.metrics.ledgerOperations.inc({ kind: 'operator_deposit', outcome: 'confirmed' });
+    await ctx.stats.recordTransaction();
+    ctx.logger.log('info', 'operator deposit confirmed', { opId, txHash: confirmed.hash });
+    return { txHash: confirmed.hash, amount, proveMs };
+  } catch (error) {
+    await settleFailure(ctx, opId, error);
+    ctx.logger.log('warn', 'operator deposit failed', { opId, code: (error as ProblemError).code });
+    throw error;
+  }
+}

@@ -1,0 +1,83 @@
+// Proves a pool transaction for an operation and relays it as the operator, journaling each step: the signed
+// transaction's hash and time bound are recorded (with the outputs as pending notes) before it is sent, so a
+// crash at any point leaves a record that reconciliation can decide. A proof made stale by a moved root is
+// made again (the service signs these itself), a bounded number of times.
+import { Address } from '@stellar/stellar-sdk';
+import { ProblemError } from '../errors.ts';
+import type { Confirmed } from '../services/ledger-client.ts';
+import type { ProvedTransaction } from '../services/pool-transaction.ts';
+import { fault } from '../util/faults.ts';
+import { awaitCredit } from './await-credit.ts';
+import type { FlowContext } from './context.ts';
+import { isStaleRoot } from './stale-root.ts';
+
+const MAX_ATTEMPTS = 3;
+
+export interface RelayOperation {
+  opId: string;
+  /** flow name, for fault injection and logs */
+  flow: string;
+  /** scoped agent id */
+  agent: string;
+  /** owner whose proof lane the proof waits in */
+  owner: string;
+}
+
+export async function proveAndRelay(
+  ctx: FlowContext,
+  op: RelayOperation,
+  prove: () => Promise<ProvedTransaction>,
+): Promise<{ confirmed: Confirmed; proveMs: number }> {
+  const operator = ctx.deployment.operator;
+  for (let attempt = 1; ; attempt++) {
+    await ctx.journal.update(op.opId, { state: 'proving' });
+    const proved = await ctx.proofLanes.run(op.owner, async () => {
+      const proving = prove();
+      fault(op.flow, 'during-prove');
+      return proving;
+    });
+    ctx.metrics.transactionsInFlight.inc();
+    try {
+      const confirmed = await ctx.ledger.invokeAndConfirm(
+        operator,
+        ctx.deployment.contracts.pool,
+        'transact',
+        [proved.args.proof, proved.args.extData, new Address(operator.publicKey()).toScVal()],
+        {
+          signed: async ({ hash, maxTime }) => {
+            await ctx.journal.update(
+              op.opId,
+              { state: 'submitted', txHash: hash, maxTime, outputs: proved.outputs },
+              ctx.crediting.pendingOps(op.agent, proved.outputs),
+            );
+            fault(op.flow, 'before-send');
+          },
+          sent: () => fault(op.flow, 'after-send'),
+        },
+      );
+      fault(op.flow, 'after-confirm');
+      await awaitCredit(ctx, op.agent, confirmed.ledger, proved.outputs);
+      return { confirmed, proveMs: proved.proveMs };
+    } catch (error) {
+      if (error instanceof ProblemError && error.code === 'ledger_rejected') {
+        // Definitely not applied: forget the outputs; the operation is back to "not sent".
+        await ctx.journal.update(
+          op.opId,
+          { state: 'proving', txHash: undefined, maxTime: undefined, outputs: undefined },
+          ctx.crediting.dropPendingOps(proved.outputs),
+        );
+        if (isStaleRoot(error) && attempt < MAX_ATTEMPTS) {
+          ctx.logger.log('info', 'proof went stale (a root moved); proving again', {
+            flow: op.flow,
+            attempt,
+          });
+          await ctx.indexer.sync();
+          continue;
+        }
+      }
+      throw error;
+    } finally {
+      ctx.metrics.transactionsInFlight.dec();
+    }
+  }
+}

@@ -1,0 +1,30 @@
+// After a flow failed: a definite failure releases what the operation held (reservation, note locks, pending
+// outputs) and closes it; an uncertain one (sent, not decided in time) keeps everything held — the journal
+// says `submitted` — and reconciliation decides it by hash, so a late landing can never overdraw.
+import { ProblemError } from '../errors.ts';
+import { UncertainOutcome } from '../services/ledger-client.ts';
+import type { FlowContext } from './context.ts';
+
+export async function settleFailure(ctx: FlowContext, opId: string, error: unknown): Promise<void> {
+  if (error instanceof UncertainOutcome) return;
+  const record = await ctx.journal.get(opId);
+  if (record === undefined) return;
+  const reason =
+    error instanceof ProblemError
+      ? { code: error.code, detail: error.message }
+      : { code: 'internal_error', detail: 'unexpected error' };
+  await releaseOperation(ctx, opId, 'failed', reason);
+}
+
+/** Releases everything an operation holds and closes it in `state`. */
+export async function releaseOperation(
+  ctx: FlowContext,
+  opId: string,
+  state: 'failed' | 'released' | 'expired',
+  reason?: { code: string; detail: string },
+): Promise<void> {
+  const record = await ctx.journal.get(opId);
+  if (record === undefined) return;
+  await ctx.notes.release(record.agent, opId);
+  await ctx.journal.update(opId, { state, reason }, ctx.crediting.dropPendingOps(record.outputs ?? []));
+}

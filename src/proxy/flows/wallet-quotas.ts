@@ -1,0 +1,54 @@
+// Bounded cost per wallet: how many deposits a wallet may be preparing at once (each costs a proof), and how
+// many new agents it may register per hour (each costs the operator an allowlist insert). The operator's own
+// agents are not limited here. Counts are kept in memory: a restart forgets them, which only ever allows more.
+import { ProblemError } from '../errors.ts';
+
+export interface WalletQuotaLimits {
+  concurrentPrepares: number;
+  newAgentsPerHour: number;
+}
+
+export class WalletQuotas {
+  readonly #limits: WalletQuotaLimits;
+  readonly #preparing = new Map<string, number>();
+  readonly #newAgents = new Map<string, number[]>();
+
+  constructor(limits: WalletQuotaLimits) {
+    this.#limits = limits;
+  }
+
+  /** Runs `work` as one of the wallet's concurrent prepares, or refuses with 429 when it has too many. */
+  async preparing<T>(wallet: string, work: () => Promise<T>): Promise<T> {
+    const current = this.#preparing.get(wallet) ?? 0;
+    if (current >= this.#limits.concurrentPrepares) {
+      throw new ProblemError(
+        'rate_limited',
+        `this wallet already has ${current} deposits being prepared (limit ${this.#limits.concurrentPrepares}); wait for them`,
+        { headers: { 'Retry-After': '5' } },
+      );
+    }
+    this.#preparing.set(wallet, current + 1);
+    try {
+      return await work();
+    } finally {
+      const left = (this.#preparing.get(wallet) ?? 1) - 1;
+      if (left <= 0) this.#preparing.delete(wallet);
+      else this.#preparing.set(wallet, left);
+    }
+  }
+
+  /** Counts one new agent for the wallet, or refuses with 429 past the hourly limit. */
+  takeNewAgent(wallet: string, now = Date.now()): void {
+    const recent = (this.#newAgents.get(wallet) ?? []).filter((t) => t > now - 3_600_000);
+    if (recent.length >= this.#limits.newAgentsPerHour) {
+      const retry = Math.ceil((recent[0] + 3_600_000 - now) / 1000);
+      throw new ProblemError(
+        'rate_limited',
+        `this wallet created ${recent.length} new agents in the last hour (limit ${this.#limits.newAgentsPerHour})`,
+        { headers: { 'Retry-After': String(Math.max(1, retry)) } },
+      );
+    }
+    recent.push(now);
+    this.#newAgents.set(wallet, recent);
+  }
+}

@@ -1,0 +1,180 @@
+// The operation journal: every money operation (wallet deposit, operator deposit, withdrawal, consolidation,
+// payment, settlement) is a record in the store, written BEFORE it reserves or locks anything, and moved
+// through explicit states:
+//
+//   reserved → proving → submitted(txHash, maxTime) → confirmed | failed | released | expired
+//   (a wallet deposit: proving → prepared → submitted → …; a payment: reserved → signed → sent → …)
+//
+// A reservation or note lock in the note book is always keyed by the id of the operation that owns it, so
+// whatever a crash leaves behind, `reconcile` (on start and periodically) finds the owning record and either
+// applies what landed on chain exactly once or releases what provably never will. Records of unfinished
+// operations are also indexed under `op-open/`, so reconciliation reads only those.
+import { randomUUID } from 'node:crypto';
+import type { EncryptedStore, StoreOp } from '../store/encrypted-store.ts';
+import { KeyedMutex } from '../util/keyed-mutex.ts';
+
+export type OperationKind =
+  | 'wallet_deposit'
+  | 'operator_deposit'
+  | 'withdraw'
+  | 'consolidate'
+  | 'payment'
+  | 'settlement'
+  | 'asp_registration';
+
+export type OperationState =
+  | 'reserved'
+  | 'proving'
+  | 'prepared'
+  | 'submitted'
+  | 'signed'
+  | 'sent'
+  | 'confirmed'
+  | 'failed'
+  | 'released'
+  | 'expired';
+
+const FINAL: ReadonlySet<OperationState> = new Set(['confirmed', 'failed', 'released', 'expired']);
+
+export function isFinal(state: OperationState): boolean {
+  return FINAL.has(state);
+}
+
+export interface PendingOutput {
+  commitment: bigint;
+  amount: bigint;
+  blinding: bigint;
+}
+
+export interface OperationRecord {
+  opId: string;
+  kind: OperationKind;
+  /** scoped agent id (`owner/agentId`) */
+  agent: string;
+  state: OperationState;
+  /** Amount the operation moves (stroops). */
+  amount: bigint;
+  createdAt: number;
+  updatedAt: number;
+  /** The process run that began it: a live request owns it only while that run lasts. */
+  runId: string;
+  /** Hash of the ledger transaction, known before it is sent. */
+  txHash?: string;
+  /** Unix seconds after which the transaction can no longer land (its time bound). */
+  maxTime?: number;
+  /** Outputs registered as pending notes (dropped if the transaction provably failed). */
+  outputs?: PendingOutput[];
+  /** Why the operation failed or was released (problem code and detail). */
+  reason?: { code: string; detail: string };
+  /** Flow-specific fields (wallet, destination, prepared XDR hash, payment details…). */
+  data?: Record<string, unknown>;
+}
+
+export class Journal {
+  /** This process run (operations begun by an earlier run have no live request any more). */
+  readonly runId = randomUUID();
+  readonly #store: EncryptedStore;
+  readonly #mutex = new KeyedMutex();
+
+  constructor(store: EncryptedStore) {
+    this.#store = store;
+  }
+
+  key(opId: string): string {
+    return this.#store.key('op', opId);
+  }
+
+  #openKey(opId: string): string {
+    return this.#store.key('op-open', opId);
+  }
+
+  async get(opId: string): Promise<OperationRecord | undefined> {
+    return this.#store.get<OperationRecord>(this.key(opId));
+  }
+
+  /** Writes a new operation (it must not exist), with `extra` store operations in the same batch. */
+  async begin(
+    record: Omit<OperationRecord, 'createdAt' | 'updatedAt' | 'runId'>,
+    extra: StoreOp[] = [],
+  ): Promise<OperationRecord> {
+    return this.#mutex.run(record.opId, async () => {
+      if ((await this.get(record.opId)) !== undefined) throw new Error(`operation ${record.opId} exists`);
+      const now = Date.now();
+      const full: OperationRecord = { ...record, createdAt: now, updatedAt: now, runId: this.runId };
+      await this.#store.batch([...this.#writeOps(full), ...extra]);
+      return full;
+    });
+  }
+
+  /**
+   * Moves an operation on: `patch` is merged, `extra` store operations commit in the same batch. A final
+   * operation is never changed again (returns it unchanged), so late and duplicate transitions are harmless.
+   */
+  async update(
+    opId: string,
+    patch: Partial<Omit<OperationRecord, 'opId' | 'kind' | 'createdAt' | 'runId'>>,
+    extra: StoreOp[] = [],
+  ): Promise<OperationRecord> {
+    return this.#mutex.run(opId, async () => {
+      const current = await this.get(opId);
+      if (current === undefined) throw new Error(`unknown operation ${opId}`);
+      if (isFinal(current.state)) return current;
+      const next: OperationRecord = {
+        ...current,
+        ...patch,
+        data: patch.data ? { ...current.data, ...patch.data } : current.data,
+        updatedAt: Date.now(),
+      };
+      await this.#store.batch([...this.#writeOps(next), ...extra]);
+      return next;
+    });
+  }
+
+  /**
+   * Moves an operation on only if it is in one of the `from` states (one caller wins a race, e.g. two
+   * submits of one prepared deposit); `extra` commits in the same batch only when the move applies.
+   */
+  async transition(
+    opId: string,
+    from: OperationState[],
+    patch: Partial<Omit<OperationRecord, 'opId' | 'kind' | 'createdAt' | 'runId'>>,
+    extra: StoreOp[] = [],
+  ): Promise<{ applied: boolean; record: OperationRecord }> {
+    return this.#mutex.run(opId, async () => {
+      const current = await this.get(opId);
+      if (current === undefined) throw new Error(`unknown operation ${opId}`);
+      if (!from.includes(current.state)) return { applied: false, record: current };
+      const next: OperationRecord = { ...current, ...patch, updatedAt: Date.now() };
+      await this.#store.batch([...this.#writeOps(next), ...extra]);
+      return { applied: true, record: next };
+    });
+  }
+
+  /** Every operation not yet final. */
+  async open(): Promise<OperationRecord[]> {
+    const out: OperationRecord[] = [];
+    for (const [, ref] of await this.#store.entries<{ opId: string }>(this.#store.prefix('op-open'))) {
+      const record = await this.get(ref.opId);
+      if (record !== undefined && !isFinal(record.state)) out.push(record);
+    }
+    return out;
+  }
+
+  /** Final operations last updated before `before` (ms) are deleted; returns how many. */
+  async prune(before: number, kinds: OperationKind[]): Promise<number> {
+    const old = (await this.#store.entries<OperationRecord>(this.#store.prefix('op'))).filter(
+      ([, r]) => isFinal(r.state) && r.updatedAt < before && kinds.includes(r.kind),
+    );
+    await this.#store.batch(old.map(([key]) => ({ type: 'del' as const, key })));
+    return old.length;
+  }
+
+  #writeOps(record: OperationRecord): StoreOp[] {
+    return [
+      { type: 'put', key: this.key(record.opId), value: record },
+      isFinal(record.state)
+        ? { type: 'del', key: this.#openKey(record.opId) }
+        : { type: 'put', key: this.#openKey(record.opId), value: { opId: record.opId } },
+    ];
+  }
+}
