@@ -121,6 +121,21 @@ test.serial(
     const row = page.locator(`#agents-table tr[data-agent="${address}"] .balance`);
     await row.filter({ hasText: '10.0000000 USDC' }).waitFor();
 
+    // A second agent of the same wallet: the list shows both, from the proxy's GET /api/agents.
+    await page.locator('#deposit-amount').fill('3');
+    await page.getByLabel('Agent (optional; default: your wallet address)').fill('web-savings');
+    await page.getByRole('button', { name: 'Deposit' }).click();
+    await page
+      .locator('#deposit-status')
+      .filter({ hasText: 'Deposit confirmed: 3.0000000 USDC to web-savings' })
+      .waitFor({ timeout: CONFIRM_MS });
+    await page
+      .locator('#agents-table tr[data-agent="web-savings"] .balance')
+      .filter({ hasText: '3.0000000 USDC' })
+      .waitFor();
+    t.is(await page.locator('#agents-table tbody tr').count(), 2);
+    t.true(await page.locator('#agents-note').isHidden(), 'the proxy listed the agents itself');
+
     // Withdraw 2.5 USDC to a fresh account.
     const destination = Keypair.random().publicKey();
     await service.fund(destination, 0);
