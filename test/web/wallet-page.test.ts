@@ -242,3 +242,19 @@ test.serial(
     t.is(await service.usdcBalance(wallet.keypair.publicKey()), 20n * USDC, 'nothing was taken');
   },
 );
+
+test.serial('without the Freighter extension, Connect explains what is missing', async (t) => {
+  const { service, browser } = t.context;
+  const context = await browser.newContext();
+  t.teardown(() => context.close());
+  const page = await context.newPage();
+  await page.goto(service.proxyUrl);
+  await page.getByRole('button', { name: 'Connect Freighter' }).click();
+  // freighter-api waits for the extension's answer to its status request, then reports it absent.
+  t.deepEqual(await problemOf(page, 'wallet'), {
+    title: 'Freighter not found',
+    detail: 'Install the Freighter browser extension (freighter.app), unlock it, and reload this page.',
+  });
+  t.is(await page.locator('#address').textContent(), 'not connected');
+  t.true(await page.getByRole('button', { name: 'Log in' }).isDisabled());
+});
