@@ -1,0 +1,198 @@
+// Seeing payments on the ledger through our own RPC. confirmTransfer: a settled payment counts only when its
+// transaction SUCCEEDED and carries exactly one token `transfer` event from the payer, to payTo, of exactly
+// the amount. findAuthorizationUse: for a payment signed but never answered (a crash, a lost connection),
+// whether its authorization was used on chain (the transfer events payer → payTo since the signing ledger,
+// each candidate's transaction checked for the authorization's nonce) or can no longer be (expired).
+
+import { Address, humanizeEvents, nativeToScVal, rpc, scValToNative, xdr } from '@stellar/stellar-sdk';
+import { X402Error } from './errors.ts';
+import { rpcServer } from './rpc.ts';
+
+export interface ExpectedTransfer {
+  payer: string;
+  payTo: string;
+  /** token contract id */
+  asset: string;
+  /** smallest units */
+  amount: bigint | string;
+}
+
+export interface ConfirmedTransfer {
+  txHash: string;
+  ledger: number;
+  /** ledger close time, unix seconds */
+  createdAt: number;
+}
+
+type RpcLike = rpc.Server | string;
+const serverOf = (s: RpcLike) => (typeof s === 'string' ? rpcServer(s) : s);
+
+interface TransferEvent {
+  from: string;
+  to: string;
+  amount: bigint;
+}
+
+/** SEP-41 transfer data is the amount, or a map with `amount` (muxed destinations). */
+function amountOf(data: unknown): bigint | undefined {
+  if (typeof data === 'bigint') return data;
+  if (data && typeof data === 'object' && typeof (data as { amount?: unknown }).amount === 'bigint')
+    return (data as { amount: bigint }).amount;
+  return undefined;
+}
+
+function transfersIn(events: xdr.ContractEvent[], asset: string): TransferEvent[] {
+  const out: TransferEvent[] = [];
+  for (const ev of humanizeEvents(events)) {
+    if (ev.type !== 'contract' || ev.contractId !== asset || ev.topics[0] !== 'transfer') continue;
+    const amount = amountOf(ev.data);
+    if (typeof ev.topics[1] !== 'string' || typeof ev.topics[2] !== 'string' || amount === undefined)
+      continue;
+    out.push({ from: ev.topics[1], to: ev.topics[2], amount });
+  }
+  return out;
+}
+
+/**
+ * Checks that `txHash` SUCCEEDED on our ledger with exactly one transfer from the payer (payer → payTo of
+ * exactly the amount on the asset). Throws X402Error: `bad_tx_hash`, `tx_not_found` (not on the ledger, or
+ * not yet), `tx_failed`, `transfer_mismatch`, `rpc_failed`.
+ */
+export async function confirmTransfer(
+  rpcOrUrl: RpcLike,
+  txHash: string,
+  expected: ExpectedTransfer,
+): Promise<ConfirmedTransfer> {
+  if (typeof txHash !== 'string' || !/^[0-9a-fA-F]{64}$/.test(txHash))
+    throw new X402Error('bad_tx_hash', `not a transaction hash: ${String(txHash).slice(0, 80)}`);
+  let res: rpc.Api.GetTransactionResponse;
+  try {
+    res = await serverOf(rpcOrUrl).getTransaction(txHash.toLowerCase());
+  } catch (e) {
+    throw new X402Error('rpc_failed', `getTransaction failed: ${(e as Error).message}`);
+  }
+  if (res.status === rpc.Api.GetTransactionStatus.NOT_FOUND)
+    throw new X402Error('tx_not_found', `transaction ${txHash} is not on the ledger`, { txHash });
+  if (res.status !== rpc.Api.GetTransactionStatus.SUCCESS)
+    throw new X402Error('tx_failed', `transaction ${txHash} failed on the ledger`, {
+      txHash,
+      ledger: res.ledger,
+    });
+  const amount = BigInt(expected.amount);
+  const fromPayer = transfersIn(res.events.contractEventsXdr.flat(), expected.asset).filter(
+    (t) => t.from === expected.payer,
+  );
+  const ok = fromPayer.length === 1 && fromPayer[0]?.to === expected.payTo && fromPayer[0].amount === amount;
+  if (!ok) {
+    throw new X402Error(
+      'transfer_mismatch',
+      `transaction ${txHash} does not carry exactly one transfer ${expected.payer} → ${expected.payTo} of ${amount}`,
+      { txHash, found: fromPayer.map((t) => ({ ...t, amount: t.amount.toString() })) },
+    );
+  }
+  return { txHash: res.txHash, ledger: res.ledger, createdAt: res.createdAt };
+}
+
+/** What a signed payment's record must hold for reconciliation (PaymentRecord from pay.ts fits). */
+export interface AuthorizationRecord extends ExpectedTransfer {
+  /** the authorization's nonce (i64 decimal) */
+  nonce: string;
+  expirationLedger: number;
+  signedAtLedger: number;
+}
+
+export type AuthorizationUse =
+  | { state: 'used'; txHash: string; ledger: number }
+  /** not used, and past its expiration ledger: it can never be used */
+  | { state: 'unused_expired'; latestLedger: number }
+  /** not used yet, but still valid until expirationLedger */
+  | { state: 'pending'; latestLedger: number; expirationLedger: number };
+
+/** The address-credential nonces `payer` signed in a transaction envelope (base64). */
+function noncesSignedBy(envelopeXdr: string, payer: string): string[] {
+  const env = xdr.TransactionEnvelope.fromXdr(envelopeXdr, 'base64');
+  const inner =
+    env.type === 'envelopeTypeTxFeeBump'
+      ? (env.value as xdr.FeeBumpTransactionEnvelope).tx.innerTx.value
+      : env.value;
+  const out: string[] = [];
+  const operations = (inner as xdr.TransactionV1Envelope).tx?.operations ?? [];
+  for (const op of operations) {
+    if (op.body.type !== 'invokeHostFunction') continue;
+    for (const entry of (op.body.value as xdr.InvokeHostFunctionOp).auth) {
+      const c = entry.credentials;
+      if (c.type !== 'sorobanCredentialsAddress' && c.type !== 'sorobanCredentialsAddressV2') continue;
+      const ac = c.value as xdr.SorobanAddressCredentials;
+      if (Address.fromScAddress(ac.address).toString() === payer)
+        out.push(BigInt(ac.nonce as unknown as bigint).toString());
+    }
+  }
+  return out;
+}
+
+const EVENTS_PAGE = 200;
+
+/**
+ * Whether the authorization in `record` was used: scans the asset's transfer events payer → payTo from the
+ * ledger after signing through its expiration ledger (or the latest), and for each one of the amount reads
+ * its transaction and looks for the nonce. Throws `history_unavailable` when the RPC no longer keeps the
+ * ledgers to scan, `rpc_failed` on RPC errors.
+ */
+export async function findAuthorizationUse(
+  rpcOrUrl: RpcLike,
+  record: AuthorizationRecord,
+): Promise<AuthorizationUse> {
+  const server = serverOf(rpcOrUrl);
+  const amount = BigInt(record.amount);
+  const topic = (v: xdr.ScVal) => v.toXdr('base64');
+  const filter: rpc.Api.EventFilter = {
+    type: 'contract',
+    contractIds: [record.asset],
+    topics: [
+      [
+        topic(nativeToScVal('transfer', { type: 'symbol' })),
+        topic(new Address(record.payer).toScVal()),
+        topic(new Address(record.payTo).toScVal()),
+        '**',
+      ],
+    ],
+  };
+  try {
+    // the ledger range to scan is fixed before reading it, so "not found" covers the whole range
+    const latest = (await server.getLatestLedger()).sequence;
+    const start = record.signedAtLedger + 1;
+    const last = Math.min(record.expirationLedger, latest);
+    if (start <= last) {
+      let page = await server.getEvents({
+        filters: [filter],
+        startLedger: start,
+        endLedger: last + 1,
+        limit: EVENTS_PAGE,
+      });
+      if (page.oldestLedger > start)
+        throw new X402Error(
+          'history_unavailable',
+          `the RPC keeps ledgers from ${page.oldestLedger}, not ${start}`,
+          {
+            oldestLedger: page.oldestLedger,
+          },
+        );
+      for (;;) {
+        for (const ev of page.events) {
+          if (ev.ledger > last || amountOf(scValToNative(ev.value)) !== amount) continue;
+          const raw = await server._getTransaction(ev.txHash);
+          if (raw.status !== rpc.Api.GetTransactionStatus.SUCCESS || !raw.envelopeXdr) continue;
+          if (noncesSignedBy(raw.envelopeXdr, record.payer).includes(record.nonce))
+            return { state: 'used', txHash: ev.txHash, ledger: ev.ledger };
+        }
+        if (page.events.length < EVENTS_PAGE) break;
+        page = await server.getEvents({ filters: [filter], cursor: page.cursor, limit: EVENTS_PAGE });
+      }
+    }
+    if (latest > record.expirationLedger) return { state: 'unused_expired', latestLedger: latest };
+    return { state: 'pending', latestLedger: latest, expirationLedger: record.expirationLedger };
+  } catch (e) {
+    if (e instanceof X402Error) throw e;
+    throw new X402Error('rpc_failed', `reading the ledger failed: ${(e as Error).message}`);
+  }
+}

@@ -1,0 +1,211 @@
+// Our x402 `exact` scheme client for Stellar (`stellar:*`), on the project's @stellar/stellar-sdk: it builds
+// `transfer(payer, payTo, amount)` on the asset contract, simulates it in recording mode with v1 address
+// credentials (the official @x402/stellar 2.9.0 facilitator cannot read CAP-71 v2 credentials), signs the
+// payer's authorization entry until latest + ceil(maxTimeoutSeconds / ledger seconds), re-simulates with
+// the signed entry, and returns the assembled transaction as the payload. It implements @x402/core's
+// SchemeNetworkClient so it plugs into x402Client. Unlike the official client it talks to http:// RPCs and
+// measures the ledger close time on the RPC instead of a hard-coded Horizon.
+
+import {
+  Account,
+  Address,
+  authorizeEntry,
+  Contract,
+  Keypair,
+  nativeToScVal,
+  Operation,
+  rpc,
+  StrKey,
+  TransactionBuilder,
+  xdr,
+} from '@stellar/stellar-sdk';
+import type { PaymentPayloadResult, PaymentRequirements, SchemeNetworkClient } from '@x402/core/types';
+import { x402Network } from '../ledger/networks.ts';
+import { X402Error } from './errors.ts';
+import { expirationLedger, measureLedgerSeconds, rpcServer } from './rpc.ts';
+
+/** Source account of the unsigned transaction: the facilitator rebuilds it with its own account. */
+const NULL_ACCOUNT = 'GAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAWHF';
+
+/** Largest amount a SEP-41 token accepts (i128 max). */
+const MAX_I128 = (1n << 127n) - 1n;
+
+export interface ExactClientOptions {
+  /** the payer; signs the authorization entry */
+  signer: Keypair;
+  rpcUrl: string;
+  networkPassphrase: string;
+  /** token contract ids this client pays with (C…); anything else is refused */
+  assets: string[];
+  /**
+   * seconds per ledger used for the expiration; measured on the RPC when omitted. The official
+   * @x402/stellar facilitator assumes Horizon's estimate (5 s when Horizon cannot be reached) and refuses an
+   * expiration further away than that, so fast sandbox ledgers need the facilitator's figure here.
+   */
+  ledgerSeconds?: number;
+}
+
+/** What one signed authorization commits the payer to, for the caller's records. */
+export interface SignedTransfer {
+  /** base64 TransactionEnvelope: the payload's `transaction` */
+  transaction: string;
+  payer: string;
+  payTo: string;
+  asset: string;
+  amount: bigint;
+  network: string;
+  /** the authorization's nonce (i64, as a decimal string) */
+  nonce: string;
+  /** last ledger the authorization can be used in */
+  expirationLedger: number;
+  /** latest ledger when it was signed */
+  signedAtLedger: number;
+}
+
+/** Checks that `req` is an `exact` payment on our network in one of our assets; returns the amount. */
+export function checkRequirements(
+  req: PaymentRequirements,
+  network: string,
+  assets: readonly string[],
+): bigint {
+  const refuse = (why: string) =>
+    new X402Error('requirements_not_ours', `payment requirements refused: ${why}`, { requirements: req });
+  if (req.scheme !== 'exact') throw refuse(`scheme ${String(req.scheme)} is not exact`);
+  if (req.network !== network) throw refuse(`network ${String(req.network)} is not ${network}`);
+  if (typeof req.asset !== 'string' || !assets.includes(req.asset))
+    throw refuse(`asset ${String(req.asset)} is not ${assets.join(' or ')}`);
+  if (
+    typeof req.payTo !== 'string' ||
+    !(StrKey.isValidEd25519PublicKey(req.payTo) || StrKey.isValidContract(req.payTo))
+  )
+    throw refuse(`payTo ${String(req.payTo)} is not a Stellar account or contract address`);
+  if (typeof req.amount !== 'string' || !/^[1-9]\d{0,38}$/.test(req.amount) || BigInt(req.amount) > MAX_I128)
+    throw refuse(`amount ${String(req.amount)} is not a positive integer of stroops`);
+  if (!Number.isInteger(req.maxTimeoutSeconds) || req.maxTimeoutSeconds < 1 || req.maxTimeoutSeconds > 3600)
+    throw refuse(`maxTimeoutSeconds ${String(req.maxTimeoutSeconds)} is not 1..3600`);
+  if (req.extra?.areFeesSponsored !== true) throw refuse('fees are not sponsored (extra.areFeesSponsored)');
+  return BigInt(req.amount);
+}
+
+function simulationError(sim: rpc.Api.SimulateTransactionResponse, step: string): X402Error | undefined {
+  if (rpc.Api.isSimulationError(sim))
+    return new X402Error('simulation_failed', `${step} simulation failed: ${sim.error}`);
+  if (rpc.Api.isSimulationRestore(sim))
+    return new X402Error('simulation_failed', `${step} simulation needs a ledger entry restored first`);
+  return undefined;
+}
+
+export class ExactStellarClient implements SchemeNetworkClient {
+  readonly scheme = 'exact';
+  readonly network: string;
+  private readonly server: rpc.Server;
+
+  constructor(private readonly opts: ExactClientOptions) {
+    if (opts.ledgerSeconds !== undefined && !(opts.ledgerSeconds > 0))
+      throw new RangeError('ledgerSeconds must be positive');
+    this.network = x402Network(opts.networkPassphrase);
+    this.server = rpcServer(opts.rpcUrl);
+  }
+
+  get payer(): string {
+    return this.opts.signer.publicKey();
+  }
+
+  /** @x402/core's entry point: the payload for `requirements` (see signTransfer for the details kept). */
+  async createPaymentPayload(
+    x402Version: number,
+    requirements: PaymentRequirements,
+  ): Promise<PaymentPayloadResult> {
+    const signed = await this.signTransfer(requirements);
+    return { x402Version, payload: { transaction: signed.transaction } };
+  }
+
+  /** Builds, simulates and signs the transfer `requirements` ask for. */
+  async signTransfer(requirements: PaymentRequirements): Promise<SignedTransfer> {
+    const { passphrase, signer } = { passphrase: this.opts.networkPassphrase, signer: this.opts.signer };
+    const amount = checkRequirements(requirements, this.network, this.opts.assets);
+    const payer = signer.publicKey();
+    const { asset, payTo, maxTimeoutSeconds } = requirements;
+    if (payTo === payer) throw new X402Error('requirements_not_ours', 'the payer cannot pay itself');
+
+    let latest: number;
+    let ledgerSeconds: number;
+    try {
+      [latest, ledgerSeconds] = await Promise.all([
+        this.server.getLatestLedger().then((l) => l.sequence),
+        this.opts.ledgerSeconds ?? measureLedgerSeconds(this.server).then((r) => r.high),
+      ]);
+    } catch (e) {
+      if (e instanceof X402Error) throw e;
+      throw new X402Error('rpc_failed', `getLatestLedger failed: ${(e as Error).message}`);
+    }
+    const expiration = expirationLedger(latest, maxTimeoutSeconds, ledgerSeconds);
+
+    const call = new Contract(asset).call(
+      'transfer',
+      new Address(payer).toScVal(),
+      new Address(payTo).toScVal(),
+      nativeToScVal(amount, { type: 'i128' }),
+    );
+    const build = (op: xdr.Operation) =>
+      new TransactionBuilder(new Account(NULL_ACCOUNT, '0'), { fee: '100', networkPassphrase: passphrase })
+        .addOperation(op)
+        .setTimeout(maxTimeoutSeconds)
+        .build();
+
+    // 1. recording-mode simulation with v1 (legacy) address credentials
+    const recorded = await this.simulate(build(call), 'recording', false);
+    const entries = recorded.result?.auth ?? [];
+    if (entries.length !== 1)
+      throw new X402Error('simulation_failed', `expected one authorization entry, got ${entries.length}`);
+    const entry = entries[0] as xdr.SorobanAuthorizationEntry;
+    const creds = entry.credentials;
+    if (creds.type !== 'sorobanCredentialsAddress')
+      throw new X402Error('simulation_failed', `unexpected credentials ${creds.type} in the recorded entry`);
+    const who = Address.fromScAddress((creds.value as xdr.SorobanAddressCredentials).address).toString();
+    if (who !== payer)
+      throw new X402Error('simulation_failed', `the transfer needs ${who}'s signature, not the payer's`);
+    if (entry.rootInvocation.subInvocations.length !== 0)
+      throw new X402Error('simulation_failed', 'the transfer authorizes sub-invocations');
+
+    // 2. sign the entry, re-simulate with it (enforcing), assemble
+    let signedEntry: xdr.SorobanAuthorizationEntry;
+    try {
+      signedEntry = await authorizeEntry(entry, signer, expiration, passphrase);
+    } catch (e) {
+      throw new X402Error('signing_failed', `could not sign the authorization: ${(e as Error).message}`);
+    }
+    const body = call.body.value as xdr.InvokeHostFunctionOp;
+    const withAuth = build(Operation.invokeHostFunction({ func: body.hostFunction, auth: [signedEntry] }));
+    const enforced = await this.simulate(withAuth, 'enforcing');
+    const assembled = rpc.assembleTransaction(withAuth, enforced).build();
+    const signedCreds = signedEntry.credentials.value as xdr.SorobanAddressCredentials;
+    return {
+      transaction: assembled.toXDR(),
+      payer,
+      payTo,
+      asset,
+      amount,
+      network: this.network,
+      nonce: BigInt(signedCreds.nonce as unknown as bigint).toString(),
+      expirationLedger: expiration,
+      signedAtLedger: latest,
+    };
+  }
+
+  private async simulate(
+    tx: ReturnType<TransactionBuilder['build']>,
+    step: string,
+    useUpgradedAuth?: boolean,
+  ): Promise<rpc.Api.SimulateTransactionSuccessResponse> {
+    let sim: rpc.Api.SimulateTransactionResponse;
+    try {
+      sim = await this.server.simulateTransaction(tx, undefined, undefined, useUpgradedAuth);
+    } catch (e) {
+      throw new X402Error('rpc_failed', `simulateTransaction failed: ${(e as Error).message}`);
+    }
+    const err = simulationError(sim, step);
+    if (err) throw err;
+    return sim as rpc.Api.SimulateTransactionSuccessResponse;
+  }
+}

@@ -1,0 +1,261 @@
+// Our facilitator for `exact` on Stellar, for any network we have an RPC for (stellar:local on the sandbox,
+// stellar:testnet, stellar:pubnet). verify makes the checks the official @x402/stellar facilitator makes, with
+// the same reason codes: one invokeHostFunction `transfer` on the asset, to = payTo, the exact amount, no
+// channel account as source, payer or signer; a simulation with exactly one transfer event and no other
+// contract event; a fee between the simulation's minimum and our maximum; v1 address credentials only,
+// signed, expiring no later than maxTimeoutSeconds from now, without sub-invocations. settle re-verifies,
+// rebuilds the transaction from a free channel account, submits it and polls until it is final.
+
+import {
+  Address,
+  humanizeEvents,
+  Operation,
+  rpc,
+  scValToNative,
+  Transaction,
+  TransactionBuilder,
+  xdr,
+  type Keypair,
+} from '@stellar/stellar-sdk';
+import type {
+  PaymentPayload,
+  PaymentRequirements,
+  SchemeNetworkFacilitator,
+  SettleResponse,
+  VerifyResponse,
+} from '@x402/core/types';
+import { x402Network } from '../../ledger/networks.ts';
+import { expirationLedger, measureLedgerSeconds, rpcServer } from '../rpc.ts';
+import { ChannelPool } from './channels.ts';
+
+export const DEFAULT_MAX_FEE_STROOPS = 50_000;
+const DEFAULT_TIMEOUT_SECONDS = 60;
+/** Ledgers of slack on the expiration bound (the client and we read the latest ledger at different times). */
+const EXPIRATION_TOLERANCE = 2;
+
+export interface FacilitatorSchemeOptions {
+  rpcUrl: string;
+  networkPassphrase: string;
+  /** the channel accounts that submit settlements (they pay the fees) */
+  channels: Keypair[];
+  maxFeeStroops?: number;
+  /** seconds per ledger for the expiration bound (measured on the RPC when omitted) */
+  ledgerSeconds?: number;
+  /** poll interval while waiting for a settlement to be final (default 250 ms) */
+  pollMs?: number;
+}
+
+interface Parsed {
+  tx: Transaction;
+  op: Operation.InvokeHostFunction;
+  payer: string;
+  amount: bigint;
+}
+
+const invalid = (invalidReason: string, payer?: string): VerifyResponse => ({
+  isValid: false,
+  invalidReason,
+  ...(payer && { payer }),
+});
+
+export class ExactStellarFacilitatorScheme implements SchemeNetworkFacilitator {
+  readonly scheme = 'exact';
+  readonly caipFamily = 'stellar:*';
+  readonly network: string;
+  readonly pool: ChannelPool;
+  private readonly server: rpc.Server;
+  private readonly maxFee: number;
+  /** payer:nonce of settlements in flight, so one authorization is never submitted twice at once */
+  private readonly inFlight = new Set<string>();
+
+  constructor(private readonly opts: FacilitatorSchemeOptions) {
+    this.network = x402Network(opts.networkPassphrase);
+    this.pool = new ChannelPool(opts.channels);
+    this.server = rpcServer(opts.rpcUrl);
+    this.maxFee = opts.maxFeeStroops ?? DEFAULT_MAX_FEE_STROOPS;
+  }
+
+  getExtra(): Record<string, unknown> {
+    return { areFeesSponsored: true };
+  }
+
+  getSigners(): string[] {
+    return this.pool.addresses;
+  }
+
+  /** The static checks: everything but the simulation and the ledger. */
+  private parse(payload: PaymentPayload, req: PaymentRequirements): Parsed | VerifyResponse {
+    if (payload.x402Version !== 2) return invalid('invalid_x402_version');
+    if (payload.accepted?.scheme !== 'exact' || req.scheme !== 'exact') return invalid('unsupported_scheme');
+    if (req.network !== payload.accepted.network) return invalid('network_mismatch');
+    if (req.network !== this.network) return invalid('invalid_network');
+    const txXdr = (payload.payload as { transaction?: unknown } | undefined)?.transaction;
+    if (typeof txXdr !== 'string') return invalid('invalid_exact_stellar_payload_malformed');
+    let tx: Transaction;
+    try {
+      const built = TransactionBuilder.fromXDR(txXdr, this.opts.networkPassphrase);
+      if (!(built instanceof Transaction)) return invalid('invalid_exact_stellar_payload_malformed');
+      tx = built;
+    } catch {
+      return invalid('invalid_exact_stellar_payload_malformed');
+    }
+    if (tx.operations.length !== 1 || tx.operations[0]?.type !== 'invokeHostFunction')
+      return invalid('invalid_exact_stellar_payload_wrong_operation');
+    const op = tx.operations[0] as Operation.InvokeHostFunction;
+    const ours = new Set(this.pool.addresses);
+    if (ours.has(op.source ?? '') || ours.has(tx.source))
+      return invalid('invalid_exact_stellar_payload_unsafe_tx_or_op_source');
+    if (op.func.type !== 'hostFunctionTypeInvokeContract')
+      return invalid('invalid_exact_stellar_payload_wrong_operation');
+    const call = op.func.value as xdr.InvokeContractArgs;
+    if (Address.fromScAddress(call.contractAddress).toString() !== req.asset)
+      return invalid('invalid_exact_stellar_payload_wrong_asset');
+    if (call.functionName.toString() !== 'transfer' || call.args.length !== 3)
+      return invalid('invalid_exact_stellar_payload_wrong_function_name');
+    let payer: unknown;
+    let to: unknown;
+    let amount: unknown;
+    try {
+      [payer, to, amount] = call.args.map((a) => scValToNative(a));
+    } catch {
+      return invalid('invalid_exact_stellar_payload_malformed');
+    }
+    if (typeof payer !== 'string' || typeof amount !== 'bigint')
+      return invalid('invalid_exact_stellar_payload_malformed');
+    if (ours.has(payer)) return invalid('invalid_exact_stellar_payload_facilitator_is_payer');
+    if (to !== req.payTo) return invalid('invalid_exact_stellar_payload_wrong_recipient', payer);
+    if (!/^\d{1,39}$/.test(String(req.amount)) || amount !== BigInt(req.amount))
+      return invalid('invalid_exact_stellar_payload_wrong_amount', payer);
+    return { tx, op, payer, amount };
+  }
+
+  private checkEvents(sim: rpc.Api.SimulateTransactionSuccessResponse, p: Parsed, req: PaymentRequirements) {
+    const transfers: { from: unknown; to: unknown; amount: unknown }[] = [];
+    for (const ev of humanizeEvents(sim.events)) {
+      if (ev.type !== 'contract') continue;
+      if (ev.topics.length < 3 || ev.topics[0] !== 'transfer')
+        return invalid('invalid_exact_stellar_payload_event_not_transfer', p.payer);
+      if (!ev.contractId) return invalid('invalid_exact_stellar_payload_event_missing_contract_id', p.payer);
+      if (ev.contractId !== req.asset)
+        return invalid('invalid_exact_stellar_payload_event_wrong_asset', p.payer);
+      transfers.push({ from: ev.topics[1], to: ev.topics[2], amount: ev.data });
+    }
+    if (transfers.length === 0) return invalid('invalid_exact_stellar_payload_no_transfer_events', p.payer);
+    if (transfers.length > 1) return invalid('invalid_exact_stellar_payload_multiple_transfers', p.payer);
+    const t = transfers[0]!;
+    if (t.from !== p.payer) return invalid('invalid_exact_stellar_payload_event_wrong_from', p.payer);
+    if (t.to !== req.payTo) return invalid('invalid_exact_stellar_payload_event_wrong_to', p.payer);
+    if (t.amount !== p.amount) return invalid('invalid_exact_stellar_payload_event_wrong_amount', p.payer);
+    return undefined;
+  }
+
+  private checkAuth(p: Parsed, maxLedger: number) {
+    const ours = new Set(this.pool.addresses);
+    if (p.op.auth === undefined || p.op.auth.length === 0)
+      return invalid('invalid_exact_stellar_payload_no_auth_entries', p.payer);
+    let payerSigned = false;
+    for (const entry of p.op.auth) {
+      if (entry.credentials.type !== 'sorobanCredentialsAddress')
+        return invalid('invalid_exact_stellar_payload_unsupported_credential_type', p.payer);
+      const ac = entry.credentials.value as xdr.SorobanAddressCredentials;
+      const who = Address.fromScAddress(ac.address).toString();
+      if (ours.has(who)) return invalid('invalid_exact_stellar_payload_facilitator_in_auth', p.payer);
+      if (ac.signatureExpirationLedger > maxLedger + EXPIRATION_TOLERANCE)
+        return invalid('invalid_exact_stellar_signature_expiration_too_far', p.payer);
+      if (entry.rootInvocation.subInvocations.length > 0)
+        return invalid('invalid_exact_stellar_payload_has_subinvocations', p.payer);
+      if (ac.signature.type === 'scvVoid')
+        return invalid('invalid_exact_stellar_payload_unexpected_pending_signatures', p.payer);
+      if (who === p.payer) payerSigned = true;
+    }
+    if (!payerSigned) return invalid('invalid_exact_stellar_payload_missing_payer_signature', p.payer);
+    return undefined;
+  }
+
+  async verify(payload: PaymentPayload, req: PaymentRequirements): Promise<VerifyResponse> {
+    const parsed = this.parse(payload, req);
+    if (!('tx' in parsed)) return parsed;
+    try {
+      const sim = await this.server.simulateTransaction(parsed.tx);
+      if (!rpc.Api.isSimulationSuccess(sim))
+        return invalid('invalid_exact_stellar_payload_simulation_failed', parsed.payer);
+      const fee = Number(parsed.tx.fee);
+      if (fee < Number(sim.minResourceFee))
+        return invalid('invalid_exact_stellar_payload_fee_below_minimum', parsed.payer);
+      if (fee > this.maxFee)
+        return invalid('invalid_exact_stellar_payload_fee_exceeds_maximum', parsed.payer);
+      const eventsWrong = this.checkEvents(sim, parsed, req);
+      if (eventsWrong) return eventsWrong;
+      const [latest, ledgerSeconds] = await Promise.all([
+        this.server.getLatestLedger().then((l) => l.sequence),
+        this.opts.ledgerSeconds ?? measureLedgerSeconds(this.server).then((r) => r.low),
+      ]);
+      const maxLedger = expirationLedger(
+        latest,
+        req.maxTimeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS,
+        ledgerSeconds,
+      );
+      const authWrong = this.checkAuth(parsed, maxLedger);
+      if (authWrong) return authWrong;
+      return { isValid: true, payer: parsed.payer };
+    } catch {
+      return invalid('unexpected_verify_error', parsed.payer);
+    }
+  }
+
+  async settle(payload: PaymentPayload, req: PaymentRequirements): Promise<SettleResponse> {
+    const fail = (errorReason: string, payer?: string, transaction = ''): SettleResponse => ({
+      success: false,
+      errorReason,
+      transaction,
+      network: req.network,
+      ...(payer && { payer }),
+    });
+    const verified = await this.verify(payload, req);
+    if (!verified.isValid) return fail(verified.invalidReason ?? 'verification_failed', verified.payer);
+    const parsed = this.parse(payload, req) as Parsed;
+    const ac = parsed.op.auth![0]!.credentials.value as xdr.SorobanAddressCredentials;
+    const key = `${parsed.payer}:${String(ac.nonce)}`;
+    if (this.inFlight.has(key)) return fail('settle_exact_stellar_duplicate_settlement', parsed.payer);
+    this.inFlight.add(key);
+    try {
+      return await this.pool.with(async (channel) => {
+        const env = xdr.TransactionEnvelope.fromXdr(String(payload.payload.transaction), 'base64');
+        const ext = (env.value as xdr.TransactionV1Envelope).tx.ext;
+        if (ext.type !== 'sorobanData') return fail('invalid_exact_stellar_payload_malformed', parsed.payer);
+        const account = await this.server.getAccount(channel.publicKey());
+        const tx = new TransactionBuilder(account, {
+          fee: String(Math.min(Number(parsed.tx.fee), this.maxFee)),
+          networkPassphrase: this.opts.networkPassphrase,
+          sorobanData: ext.value as xdr.SorobanTransactionData,
+        })
+          .setTimeout(req.maxTimeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS)
+          .addOperation(Operation.invokeHostFunction({ func: parsed.op.func, auth: parsed.op.auth ?? [] }))
+          .build();
+        tx.sign(channel);
+        const sent = await this.server.sendTransaction(tx);
+        if (sent.status !== 'PENDING')
+          return fail('settle_exact_stellar_transaction_submission_failed', parsed.payer);
+        const final = await this.waitFinal(sent.hash, req.maxTimeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS);
+        if (final !== rpc.Api.GetTransactionStatus.SUCCESS)
+          return fail('settle_exact_stellar_transaction_failed', parsed.payer, sent.hash);
+        return { success: true, transaction: sent.hash, network: req.network, payer: parsed.payer };
+      });
+    } catch {
+      return fail('unexpected_settle_error', parsed.payer);
+    } finally {
+      this.inFlight.delete(key);
+    }
+  }
+
+  private async waitFinal(hash: string, timeoutSeconds: number): Promise<string> {
+    const deadline = Date.now() + timeoutSeconds * 1000;
+    const pollMs = this.opts.pollMs ?? 250;
+    for (;;) {
+      const res = await this.server.getTransaction(hash).catch(() => undefined);
+      if (res && res.status !== rpc.Api.GetTransactionStatus.NOT_FOUND) return res.status;
+      if (Date.now() > deadline) return rpc.Api.GetTransactionStatus.NOT_FOUND;
+      await new Promise((r) => setTimeout(r, pollMs));
+    }
+  }
+}

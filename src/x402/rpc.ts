@@ -1,0 +1,51 @@
+// Soroban RPC access shared by the x402 layer: an rpc.Server that accepts http:// on loopback sandboxes, and
+// the ledger close time measured on the network itself (the RPC's retained ledger range and close times),
+// which sets how many ledgers an authorization stays valid for a given number of seconds.
+
+import { rpc } from '@stellar/stellar-sdk';
+import { X402Error } from './errors.ts';
+
+/** Ledger close time assumed when the RPC retains too few ledgers to measure it (Stellar's target is 5 s). */
+export const DEFAULT_LEDGER_SECONDS = 5;
+
+/** An rpc.Server for `url`; plain http is allowed (sandboxes and local RPC nodes). */
+export function rpcServer(url: string): rpc.Server {
+  return new rpc.Server(url, { allowHttp: url.startsWith('http:') });
+}
+
+/** A hash no transaction has: asking for it returns only the RPC's ledger range and close times. */
+const PROBE_HASH = '0'.repeat(64);
+
+/** Bounds on the seconds per ledger: close times have whole-second resolution, so ±1 s over the range. */
+export interface LedgerSecondsRange {
+  /** the fastest the ledgers can have been closing (0 when the range fits in one second) */
+  low: number;
+  /** the slowest */
+  high: number;
+}
+
+/**
+ * Seconds per ledger over the ledgers the RPC retains, from the range fields every getTransaction answer
+ * carries: (latest close − oldest close ± 1 s) / (latest − oldest). DEFAULT_LEDGER_SECONDS for both bounds
+ * when the RPC keeps a single ledger. A payer signs with `high` (fewer ledgers: never longer than asked);
+ * a facilitator bounds with `low` (more ledgers: never refuses an honest payer on the same network).
+ */
+export async function measureLedgerSeconds(server: rpc.Server): Promise<LedgerSecondsRange> {
+  let res: rpc.Api.GetTransactionResponse;
+  try {
+    res = await server.getTransaction(PROBE_HASH);
+  } catch (e) {
+    throw new X402Error('rpc_failed', `getTransaction failed: ${(e as Error).message}`);
+  }
+  const span = res.latestLedger - res.oldestLedger;
+  const seconds = Number(res.latestLedgerCloseTime) - Number(res.oldestLedgerCloseTime);
+  if (!(span > 0) || !Number.isFinite(seconds) || seconds < 0)
+    return { low: DEFAULT_LEDGER_SECONDS, high: DEFAULT_LEDGER_SECONDS };
+  return { low: Math.max(seconds - 1, 0) / span, high: (seconds + 1) / span };
+}
+
+/** The last ledger an authorization may be used in: latest + ceil(timeoutSeconds / ledgerSeconds), at least latest + 1. */
+export function expirationLedger(latest: number, timeoutSeconds: number, ledgerSeconds: number): number {
+  if (!(ledgerSeconds > 0)) return Number.MAX_SAFE_INTEGER;
+  return latest + Math.max(1, Math.ceil(timeoutSeconds / ledgerSeconds));
+}
