@@ -5,6 +5,7 @@ import { registerSandbox } from './commands/sandbox.ts';
 import { registerKeys } from './commands/keys.ts';
 import { registerProver } from './commands/prover.ts';
 import { registerDemo } from './commands/demo.ts';
+import { registerFacilitator } from './commands/facilitator.ts';
 import { VERSION } from '../version.ts';
 
 const program = new Command('pool-proxy')
@@ -15,5 +16,6 @@ registerSandbox(program);
 registerKeys(program);
 registerProver(program);
 registerDemo(program);
+registerFacilitator(program);
 
 await program.parseAsync(process.argv);

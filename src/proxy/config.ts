@@ -60,7 +60,31 @@ export interface ProxyConfig {
   indexer: { startLedger: number; pollIntervalMs: number };
   /** How often unfinished operations are reconciled against the chain (also once at start). */
   reconcileIntervalMs: number;
+  payments: PaymentsConfig;
   prover: { addresses: string[]; circuitId: string; timeoutMs: number };
+}
+
+export interface PaymentsConfig {
+  /** Secret seed of the pool wallet, the G account whose USDC float pays x402 services ('' = payments off). */
+  poolWalletSecret: string;
+  /** How long a batch collects payments before it runs. */
+  batchWindowMs: number;
+  /** A batch this full starts before its window ends. */
+  batchMax: number;
+  /** Payments waiting across batches; more are refused with queue_full. */
+  queueMax: number;
+  /** Payments of one batch executing at once. */
+  batchConcurrency: number;
+  /** Mean interval of the settlement job (± half of it, at random). */
+  settleIntervalMs: number;
+  /** `host[:port]` entries a payment may reach even though they resolve to private or loopback addresses. */
+  allowedHosts: string[];
+  /** Per-agent spending budgets (stroops; 0 = off). */
+  budgetPerHour: bigint;
+  budgetPerDay: bigint;
+  /** Shown in /api/pool/info: the local facilitator and the demo paid service, when running. */
+  facilitatorUrl: string;
+  demoServiceUrl: string;
 }
 
 export class ConfigError extends Error {
@@ -119,6 +143,12 @@ function amount(env: Env, name: string, fallback: string): bigint {
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
+}
+
+/** An amount that may be absent or 0 (meaning: off). */
+function optionalAmount(env: Env, name: string): bigint {
+  const value = text(env, name, '0');
+  return /^0+(\.0+)?$/.test(value) ? 0n : amount(env, name, value);
 }
 
 function rateLimit(env: Env, prefix: string, perSecond: number, burst: number): RateLimitConfig {
@@ -206,6 +236,22 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
       confirmTimeoutMs: integer(env, 'POOL_PROXY_CONFIRM_TIMEOUT_MS', 60_000, 1000, 600_000),
     },
     reconcileIntervalMs: integer(env, 'POOL_PROXY_RECONCILE_INTERVAL_MS', 15_000, 100, 3_600_000),
+    payments: {
+      poolWalletSecret: text(env, 'POOL_PROXY_POOL_WALLET_SECRET', ''),
+      batchWindowMs: integer(env, 'POOL_PROXY_BATCH_WINDOW_MS', 15_000, 10, 3_600_000),
+      batchMax: integer(env, 'POOL_PROXY_BATCH_MAX', 1000, 1, 100_000),
+      queueMax: integer(env, 'POOL_PROXY_PAYMENT_QUEUE_MAX', 10_000, 1, 1_000_000),
+      batchConcurrency: integer(env, 'POOL_PROXY_BATCH_CONCURRENCY', 64, 1, 10_000),
+      settleIntervalMs: integer(env, 'POOL_PROXY_SETTLE_INTERVAL_MS', 60_000, 100, 86_400_000),
+      allowedHosts: text(env, 'POOL_PROXY_PAY_ALLOWED_HOSTS', '')
+        .split(',')
+        .map((h) => h.trim())
+        .filter((h) => h !== ''),
+      budgetPerHour: optionalAmount(env, 'POOL_PROXY_AGENT_BUDGET_PER_HOUR'),
+      budgetPerDay: optionalAmount(env, 'POOL_PROXY_AGENT_BUDGET_PER_DAY'),
+      facilitatorUrl: url(env, 'POOL_PROXY_X402_FACILITATOR_URL', ''),
+      demoServiceUrl: url(env, 'POOL_PROXY_X402_DEMO_URL', ''),
+    },
     indexer: {
       startLedger: integer(env, 'POOL_PROXY_INDEXER_START_LEDGER', 0, 0, 2 ** 32 - 1),
       pollIntervalMs: integer(env, 'POOL_PROXY_INDEXER_POLL_MS', 500, 50, 60_000),

@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LoginService } from './auth/login.ts';
+import { formatAmount } from './domain/amount.ts';
 import { TokenService } from './auth/tokens.ts';
 import type { ProxyConfig } from './config.ts';
 import { ApiRouter } from './http/api-router.ts';
@@ -14,6 +15,7 @@ import { webMiddleware } from './http/web.ts';
 import { registerAccountRoutes } from './routes/account-routes.ts';
 import { registerAuthRoutes } from './routes/auth-routes.ts';
 import { registerFlowRoutes } from './routes/flow-routes.ts';
+import { registerPaymentRoutes } from './routes/payment-routes.ts';
 import { registerServiceRoutes } from './routes/service-routes.ts';
 import { AgentRegistry } from './services/agents.ts';
 import { sandboxFriendbotUrl } from './services/deployment.ts';
@@ -55,7 +57,19 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     metrics,
     maxBodyBytes: config.limits.maxBodyBytes,
   });
-  registerServiceRoutes(api, metrics, config.publicUrl);
+  registerServiceRoutes(api, metrics, config.publicUrl, async () => {
+    const { float } = await pool.health().catch(() => ({ float: undefined }));
+    if (float === undefined) return {};
+    const low = float < config.limits.paymentCap;
+    return {
+      poolWalletFloat: formatAmount(float),
+      ...(low && {
+        warnings: [
+          'the pool wallet float is below the per-payment cap: payments are refused until it is topped up',
+        ],
+      }),
+    };
+  });
   registerAuthRoutes(api, login);
   const agents = new AgentRegistry(store);
   const notes = new NoteBook(store);
@@ -65,7 +79,10 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
   registerFlowRoutes(api, pool, {
     maxDeposit: config.limits.maxDeposit,
     maxWithdraw: config.limits.maxWithdraw,
+    paymentCap: config.limits.paymentCap,
+    payments: config.payments,
   });
+  registerPaymentRoutes(api, pool, config.limits.paymentCap);
 
   const friendbot = sandboxFriendbotUrl(config.ledger);
   const web = webMiddleware({ connectOrigins: friendbot ? [new URL(friendbot).origin] : [] });

@@ -56,6 +56,10 @@ test('pool-proxy start runs sandbox, prover daemon and proxy, funds the sandbox 
       `127.0.0.1:${proverPort}`,
       '--ledger-ms',
       '50',
+      '--facilitator',
+      '127.0.0.1:0',
+      '--demo',
+      '127.0.0.1:0',
     ],
     { POOL_PROXY_PORT: String(proxyPort) },
   );

@@ -94,14 +94,18 @@ test('payments: a committed reservation becomes an unsettled debit until settlem
   await notes.commitReservation('a', 'pay-1');
   t.is(await notes.available('a'), 75n);
   t.is((await notes.account('a')).unsettled, 25n);
-  await t.throwsAsync(notes.commitReservation('a', 'pay-1'), { message: /no reservation/ });
-  await notes.applySpend('a', {
-    opId: 'settle-1',
-    txHash: 's',
-    inputs: [1n],
-    outputs: [note(2n, 75n)],
-    settles: 25n,
-  });
+  t.false(await notes.commitReservation('a', 'pay-1'), 'a replayed commit changes nothing');
+  t.is((await notes.account('a')).unsettled, 25n);
+  // A settlement that fails gives the debt back; one that lands consumes it with the note.
+  await notes.reserveFromUnsettled('a', 'settle-0', 25n);
+  await notes.lock('a', 'settle-0', [1n]);
+  t.is(await notes.available('a'), 75n, 'settling moves the debt, available is unchanged');
+  await notes.returnToUnsettled('a', 'settle-0');
+  t.is((await notes.account('a')).unsettled, 25n);
+  t.is((await notes.unspentNotes('a')).length, 1, 'the note is unlocked');
+  await notes.reserveFromUnsettled('a', 'settle-1', 25n);
+  await notes.lock('a', 'settle-1', [1n]);
+  await notes.applySpend('a', { opId: 'settle-1', txHash: 's', inputs: [1n], outputs: [note(2n, 75n)] });
   const account = await notes.account('a');
   t.is(account.unsettled, 0n);
   t.is(account.notes, 75n);

@@ -8,9 +8,12 @@ import { startProxy, type ProxyHandle } from '../../proxy/server.ts';
 import { Sandbox } from '../../sandbox/index.ts';
 import { STANDALONE_PASSPHRASE } from '../../ledger/networks.ts';
 import { parseListen, parsePassphrase } from './sandbox.ts';
+import { localX402Env, startLocalX402 } from '../../x402/local-services.ts';
 
 /** Test USDC minted to the operator of a new embedded sandbox. */
 const OPERATOR_TEST_USDC = 10_000;
+/** Test USDC float given to the pool wallet of a new embedded sandbox (it pays x402 services). */
+const POOL_WALLET_FLOAT_USDC = 1_000;
 
 interface StartOptions {
   dataDir: string;
@@ -19,6 +22,8 @@ interface StartOptions {
   ledgerMs: string;
   circuits: string;
   networkPassphrase: string;
+  facilitator: string;
+  demo: string;
 }
 
 /**
@@ -55,6 +60,16 @@ export function registerStart(program: Command): void {
       '--network-passphrase <text>',
       'network passphrase of the embedded sandbox (a real RPC is checked against POOL_PROXY_NETWORK_PASSPHRASE)',
       process.env.POOL_PROXY_NETWORK_PASSPHRASE ?? STANDALONE_PASSPHRASE,
+    )
+    .option(
+      '--facilitator <host:port>',
+      'local x402 facilitator address (with the embedded sandbox)',
+      process.env.POOL_PROXY_FACILITATOR_LISTEN ?? '127.0.0.1:8402',
+    )
+    .option(
+      '--demo <host:port>',
+      'demo paid service address (with the embedded sandbox)',
+      process.env.POOL_PROXY_DEMO_LISTEN ?? '127.0.0.1:8403',
     )
     .action(async (opts: StartOptions) => {
       const dataDir = resolve(opts.dataDir);
@@ -94,6 +109,11 @@ export function registerStart(program: Command): void {
               `${sandbox.url}/friendbot?addr=${sandbox.info.accounts.operator}&usdc=${OPERATOR_TEST_USDC}`,
             );
             if (!funded.ok) throw new Error(`could not fund the sandbox operator: ${await funded.text()}`);
+            // and the pool wallet a USDC float, from which x402 services are paid
+            const float = await fetch(
+              `${sandbox.url}/friendbot?addr=${sandbox.info.accounts.poolWallet}&usdc=${POOL_WALLET_FLOAT_USDC}`,
+            );
+            if (!float.ok) throw new Error(`could not fund the pool wallet: ${await float.text()}`);
           }
           env.POOL_PROXY_RPC_URL = sandbox.rpcUrl;
           env.POOL_PROXY_NETWORK_PASSPHRASE = networkPassphrase;
@@ -103,6 +123,20 @@ export function registerStart(program: Command): void {
           console.log(
             `sandbox ledger  ${sandbox.rpcUrl}   (friendbot ${sandbox.url}/friendbot?addr=G…&usdc=N)`,
           );
+          // x402 on the sandbox: our facilitator and a demo paid service, told to the proxy
+          const x402 = await startLocalX402({
+            rpcUrl: sandbox.rpcUrl,
+            networkPassphrase,
+            asset: sandbox.info.contracts.token,
+            facilitator: parseListen(opts.facilitator),
+            demo: parseListen(opts.demo),
+          });
+          stops.push(() => x402.close());
+          Object.assign(env, localX402Env(x402, env.POOL_PROXY_PAY_ALLOWED_HOSTS));
+          console.log(
+            `x402 facilitator ${x402.facilitator.url}   (${x402.facilitator.network}; /verify /settle /supported)`,
+          );
+          console.log(`x402 demo       ${x402.demo.quoteUrl}   (GET, 0.01 USDC; POST ${x402.demo.echoUrl})`);
         }
 
         if (!process.env.POOL_PROXY_PROVER_ADDRESSES) {

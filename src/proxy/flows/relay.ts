@@ -21,6 +21,11 @@ export interface RelayOperation {
   agent: string;
   /** owner whose proof lane the proof waits in */
   owner: string;
+  /**
+   * `transact` relayed by the operator (default), or `disburse` (a withdrawal to the pool's payout wallet)
+   * sent by the pool admin, whose authorization it needs.
+   */
+  method?: 'transact' | 'disburse';
 }
 
 export async function proveAndRelay(
@@ -28,7 +33,8 @@ export async function proveAndRelay(
   op: RelayOperation,
   prove: () => Promise<ProvedTransaction>,
 ): Promise<{ confirmed: Confirmed; proveMs: number }> {
-  const operator = ctx.deployment.operator;
+  const method = op.method ?? 'transact';
+  const signer = method === 'disburse' ? ctx.deployment.aspAdmin : ctx.deployment.operator;
   for (let attempt = 1; ; attempt++) {
     await ctx.journal.update(op.opId, { state: 'proving' });
     const proved = await ctx.proofLanes.run(op.owner, async () => {
@@ -39,10 +45,10 @@ export async function proveAndRelay(
     ctx.metrics.transactionsInFlight.inc();
     try {
       const confirmed = await ctx.ledger.invokeAndConfirm(
-        operator,
+        signer,
         ctx.deployment.contracts.pool,
-        'transact',
-        [proved.args.proof, proved.args.extData, new Address(operator.publicKey()).toScVal()],
+        method,
+        [proved.args.proof, proved.args.extData, new Address(signer.publicKey()).toScVal()],
         {
           signed: async ({ hash, maxTime }) => {
             await ctx.journal.update(

@@ -25,6 +25,8 @@ export async function releaseOperation(
 ): Promise<void> {
   const record = await ctx.journal.get(opId);
   if (record === undefined) return;
-  await ctx.notes.release(record.agent, opId);
+  // A settlement held part of the agent's unsettled debts, not new money: give it back to them.
+  if (record.kind === 'settlement') await ctx.notes.returnToUnsettled(record.agent, opId);
+  else await ctx.notes.release(record.agent, opId);
   await ctx.journal.update(opId, { state, reason }, ctx.crediting.dropPendingOps(record.outputs ?? []));
 }

@@ -105,9 +105,56 @@ export const withdrawRequest = (max: bigint) =>
 
 export const BalanceParams = z.strictObject({ agentId });
 
+export const payRequest = (cap: bigint) =>
+  z
+    .strictObject({
+      agentId: agentId.optional().openapi({
+        description: 'Agent that pays; defaults to the wallet address (required for operator calls)',
+      }),
+      serviceUrl: z
+        .string()
+        .min(1)
+        .max(2048)
+        .openapi({ description: 'http(s) URL of an x402 service (may carry a query string)' }),
+      method: z
+        .enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE'])
+        .default('GET')
+        .openapi({ description: 'HTTP method to use on the service' }),
+      body: z.unknown().optional().openapi({ description: 'JSON body to forward (POST, PUT, PATCH)' }),
+      headers: z
+        .record(z.string().max(64), z.string().max(1024))
+        .refine((h) => Object.keys(h).length <= 20, 'at most 20 headers')
+        .optional()
+        .openapi({ description: 'Extra headers to forward (identity and credential headers are refused)' }),
+      maxAmount: amountField(cap).optional().openapi({ description: 'Refuse if the price is higher' }),
+      idempotencyKey: z
+        .string()
+        .regex(/^[A-Za-z0-9_.:-]{8,128}$/, 'idempotencyKey must be 8–128 characters of A-Z a-z 0-9 _ . : -')
+        .optional()
+        .openapi({ description: 'Same key, same answer: a retry never pays twice' }),
+    })
+    .openapi('PayRequest');
+
+export const PaymentsQuery = z.strictObject({
+  limit: z
+    .string()
+    .regex(/^[1-9][0-9]{0,2}$/, 'limit must be 1–999')
+    .optional(),
+});
+
 // ---- responses ----
 
-export const Health = z.object({ status: z.literal('healthy'), version: z.string() }).openapi('Health');
+export const Health = z
+  .object({
+    status: z.literal('healthy'),
+    version: z.string(),
+    poolWalletFloat: z
+      .string()
+      .optional()
+      .openapi({ description: 'USDC the pool wallet holds to pay services' }),
+    warnings: z.array(z.string()).optional(),
+  })
+  .openapi('Health');
 export const AuthChallenge = z.object({ challenge: z.string() }).openapi('AuthChallenge');
 export const AuthToken = z.object({ token: z.string(), expiresIn: z.number().int() }).openapi('AuthToken');
 export const PreparedDeposit = z
@@ -136,9 +183,55 @@ export const WithdrawResult = z
 export const Balance = z
   .object({ agentId: z.string(), balance: z.string(), currency: z.literal('USDC') })
   .openapi('Balance');
+export const PaymentReceipt = z
+  .object({
+    amount: z.string(),
+    asset: z.string(),
+    payTo: z.string(),
+    network: z.string(),
+    transaction: z.string(),
+    settledAt: z.string(),
+  })
+  .openapi('PaymentReceipt');
+export const PaymentResult = z
+  .object({
+    paymentId: z.string(),
+    paymentStatus: z.enum(['confirmed', 'failed', 'pending']),
+    batchId: z.string(),
+    receipt: PaymentReceipt.optional(),
+    serviceStatus: z.number().int().optional(),
+    contentType: z.string().optional(),
+    content: z.string().optional(),
+    contentEncoding: z.enum(['utf8', 'base64']).optional(),
+    reason: z.object({ code: z.string(), detail: z.string() }).optional(),
+  })
+  .openapi('PaymentResult');
+export const PaymentList = z
+  .object({
+    payments: z.array(
+      z.object({
+        paymentId: z.string(),
+        agentId: z.string(),
+        serviceUrl: z.string(),
+        amount: z.string(),
+        paymentStatus: z.enum(['confirmed', 'failed', 'pending']),
+        batchId: z.string(),
+        receipt: PaymentReceipt.optional(),
+        createdAt: z.string(),
+      }),
+    ),
+  })
+  .openapi('PaymentList');
 export const AgentList = z.object({ agents: z.array(Balance) }).openapi('AgentList');
 export const BatchSummary = z
-  .object({ batchId: z.string(), payments: z.number().int(), executedAt: z.string() })
+  .object({
+    batchId: z.string(),
+    size: z.number().int(),
+    executedAt: z.string(),
+    durationMs: z.number().int(),
+    confirmed: z.number().int(),
+    failed: z.number().int(),
+  })
   .openapi('BatchSummary');
 export const PoolStats = z
   .object({
@@ -166,6 +259,14 @@ export const PoolInfo = z
     maxWithdraw: z.string(),
     friendbotUrl: z.string().optional().openapi({
       description: 'Only on the embedded sandbox: `GET {friendbotUrl}?addr=G…&usdc=N` funds an account',
+    }),
+    payments: z.object({
+      enabled: z.boolean(),
+      x402Network: z.string(),
+      paymentCap: z.string(),
+      batchWindowMs: z.number().int(),
+      facilitatorUrl: z.string().optional(),
+      demoServiceUrl: z.string().optional(),
     }),
   })
   .openapi('PoolInfo');

@@ -13,6 +13,8 @@ import {
   WithdrawResult,
   withdrawRequest,
 } from '../http/schemas.ts';
+import { x402Network } from '../../ledger/networks.ts';
+import type { PaymentsConfig } from '../config.ts';
 import { operatorDeposit } from '../flows/operator-deposit.ts';
 import { prepareDeposit } from '../flows/prepare-deposit.ts';
 import { submitDeposit } from '../flows/submit-deposit.ts';
@@ -23,6 +25,8 @@ import type { PoolRuntime } from '../services/pool-runtime.ts';
 export interface FlowLimits {
   maxDeposit: bigint;
   maxWithdraw: bigint;
+  paymentCap: bigint;
+  payments: PaymentsConfig;
 }
 
 export function registerFlowRoutes(api: ApiRouter, runtime: PoolRuntime, limits: FlowLimits): void {
@@ -163,6 +167,14 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolRuntime, limits:
         maxDeposit: formatAmount(limits.maxDeposit),
         maxWithdraw: formatAmount(limits.maxWithdraw),
         ...(deployment.friendbotUrl ? { friendbotUrl: deployment.friendbotUrl } : {}),
+        payments: {
+          enabled: limits.payments.poolWalletSecret !== '',
+          x402Network: x402Network(deployment.networkPassphrase),
+          paymentCap: formatAmount(limits.paymentCap),
+          batchWindowMs: limits.payments.batchWindowMs,
+          ...(limits.payments.facilitatorUrl && { facilitatorUrl: limits.payments.facilitatorUrl }),
+          ...(limits.payments.demoServiceUrl && { demoServiceUrl: limits.payments.demoServiceUrl }),
+        },
       };
     },
   });

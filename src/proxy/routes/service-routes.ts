@@ -4,7 +4,15 @@ import type { ApiRouter } from '../http/api-router.ts';
 import type { ProxyMetrics } from '../http/metrics.ts';
 import { Health } from '../http/schemas.ts';
 
-export function registerServiceRoutes(api: ApiRouter, metrics: ProxyMetrics, publicUrl: string): void {
+/** Extra health details: the pool wallet's float and warnings (e.g. a float too low to pay). */
+export type HealthDetails = () => Promise<{ poolWalletFloat?: string; warnings?: string[] }>;
+
+export function registerServiceRoutes(
+  api: ApiRouter,
+  metrics: ProxyMetrics,
+  publicUrl: string,
+  details: HealthDetails = async () => ({}),
+): void {
   api.add({
     method: 'get',
     path: '/health',
@@ -13,7 +21,7 @@ export function registerServiceRoutes(api: ApiRouter, metrics: ProxyMetrics, pub
     access: 'public',
     response: Health,
     errors: [],
-    handler: async () => ({ status: 'healthy' as const, version: VERSION }),
+    handler: async () => ({ status: 'healthy' as const, version: VERSION, ...(await details()) }),
   });
 
   let document: unknown;

@@ -1,4 +1,4 @@
-// Per-agent notes and the balance model (DESIGN §8):
+// Per-agent notes and the balance model:
 //   available = Σ unspent confirmed notes − reserved (in-flight withdrawals/payments) − unsettled debits.
 // Every change is one atomic store batch taken under the agent's lock, so concurrent requests cannot
 // overdraw, and every credit is keyed by commitment, so replays (restart, re-indexing) credit once.
@@ -148,14 +148,57 @@ export class NoteBook {
    * Turns a reservation into an unsettled debit: the money already left through the pool wallet (an x402
    * payment) and is owed by the agent until settlement spends its notes.
    */
-  async commitReservation(agentId: string, opId: string): Promise<void> {
-    await this.#mutex.run(agentId, async () => {
+  async commitReservation(agentId: string, opId: string): Promise<boolean> {
+    return this.#mutex.run(agentId, async () => {
       const account = await this.account(agentId);
       const amount = account.reservations[opId];
-      if (amount === undefined) throw new Error(`no reservation ${opId}`);
+      // Already committed (a replay after a crash): nothing to do.
+      if (amount === undefined) return false;
       delete account.reservations[opId];
       account.unsettled += amount;
       await this.#store.put(this.#accountKey(agentId), account);
+      return true;
+    });
+  }
+
+  /**
+   * Starts settling `amount` of the agent's unsettled debits: moves it from `unsettled` into a reservation of
+   * settlement `opId` (available is unchanged). The settlement's spend then consumes the reservation with the
+   * notes; if it fails, `returnToUnsettled` moves the amount back.
+   */
+  async reserveFromUnsettled(agentId: string, opId: string, amount: bigint): Promise<void> {
+    await this.#mutex.run(agentId, async () => {
+      const account = await this.account(agentId);
+      if (amount <= 0n || amount > account.unsettled)
+        throw new Error(`cannot settle ${amount} of ${account.unsettled}`);
+      account.unsettled -= amount;
+      account.reservations[opId] = amount;
+      await this.#store.put(this.#accountKey(agentId), account);
+    });
+  }
+
+  /** Undoes `reserveFromUnsettled` for a settlement that did not happen (notes it locked are unlocked). */
+  async returnToUnsettled(agentId: string, opId: string): Promise<void> {
+    await this.#mutex.run(agentId, async () => {
+      const account = await this.account(agentId);
+      const ops: StoreOp[] = [];
+      for (const note of await this.notes(agentId)) {
+        if (note.state === 'locked' && note.lockedBy === opId) {
+          ops.push({
+            type: 'put',
+            key: this.#noteKey(agentId, note.commitment),
+            value: { ...note, state: 'unspent', lockedBy: undefined },
+          });
+        }
+      }
+      const amount = account.reservations[opId];
+      if (amount === undefined && ops.length === 0) return;
+      if (amount !== undefined) {
+        delete account.reservations[opId];
+        account.unsettled += amount;
+      }
+      ops.push({ type: 'put', key: this.#accountKey(agentId), value: account });
+      await this.#store.batch(ops);
     });
   }
 
@@ -181,7 +224,7 @@ export class NoteBook {
    */
   async applySpend(
     agentId: string,
-    spend: { opId: string; txHash: string; inputs: bigint[]; outputs: NewNote[]; settles?: bigint },
+    spend: { opId: string; txHash: string; inputs: bigint[]; outputs: NewNote[] },
   ): Promise<void> {
     await this.#mutex.run(agentId, async () => {
       const account = await this.account(agentId);
@@ -208,8 +251,6 @@ export class NoteBook {
       const hadReservation = spend.opId in account.reservations;
       if (ops.length === 0 && !hadReservation) return;
       account.notes += added - removed;
-      // A settlement pays unsettled debits out of notes: the debt shrinks as the notes do.
-      if (spend.settles !== undefined && ops.length > 0) account.unsettled -= spend.settles;
       delete account.reservations[spend.opId];
       ops.push({ type: 'put', key: this.#accountKey(agentId), value: account });
       await this.#store.batch(ops);

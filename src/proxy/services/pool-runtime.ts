@@ -16,7 +16,10 @@ import { PoolIndexer } from './pool-indexer.ts';
 import { PoolTransactionProver } from './pool-transaction.ts';
 import type { FlowContext } from '../flows/context.ts';
 import { OutstandingPrepares } from '../flows/outstanding-prepares.ts';
-import { reconcile } from '../flows/reconcile.ts';
+import { reconcile, type Reconciler } from '../flows/reconcile.ts';
+import type { PaymentContext } from '../payments/context.ts';
+import { reconcilePayment } from '../payments/reconcile-payment.ts';
+import { createPayments, type Payments } from '../payments/runtime.ts';
 import { WalletQuotas } from '../flows/wallet-quotas.ts';
 import { Journal } from '../journal/journal.ts';
 import { KeyedMutex } from '../util/keyed-mutex.ts';
@@ -38,6 +41,7 @@ export interface PoolRuntimeDeps {
 
 interface Connected {
   flows: FlowContext;
+  payments: Payments | undefined;
   deployment: Deployment;
   indexer: PoolIndexer;
   prover: ProverClient;
@@ -78,6 +82,31 @@ export class PoolRuntime {
     return this.#connected.flows;
   }
 
+  /** The payment side, or 503 when the pool is not connected or payments are not configured. */
+  requirePayments(): PaymentContext {
+    const payments = this.#connected === undefined ? undefined : this.#connected.payments;
+    if (payments === undefined) {
+      this.require();
+      throw new ProblemError(
+        'service_unavailable',
+        'payments are not configured on this proxy (set POOL_PROXY_POOL_WALLET_SECRET)',
+      );
+    }
+    return payments.pctx;
+  }
+
+  /** Settles agents' payment debts now (the settlement job also runs on its own). */
+  async settleNow(): Promise<void> {
+    await this.#connected?.payments?.settlement.runOnce();
+  }
+
+  /** Health details: the pool wallet's float, when payments are on. */
+  async health(): Promise<{ float?: bigint }> {
+    const payments = this.#connected?.payments;
+    if (payments === undefined) return {};
+    return { float: await payments.pctx.float.held() };
+  }
+
   /** Periodic housekeeping: forget finished operations a week old; a no-op until connected. */
   async sweep(): Promise<void> {
     const flows = this.#connected?.flows;
@@ -99,6 +128,8 @@ export class PoolRuntime {
     this.#stopped = true;
     clearTimeout(this.#retry);
     clearInterval(this.#reconciler);
+    await this.#connected?.payments?.pctx.batches.stop();
+    await this.#connected?.payments?.settlement.stop();
     this.#connected?.flows.registrar.stop();
     await this.#connected?.indexer.stop();
     this.#connected?.prover.close();
@@ -180,22 +211,27 @@ export class PoolRuntime {
         spendLock: new KeyedMutex(),
         proofLanes: new KeyedMutex(),
       };
+      const payments = createPayments(flows, config.payments, config.limits.paymentCap);
+      const reconcilers: Partial<Record<string, Reconciler>> = payments
+        ? { payment: (record) => reconcilePayment(payments.pctx, record) }
+        : {};
       await indexer.start(config.indexer.pollIntervalMs);
       // Operations left unfinished by a previous run are decided before new requests are served.
-      await reconcile(flows);
+      await reconcile(flows, Date.now(), reconcilers);
       if (this.#stopped) {
         await indexer.stop();
         prover.close();
         return;
       }
-      this.#connected = { flows, deployment, indexer, prover };
+      this.#connected = { flows, payments, deployment, indexer, prover };
+      payments?.settlement.start();
       logger.log('info', 'pool connected', {
         rpcUrl: config.ledger.rpcUrl,
         pool: deployment.contracts.pool,
         ledger: indexer.ledger,
       });
       this.#reconciler = setInterval(() => {
-        reconcile(flows).catch((error) =>
+        reconcile(flows, Date.now(), reconcilers).catch((error) =>
           logger.log('warn', 'reconciliation failed; will retry', { error: (error as Error).message }),
         );
       }, config.reconcileIntervalMs);

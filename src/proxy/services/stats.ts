@@ -7,8 +7,11 @@ import { KeyedMutex } from '../util/keyed-mutex.ts';
 
 export interface BatchSummary {
   batchId: string;
-  payments: number;
+  size: number;
   executedAt: string;
+  durationMs: number;
+  confirmed: number;
+  failed: number;
 }
 
 interface StatsRecord {
@@ -65,12 +68,20 @@ export class PoolStatsService {
   }
 
   /** Called by the batch operator after a batch ran. */
-  async recordBatch(batch: BatchSummary, serviceKeys: string[]): Promise<void> {
+  async recordBatch(batch: BatchSummary): Promise<void> {
     await this.#mutex.run('stats', async () => {
       const record = await this.#record();
-      record.payments += batch.payments;
-      record.services = [...new Set([...record.services, ...serviceKeys])];
       record.recentBatches = [batch, ...record.recentBatches].slice(0, RECENT_BATCHES);
+      await this.#store.put(this.#store.fixedKey('meta', 'stats'), record);
+    });
+  }
+
+  /** Counts one confirmed payment to the service named by `serviceKey` (an HMAC, never the URL). */
+  async recordPayment(serviceKey: string): Promise<void> {
+    await this.#mutex.run('stats', async () => {
+      const record = await this.#record();
+      record.payments += 1;
+      if (!record.services.includes(serviceKey)) record.services.push(serviceKey);
       await this.#store.put(this.#store.fixedKey('meta', 'stats'), record);
     });
   }

@@ -1,0 +1,80 @@
+// Reconciling a payment left unfinished (a crash, a refused or unanswered paid request):
+//   queued or executing in this process      → left alone
+//   never signed                             → released
+//   settled by a transaction we know         → confirmed if our RPC shows the transfer
+//   signed, outcome unknown                  → the authorization's nonce is looked for on chain: used → the
+//                                              transfer is confirmed and the agent debited once; unused and
+//                                              expired → released; still valid → decided later
+import { confirmTransfer, findAuthorizationUse, type PaymentRecord, X402Error } from '../../x402/index.ts';
+import { formatAmount } from '../domain/amount.ts';
+import type { OperationRecord } from '../journal/journal.ts';
+import type { PaymentContext } from './context.ts';
+import { confirmPayment } from './execute-payment.ts';
+import { settlePaymentFailure } from './payment-state.ts';
+
+export async function reconcilePayment(pctx: PaymentContext, record: OperationRecord): Promise<boolean> {
+  const { paymentId, data } = { paymentId: record.opId, data: record.data ?? {} };
+  if (pctx.batches.isLive(paymentId)) return false;
+  if (record.state === 'reserved') {
+    if (record.runId === pctx.flows.journal.runId) return false; // between its checks and the queue
+    await settlePaymentFailure(pctx, paymentId, 'released', {
+      code: 'interrupted',
+      detail: 'interrupted before it was signed; nothing was paid',
+    });
+    return true;
+  }
+  const auth = data.auth as PaymentRecord | undefined;
+  if (auth === undefined) {
+    await settlePaymentFailure(pctx, paymentId, 'released', { code: 'interrupted', detail: 'never signed' });
+    return true;
+  }
+  const expected = { payer: auth.payer, payTo: auth.payTo, asset: auth.asset, amount: auth.amount };
+  let txHash = record.txHash;
+  if (txHash === undefined) {
+    let use;
+    try {
+      use = await findAuthorizationUse(pctx.payer.rpcUrl, auth);
+    } catch (error) {
+      if (error instanceof X402Error) {
+        pctx.flows.logger.log('warn', 'payment not reconciled yet', { paymentId, code: error.code });
+        return false;
+      }
+      throw error;
+    }
+    if (use.state === 'pending') return false;
+    if (use.state === 'unused_expired') {
+      await settlePaymentFailure(pctx, paymentId, 'released', {
+        code: 'payment_failed',
+        detail: 'the payment authorization expired unused; nothing was paid',
+      });
+      return true;
+    }
+    txHash = use.txHash;
+  }
+  let confirmed;
+  try {
+    confirmed = await confirmTransfer(pctx.payer.rpcUrl, txHash, expected);
+  } catch (error) {
+    if (!(error instanceof X402Error)) throw error;
+    // The reported transaction does not pay: forget it and look for the authorization instead.
+    if (error.code === 'tx_failed' || error.code === 'transfer_mismatch' || error.code === 'tx_not_found') {
+      if (record.txHash !== undefined) await pctx.flows.journal.update(paymentId, { txHash: undefined });
+    }
+    return false;
+  }
+  await confirmPayment(pctx, paymentId, record.agent, {
+    paymentId,
+    paymentStatus: 'confirmed',
+    batchId: String(data.batchId ?? ''),
+    receipt: {
+      amount: formatAmount(BigInt(auth.amount)),
+      asset: auth.asset,
+      payTo: auth.payTo,
+      network: auth.network,
+      transaction: confirmed.txHash,
+      settledAt: new Date(confirmed.createdAt * 1000).toISOString(),
+    },
+  });
+  pctx.flows.logger.log('info', 'payment confirmed on reconciliation', { paymentId });
+  return true;
+}

@@ -1,0 +1,69 @@
+// Payment records beside the journal: idempotency keys (owner + key → payment, with the request's
+// fingerprint), an index of each owner's payments, the results returned to callers (content and receipt, so a
+// retry with the same key gets the first answer), and services named by HMAC (for the public count of
+// distinct services, which must not reveal them).
+import { createHash } from 'node:crypto';
+import type { EncryptedStore, StoreOp } from '../store/encrypted-store.ts';
+import { KeyedMutex } from '../util/keyed-mutex.ts';
+import type { PaymentOutcome } from './context.ts';
+
+interface KeyRecord {
+  paymentId: string;
+  fingerprint: string;
+}
+
+export class PaymentRecords {
+  readonly #store: EncryptedStore;
+  /** Serialises requests that share an idempotency key. */
+  readonly keyLock = new KeyedMutex();
+
+  constructor(store: EncryptedStore) {
+    this.#store = store;
+  }
+
+  async lookupKey(owner: string, key: string): Promise<KeyRecord | undefined> {
+    return this.#store.get<KeyRecord>(this.#store.key('pay-key', owner, key));
+  }
+
+  /** Store operations that bind an idempotency key and index the payment under its owner. */
+  newPaymentOps(
+    owner: string,
+    paymentId: string,
+    idempotency?: { key: string; fingerprint: string },
+  ): StoreOp[] {
+    const ops: StoreOp[] = [
+      { type: 'put', key: this.#store.key('pay-owner', owner, paymentId), value: { paymentId } },
+    ];
+    if (idempotency !== undefined)
+      ops.push({
+        type: 'put',
+        key: this.#store.key('pay-key', owner, idempotency.key),
+        value: { paymentId, fingerprint: idempotency.fingerprint } satisfies KeyRecord,
+      });
+    return ops;
+  }
+
+  async paymentsOf(owner: string): Promise<string[]> {
+    return (await this.#store.entries<{ paymentId: string }>(this.#store.prefix('pay-owner', owner))).map(
+      ([, r]) => r.paymentId,
+    );
+  }
+
+  resultOp(outcome: PaymentOutcome): StoreOp {
+    return { type: 'put', key: this.#store.key('pay-result', outcome.paymentId), value: outcome };
+  }
+
+  async result(paymentId: string): Promise<PaymentOutcome | undefined> {
+    return this.#store.get<PaymentOutcome>(this.#store.key('pay-result', paymentId));
+  }
+
+  /** A stable, non-revealing name for the service an URL belongs to (its origin). */
+  serviceKey(url: string): string {
+    return this.#store.key('service', new URL(url).origin).split('/')[1] as string;
+  }
+}
+
+/** Fingerprint of a payment request: the same idempotency key with another request is a conflict. */
+export function fingerprint(request: Record<string, unknown>): string {
+  return createHash('sha256').update(JSON.stringify(request)).digest('hex');
+}

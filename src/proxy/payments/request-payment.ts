@@ -1,0 +1,211 @@
+// POST /api/pay: an agent asks the proxy to fetch an x402-protected URL. Everything that can be refused is
+// refused at once, before anything is signed: an unknown agent, a reused idempotency key with another request,
+// a full queue, a bad or private URL, a service that is not x402 or does not take our token, a price above
+// `maxAmount`, the per-payment cap or the agent's budget, a float or a balance too low. Then the price is
+// reserved (a journaled `payment` operation) and the payment joins the current batch; the answer comes once
+// the batch ran. The same idempotency key returns the first payment's answer, never a second payment.
+import { randomUUID } from 'node:crypto';
+import { isX402Error, type Quote, quote, type SafeRequest, X402Error } from '../../x402/index.ts';
+import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
+import { formatAmount } from '../domain/amount.ts';
+import { ProblemError } from '../errors.ts';
+import { requireAgent } from '../flows/require-agent.ts';
+import { isFinal } from '../journal/journal.ts';
+import type { PaymentContext, PaymentOutcome } from './context.ts';
+import { executePayment } from './execute-payment.ts';
+import { fingerprint } from './records.ts';
+import { spentWithin } from './budget.ts';
+
+export interface PayRequest {
+  agentId: string;
+  serviceUrl: string;
+  method: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+  maxAmount?: bigint;
+  idempotencyKey?: string;
+}
+
+export async function requestPayment(
+  pctx: PaymentContext,
+  owner: string,
+  req: PayRequest,
+): Promise<PaymentOutcome> {
+  const ref: AgentRef = { owner, agentId: req.agentId };
+  await requireAgent(pctx.flows, ref);
+  if (req.idempotencyKey === undefined) return pay(pctx, ref, req);
+  const key = req.idempotencyKey;
+  const print = fingerprint({
+    agentId: req.agentId,
+    serviceUrl: req.serviceUrl,
+    method: req.method,
+    body: req.body ?? null,
+    headers: req.headers ?? null,
+    maxAmount: req.maxAmount?.toString() ?? null,
+  });
+  return pctx.records.keyLock.run(`${owner}\u0000${key}`, async () => {
+    const existing = await pctx.records.lookupKey(owner, key);
+    if (existing === undefined) return pay(pctx, ref, req, { key, fingerprint: print });
+    if (existing.fingerprint !== print)
+      throw new ProblemError('conflict', 'this idempotencyKey was used for another request', {
+        extra: { paymentId: existing.paymentId },
+      });
+    return outcomeOf(pctx, existing.paymentId);
+  });
+}
+
+/** The answer of an earlier payment: its kept result, or its state while it is still being decided. */
+async function outcomeOf(pctx: PaymentContext, paymentId: string): Promise<PaymentOutcome> {
+  const kept = await pctx.records.result(paymentId);
+  if (kept !== undefined) return kept;
+  const record = await pctx.flows.journal.get(paymentId);
+  const batchId = String(record?.data?.batchId ?? '');
+  if (record === undefined || !isFinal(record.state) || record.state === 'confirmed')
+    return { paymentId, batchId, paymentStatus: 'pending' };
+  return {
+    paymentId,
+    batchId,
+    paymentStatus: 'failed',
+    reason: record.reason ?? { code: 'payment_failed', detail: 'the payment did not go through' },
+  };
+}
+
+async function pay(
+  pctx: PaymentContext,
+  ref: AgentRef,
+  req: PayRequest,
+  idempotency?: { key: string; fingerprint: string },
+): Promise<PaymentOutcome> {
+  const { flows } = pctx;
+  const agent = scopedId(ref);
+  pctx.batches.checkCapacity();
+  const request: SafeRequest = {
+    url: req.serviceUrl,
+    method: req.method,
+    headers: req.headers,
+    body: req.body,
+  };
+  const q = await quoteService(pctx, request);
+  checkPrice(pctx, q, req);
+  // With budgets on, an agent's checks and reservation are taken one payment at a time.
+  const budgeted = pctx.config.budgetPerHour > 0n || pctx.config.budgetPerDay > 0n;
+  const paymentId = randomUUID();
+  const reserve = () => checkAndReserve(pctx, ref, req, q, paymentId, idempotency);
+  await (budgeted ? pctx.records.keyLock.run(`budget\u0000${agent}`, reserve) : reserve());
+  pctx.float.commit(paymentId, q.amount);
+  flows.logger.log('info', 'payment queued', { paymentId });
+  return pctx.batches.enqueue({
+    paymentId,
+    execute: (batchId) => executePayment(pctx, { paymentId, agent, quote: q, request }, batchId),
+  });
+}
+
+async function checkAndReserve(
+  pctx: PaymentContext,
+  ref: AgentRef,
+  req: PayRequest,
+  q: Quote,
+  paymentId: string,
+  idempotency: { key: string; fingerprint: string } | undefined,
+): Promise<void> {
+  const { flows } = pctx;
+  const agent = scopedId(ref);
+  await checkBudget(pctx, ref, q.amount);
+  const float = await pctx.float.available();
+  if (float < q.amount) {
+    throw new ProblemError(
+      'service_unavailable',
+      `the pool wallet's float (${formatAmount(float > 0n ? float : 0n)} USDC free) cannot pay ${formatAmount(q.amount)} USDC now; retry after settlement`,
+      { headers: { 'Retry-After': '30' } },
+    );
+  }
+  const available = await flows.notes.available(agent);
+  if (available < q.amount) {
+    throw new ProblemError(
+      'insufficient_balance',
+      `available balance ${formatAmount(available)} USDC is less than the price ${formatAmount(q.amount)} USDC`,
+    );
+  }
+
+  await flows.journal.begin(
+    {
+      opId: paymentId,
+      kind: 'payment',
+      agent,
+      state: 'reserved',
+      amount: q.amount,
+      data: {
+        owner: ref.owner,
+        agentId: ref.agentId,
+        serviceUrl: q.url,
+        method: req.method,
+        serviceKey: pctx.records.serviceKey(q.url),
+        payTo: q.payTo,
+        asset: q.asset,
+        network: q.network,
+      },
+    },
+    pctx.records.newPaymentOps(ref.owner, paymentId, idempotency),
+  );
+  try {
+    await flows.notes.reserve(agent, paymentId, q.amount);
+  } catch (error) {
+    await flows.journal.update(paymentId, {
+      state: 'failed',
+      reason: { code: (error as ProblemError).code ?? 'internal_error', detail: (error as Error).message },
+    });
+    throw error;
+  }
+}
+
+async function quoteService(pctx: PaymentContext, request: SafeRequest): Promise<Quote> {
+  try {
+    return await quote(request, pctx.payer, pctx.fetchOptions);
+  } catch (error) {
+    if (!(error instanceof X402Error)) throw error;
+    throw problemOf(error);
+  }
+}
+
+/** x402 errors at quoting time, as the caller's problem. */
+function problemOf(error: X402Error): ProblemError {
+  const detail = error.message;
+  const extra = { reason: error.code };
+  if (isX402Error(error, 'bad_url', 'forbidden_header', 'private_address'))
+    return new ProblemError('invalid_request', detail, { extra });
+  if (isX402Error(error, 'not_x402', 'bad_payment_required', 'no_matching_offer', 'requirements_not_ours'))
+    return new ProblemError('service_not_payable', detail, { extra });
+  return new ProblemError('service_unreachable', detail, { extra });
+}
+
+function checkPrice(pctx: PaymentContext, q: Quote, req: PayRequest): void {
+  if (req.maxAmount !== undefined && q.amount > req.maxAmount) {
+    throw new ProblemError(
+      'price_too_high',
+      `the service asks ${formatAmount(q.amount)} USDC, more than maxAmount ${formatAmount(req.maxAmount)} USDC`,
+    );
+  }
+  if (q.amount > pctx.paymentCap) {
+    throw new ProblemError(
+      'price_too_high',
+      `the service asks ${formatAmount(q.amount)} USDC, more than the per-payment cap ${formatAmount(pctx.paymentCap)} USDC`,
+    );
+  }
+}
+
+async function checkBudget(pctx: PaymentContext, ref: AgentRef, amount: bigint): Promise<void> {
+  const limits: Array<[bigint, number, string]> = [
+    [pctx.config.budgetPerHour, 3_600_000, 'hour'],
+    [pctx.config.budgetPerDay, 86_400_000, 'day'],
+  ];
+  for (const [budget, windowMs, name] of limits) {
+    if (budget === 0n) continue;
+    const spent = await spentWithin(pctx, ref, windowMs);
+    if (spent + amount > budget) {
+      throw new ProblemError(
+        'budget_exceeded',
+        `this agent spent ${formatAmount(spent)} USDC in the last ${name}; ${formatAmount(amount)} more would pass its budget of ${formatAmount(budget)} USDC`,
+      );
+    }
+  }
+}

@@ -1,0 +1,54 @@
+// Builds the payment side once the pool is connected: the pool wallet (its secret must match the deployment's
+// pool wallet), the network it pays on, safe fetching with the allow-listed hosts, the batch operator, the
+// float, and the settlement job. Payments are off (POST /api/pay answers 503) without a pool wallet secret.
+import { Keypair, StrKey } from '@stellar/stellar-sdk';
+import { ConfigError, type PaymentsConfig } from '../config.ts';
+import type { FlowContext } from '../flows/context.ts';
+import { BatchOperator } from './batch-operator.ts';
+import type { PaymentContext } from './context.ts';
+import { PoolWalletFloat } from './float.ts';
+import { PaymentRecords } from './records.ts';
+import { SettlementJob } from './settlement.ts';
+
+export interface Payments {
+  pctx: PaymentContext;
+  settlement: SettlementJob;
+}
+
+export function createPayments(
+  flows: FlowContext,
+  config: PaymentsConfig,
+  paymentCap: bigint,
+): Payments | undefined {
+  if (config.poolWalletSecret === '') return undefined;
+  if (!StrKey.isValidEd25519SecretSeed(config.poolWalletSecret))
+    throw new ConfigError('POOL_PROXY_POOL_WALLET_SECRET must be a Stellar secret seed (S…)');
+  const poolWallet = Keypair.fromSecret(config.poolWalletSecret);
+  if (flows.deployment.poolWallet !== '' && flows.deployment.poolWallet !== poolWallet.publicKey())
+    throw new ConfigError(
+      `POOL_PROXY_POOL_WALLET_SECRET is the key of ${poolWallet.publicKey()}, not of the pool wallet ${flows.deployment.poolWallet}`,
+    );
+  const pctx = {
+    flows,
+    poolWallet,
+    payer: {
+      rpcUrl: flows.deployment.rpcUrl,
+      networkPassphrase: flows.deployment.networkPassphrase,
+      asset: flows.deployment.contracts.token,
+    },
+    fetchOptions: { allowedHosts: config.allowedHosts },
+    config,
+    paymentCap,
+    records: new PaymentRecords(flows.store),
+    float: new PoolWalletFloat(flows, poolWallet.publicKey()),
+  } as Omit<PaymentContext, 'batches'> as PaymentContext;
+  pctx.batches = new BatchOperator({
+    windowMs: config.batchWindowMs,
+    batchMax: config.batchMax,
+    queueMax: config.queueMax,
+    concurrency: config.batchConcurrency,
+    logger: flows.logger,
+    onBatch: (summary) => flows.stats.recordBatch(summary),
+  });
+  return { pctx, settlement: new SettlementJob(pctx) };
+}

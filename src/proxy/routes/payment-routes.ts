@@ -1,0 +1,93 @@
+// Payments: pay an x402 service from an agent's pool balance (answered after the batch ran), and the recent
+// payments of the caller's agents with their receipts.
+import { formatAmount, parseAmount } from '../domain/amount.ts';
+import { ProblemError } from '../errors.ts';
+import type { ApiRouter } from '../http/api-router.ts';
+import { isFinal } from '../journal/journal.ts';
+import { PaymentList, PaymentResult, PaymentsQuery, payRequest } from '../http/schemas.ts';
+import { requestPayment } from '../payments/request-payment.ts';
+import { OPERATOR_OWNER } from '../services/agents.ts';
+import type { PoolRuntime } from '../services/pool-runtime.ts';
+
+export function registerPaymentRoutes(api: ApiRouter, runtime: PoolRuntime, paymentCap: bigint): void {
+  api.add({
+    method: 'post',
+    path: '/api/pay',
+    summary: 'Pay an x402 service from the agent’s pool balance, through the batch operator',
+    description:
+      'The service’s price is read first (its 402), checked against maxAmount, the per-payment cap, the agent’s budget and ' +
+      'available balance, and reserved; the payment joins the current batch and the answer comes once the batch ran: the ' +
+      'service’s content, `paymentStatus` and a receipt. The pool wallet pays the service, never the agent. A retry with the ' +
+      'same idempotencyKey returns the first answer and never pays twice.',
+    tag: 'pay',
+    access: 'wallet-or-operator',
+    body: payRequest(paymentCap),
+    response: PaymentResult,
+    errors: [
+      'invalid_request',
+      'not_found',
+      'conflict',
+      'insufficient_balance',
+      'price_too_high',
+      'budget_exceeded',
+      'service_not_payable',
+      'service_unreachable',
+      'queue_full',
+      'service_unavailable',
+    ],
+    handler: async ({ body, auth }) => {
+      const owner = auth!.sub;
+      if (owner === OPERATOR_OWNER && body.agentId === undefined) {
+        throw new ProblemError('invalid_request', 'operator payments must name the agentId', {
+          issues: [{ path: 'agentId', message: 'required without a wallet token' }],
+        });
+      }
+      return requestPayment(runtime.requirePayments(), owner, {
+        agentId: body.agentId ?? owner,
+        serviceUrl: body.serviceUrl,
+        method: body.method,
+        body: body.body,
+        headers: body.headers,
+        maxAmount: body.maxAmount === undefined ? undefined : parseAmount(body.maxAmount, paymentCap),
+        idempotencyKey: body.idempotencyKey,
+      });
+    },
+  });
+
+  api.add({
+    method: 'get',
+    path: '/api/payments',
+    summary: 'Recent payments of the caller’s agents, newest first, with their receipts',
+    tag: 'pay',
+    access: 'wallet-or-operator',
+    query: PaymentsQuery,
+    response: PaymentList,
+    errors: ['invalid_request', 'service_unavailable'],
+    handler: async ({ query, auth }) => {
+      const pctx = runtime.requirePayments();
+      const limit = Number(query.limit ?? 50);
+      const records = [];
+      for (const id of await pctx.records.paymentsOf(auth!.sub)) {
+        const record = await pctx.flows.journal.get(id);
+        if (record !== undefined) records.push(record);
+      }
+      records.sort((a, b) => b.createdAt - a.createdAt);
+      return {
+        payments: records.slice(0, limit).map((r) => {
+          const data = r.data ?? {};
+          const status = r.state === 'confirmed' ? 'confirmed' : isFinal(r.state) ? 'failed' : 'pending';
+          return {
+            paymentId: r.opId,
+            agentId: String(data.agentId),
+            serviceUrl: String(data.serviceUrl),
+            amount: formatAmount(r.amount),
+            paymentStatus: status as 'confirmed' | 'failed' | 'pending',
+            batchId: String(data.batchId ?? ''),
+            receipt: data.receipt as never,
+            createdAt: new Date(r.createdAt).toISOString(),
+          };
+        }),
+      };
+    },
+  });
+}

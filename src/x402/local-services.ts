@@ -1,0 +1,76 @@
+// The local x402 pair `pool-proxy start` runs beside the embedded sandbox: our facilitator (fresh channel
+// accounts created through friendbot) and the demo paid service (paid to a fresh demo account), and the
+// environment that tells the proxy about them.
+
+import { Keypair } from '@stellar/stellar-sdk';
+import { startDemoService, type DemoServiceHandle } from './demo-service.ts';
+import { ensureChannelAccounts, startFacilitator, type FacilitatorHandle } from './facilitator/index.ts';
+
+export const LOCAL_CHANNELS = 4;
+
+export interface LocalX402Options {
+  rpcUrl: string;
+  networkPassphrase: string;
+  /** token contract id the demo service is priced in */
+  asset: string;
+  facilitator: { host: string; port: number };
+  demo: { host: string; port: number };
+  /** channel accounts (default: LOCAL_CHANNELS fresh ones) */
+  channels?: Keypair[];
+}
+
+export interface LocalX402 {
+  facilitator: FacilitatorHandle;
+  demo: DemoServiceHandle;
+  demoPayTo: string;
+  close(): Promise<void>;
+}
+
+export async function startLocalX402(opts: LocalX402Options): Promise<LocalX402> {
+  const channels = opts.channels ?? Array.from({ length: LOCAL_CHANNELS }, () => Keypair.random());
+  const payTo = Keypair.random();
+  await ensureChannelAccounts(opts.rpcUrl, [...channels, payTo]);
+  const facilitator = await startFacilitator({
+    ...opts.facilitator,
+    rpcUrl: opts.rpcUrl,
+    networkPassphrase: opts.networkPassphrase,
+    channels,
+  });
+  let demo: DemoServiceHandle;
+  try {
+    demo = await startDemoService({
+      ...opts.demo,
+      facilitatorUrl: facilitator.url,
+      network: facilitator.network,
+      asset: opts.asset,
+      payTo: payTo.publicKey(),
+    });
+  } catch (e) {
+    await facilitator.close();
+    throw e;
+  }
+  return {
+    facilitator,
+    demo,
+    demoPayTo: payTo.publicKey(),
+    close: async () => {
+      await demo.close();
+      await facilitator.close();
+    },
+  };
+}
+
+/** The proxy environment for a running local pair: facilitator and demo URLs, the demo host allow-listed. */
+export function localX402Env(local: LocalX402, existingAllowed: string | undefined): Record<string, string> {
+  const demoHost = new URL(local.demo.url).host;
+  const allowed = (existingAllowed ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (!allowed.includes(demoHost)) allowed.push(demoHost);
+  return {
+    POOL_PROXY_X402_FACILITATOR_URL: local.facilitator.url,
+    POOL_PROXY_X402_DEMO_URL: local.demo.quoteUrl,
+    POOL_PROXY_PAY_ALLOWED_HOSTS: allowed.join(','),
+  };
+}

@@ -1,0 +1,177 @@
+// The x402 parts of the CLI as real processes: `pool-proxy facilitator` against a sandbox (starts, answers
+// /supported with its channel accounts, stops on SIGTERM; bad flags and bad secrets are refused with a clear
+// message), and `pool-proxy start`, which runs the facilitator and the demo service beside the embedded
+// sandbox, funds the pool wallet's float and prints their URLs.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Keypair } from '@stellar/stellar-sdk';
+import test from 'ava';
+import type { Sandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, tokenBalance } from './helpers.ts';
+
+const CLI = fileURLToPath(new URL('../../bin/pool-proxy.js', import.meta.url));
+
+interface Run {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function run(args: string[], env: Record<string, string | undefined> = {}): Run {
+  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  return { child, output: () => output, exited };
+}
+
+async function waitFor(r: Run, pattern: RegExp, ms = 5 * 60_000): Promise<RegExpMatchArray> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const m = pattern.exec(r.output());
+    if (m) return m;
+    if (r.child.exitCode !== null) throw new Error(`exited early:\n${r.output()}`);
+    if (Date.now() > deadline) throw new Error(`no ${pattern} in:\n${r.output()}`);
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  return port;
+}
+
+let sandbox: Sandbox;
+test.before(async () => {
+  ({ sandbox } = await startSandbox({ ledgerMs: 100 }));
+});
+test.after.always(async () => {
+  await sandbox?.close();
+});
+
+// no facilitator settings from the environment of whoever runs the tests
+const clean = { POOL_PROXY_FACILITATOR_SECRETS: undefined, POOL_PROXY_NETWORK_PASSPHRASE: undefined };
+
+test('pool-proxy facilitator starts, answers /supported with its channel accounts and stops on SIGTERM', async (t) => {
+  const channels = [Keypair.random(), Keypair.random()];
+  const r = run(['facilitator', '--listen', '127.0.0.1:0', '--rpc-url', sandbox.rpcUrl], {
+    ...clean,
+    POOL_PROXY_FACILITATOR_SECRETS: channels.map((c) => c.secret()).join(','),
+  });
+  t.teardown(() => void r.child.kill('SIGKILL'));
+  const [, url] = await waitFor(r, /facilitator\s+(http:\/\/\S+)/);
+  await waitFor(r, /^ready\.$/m);
+  const supported = await (await fetch(`${url}/supported`)).json();
+  t.deepEqual(supported.kinds, [
+    { x402Version: 2, scheme: 'exact', network: 'stellar:local', extra: { areFeesSponsored: true } },
+  ]);
+  t.deepEqual(supported.signers['stellar:*'].sort(), channels.map((c) => c.publicKey()).sort());
+  t.is((await fetch(`${url}/health`)).status, 200);
+  r.child.kill('SIGTERM');
+  t.is(await r.exited, 0);
+});
+
+test('pool-proxy facilitator makes fresh channel accounts when none are given', async (t) => {
+  const r = run(
+    ['facilitator', '--listen', '127.0.0.1:0', '--rpc-url', sandbox.rpcUrl, '--channels', '3'],
+    clean,
+  );
+  t.teardown(() => void r.child.kill('SIGKILL'));
+  const [, url] = await waitFor(r, /facilitator\s+(http:\/\/\S+)/);
+  const supported = await (await fetch(`${url}/supported`)).json();
+  t.is(supported.signers['stellar:*'].length, 3);
+  r.child.kill('SIGTERM');
+  t.is(await r.exited, 0);
+});
+
+test('pool-proxy facilitator refuses bad flags and secrets with a clear message', async (t) => {
+  const cases: [string[], Record<string, string | undefined>, RegExp][] = [
+    [['--listen', 'nope'], {}, /--listen must be HOST:PORT/],
+    [['--rpc-url', 'ftp://x/rpc'], {}, /--rpc-url must be an http\(s\) URL/],
+    [['--channels', '0'], {}, /--channels must be an integer from 1 to 64/],
+    [['--max-fee', 'lots'], {}, /--max-fee must be an integer/],
+    [['--network-passphrase', 'Test SDF Network ; September 2015'], {}, /the RPC serves "Standalone Network/],
+    [[], { POOL_PROXY_FACILITATOR_SECRETS: 'SNOTASECRET' }, /channel secret 1 is not a Stellar secret seed/],
+  ];
+  // all at once: each is a separate process that exits on its own
+  const runs = cases.map(([args, env]) =>
+    run(['facilitator', '--listen', '127.0.0.1:0', '--rpc-url', sandbox.rpcUrl, ...args], {
+      ...clean,
+      ...env,
+    }),
+  );
+  for (const [i, [args, , message]] of cases.entries()) {
+    t.is(await runs[i]!.exited, 1, args.join(' '));
+    t.regex(runs[i]!.output(), message);
+  }
+  const unreachable = run(
+    ['facilitator', '--listen', '127.0.0.1:0', '--rpc-url', 'http://127.0.0.1:9/rpc'],
+    clean,
+  );
+  t.is(await unreachable.exited, 1);
+  t.regex(unreachable.output(), /cannot reach the RPC at http:\/\/127\.0\.0\.1:9\/rpc/);
+});
+
+test('pool-proxy start runs the facilitator and the demo service, funds the pool wallet and prints the URLs', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'pool-proxy-x402-start-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const [sandboxPort, proverPort, proxyPort] = [await freePort(), await freePort(), await freePort()];
+  const r = run(
+    [
+      'start',
+      '--data-dir',
+      dataDir,
+      '--sandbox',
+      `127.0.0.1:${sandboxPort}`,
+      '--prover',
+      `127.0.0.1:${proverPort}`,
+      '--ledger-ms',
+      '100',
+      '--facilitator',
+      '127.0.0.1:0',
+      '--demo',
+      '127.0.0.1:0',
+    ],
+    {
+      ...clean,
+      POOL_PROXY_PORT: String(proxyPort),
+      POOL_PROXY_RPC_URL: undefined,
+      POOL_PROXY_PROVER_ADDRESSES: undefined,
+    },
+  );
+  t.teardown(() => void r.child.kill('SIGKILL'));
+  await waitFor(r, /^ready\.$/m);
+  const facilitatorUrl = (await waitFor(r, /x402 facilitator\s+(http:\/\/\S+)/))[1]!;
+  const demoUrl = (await waitFor(r, /x402 demo\s+(http:\/\/\S+)/))[1]!;
+  t.regex(demoUrl, /\/demo\/quote$/);
+  const supported = await (await fetch(`${facilitatorUrl}/supported`)).json();
+  t.is(supported.kinds[0].network, 'stellar:local');
+  t.is(supported.signers['stellar:*'].length, 4);
+  const unpaid = await fetch(demoUrl);
+  t.is(unpaid.status, 402);
+  const required = JSON.parse(Buffer.from(unpaid.headers.get('payment-required')!, 'base64').toString());
+  const info = await (await fetch(`http://127.0.0.1:${sandboxPort}/sandbox/info`)).json();
+  t.like(required.accepts[0], {
+    scheme: 'exact',
+    network: 'stellar:local',
+    amount: '100000',
+    asset: info.contracts.token,
+  });
+  const { rpc } = await import('@stellar/stellar-sdk');
+  const server = new rpc.Server(`http://127.0.0.1:${sandboxPort}/rpc`, { allowHttp: true });
+  t.is(
+    await tokenBalance(server, info.networkPassphrase, info.contracts.token, info.accounts.poolWallet),
+    1000n * 10_000_000n,
+  );
+  r.child.kill('SIGTERM');
+  t.is(await r.exited, 0);
+});
