@@ -92,6 +92,20 @@ test.serial('pool-proxy demo exits 0 and its observer table matches the chain', 
     t.regex(link.knows.observer, /^no:/);
   }
 
+  // Both agents paid the demo x402 service: on chain, transfers from the pool wallet, naming no agent.
+  for (const p of report.parties) {
+    t.is(p.payments.length, 1, `${p.name} paid once`);
+    const payment = p.payments[0];
+    const transfer = onChain.find((m) => m.txHash === payment.transaction);
+    t.truthy(transfer, 'the receipt names an observed transaction');
+    t.is(transfer!.from, report.poolWallet);
+    t.is(transfer!.to, payment.payTo);
+    const row = report.knowledge.find(
+      (r: { fact: string }) => r.fact === `${p.name}'s agent paid ${payment.serviceUrl}`,
+    );
+    t.regex(row.knows.observer, /^no:/);
+  }
+
   // Independently: no transaction of the range carries an agent id.
   const txs = await service.server.getTransactions({
     startLedger: report.startLedger,

@@ -12,6 +12,7 @@ export interface PoolInfo {
   maxWithdraw: string;
   /** Present only on the embedded sandbox: GET {friendbotUrl}?addr=G…&usdc=N funds an account. */
   friendbotUrl?: string;
+  payments?: { enabled: boolean; x402Network: string; demoServiceUrl?: string };
 }
 
 export interface PoolStats {

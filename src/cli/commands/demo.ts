@@ -49,9 +49,9 @@ interface Wallet {
 
 async function payments(client: ProxyClient, info: PoolInfo, wallets: Wallet[], say: (s: string) => void) {
   const paid = new Map<string, DemoParty['payments']>(wallets.map((w) => [w.name, []]));
-  const serviceUrl = info.demoServiceUrl;
-  if (!serviceUrl || !(await client.hasEndpoint('/api/pay'))) {
-    say('3. Payments: skipped (this proxy has no POST /api/pay and demo x402 service yet)');
+  const serviceUrl = info.payments?.demoServiceUrl;
+  if (!serviceUrl || !info.payments?.enabled || !(await client.hasEndpoint('/api/pay'))) {
+    say('3. Payments: skipped (this proxy has no POST /api/pay, or no demo x402 service)');
     return paid;
   }
   say(`3. Both agents pay ${serviceUrl} in the same batch (the answer comes after the batch ran)`);
@@ -59,7 +59,9 @@ async function payments(client: ProxyClient, info: PoolInfo, wallets: Wallet[], 
   results.forEach((result, i) => {
     const w = wallets[i]!;
     if (result.paymentStatus !== 'confirmed' || !result.receipt)
-      throw new DemoError(`the payment of ${w.agentId} did not confirm (${result.paymentStatus})`);
+      throw new DemoError(
+        `the payment of ${w.agentId} did not confirm (${result.paymentStatus}${result.reason ? `: ${result.reason.detail}` : ''})`,
+      );
     const r = result.receipt;
     paid.get(w.name)!.push({
       serviceUrl,

@@ -120,6 +120,7 @@ export function registerStart(program: Command): void {
           env.POOL_PROXY_SANDBOX_INFO_URL ||= `${sandbox.url}/sandbox/info`;
           env.POOL_PROXY_OPERATOR_SECRET ||= secrets.operator;
           env.POOL_PROXY_ASP_ADMIN_SECRET ||= secrets.admin;
+          env.POOL_PROXY_POOL_WALLET_SECRET ||= secrets.poolWallet;
           console.log(
             `sandbox ledger  ${sandbox.rpcUrl}   (friendbot ${sandbox.url}/friendbot?addr=G…&usdc=N)`,
           );

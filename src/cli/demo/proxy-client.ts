@@ -22,12 +22,13 @@ export interface PoolInfo {
   operator: string;
   poolWallet: string;
   friendbotUrl?: string;
-  demoServiceUrl?: string;
+  payments?: { enabled: boolean; x402Network: string; demoServiceUrl?: string };
 }
 
 export interface PaymentResult {
   paymentStatus: string;
   batchId?: string;
+  reason?: { code: string; detail: string };
   receipt?: {
     amount: string;
     asset: string;

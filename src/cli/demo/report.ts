@@ -54,6 +54,7 @@ export function labeller(
   parties.forEach((p, i) => {
     names.set(p.wallet, `${p.name}'s wallet`);
     names.set(p.destination, `destination ${i + 1}`);
+    for (const payment of p.payments) names.set(payment.payTo, 'x402 service');
   });
   return (address) => `${short(address)} (${names.get(address) ?? 'other'})`;
 }

@@ -1,5 +1,6 @@
 // Runs `pool-proxy start` (sandbox ledger + prover daemon + proxy) as a child process on free loopback
-// ports with a fresh data directory, for tests that drive the whole service from outside (browser, demo).
+// ports (the local x402 facilitator and demo service included) with a fresh data directory, for tests that
+// drive the whole service from outside (browser, demo).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -45,7 +46,13 @@ export interface RunningService {
 
 export async function startService(env: Record<string, string> = {}): Promise<RunningService> {
   const dataDir = mkdtempSync(join(tmpdir(), 'pool-proxy-svc-'));
-  const [sandboxPort, proverPort, proxyPort] = [await freePort(), await freePort(), await freePort()];
+  const [sandboxPort, proverPort, proxyPort, facilitatorPort, demoPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
   const child: ChildProcess = spawn(
     process.execPath,
     [
@@ -59,6 +66,10 @@ export async function startService(env: Record<string, string> = {}): Promise<Ru
       `127.0.0.1:${proverPort}`,
       '--ledger-ms',
       '100',
+      '--facilitator',
+      `127.0.0.1:${facilitatorPort}`,
+      '--demo',
+      `127.0.0.1:${demoPort}`,
     ],
     {
       env: {
@@ -67,6 +78,8 @@ export async function startService(env: Record<string, string> = {}): Promise<Ru
         POOL_PROXY_RATE_LIMIT_IP_PER_SECOND: '0',
         POOL_PROXY_RATE_LIMIT_TOKEN_PER_SECOND: '0',
         POOL_PROXY_INDEXER_POLL_MS: '100',
+        // Short payment batches keep the tests quick; the privacy of the window is not under test here.
+        POOL_PROXY_BATCH_WINDOW_MS: '500',
         ...env,
       },
     },
