@@ -1,6 +1,6 @@
 // The wallet page in real headless Chromium against `pool-proxy start`: a Freighter stand-in signs with a
 // sandbox keypair; the page connects, funds the wallet, logs in, deposits, shows the balance and withdraws,
-// and the destination's USDC is checked on chain. A wallet on another network is refused, and refused
+// and the destination's USDC is checked on chain; a payment of the wallet's agent shows with its receipt. A wallet on another network is refused, and refused
 // deposits show the problem's title and detail.
 import anyTest, { type TestFn } from 'ava';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -151,9 +151,46 @@ test.serial(
     await row.filter({ hasText: '7.5000000 USDC' }).waitFor();
     t.is(await service.usdcBalance(destination), 25_000_000n);
 
-    // Payments and pool stats render (payments may not exist on this proxy yet: then a note says so).
-    await page.locator('#payments-table tbody tr').first().waitFor();
-    t.not(await page.locator('#stat-transactions').textContent(), '—');
+    // The wallet's agent pays the demo x402 service (through the API, as an agent would); the page lists the
+    // payment with its receipt, the lower balance and the batch in the pool stats.
+    const info = await (await fetch(`${service.proxyUrl}/api/pool/info`)).json();
+    const demoUrl: string = info.payments.demoServiceUrl;
+    const { challenge } = await (
+      await fetch(`${service.proxyUrl}/api/auth/challenge?publicKey=${address}`)
+    ).json();
+    const login = await fetch(`${service.proxyUrl}/api/auth/verify`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        publicKey: address,
+        challenge,
+        signature: Buffer.from(wallet.keypair.signMessage(challenge)).toString('base64'),
+      }),
+    });
+    const { token } = await login.json();
+    const paid = await (
+      await fetch(`${service.proxyUrl}/api/pay`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ serviceUrl: demoUrl, method: 'GET' }),
+      })
+    ).json();
+    t.is(paid.paymentStatus, 'confirmed', JSON.stringify(paid));
+    await page.getByRole('button', { name: 'Refresh payments' }).click();
+    const payment = page.locator('#payments-table tbody tr').filter({ hasText: demoUrl });
+    await payment.waitFor();
+    const cells = await payment.locator('td').allTextContents();
+    t.is(cells[1], address);
+    t.is(cells[3], paid.receipt.amount);
+    t.is(cells[4], 'confirmed');
+    t.true(cells[5]!.includes(paid.receipt.transaction), 'the receipt shows the transaction hash');
+    t.true(cells[5]!.includes(info.payments.x402Network), 'and the network');
+    t.true(await page.locator('#payments-note').isHidden());
+    await page.getByRole('button', { name: 'Refresh balances' }).click();
+    await row.filter({ hasText: '7.4900000 USDC' }).waitFor();
+    await page.getByRole('button', { name: 'Refresh pool stats' }).click();
+    await page.locator('#stat-batches').filter({ hasText: '1 payment at' }).waitFor();
+    t.is(await page.locator('#stat-services').textContent(), '1');
 
     // Every field has a label and every button a name (keyboard and screen-reader use).
     t.deepEqual(

@@ -69,7 +69,10 @@ async function loadStats(): Promise<void> {
       ? 'none yet'
       : stats.recentBatches
           .slice(0, 5)
-          .map((b) => `${b.size ?? b.payments ?? '?'} payments at ${new Date(b.executedAt).toLocaleString()}`)
+          .map((b) => {
+            const size = b.size ?? b.payments ?? 0;
+            return `${size} payment${size === 1 ? '' : 's'} at ${new Date(b.executedAt).toLocaleString()}`;
+          })
           .join('; ');
 }
 
