@@ -82,6 +82,8 @@ export interface PaymentsConfig {
   /** Per-agent spending budgets (stroops; 0 = off). */
   budgetPerHour: bigint;
   budgetPerDay: bigint;
+  /** Seconds per ledger used to set authorization expirations (0 = measured on the RPC). */
+  ledgerSeconds: number;
   /** Shown in /api/pool/info: the local facilitator and the demo paid service, when running. */
   facilitatorUrl: string;
   demoServiceUrl: string;
@@ -249,6 +251,7 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
         .filter((h) => h !== ''),
       budgetPerHour: optionalAmount(env, 'POOL_PROXY_AGENT_BUDGET_PER_HOUR'),
       budgetPerDay: optionalAmount(env, 'POOL_PROXY_AGENT_BUDGET_PER_DAY'),
+      ledgerSeconds: integer(env, 'POOL_PROXY_X402_LEDGER_SECONDS', 0, 0, 600),
       facilitatorUrl: url(env, 'POOL_PROXY_X402_FACILITATOR_URL', ''),
       demoServiceUrl: url(env, 'POOL_PROXY_X402_DEMO_URL', ''),
     },

@@ -24,6 +24,7 @@ import {
 const CLI = fileURLToPath(new URL('../../bin/pool-proxy.js', import.meta.url));
 const USDC = 10_000_000n;
 const STEPS = ['before-prove', 'during-prove', 'before-send', 'after-send', 'after-confirm'];
+const PAYMENT_STEPS = ['before-send', 'after-send', 'after-confirm'];
 const AGENT = 'crash-agent';
 
 async function freePort(): Promise<number> {
@@ -41,7 +42,7 @@ interface Service {
 }
 
 let dataDir: string;
-let ports: { sandbox: number; prover: number; proxy: number };
+let ports: { sandbox: number; prover: number; proxy: number; facilitator: number; demo: number };
 const proxyUrl = (path: string) => `http://127.0.0.1:${ports.proxy}${path}`;
 const operator = { 'content-type': 'application/json', 'x-pool-operator': 'true' };
 
@@ -52,6 +53,8 @@ async function startService(fault?: string): Promise<Service> {
     POOL_PROXY_TX_TIMEOUT_SECONDS: '10',
     POOL_PROXY_RECONCILE_INTERVAL_MS: '500',
     POOL_PROXY_INDEXER_POLL_MS: '100',
+    POOL_PROXY_BATCH_WINDOW_MS: '200',
+    POOL_PROXY_SETTLE_INTERVAL_MS: '1000',
   };
   delete env.POOL_PROXY_FAULT;
   if (fault !== undefined) env.POOL_PROXY_FAULT = fault;
@@ -68,6 +71,10 @@ async function startService(fault?: string): Promise<Service> {
       `127.0.0.1:${ports.prover}`,
       '--ledger-ms',
       '250',
+      '--facilitator',
+      `127.0.0.1:${ports.facilitator}`,
+      '--demo',
+      `127.0.0.1:${ports.demo}`,
     ],
     { env },
   );
@@ -111,7 +118,10 @@ async function apiBalance(): Promise<bigint> {
   return BigInt(int) * USDC + BigInt(frac);
 }
 
-/** Waits until reconciliation has decided everything: API balance = pool USDC (this agent is the only depositor). */
+/**
+ * Waits until reconciliation and settlement have decided everything: API balance = pool USDC (this agent is
+ * the only depositor, and once its payment debts are settled its notes are the pool's whole balance).
+ */
 async function booksMatchChain(t: { is: (a: unknown, b: unknown, m?: string) => void }, label: string) {
   const pool = await poolContract();
   let api = -1n;
@@ -136,7 +146,13 @@ async function killedAt(service: Service, request: () => Promise<unknown>): Prom
 
 test.before(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'pool-proxy-crash-'));
-  ports = { sandbox: await freePort(), prover: await freePort(), proxy: await freePort() };
+  ports = {
+    sandbox: await freePort(),
+    prover: await freePort(),
+    proxy: await freePort(),
+    facilitator: await freePort(),
+    demo: await freePort(),
+  };
 });
 test.after.always(() => rmSync(dataDir, { recursive: true, force: true }));
 

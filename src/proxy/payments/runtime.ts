@@ -35,6 +35,7 @@ export function createPayments(
       rpcUrl: flows.deployment.rpcUrl,
       networkPassphrase: flows.deployment.networkPassphrase,
       asset: flows.deployment.contracts.token,
+      ...(config.ledgerSeconds > 0 && { ledgerSeconds: config.ledgerSeconds }),
     },
     fetchOptions: { allowedHosts: config.allowedHosts },
     config,

@@ -9,7 +9,7 @@ import type { EncryptedStore, StoreOp } from '../store/encrypted-store.ts';
 import type { Logger } from '../util/logger.ts';
 import type { AgentKeyring } from './agent-keyring.ts';
 import type { AgentRegistry } from './agents.ts';
-import type { NoteBook } from './notebook.ts';
+import type { NewNote, NoteBook } from './notebook.ts';
 import type { CommitmentEvent, PoolIndexer } from './pool-indexer.ts';
 import { confirmedNote } from './pool-transaction.ts';
 
@@ -57,21 +57,14 @@ export class NoteCrediting {
     return outputs.map((o) => ({ type: 'del' as const, key: this.#pendingKey(o.commitment) }));
   }
 
+  /**
+   * Applies confirmed events one transaction at a time, and for each agent a transaction touches, its spent
+   * notes and its new notes in ONE note-book batch: a balance never shows a spend without its change.
+   */
   async #onEvents(
     commitments: CommitmentEvent[],
     nullifiers: Array<{ nullifier: bigint; txHash: string }>,
   ): Promise<void> {
-    for (const { nullifier, txHash } of nullifiers) {
-      const index = await this.#d.store.get<NullifierIndex>(this.#nullifierKey(nullifier));
-      if (index === undefined) continue;
-      const note = (await this.#d.notes.notes(index.agentId)).find((n) => n.commitment === index.commitment);
-      await this.#d.notes.applySpend(index.agentId, {
-        opId: note?.lockedBy ?? `chain:${txHash}`,
-        txHash,
-        inputs: [index.commitment],
-        outputs: [],
-      });
-    }
     // Registrations first: a recovering proxy learns an agent in the same transaction as its first note.
     for (const event of commitments) {
       const registration = this.#d.keyring.openRegistration(event.encryptedOutput);
@@ -79,19 +72,75 @@ export class NoteCrediting {
       await this.#d.agents.ensure(registration);
       this.#d.logger.log('info', 'agent recovered from the chain', { ledger: event.ledger });
     }
-    for (const event of commitments) {
-      const pendingKey = this.#pendingKey(event.commitment);
-      const pending = await this.#d.store.get<PendingNote>(pendingKey);
-      if (pending !== undefined) {
-        await this.#credit(
-          pending.agentId,
-          { commitment: event.commitment, amount: pending.amount, blinding: pending.blinding },
-          event,
-          [{ type: 'del', key: pendingKey }],
-        );
-        continue;
+    const order: string[] = [];
+    const byTx = new Map<string, { spent: NullifierIndex[]; created: CommitmentEvent[] }>();
+    const entry = (txHash: string) => {
+      let e = byTx.get(txHash);
+      if (e === undefined) {
+        e = { spent: [], created: [] };
+        byTx.set(txHash, e);
+        order.push(txHash);
       }
-      await this.#discover(event);
+      return e;
+    };
+    for (const { nullifier, txHash } of nullifiers) {
+      const index = await this.#d.store.get<NullifierIndex>(this.#nullifierKey(nullifier));
+      if (index !== undefined) entry(txHash).spent.push(index);
+    }
+    for (const event of commitments) entry(event.txHash).created.push(event);
+
+    for (const txHash of order) {
+      const { spent, created } = byTx.get(txHash)!;
+      const perAgent = new Map<string, { inputs: bigint[]; outputs: NewNote[]; extra: StoreOp[] }>();
+      const forAgent = (agentId: string) => {
+        let a = perAgent.get(agentId);
+        if (a === undefined) {
+          a = { inputs: [], outputs: [], extra: [] };
+          perAgent.set(agentId, a);
+        }
+        return a;
+      };
+      for (const index of spent) forAgent(index.agentId).inputs.push(index.commitment);
+      const unexpected: CommitmentEvent[] = [];
+      for (const event of created) {
+        const pendingKey = this.#pendingKey(event.commitment);
+        const pending = await this.#d.store.get<PendingNote>(pendingKey);
+        if (pending === undefined) {
+          unexpected.push(event);
+          continue;
+        }
+        const note = confirmedNote(
+          this.#d.keyring.crypto(pending.agentId),
+          { commitment: event.commitment, amount: pending.amount, blinding: pending.blinding },
+          event.leafIndex,
+        );
+        const a = forAgent(pending.agentId);
+        a.outputs.push(note);
+        a.extra.push({ type: 'del', key: pendingKey }, this.#nullifierOp(pending.agentId, note));
+      }
+      for (const [agentId, change] of perAgent) {
+        // The agent exists from its first confirmed note on (a deposit that never landed leaves nothing).
+        if (change.outputs.length > 0) await this.#d.agents.ensure(parseScopedId(agentId));
+        const locked = change.inputs.length
+          ? (await this.#d.notes.notes(agentId)).find((n) => n.commitment === change.inputs[0])?.lockedBy
+          : undefined;
+        await this.#d.notes.applySpend(
+          agentId,
+          { opId: locked ?? `chain:${txHash}`, txHash, inputs: change.inputs, outputs: change.outputs },
+          change.extra,
+        );
+        // Events applied late (a restart, a replay): a new note may already be spent further on.
+        for (const note of change.outputs) {
+          if (!this.#d.indexer.spent.has(note.nullifier)) continue;
+          await this.#d.notes.applySpend(agentId, {
+            opId: `chain:${txHash}`,
+            txHash,
+            inputs: [note.commitment],
+            outputs: [],
+          });
+        }
+      }
+      for (const event of unexpected) await this.#discover(event);
     }
   }
 
@@ -119,18 +168,7 @@ export class NoteCrediting {
     const note = confirmedNote(this.#d.keyring.crypto(agentId), output, event.leafIndex);
     // The agent exists from its first confirmed note on (a deposit that never landed leaves nothing).
     await this.#d.agents.ensure(parseScopedId(agentId));
-    await this.#d.notes.credit(
-      agentId,
-      [note],
-      [
-        ...extra,
-        {
-          type: 'put',
-          key: this.#nullifierKey(note.nullifier),
-          value: { agentId, commitment: note.commitment } satisfies NullifierIndex,
-        },
-      ],
-    );
+    await this.#d.notes.credit(agentId, [note], [...extra, this.#nullifierOp(agentId, note)]);
     // Replaying history (recovery): the note may already be spent further on.
     if (this.#d.indexer.spent.has(note.nullifier)) {
       await this.#d.notes.applySpend(agentId, {
@@ -140,6 +178,14 @@ export class NoteCrediting {
         outputs: [],
       });
     }
+  }
+
+  #nullifierOp(agentId: string, note: NewNote): StoreOp {
+    return {
+      type: 'put',
+      key: this.#nullifierKey(note.nullifier),
+      value: { agentId, commitment: note.commitment } satisfies NullifierIndex,
+    };
   }
 
   #pendingKey(commitment: bigint): string {

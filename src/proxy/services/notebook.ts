@@ -225,6 +225,7 @@ export class NoteBook {
   async applySpend(
     agentId: string,
     spend: { opId: string; txHash: string; inputs: bigint[]; outputs: NewNote[] },
+    extra: StoreOp[] = [],
   ): Promise<void> {
     await this.#mutex.run(agentId, async () => {
       const account = await this.account(agentId);
@@ -249,6 +250,7 @@ export class NoteBook {
         ops.push({ type: 'put', key, value: { ...note, agentId, state: 'unspent' } satisfies NoteRecord });
       }
       const hadReservation = spend.opId in account.reservations;
+      ops.push(...extra);
       if (ops.length === 0 && !hadReservation) return;
       account.notes += added - removed;
       delete account.reservations[spend.opId];

@@ -40,8 +40,16 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-export async function startStack(env: Env = {}): Promise<Stack> {
-  const sandbox = await Sandbox.start({ port: 0, ledgerMs: 250 });
+export async function startStack(
+  env: Env = {},
+  opts: { networkPassphrase?: string; ledgerMs?: number } = {},
+): Promise<Stack> {
+  const passphrase = opts.networkPassphrase ?? STANDALONE_PASSPHRASE;
+  const sandbox = await Sandbox.start({
+    port: 0,
+    ledgerMs: opts.ledgerMs ?? 250,
+    networkPassphrase: passphrase,
+  });
   const daemon = await startProverDaemon({
     listen: '127.0.0.1:0',
     circuitsDir: CIRCUITS_DIR,
@@ -56,6 +64,8 @@ export async function startStack(env: Env = {}): Promise<Stack> {
     POOL_PROXY_DATA_DIR: mkdtempSync(join(tmpdir(), 'pp-e2e-')),
     POOL_PROXY_MASTER_KEY: masterKeyHex,
     POOL_PROXY_RPC_URL: sandbox.rpcUrl,
+    POOL_PROXY_NETWORK_PASSPHRASE: passphrase,
+    POOL_PROXY_SANDBOX_INFO_URL: `${sandbox.url}/sandbox/info`,
     POOL_PROXY_OPERATOR_SECRET: secrets.operator,
     POOL_PROXY_ASP_ADMIN_SECRET: secrets.admin,
     POOL_PROXY_PROVER_ADDRESSES: daemon.address,
@@ -96,7 +106,7 @@ export async function startStack(env: Env = {}): Promise<Stack> {
     },
     async usdcBalance(address) {
       const source = new Account(sandbox.info.accounts.operator, '0');
-      const tx = new TransactionBuilder(source, { fee: '100', networkPassphrase: STANDALONE_PASSPHRASE })
+      const tx = new TransactionBuilder(source, { fee: '100', networkPassphrase: passphrase })
         .addOperation(new Contract(token).call('balance', new Address(address).toScVal()))
         .setTimeout(30)
         .build();

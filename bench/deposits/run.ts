@@ -1,0 +1,122 @@
+// Many wallets depositing at once, each to a new agent (so every deposit needs an allowlist registration):
+// every wallet prepares, waits a random 0–3 s (a person signing), signs and submits. Counts how many deposits
+// were confirmed, answered `409 prepare_stale` or refused otherwise, and times prepare and submit. Before the
+// registrar held registrations back for outstanding prepared deposits, most of such a crowd failed stale.
+// Usage: npx tsx bench/deposits/run.ts [wallets=24] [rounds=2]
+import { randomBytes, randomInt } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Keypair, TransactionBuilder } from '@stellar/stellar-sdk';
+import { startProverDaemon } from '../../src/prover/daemon/server.ts';
+import { loadConfig } from '../../src/proxy/config.ts';
+import { startProxy } from '../../src/proxy/server.ts';
+import { silentLogger } from '../../src/proxy/util/logger.ts';
+import { Sandbox } from '../../src/sandbox/index.ts';
+
+const wallets = Number(process.argv[2] ?? 24);
+const rounds = Number(process.argv[3] ?? 2);
+const CIRCUITS_DIR = fileURLToPath(new URL('../../build/circuits', import.meta.url));
+const cpu = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown CPU';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'bench-deposits-'));
+const sandbox = await Sandbox.start({ port: 0, ledgerMs: 1000 });
+const daemon = await startProverDaemon({
+  listen: '127.0.0.1:0',
+  circuitsDir: CIRCUITS_DIR,
+  engine: 'native',
+});
+await daemon.ready;
+const secrets = sandbox.secrets();
+const proxy = await startProxy(
+  loadConfig({
+    POOL_PROXY_PORT: '0',
+    POOL_PROXY_DATA_DIR: dataDir,
+    POOL_PROXY_MASTER_KEY: randomBytes(32).toString('hex'),
+    POOL_PROXY_RPC_URL: sandbox.rpcUrl,
+    POOL_PROXY_OPERATOR_SECRET: secrets.operator,
+    POOL_PROXY_ASP_ADMIN_SECRET: secrets.admin,
+    POOL_PROXY_PROVER_ADDRESSES: daemon.address,
+    POOL_PROXY_RATE_LIMIT_IP_PER_SECOND: '0',
+    POOL_PROXY_RATE_LIMIT_TOKEN_PER_SECOND: '0',
+    POOL_PROXY_PREPARE_TTL_SECONDS: '60',
+  }),
+  { logger: silentLogger },
+);
+await proxy.ready;
+const passphrase = sandbox.info.networkPassphrase;
+const post = async (path: string, body: unknown, token?: string) => {
+  const res = await fetch(`${proxy.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token && { authorization: `Bearer ${token}` }) },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, json: (await res.json()) as any };
+};
+
+async function login(kp: Keypair): Promise<string> {
+  const { challenge } = (await (
+    await fetch(`${proxy.url}/api/auth/challenge?publicKey=${kp.publicKey()}`)
+  ).json()) as { challenge: string };
+  const signature = Buffer.from(kp.signMessage(challenge)).toString('base64');
+  return (await post('/api/auth/verify', { publicKey: kp.publicKey(), challenge, signature })).json.token;
+}
+
+console.log(
+  `${cpu}, ${cpus().length} CPUs; ${wallets} wallets at once, each to a new agent, ${rounds} rounds`,
+);
+const outcomes = new Map<string, number>();
+const prepareMs: number[] = [];
+const submitMs: number[] = [];
+for (let round = 0; round < rounds; round++) {
+  const people = await Promise.all(
+    Array.from({ length: wallets }, async () => {
+      const kp = Keypair.random();
+      await fetch(`${sandbox.url}/friendbot?addr=${kp.publicKey()}&usdc=10`);
+      return { kp, token: await login(kp) };
+    }),
+  );
+  await Promise.all(
+    people.map(async ({ kp, token }, i) => {
+      let t = performance.now();
+      const prepared = await post(
+        '/api/deposit/prepare',
+        { amount: '1', publicKey: kp.publicKey(), agentId: `crowd-${round}-${i}` },
+        token,
+      );
+      prepareMs.push(performance.now() - t);
+      let key: string;
+      if (prepared.status !== 200) key = `prepare ${prepared.status} ${prepared.json.code}`;
+      else {
+        await new Promise((r) => setTimeout(r, randomInt(3000)));
+        const tx = TransactionBuilder.fromXDR(prepared.json.transactionXDR, passphrase);
+        tx.sign(kp);
+        t = performance.now();
+        const submitted = await post(
+          '/api/deposit/submit',
+          { prepareId: prepared.json.prepareId, signedTransactionXDR: tx.toXDR() },
+          token,
+        );
+        submitMs.push(performance.now() - t);
+        key = submitted.status === 200 ? 'confirmed' : `submit ${submitted.status} ${submitted.json.code}`;
+      }
+      outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+    }),
+  );
+}
+const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
+const p = (xs: number[], q: number) => (sorted(xs)[Math.ceil((q / 100) * xs.length) - 1] ?? NaN) / 1000;
+const total = wallets * rounds;
+const stale = outcomes.get('submit 409 prepare_stale') ?? 0;
+console.log(
+  `deposits: ${total}; ${[...outcomes].map(([k, v]) => `${k} ×${v}`).join(', ')}; prepare_stale ${((100 * stale) / total).toFixed(1)} %`,
+);
+console.log(
+  `prepare p50 ${p(prepareMs, 50).toFixed(1)} s, p95 ${p(prepareMs, 95).toFixed(1)} s (includes waiting for registrations); ` +
+    `submit p50 ${p(submitMs, 50).toFixed(1)} s`,
+);
+await proxy.close();
+await daemon.stop({ force: true });
+await sandbox.close();
+rmSync(dataDir, { recursive: true, force: true });

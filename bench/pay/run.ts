@@ -1,0 +1,173 @@
+// Payments through the batch operator on the embedded sandbox, in one process as `pool-proxy start` runs them:
+// N agents (operator deposits), then P payments of the demo x402 service sent at once, so they all fall in one
+// batch window. Prints, after the window ends: the time until every payment answered, p50/p95 of each answer
+// after the window end, how many confirmed; then the settlement time (until the pool wallet's float is back).
+// Target: a batch of 1000 payments done within the window + 10 s.
+// Usage: npx tsx bench/pay/run.ts [agents=100] [payments=1000] [windowMs=15000] [channels=128] [ledgerMs=1000]
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Keypair } from '@stellar/stellar-sdk';
+import { startProverDaemon } from '../../src/prover/daemon/server.ts';
+import { loadConfig } from '../../src/proxy/config.ts';
+import { startProxy } from '../../src/proxy/server.ts';
+import { silentLogger } from '../../src/proxy/util/logger.ts';
+import { Sandbox } from '../../src/sandbox/index.ts';
+import { startLocalX402 } from '../../src/x402/local-services.ts';
+
+const [agents, payments, windowMs, channels, ledgerMs] = [100, 1000, 15_000, 128, 1000].map((d, i) =>
+  Number(process.argv[2 + i] ?? d),
+);
+const CIRCUITS_DIR = fileURLToPath(new URL('../../build/circuits', import.meta.url));
+const http = new Agent({ keepAlive: true, maxSockets: 2048 });
+
+function call(url: string, body?: unknown): Promise<{ status: number; json: any }> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = request(
+      url,
+      {
+        method: payload ? 'POST' : 'GET',
+        agent: http,
+        headers: { 'x-pool-operator': 'true', ...(payload ? { 'content-type': 'application/json' } : {}) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          let json: unknown;
+          try {
+            json = JSON.parse(Buffer.concat(chunks).toString());
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, json });
+        });
+      },
+    );
+    req.setTimeout(600_000);
+    req.on('error', reject);
+    if (payload) req.write(payload);
+    req.end();
+  });
+}
+
+const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+const cpu = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown CPU';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'bench-pay-'));
+const sandbox = await Sandbox.start({ port: 0, ledgerMs });
+const daemon = await startProverDaemon({
+  listen: '127.0.0.1:0',
+  circuitsDir: CIRCUITS_DIR,
+  engine: 'native',
+});
+await daemon.ready;
+const info = sandbox.info;
+const friendbot = (addr: string, usdc: number) => fetch(`${sandbox.url}/friendbot?addr=${addr}&usdc=${usdc}`);
+await friendbot(info.accounts.operator, 100_000);
+const FLOAT = 1000;
+await friendbot(info.accounts.poolWallet, FLOAT);
+const x402 = await startLocalX402({
+  rpcUrl: sandbox.rpcUrl,
+  networkPassphrase: info.networkPassphrase,
+  asset: info.contracts.token,
+  facilitator: { host: '127.0.0.1', port: 0 },
+  demo: { host: '127.0.0.1', port: 0 },
+  channels: Array.from({ length: channels }, () => Keypair.random()),
+});
+const secrets = sandbox.secrets();
+const base = {
+  POOL_PROXY_PORT: '0',
+  POOL_PROXY_DATA_DIR: dataDir,
+  POOL_PROXY_MASTER_KEY: randomBytes(32).toString('hex'),
+  POOL_PROXY_RPC_URL: sandbox.rpcUrl,
+  POOL_PROXY_OPERATOR_SECRET: secrets.operator,
+  POOL_PROXY_ASP_ADMIN_SECRET: secrets.admin,
+  POOL_PROXY_POOL_WALLET_SECRET: secrets.poolWallet,
+  POOL_PROXY_PROVER_ADDRESSES: daemon.address,
+};
+const proxy = await startProxy(
+  loadConfig({
+    ...base,
+    POOL_PROXY_RATE_LIMIT_IP_PER_SECOND: '0',
+    POOL_PROXY_RATE_LIMIT_TOKEN_PER_SECOND: '0',
+    POOL_PROXY_PAY_ALLOWED_HOSTS: new URL(x402.demo.quoteUrl).host,
+    POOL_PROXY_BATCH_WINDOW_MS: String(windowMs),
+    POOL_PROXY_BATCH_MAX: String(payments * 2),
+    POOL_PROXY_BATCH_CONCURRENCY: '512',
+    POOL_PROXY_SETTLE_INTERVAL_MS: '86400000',
+  }),
+  { logger: silentLogger },
+);
+await proxy.ready;
+console.log(
+  `${cpu}, ${cpus().length} CPUs; sandbox ledger every ${ledgerMs} ms; ${channels} facilitator channels`,
+);
+
+let t = performance.now();
+const ids = Array.from({ length: agents }, (_, i) => `bench-${i}`);
+for (let i = 0; i < ids.length; i += 4) {
+  await Promise.all(
+    ids.slice(i, i + 4).map(async (agentId) => {
+      const res = await call(`${proxy.url}/api/deposit`, { agentId, amount: '1' });
+      if (res.status !== 200) throw new Error(`deposit: ${JSON.stringify(res.json)}`);
+    }),
+  );
+}
+console.log(`setup: ${agents} agents deposited in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+
+const started = performance.now();
+const answers = await Promise.all(
+  Array.from({ length: payments }, async (_, i) => {
+    const res = await call(`${proxy.url}/api/pay`, {
+      agentId: ids[i % agents],
+      serviceUrl: x402.demo.quoteUrl,
+      method: 'GET',
+    });
+    return { res, at: performance.now() };
+  }),
+);
+const windowEnd = started + windowMs;
+const after = answers.map((a) => a.at - windowEnd).sort((a, b) => a - b);
+const confirmed = answers.filter((a) => a.res.json?.paymentStatus === 'confirmed').length;
+const statuses = new Map<string, number>();
+for (const a of answers) {
+  const key = `${a.res.status} ${a.res.json?.paymentStatus ?? a.res.json?.code}`;
+  statuses.set(key, (statuses.get(key) ?? 0) + 1);
+}
+const last = after[after.length - 1] ?? NaN;
+console.log(
+  `batch: ${payments} payments, window ${windowMs} ms; all answered ${(last / 1000).toFixed(1)} s after the window ` +
+    `(target ≤ 10 s: ${last <= 10_000 ? 'met' : 'missed'}); after the window p50 ${(pct(after, 50) / 1000).toFixed(1)} s, ` +
+    `p95 ${(pct(after, 95) / 1000).toFixed(1)} s; confirmed ${confirmed}/${payments}`,
+);
+console.log(`  outcomes: ${[...statuses].map(([k, v]) => `${k} ×${v}`).join(', ')}`);
+
+// Settlement: the same store, restarted with a short settlement interval.
+await proxy.close();
+t = performance.now();
+const settler = await startProxy(loadConfig({ ...base, POOL_PROXY_SETTLE_INTERVAL_MS: '200' }), {
+  logger: silentLogger,
+});
+{
+  await settler.ready;
+  const target = `${FLOAT}.0000000`;
+  let now = '';
+  for (let i = 0; i < 3000 && now !== target; i++) {
+    await new Promise((r) => setTimeout(r, 500));
+    now = (await call(`${settler.url}/health`)).json?.poolWalletFloat ?? '';
+  }
+  console.log(
+    `settlement: float back to ${now} USDC in ${((performance.now() - t) / 1000).toFixed(1)} s (${agents} agents settled)`,
+  );
+  await settler.close();
+}
+await x402.close();
+await daemon.stop({ force: true });
+await sandbox.close();
+rmSync(dataDir, { recursive: true, force: true });

@@ -1,0 +1,443 @@
+// Paying x402 services from the pool, end to end: the real sandbox (on the TESTNET passphrase, so the official
+// @x402/stellar facilitator can run against it), the real prover daemon and proxy, our local facilitator and
+// demo service, and an independent paid service built here with @x402/core's resource server and the official
+// facilitator. Checks what agents get back, the books (balances, the pool wallet's float, settlement) and what
+// an observer of the ledger can see.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { Address, humanizeEvents, Keypair, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
+import { x402Facilitator } from '@x402/core/facilitator';
+import { type FacilitatorClient, x402ResourceServer } from '@x402/core/server';
+import { createEd25519Signer } from '@x402/stellar';
+import { ExactStellarScheme as OfficialFacilitatorScheme } from '@x402/stellar/exact/facilitator';
+import { ExactStellarScheme as OfficialServerScheme } from '@x402/stellar/exact/server';
+import test from 'ava';
+import { TESTNET_PASSPHRASE } from '../../src/ledger/networks.ts';
+import type { ProxyHandle } from '../../src/proxy/server.ts';
+import { type LocalX402, startLocalX402 } from '../../src/x402/local-services.ts';
+import { startPaidService } from '../x402/helpers.ts';
+import { getJson, postJson } from './helpers/http.ts';
+import { type Stack, startStack, USDC } from './helpers/stack.ts';
+
+const NETWORK = 'stellar:testnet' as const;
+const FLOAT = 100n * USDC;
+
+let stack: Stack;
+let proxy: ProxyHandle;
+let local: LocalX402;
+let independent: Awaited<ReturnType<typeof startPaidService>>;
+let refusing: Awaited<ReturnType<typeof startPaidService>>;
+let plain: Server;
+let plainUrl: string;
+let token: string;
+let poolWallet: string;
+const independentPayTo = Keypair.random().publicKey();
+/** The wallet of the first test, whose agent paid too. */
+let firstWallet: { address: string; token: string };
+
+const url = (path: string) => `${proxy.url}${path}`;
+const operator = { 'x-pool-operator': 'true' };
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+function officialFacilitator(signer: Keypair, refuse = false): FacilitatorClient {
+  const facilitator = new x402Facilitator().register(
+    NETWORK,
+    new OfficialFacilitatorScheme([createEd25519Signer(signer.secret(), NETWORK)], {
+      rpcConfig: { url: stack.sandbox.rpcUrl },
+    }) as never,
+  );
+  if (refuse) facilitator.onBeforeVerify(async () => ({ abort: true, reason: 'refused_by_policy' }));
+  return {
+    verify: (p, r) => facilitator.verify(p, r),
+    settle: (p, r) => facilitator.settle(p, r),
+    getSupported: async () =>
+      facilitator.getSupported() as Awaited<ReturnType<FacilitatorClient['getSupported']>>,
+  };
+}
+
+function officialResourceServer(client: FacilitatorClient): x402ResourceServer {
+  // @x402/core >= 2.22 asks server schemes for their payment flows; @x402/stellar 2.9.0's has none
+  const scheme = Object.assign(new OfficialServerScheme(), {
+    defaultAssetTransferMethod: 'default',
+    paymentFlows: { default: { supported: ['authorization'], default: 'authorization' } },
+  });
+  return new x402ResourceServer(client).register(NETWORK, scheme as never);
+}
+
+const priced = (amount: bigint, payTo: string, maxTimeoutSeconds = 300) => ({
+  accepts: {
+    scheme: 'exact',
+    price: { amount: amount.toString(), asset: token },
+    network: NETWORK,
+    payTo,
+    maxTimeoutSeconds,
+  },
+});
+
+test.before(async () => {
+  // One-second ledgers: the official facilitator bounds authorizations assuming 5 s ledgers (below), so on
+  // faster ledgers a payment's authorization would live only a few seconds of real time.
+  stack = await startStack({}, { networkPassphrase: TESTNET_PASSPHRASE, ledgerMs: 1000 });
+  token = stack.sandbox.info.contracts.token;
+  poolWallet = stack.sandbox.info.accounts.poolWallet;
+  await stack.fund(poolWallet, Number(FLOAT / USDC));
+  local = await startLocalX402({
+    rpcUrl: stack.sandbox.rpcUrl,
+    networkPassphrase: TESTNET_PASSPHRASE,
+    asset: token,
+    facilitator: { host: '127.0.0.1', port: 0 },
+    demo: { host: '127.0.0.1', port: 0 },
+  });
+  const facilitatorAccount = Keypair.random();
+  await stack.fund(facilitatorAccount.publicKey(), 0);
+  await stack.fund(independentPayTo, 0);
+  independent = await startPaidService(
+    officialResourceServer(officialFacilitator(facilitatorAccount)),
+    {
+      'GET /weather': { ...priced(200_000n, independentPayTo), description: 'weather' },
+      'GET /expensive': priced(2n * USDC, independentPayTo),
+      'GET /flaky': priced(100_000n, independentPayTo, 20),
+    },
+    (req) =>
+      req.path === '/flaky'
+        ? { status: 500, contentType: 'text/plain', body: 'the service broke' }
+        : { status: 200, contentType: 'application/json', body: JSON.stringify({ sky: 'clear' }) },
+  );
+  const refuser = Keypair.random();
+  await stack.fund(refuser.publicKey(), 0);
+  refusing = await startPaidService(
+    officialResourceServer(officialFacilitator(refuser, true)),
+    { 'GET /refused': priced(100_000n, independentPayTo, 20) },
+    () => ({ status: 200, contentType: 'text/plain', body: 'never' }),
+  );
+  plain = createServer((_req, res) => res.end('free content'));
+  await new Promise<void>((r) => plain.listen(0, '127.0.0.1', r));
+  plainUrl = `http://127.0.0.1:${(plain.address() as AddressInfo).port}`;
+  const hosts = [local.demo.quoteUrl, independent.url, refusing.url, plainUrl].map((u) => new URL(u).host);
+  ({ proxy } = await stack.startProxy({
+    POOL_PROXY_DATA_DIR: join(stack.env.POOL_PROXY_DATA_DIR!, 'payments'),
+    POOL_PROXY_POOL_WALLET_SECRET: stack.sandbox.secrets().poolWallet,
+    POOL_PROXY_PAY_ALLOWED_HOSTS: hosts.join(','),
+    POOL_PROXY_BATCH_WINDOW_MS: '1500',
+    POOL_PROXY_SETTLE_INTERVAL_MS: '4000',
+    POOL_PROXY_RECONCILE_INTERVAL_MS: '500',
+    POOL_PROXY_X402_FACILITATOR_URL: local.facilitator.url,
+    POOL_PROXY_X402_DEMO_URL: local.demo.quoteUrl,
+    // the official facilitator bounds authorizations by Horizon's estimate (5 s a ledger when offline)
+    POOL_PROXY_X402_LEDGER_SECONDS: '5',
+  }));
+});
+
+test.after.always(async () => {
+  await proxy?.close();
+  await local?.close();
+  await independent?.close();
+  await refusing?.close();
+  plain?.close();
+  await stack?.close();
+});
+
+async function operatorDeposit(agentId: string, amount: string) {
+  const res = await postJson(url('/api/deposit'), { agentId, amount }, operator);
+  if (res.status !== 200) throw new Error(`deposit: ${res.text}`);
+}
+
+async function balanceOf(agentId: string, headers: Record<string, string> = operator): Promise<string> {
+  return (await getJson(url(`/api/balance/${agentId}`), headers)).json.balance;
+}
+
+const pay = (body: Record<string, unknown>, headers: Record<string, string> = operator) =>
+  postJson(url('/api/pay'), body, headers);
+
+const onChain = (who: string) => usdc(who);
+async function usdc(who: string): Promise<bigint> {
+  return stack.usdcBalance(who);
+}
+
+test.serial(
+  'agents pay the demo service and an independent service; balances fall by the prices',
+  async (t) => {
+    const info = await getJson(url('/api/pool/info'));
+    t.is(info.json.payments.x402Network, NETWORK);
+    t.is(info.json.poolWallet, poolWallet);
+    t.is(info.json.payments.demoServiceUrl, local.demo.quoteUrl);
+    await operatorDeposit('payer-a', '1');
+    await operatorDeposit('payer-b', '1');
+    const wallet = Keypair.random();
+    await stack.fund(wallet.publicKey(), 5);
+    const walletToken = await stack.login(wallet, proxy.url);
+    const prepared = await postJson(
+      url('/api/deposit/prepare'),
+      { amount: '1', publicKey: wallet.publicKey() },
+      bearer(walletToken),
+    );
+    const tx = TransactionBuilder.fromXDR(prepared.json.transactionXDR, TESTNET_PASSPHRASE);
+    tx.sign(wallet);
+    const submitted = await postJson(
+      url('/api/deposit/submit'),
+      { prepareId: prepared.json.prepareId, signedTransactionXDR: tx.toXDR() },
+      bearer(walletToken),
+    );
+    t.is(submitted.status, 200, submitted.text);
+
+    const demoBefore = await onChain(local.demoPayTo);
+    const independentBefore = await onChain(independentPayTo);
+    const [a, b, w] = await Promise.all([
+      pay({ agentId: 'payer-a', serviceUrl: local.demo.quoteUrl, method: 'GET' }),
+      pay({ agentId: 'payer-b', serviceUrl: `${independent.url}/weather?city=lisbon`, method: 'GET' }),
+      pay({ serviceUrl: local.demo.echoUrl, method: 'POST', body: { hello: 'pool' } }, bearer(walletToken)),
+    ]);
+    for (const r of [a, b, w]) {
+      t.is(r.status, 200, r.text);
+      t.is(r.json.paymentStatus, 'confirmed', r.text);
+      t.regex(r.json.receipt.transaction, /^[0-9a-f]{64}$/);
+      t.is(r.json.receipt.network, NETWORK);
+      t.is(r.json.receipt.asset, token);
+      t.truthy(r.json.batchId);
+    }
+    t.is(a.json.batchId, b.json.batchId, 'one window, one batch');
+    t.deepEqual(JSON.parse(b.json.content), { sky: 'clear' });
+    t.is(b.json.receipt.amount, '0.0200000');
+    t.is(b.json.receipt.payTo, independentPayTo);
+    t.regex(w.json.content, /hello/);
+    t.is(await balanceOf('payer-a'), '0.9900000');
+    t.is(await balanceOf('payer-b'), '0.9800000');
+    t.is(await balanceOf(wallet.publicKey(), bearer(walletToken)), '0.9900000');
+    t.is(await onChain(local.demoPayTo), demoBefore + 200_000n);
+    t.is(await onChain(independentPayTo), independentBefore + 200_000n);
+    // Confirmed on our own ledger: the receipt's transaction pays the service from the pool wallet.
+    const landed = await stack.server.getTransaction(b.json.receipt.transaction);
+    t.is(landed.status, rpc.Api.GetTransactionStatus.SUCCESS);
+
+    const listed = await getJson(url('/api/payments'), bearer(walletToken));
+    t.is(listed.json.payments.length, 1);
+    t.is(listed.json.payments[0].paymentStatus, 'confirmed');
+    t.deepEqual(listed.json.payments[0].receipt, w.json.receipt);
+    const stats = await getJson(url('/api/pool/stats'));
+    t.true(stats.json.servicesUsed >= 2);
+    t.true(stats.json.recentBatches.some((batch: { size: number }) => batch.size >= 2));
+  },
+);
+
+test.serial(
+  'settlement: the float returns to its level and the pool holds exactly the unspent notes',
+  async (t) => {
+    // The settlement job runs every few seconds here: wait for the float to be paid back.
+    let float = await onChain(poolWallet);
+    for (let i = 0; i < 240 && float !== FLOAT; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      float = await onChain(poolWallet);
+    }
+    t.is(float, FLOAT, 'every payment was settled back to the pool wallet');
+    // Σ of every agent's notes = what the pool contract holds (this proxy is the pool's only user here).
+    const pool = await onChain(stack.sandbox.info.contracts.pool);
+    const agents = (await getJson(url('/api/agents'), operator)).json.agents as Array<{ balance: string }>;
+    const operatorTotal = agents.reduce((s, a) => s + BigInt(a.balance.replace('.', '')), 0n);
+    t.true(pool >= operatorTotal);
+    t.is(await balanceOf('payer-a'), '0.9900000', 'settling changes no available balance');
+  },
+);
+
+test.serial(
+  '20 concurrent payments against a balance covering 7: exactly 7 confirm, the rest are refused',
+  async (t) => {
+    await operatorDeposit('seven', '0.07');
+    const demoBefore = await onChain(local.demoPayTo);
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        pay({ agentId: 'seven', serviceUrl: local.demo.quoteUrl, method: 'GET' }),
+      ),
+    );
+    const confirmed = results.filter((r) => r.status === 200 && r.json.paymentStatus === 'confirmed');
+    const refused = results.filter((r) => r.status === 409);
+    t.is(
+      confirmed.length,
+      7,
+      results.map((r) => `${r.status} ${r.json.code ?? r.json.paymentStatus}`).join(','),
+    );
+    t.is(refused.length, 13);
+    t.true(refused.every((r) => r.json.code === 'insufficient_balance'));
+    t.is(await balanceOf('seven'), '0.0000000');
+    t.is(await onChain(local.demoPayTo), demoBefore + 7n * 100_000n);
+  },
+);
+
+test.serial('a retry with the same idempotencyKey returns the first answer and pays once', async (t) => {
+  await operatorDeposit('idem', '0.5');
+  const body = {
+    agentId: 'idem',
+    serviceUrl: local.demo.quoteUrl,
+    method: 'GET',
+    idempotencyKey: 'key-0001-abc',
+  };
+  const [first, second] = await Promise.all([pay(body), pay(body)]);
+  t.is(first.status, 200, first.text);
+  t.deepEqual(second.json, first.json);
+  const third = await pay(body);
+  t.deepEqual(third.json, first.json);
+  t.is(await balanceOf('idem'), '0.4900000', 'paid once');
+  const other = await pay({ ...body, serviceUrl: `${local.demo.quoteUrl}?again=1` });
+  t.is(other.status, 409);
+  t.is(other.json.code, 'conflict');
+  t.is(await balanceOf('idem'), '0.4900000');
+});
+
+test.serial('bad input is refused before anything is signed, and loses nothing', async (t) => {
+  await operatorDeposit('careful', '0.5');
+  const wallet = Keypair.random();
+  await stack.fund(wallet.publicKey(), 1);
+  const walletToken = await stack.login(wallet, proxy.url);
+  const float = await onChain(poolWallet);
+  const cases: Array<[Record<string, unknown>, Record<string, string>, number, string]> = [
+    [{ agentId: 'nobody', serviceUrl: local.demo.quoteUrl }, operator, 404, 'not_found'],
+    [{ agentId: 'careful', serviceUrl: local.demo.quoteUrl }, bearer(walletToken), 404, 'not_found'],
+    [{ agentId: 'careful', serviceUrl: 'ftp://example.org/x' }, operator, 400, 'invalid_request'],
+    [{ agentId: 'careful', serviceUrl: 'not a url' }, operator, 400, 'invalid_request'],
+    [{ agentId: 'careful', serviceUrl: 'http://127.0.0.1:9/private' }, operator, 400, 'invalid_request'],
+    [{ agentId: 'careful', serviceUrl: 'http://169.254.169.254/latest' }, operator, 400, 'invalid_request'],
+    [{ agentId: 'careful', serviceUrl: plainUrl }, operator, 422, 'service_not_payable'],
+    [{ agentId: 'careful', serviceUrl: `${independent.url}/expensive` }, operator, 422, 'price_too_high'],
+    [
+      { agentId: 'careful', serviceUrl: local.demo.quoteUrl, maxAmount: '0.001' },
+      operator,
+      422,
+      'price_too_high',
+    ],
+    [
+      { agentId: 'careful', serviceUrl: local.demo.quoteUrl, method: 'TRACE' },
+      operator,
+      400,
+      'invalid_request',
+    ],
+    [{ agentId: 'careful', serviceUrl: local.demo.quoteUrl, extra: 1 }, operator, 400, 'invalid_request'],
+    [
+      { agentId: 'careful', serviceUrl: local.demo.quoteUrl, headers: { authorization: 'Bearer x' } },
+      operator,
+      400,
+      'invalid_request',
+    ],
+    [
+      { agentId: 'careful', serviceUrl: local.demo.quoteUrl, idempotencyKey: 'short' },
+      operator,
+      400,
+      'invalid_request',
+    ],
+    [{ serviceUrl: local.demo.quoteUrl }, operator, 400, 'invalid_request'],
+    [
+      { agentId: 'careful', serviceUrl: local.demo.quoteUrl },
+      { authorization: 'Bearer nope' },
+      401,
+      'unauthorized',
+    ],
+  ];
+  for (const [body, headers, status, code] of cases) {
+    const res = await pay({ method: 'GET', ...body }, headers);
+    t.is(res.status, status, `${JSON.stringify(body)} → ${res.text}`);
+    t.is(res.json.code, code, JSON.stringify(body));
+  }
+  t.is(await balanceOf('careful'), '0.5000000');
+  t.is(await onChain(poolWallet), float, 'the pool wallet paid nothing');
+});
+
+test.serial(
+  'a refusing facilitator and a failing service: the outcome is clear and nothing is lost',
+  async (t) => {
+    await operatorDeposit('unlucky', '0.5');
+    const before = await onChain(independentPayTo);
+    const refused = await pay({ agentId: 'unlucky', serviceUrl: `${refusing.url}/refused`, method: 'GET' });
+    t.is(refused.status, 200, refused.text);
+    t.is(refused.json.paymentStatus, 'failed');
+    t.truthy(refused.json.reason.detail);
+    const flaky = await pay({ agentId: 'unlucky', serviceUrl: `${independent.url}/flaky`, method: 'GET' });
+    t.is(flaky.json.paymentStatus, 'failed', flaky.text);
+    t.is(flaky.json.serviceStatus, 500);
+    t.is(flaky.json.content, 'the service broke');
+    // Both signed authorizations stay reserved until they expire unused; then the money is back.
+    let balance = await balanceOf('unlucky');
+    for (let i = 0; i < 240 && balance !== '0.5000000'; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      balance = await balanceOf('unlucky');
+    }
+    t.is(balance, '0.5000000');
+    t.is(await onChain(independentPayTo), before, 'nothing was paid');
+    const listed = (await getJson(url('/api/payments'), operator)).json.payments as Array<{
+      serviceUrl: string;
+      paymentStatus: string;
+    }>;
+    t.true(
+      listed.filter((p) => p.serviceUrl.includes('/refused')).every((p) => p.paymentStatus === 'failed'),
+    );
+  },
+);
+
+test.serial(
+  'observer: no transaction links an agent to a service; services are paid by the pool wallet only',
+  async (t) => {
+    const wallet = Keypair.random();
+    await stack.fund(wallet.publicKey(), 2);
+    await operatorDeposit('observed-0', '0.2');
+    const ids = Array.from({ length: 8 }, (_, i) => `observed-${i}`);
+    for (const id of ids.slice(1)) await operatorDeposit(id, '0.2');
+    // Requests in a known order, inside one window.
+    const answers = [];
+    for (const id of ids) {
+      answers.push(pay({ agentId: id, serviceUrl: local.demo.quoteUrl, method: 'GET' }));
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    const results = await Promise.all(answers);
+    for (const r of results) t.is(r.json.paymentStatus, 'confirmed', r.text);
+    t.is(new Set(results.map((r) => r.json.batchId)).size, 1);
+
+    // Everything the ledger recorded: every transaction of every ledger.
+    const txs: rpc.Api.TransactionInfo[] = [];
+    const latest = (await stack.server.getLatestLedger()).sequence;
+    const health = await stack.server.getHealth();
+    let page = await stack.server.getTransactions({
+      startLedger: health.oldestLedger,
+      pagination: { limit: 200 },
+    });
+    for (;;) {
+      txs.push(...page.transactions);
+      if (page.transactions.length < 200 || page.latestLedger > latest + 100) break;
+      page = await stack.server.getTransactions({ pagination: { cursor: page.cursor, limit: 200 } });
+    }
+    const servicePayees = new Set([local.demoPayTo, independentPayTo]);
+    const agentMarkers = [...ids, 'payer-a', 'payer-b', wallet.publicKey()];
+    let toServices = 0;
+    for (const tx of txs) {
+      const transfers = humanizeEvents((tx.events?.contractEventsXdr ?? []).flat())
+        .filter((e) => e.type === 'contract' && e.topics[0] === 'transfer')
+        .map((e) => ({ from: String(e.topics[1]), to: String(e.topics[2]) }));
+      const paysService = transfers.filter((x) => servicePayees.has(x.to));
+      if (paysService.length === 0) continue;
+      toServices += paysService.length;
+      t.true(
+        paysService.every((x) => x.from === poolWallet),
+        'every transfer to a service comes from the pool wallet',
+      );
+      const envelope = Buffer.from(tx.envelopeXdr.toXDR());
+      for (const marker of agentMarkers) {
+        t.false(envelope.includes(Buffer.from(marker)), 'no agent id in a service payment');
+      }
+      t.false(
+        envelope.includes(Buffer.from(new Address(wallet.publicKey()).toScAddress().toXDR())),
+        'no agent wallet in a service payment',
+      );
+    }
+    t.true(toServices >= 8);
+
+    // The batch's transfers land within its burst, and not in the order the requests came.
+    const receipts = results.map((r) => r.json.receipt.transaction as string);
+    const position = new Map(txs.map((tx, i) => [tx.txHash, i]));
+    const order = receipts.map((h) => position.get(h));
+    t.true(order.every((i) => i !== undefined));
+    const ledgers = txs.filter((tx) => receipts.includes(tx.txHash)).map((tx) => tx.ledger);
+    t.true(
+      Math.max(...ledgers) - Math.min(...ledgers) <= 40,
+      `burst spans ${Math.min(...ledgers)}..${Math.max(...ledgers)}`,
+    );
+    const sorted = [...order].sort((x, y) => (x as number) - (y as number));
+    t.notDeepEqual(order, sorted, 'the chain order is not the request order');
+  },
+);
