@@ -1,6 +1,7 @@
 // `pool-proxy demo` against `pool-proxy start`: it exits 0, and its observer table is what the chain holds
 // (token transfers read here independently from the sandbox RPC); the agent ids appear in no transaction.
-// Bad --proxy values and an unreachable proxy exit 1 with a clear message.
+// With --start it runs its own service and stops it. Bad --proxy values, --proxy with --start and an
+// unreachable proxy exit 1 with a clear message.
 import anyTest, { type TestFn } from 'ava';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -20,8 +21,11 @@ test.after.always(async (t) => {
   await t.context.service?.stop();
 });
 
-async function demo(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, 'demo', ...args], { env: process.env });
+async function demo(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [CLI, 'demo', ...args], { env: { ...process.env, ...env } });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -131,4 +135,31 @@ test('pool-proxy demo refuses a bad --proxy and reports an unreachable proxy', a
   const down = await demo(['--proxy', `http://127.0.0.1:${port}`]);
   t.is(down.code, 1);
   t.regex(down.stderr, /Proxy unreachable: no answer from http:\/\/127\.0\.0\.1:\d+/);
+});
+
+test('pool-proxy demo --start runs a private service for the demo and stops it', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'pool-proxy-demo-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const jsonFile = join(dir, 'report.json');
+  // Fast ledgers and short batches for the test (pool-proxy start reads both from the environment).
+  const run = await demo(['--start', '--json', jsonFile], {
+    POOL_PROXY_SANDBOX_LEDGER_MS: '100',
+    POOL_PROXY_BATCH_WINDOW_MS: '500',
+  });
+  t.is(run.code, 0, run.stderr);
+  t.regex(run.stdout, /^starting a private pool-proxy/);
+  const report = JSON.parse(readFileSync(jsonFile, 'utf8'));
+  t.deepEqual(
+    report.parties.map((p: { payments: unknown[] }) => p.payments.length),
+    [1, 1],
+  );
+  t.regex(run.stdout, /What an on-chain observer sees/);
+  // The private service is gone: its proxy no longer answers.
+  await t.throwsAsync(fetch(`${report.proxy}/health`));
+});
+
+test('pool-proxy demo refuses --proxy together with --start', async (t) => {
+  const both = await demo(['--start', '--proxy', 'http://127.0.0.1:8080']);
+  t.is(both.code, 1);
+  t.regex(both.stderr, /use either --proxy URL .* or --start/);
 });

@@ -1,4 +1,5 @@
-// `pool-proxy demo [--proxy URL] [--json FILE]`: against a running proxy on the sandbox, two wallets
+// `pool-proxy demo [--proxy URL | --start] [--json FILE]`: against a running proxy on the sandbox (or one it
+// starts), two wallets
 // (friendbot) log in, deposit into one agent each, pay the demo x402 service when the proxy has
 // POST /api/pay, withdraw to fresh accounts, and the command prints what each party knows next to what an
 // on-chain observer sees, the latter read from the ledger's own RPC.
@@ -6,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { Keypair, rpc } from '@stellar/stellar-sdk';
+import { startLocalService } from '../demo/local-service.ts';
 import { observe } from '../demo/observer.ts';
 import { friendbot, type PoolInfo, ProxyClient, ProxyProblem } from '../demo/proxy-client.ts';
 import {
@@ -207,16 +209,34 @@ export function registerDemo(program: Command): void {
     .description(
       'two wallets and agents deposit, pay and withdraw through a running proxy on the sandbox; prints what each party knows and what the chain shows',
     )
-    .option('--proxy <url>', 'the running proxy', DEFAULT_PROXY)
+    .option('--proxy <url>', `the running proxy (default ${DEFAULT_PROXY})`)
+    .option(
+      '--start',
+      'start a private `pool-proxy start` on free ports for the demo, and stop it afterwards',
+    )
     .option('--json <file>', 'also write the report (parties, knowledge table, observed chain) as JSON')
-    .action(async (opts: { proxy: string; json?: string }) => {
+    .action(async (opts: { proxy?: string; start?: boolean; json?: string }) => {
+      let local: Awaited<ReturnType<typeof startLocalService>> | undefined;
+      let failed = false;
       try {
-        await runDemo(opts.proxy, opts.json, (line) => console.log(line));
+        if (opts.start && opts.proxy !== undefined)
+          throw new DemoError(
+            'use either --proxy URL (a running proxy) or --start (a private one), not both',
+          );
+        if (opts.start) {
+          console.log(
+            'starting a private pool-proxy (sandbox, prover daemon, facilitator, demo service, proxy)…',
+          );
+          local = await startLocalService();
+        }
+        await runDemo(local?.proxyUrl ?? opts.proxy ?? DEFAULT_PROXY, opts.json, (line) => console.log(line));
       } catch (error) {
+        failed = true;
         if (error instanceof ProxyProblem) console.error(`pool-proxy demo: ${error.title}: ${error.detail}`);
-        else if (error instanceof DemoError) console.error(`pool-proxy demo: ${error.message}`);
         else console.error(`pool-proxy demo: ${(error as Error).message}`);
-        process.exit(1);
+      } finally {
+        await local?.stop();
       }
+      if (failed) process.exit(1);
     });
 }
