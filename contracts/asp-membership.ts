@@ -22,14 +22,8 @@ import {
   voidVal,
 } from '../src/sandbox/contract-api.ts';
 import { contractError } from '../src/sandbox/errors.ts';
+import { AspMembershipError, ASP_MEMBERSHIP_INTERFACE } from '../src/ledger/pool-interface.ts';
 import { appendLeaves, emptyRoot, nextIndex } from './merkle-storage.ts';
-
-export const AspMembershipError = {
-  NotAuthorized: 1,
-  MerkleTreeFull: 2,
-  WrongLevels: 4,
-  NonCanonical: 13,
-} as const;
 
 const ADMIN = vec([sym('Admin')]);
 const LEVELS = vec([sym('Levels')]);
@@ -48,6 +42,7 @@ function field(v: xdr.ScVal, what: string): bigint {
 
 export const aspMembership: ContractDefinition = {
   name: 'asp_membership',
+  interface: ASP_MEMBERSHIP_INTERFACE,
   /** (admin: Address, levels: u32) */
   construct(env, args) {
     expectArgs(args, 2, '__constructor');

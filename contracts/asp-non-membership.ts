@@ -19,13 +19,7 @@ import {
   voidVal,
 } from '../src/sandbox/contract-api.ts';
 import { contractError } from '../src/sandbox/errors.ts';
-
-export const AspNonMembershipError = {
-  NotAuthorized: 1,
-  KeyExists: 2,
-  KeyNotFound: 3,
-  NonCanonical: 13,
-} as const;
+import { AspNonMembershipError, ASP_NON_MEMBERSHIP_INTERFACE } from '../src/ledger/pool-interface.ts';
 
 const ADMIN = vec([sym('Admin')]);
 const ROOT = vec([sym('Root')]);
@@ -88,6 +82,7 @@ function remove(env: ContractEnv, args: xdr.ScVal[]): xdr.ScVal {
 
 export const aspNonMembership: ContractDefinition = {
   name: 'asp_non_membership',
+  interface: ASP_NON_MEMBERSHIP_INTERFACE,
   /** (admin: Address); the empty tree's root is 0 */
   construct(env, args) {
     expectArgs(args, 1, '__constructor');

@@ -1,6 +1,7 @@
-// The shielded pool (SPP pool.rs / pool-core, policy AB: allowlist + blocklist). `transact` checks in SPP's
-// order: sender auth, deposit pull, known root, unspent nullifiers, ExtData hash, public amount, live ASP
-// roots, canonical inputs, Groth16 verification; then marks nullifiers, pays withdrawals and inserts the two
+// The shielded pool (SPP pool.rs / pool-core, policy AB: allowlist + blocklist), implementing
+// src/ledger/pool-interface.ts. `transact` checks in SPP's order: sender auth, deposit pull, known root,
+// unspent nullifiers, ExtData hash, public amount, live ASP roots (blocklist, then allowlist), canonical
+// inputs, Groth16 verification (the verifier's errors fail the call); then marks nullifiers, pays withdrawals and inserts the two
 // output commitments. `disburse` is a transact restricted to admin-authorised withdrawals to the payout wallet.
 import { scValToNative, type xdr } from '@stellar/stellar-sdk';
 import { extDataHashOfScVal, FIELD_MODULUS } from '../src/crypto/index.ts';
@@ -27,29 +28,16 @@ import {
   voidVal,
 } from '../src/sandbox/contract-api.ts';
 import { contractError } from '../src/sandbox/errors.ts';
+import {
+  ALLOWLIST_BIT,
+  BLOCKLIST_BIT,
+  POOL_INTERFACE,
+  PoolError,
+  PoolEvent,
+  ROOT_HISTORY_SIZE,
+} from '../src/ledger/pool-interface.ts';
 import { appendLeaves, emptyRoot, nextIndex } from './merkle-storage.ts';
 
-/** SPP pool error codes 1–14. */
-export const PoolError = {
-  NotAuthorized: 1,
-  MerkleTreeFull: 2,
-  AlreadyInitialized: 3,
-  WrongLevels: 4,
-  NextIndexNotEven: 5,
-  WrongExtAmount: 6,
-  InvalidProof: 7,
-  UnknownRoot: 8,
-  AlreadySpentNullifier: 9,
-  WrongExtHash: 10,
-  NotInitialized: 11,
-  Overflow: 12,
-  NonCanonicalPublicInput: 13,
-  InvalidPolicyFlags: 14,
-} as const;
-
-export const ALLOWLIST_BIT = 1;
-export const BLOCKLIST_BIT = 2;
-export const ROOT_HISTORY_SIZE = 90;
 const MAX_EXT_AMOUNT = 1n << 248n;
 
 const key = (name: string) => vec([sym(name)]);
@@ -178,16 +166,17 @@ async function internalTransact(env: ContractEnv, proof: ProofArgs, ext: ExtData
   if (calculatePublicAmount(ext.extAmount) !== proof.publicAmount) {
     throw contractError(PoolError.WrongExtAmount, 'public_amount does not match ext_amount');
   }
+  // SPP checks the blocklist root before the allowlist root; both must be the live roots (no history)
   const policy = getU32(env, POLICY);
-  if (policy & ALLOWLIST_BIT) {
-    const live = asU256(await env.call(getAddr(env, ASP_MEMBERSHIP), 'get_root', []));
-    if (live !== proof.aspMembershipRoot)
-      throw contractError(PoolError.InvalidProof, 'ASP membership root is not current');
-  }
   if (policy & BLOCKLIST_BIT) {
     const live = asU256(await env.call(getAddr(env, ASP_NON_MEMBERSHIP), 'get_root', []));
     if (live !== proof.aspNonMembershipRoot)
       throw contractError(PoolError.InvalidProof, 'ASP non-membership root is not current');
+  }
+  if (policy & ALLOWLIST_BIT) {
+    const live = asU256(await env.call(getAddr(env, ASP_MEMBERSHIP), 'get_root', []));
+    if (live !== proof.aspMembershipRoot)
+      throw contractError(PoolError.InvalidProof, 'ASP membership root is not current');
   }
   const n = proof.nullifiers.length;
   const inputs = [
@@ -202,13 +191,15 @@ async function internalTransact(env: ContractEnv, proof: ProofArgs, ext: ExtData
   ];
   if (inputs.some((x) => x >= FIELD_MODULUS))
     throw contractError(PoolError.NonCanonicalPublicInput, 'public input ≥ r');
-  const verdict = await env.tryCall(getAddr(env, VERIFIER), 'verify', [proof.groth16, vec(inputs.map(u256))]);
-  if (!verdict.ok || verdict.value.type !== 'scvBool' || verdict.value.value !== true) {
+  // SPP calls the verifier without try_: a rejected proof fails the transaction with the verifier's own
+  // Groth16Error (#0 InvalidProof, #1 MalformedPublicInputs, #2 MalformedProof); a `false` is the pool's #7
+  const verdict = await env.call(getAddr(env, VERIFIER), 'verify', [proof.groth16, vec(inputs.map(u256))]);
+  if (verdict.type !== 'scvBool' || verdict.value !== true) {
     throw contractError(PoolError.InvalidProof, 'proof rejected by the verifier');
   }
   for (const nullifier of proof.nullifiers) {
     env.persistent.set(nullifierKey(nullifier), bool(true));
-    env.emit([sym('new_nullifier_event'), u256(nullifier)], struct({}));
+    env.emit([sym(PoolEvent.newNullifier), u256(nullifier)], struct({}));
   }
   if (ext.extAmount < 0n) await tokenTransfer(env, env.contractId, ext.recipient, -ext.extAmount);
 
@@ -222,7 +213,7 @@ async function internalTransact(env: ContractEnv, proof: ProofArgs, ext: ExtData
   env.persistent.set(rootKey(slot), u256(root));
   [proof.commitment0, proof.commitment1].forEach((c, i) => {
     env.emit(
-      [sym('new_commitment_event'), u256(c)],
+      [sym(PoolEvent.newCommitment), u256(c)],
       struct({ encrypted_output: bytes(ext.encryptedOutputs[i] as Uint8Array), index: u32(index + i) }),
     );
   });
@@ -259,6 +250,7 @@ function requireAdmin(env: ContractEnv): void {
 
 export const pool: ContractDefinition = {
   name: 'pool',
+  interface: POOL_INTERFACE,
   /** (admin, token, verifier, asp_membership, asp_non_membership, maximum_deposit_amount: U256, levels: u32, policy_flags: u32) */
   construct(env, args) {
     expectArgs(args, 8, '__constructor');

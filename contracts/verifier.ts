@@ -19,9 +19,7 @@ import {
   vec,
 } from '../src/sandbox/contract-api.ts';
 import { contractError } from '../src/sandbox/errors.ts';
-
-/** Groth16Error codes of SPP's verifier. */
-export const VerifierError = { InvalidProof: 0, MalformedProof: 2, MalformedPublicInputs: 1 } as const;
+import { VerifierError, VERIFIER_INTERFACE } from '../src/ledger/pool-interface.ts';
 
 /** Points are opaque byte buffers in the curve's internal (Montgomery, Jacobian) form. */
 type Point = Uint8Array;
@@ -152,6 +150,7 @@ const VK = sym('VerificationKey');
 
 export const verifier: ContractDefinition = {
   name: 'verifier',
+  interface: VERIFIER_INTERFACE,
   async construct(env, args) {
     expectArgs(args, 1, '__constructor');
     loadKey(await curve(), args[0] as xdr.ScVal); // rejects a malformed key at deployment

@@ -15,7 +15,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Keypair } from '@stellar/stellar-sdk';
 import { startProverDaemon } from '../../src/prover/daemon/server.ts';
-import { Sandbox } from '../../src/sandbox/index.ts';
+import { startPoolSandbox } from '../../contracts/network.ts';
 
 const nPrepares = Number(process.argv[2] ?? 20);
 const seconds = Number(process.argv[3] ?? 5);
@@ -88,7 +88,7 @@ async function throughput(
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), 'pp-bench-api-'));
-const sandbox = await Sandbox.start({ port: 0, ledgerMs: 250 });
+const sandbox = await startPoolSandbox({ port: 0, ledgerMs: 250 });
 const daemon = await startProverDaemon({
   listen: '127.0.0.1:0',
   circuitsDir: CIRCUITS_DIR,

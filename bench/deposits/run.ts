@@ -13,7 +13,7 @@ import { startProverDaemon } from '../../src/prover/daemon/server.ts';
 import { loadConfig } from '../../src/proxy/config.ts';
 import { startProxy } from '../../src/proxy/server.ts';
 import { silentLogger } from '../../src/proxy/util/logger.ts';
-import { Sandbox } from '../../src/sandbox/index.ts';
+import { startPoolSandbox } from '../../contracts/network.ts';
 
 const wallets = Number(process.argv[2] ?? 24);
 const rounds = Number(process.argv[3] ?? 2);
@@ -21,7 +21,7 @@ const CIRCUITS_DIR = fileURLToPath(new URL('../../build/circuits', import.meta.u
 const cpu = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown CPU';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-deposits-'));
-const sandbox = await Sandbox.start({ port: 0, ledgerMs: 1000 });
+const sandbox = await startPoolSandbox({ port: 0, ledgerMs: 1000 });
 const daemon = await startProverDaemon({
   listen: '127.0.0.1:0',
   circuitsDir: CIRCUITS_DIR,

@@ -15,7 +15,7 @@ import { startProverDaemon } from '../../src/prover/daemon/server.ts';
 import { loadConfig } from '../../src/proxy/config.ts';
 import { startProxy } from '../../src/proxy/server.ts';
 import { silentLogger } from '../../src/proxy/util/logger.ts';
-import { Sandbox } from '../../src/sandbox/index.ts';
+import { startPoolSandbox } from '../../contracts/network.ts';
 import { startLocalX402 } from '../../src/x402/local-services.ts';
 
 const [agents, payments, windowMs, channels, ledgerMs] = [100, 1000, 15_000, 128, 1000].map((d, i) =>
@@ -60,7 +60,7 @@ const pct = (sorted: number[], p: number) =>
 const cpu = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown CPU';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-pay-'));
-const sandbox = await Sandbox.start({ port: 0, ledgerMs });
+const sandbox = await startPoolSandbox({ port: 0, ledgerMs });
 const daemon = await startProverDaemon({
   listen: '127.0.0.1:0',
   circuitsDir: CIRCUITS_DIR,
@@ -78,7 +78,7 @@ const x402 = await startLocalX402({
   asset: info.contracts.token,
   facilitator: { host: '127.0.0.1', port: 0 },
   demo: { host: '127.0.0.1', port: 0 },
-  channels: Array.from({ length: channels }, () => Keypair.random()),
+  channelCount: channels,
 });
 const secrets = sandbox.secrets();
 const base = {

@@ -28,7 +28,8 @@ import {
 } from '../../src/crypto/index.ts';
 import { poolCallArgs, poolProofFromSignals } from '../../src/ledger/pool-args.ts';
 import { loadProver, releaseVerifier } from '../../src/prover/index.ts';
-import { Sandbox, STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
+import { type PoolSandbox as Sandbox, startPoolSandbox } from '../../contracts/network.ts';
+import { STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
 
 const nTransfers = Number(process.argv[2] ?? 200);
 const nTransacts = Number(process.argv[3] ?? 8);
@@ -41,7 +42,7 @@ const u256 = (n: bigint) => nativeToScVal(n, { type: 'u256' });
 
 async function open(dataDir?: string) {
   // a long ledger interval: the bench closes ledgers itself
-  const sandbox = await Sandbox.start({ port: 0, ledgerMs: 3_600_000, dataDir, vkey: artifacts.vkey });
+  const sandbox = await startPoolSandbox({ port: 0, ledgerMs: 3_600_000, dataDir, vkey: artifacts.vkey });
   await sandbox.ledger.stop();
   const server = new rpc.Server(sandbox.rpcUrl, { allowHttp: true });
   return { sandbox, server };

@@ -2,7 +2,8 @@
 // numbers, time bounds, fees and balances, signatures; fee bumps check the sponsor, then the inner transaction.
 import type { FeeBumpTransaction, Transaction, xdr } from '@stellar/stellar-sdk';
 import { checkSigners, checkTransactionSignatures, sorobanData } from './envelope.ts';
-import { accountKey, keyId } from './keys.ts';
+import { minBalance, readAccount } from './accounts.ts';
+import { isClassic, unsupportedOperations } from './classic.ts';
 import { Overlay } from './overlay.ts';
 import type { LedgerStore } from './store.ts';
 import {
@@ -10,20 +11,10 @@ import {
   BASE_RESERVE,
   errorResult,
   feeBumpInnerError,
-  resourceFeeFor,
+  declaredResources,
+  resourcesFee,
   type TxErrorCode,
 } from './xdr-records.ts';
-
-export function readAccount(
-  state: LedgerStore | Overlay,
-  accountId: string,
-): { balance: bigint; seqNum: bigint } | undefined {
-  const key = keyId(accountKey(accountId));
-  const data = state instanceof Overlay ? state.get(key) : state.getData(key);
-  if (!data) return undefined;
-  const a = data.value as xdr.AccountEntry;
-  return { balance: BigInt(a.balance as unknown as bigint), seqNum: BigInt(a.seqNum as unknown as bigint) };
-}
 
 /** Validity of one transaction; `feeBumped`: its own fee is not charged; `signed`: signatures already checked. */
 export function validate(
@@ -34,9 +25,7 @@ export function validate(
   signed = false,
 ): TxErrorCode | undefined {
   if (tx.operations.length === 0) return 'txMissingOperation';
-  if (tx.operations.length !== 1 || tx.operations[0]?.type !== 'invokeHostFunction') return 'txNotSupported';
-  const data = sorobanData(tx);
-  if (!data) return 'txMalformed';
+  if (unsupportedOperations(tx)) return 'txNotSupported';
   const account = readAccount(state, tx.source);
   if (!account) return 'txNoAccount';
   const tb = tx.timeBounds;
@@ -45,9 +34,20 @@ export function validate(
     if (BigInt(tb.maxTime) !== 0n && BigInt(tb.maxTime) < BigInt(now)) return 'txTooLate';
   }
   if (BigInt(tx.sequence) !== account.seqNum + 1n) return 'txBadSeq';
+  if (isClassic(tx)) {
+    // the inclusion fee: at least the base fee per operation, paid from lumens above the reserve
+    const fee = BASE_FEE * BigInt(tx.operations.length);
+    if (!feeBumped && BigInt(tx.fee) < fee) return 'txInsufficientFee';
+    const sig = signed ? undefined : checkTransactionSignatures(tx);
+    if (sig) return sig;
+    if (!feeBumped && account.balance - minBalance(account.numSubEntries) < fee)
+      return 'txInsufficientBalance';
+    return undefined;
+  }
+  const data = sorobanData(tx);
+  if (!data) return 'txMalformed';
   const resourceFee = BigInt(data.resourceFee as unknown as bigint);
-  const fp = data.resources.footprint;
-  if (resourceFee < resourceFeeFor(fp.readOnly.length, fp.readWrite.length)) return 'txSorobanInvalid';
+  if (resourceFee < resourcesFee(declaredResources(data.resources))) return 'txSorobanInvalid';
   // a fee-bumped transaction's own fee is not charged; the fee source pays
   if (!feeBumped && BigInt(tx.fee) < resourceFee + BASE_FEE) return 'txInsufficientFee';
   const sigCode = signed ? undefined : checkTransactionSignatures(tx);

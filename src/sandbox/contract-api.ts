@@ -1,7 +1,9 @@
 // What a sandbox contract sees of the host (the TypeScript counterpart of soroban_sdk::Env), and the
 // helpers contracts use to read and build ScVal arguments with the host's type errors.
 import { Address, nativeToScVal, scValToNative, xdr } from '@stellar/stellar-sdk';
+import type { ContractInterface } from '../ledger/contract-spec.ts';
 import { valueError } from './errors.ts';
+import type { Overlay } from './overlay.ts';
 import { scAddress } from './keys.ts';
 
 export interface ContractStorage {
@@ -31,14 +33,18 @@ export interface ContractEnv {
     args: xdr.ScVal[],
   ): Promise<{ ok: true; value: xdr.ScVal } | { ok: false; error: Error }>;
   emit(topics: xdr.ScVal[], data: xdr.ScVal): void;
+  /** classic ledger entries (accounts, trustlines): given to the built-in Stellar Asset Contract only */
+  readonly classicEntries?: Overlay;
 }
 
 /** Contract code may await cross-contract calls and host crypto; state access itself is synchronous. */
 export type ContractFunction = (env: ContractEnv, args: xdr.ScVal[]) => xdr.ScVal | Promise<xdr.ScVal>;
 
 export interface ContractDefinition {
-  /** stable name; the wasm hash of the instance is derived from it */
+  /** stable name (in the published wasm's metadata) */
   name: string;
+  /** the contract's interface: published as its contract spec, and calls that do not match it are refused */
+  interface?: ContractInterface;
   /** constructor run at deployment (like __constructor) */
   construct?: (env: ContractEnv, args: xdr.ScVal[]) => void | Promise<void>;
   functions: Record<string, ContractFunction>;

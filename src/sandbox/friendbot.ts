@@ -1,8 +1,9 @@
-// Friendbot: `GET|POST /friendbot?addr=G…[&usdc=N]` creates the account from the network root account
-// (10,000 XLM) and/or mints test USDC as the token admin. Both are recorded as signed transactions in the
-// ledger, so `rpc.Server.requestAirdrop` / `fundAddress` (which read the transaction back) work unchanged.
+// Friendbot: `GET|POST /friendbot?addr=G…` creates the account from the network root account (10,000 XLM),
+// plus whatever the network's friendbot extension adds (e.g. test tokens). Each step is recorded as a signed
+// transaction in the ledger, so `rpc.Server.requestAirdrop` / `fundAddress` (which read it back) work.
 import {
   Account,
+  Asset,
   Contract,
   Keypair,
   Operation,
@@ -11,24 +12,14 @@ import {
   TransactionBuilder,
   xdr,
 } from '@stellar/stellar-sdk';
-import { addr, i128 } from './contract-api.ts';
 import { readInfo, readSecrets, STARTING_BALANCE } from './genesis.ts';
+import type { NetworkDefinition } from './network.ts';
 import type { Host } from './host.ts';
-import { accountEntryData, accountKey, contractDataKey, instanceKey, keyId } from './keys.ts';
-import { readAccount } from './admission.ts';
+import { accountEntryData, accountKey, keyId } from './keys.ts';
+import { createTrustline, readAccount, readTrustline, writeAccount } from './accounts.ts';
 import type { JobTransaction, Ledger } from './ledger.ts';
 import type { Overlay } from './overlay.ts';
-import { BASE_FEE, invokeResult, resourceFeeFor, transactionMeta } from './xdr-records.ts';
-
-/** Largest friendbot USDC grant, in whole USDC. */
-const MAX_FRIENDBOT_USDC = 1_000_000_000n;
-
-/** "12.5" → 125000000 stroops (7 decimals); undefined if not a valid non-negative amount. */
-export function parseUsdc(text: string): bigint | undefined {
-  const m = /^(\d{1,10})(?:\.(\d{1,7}))?$/.exec(text);
-  if (!m) return undefined;
-  return BigInt(m[1] as string) * 10_000_000n + BigInt((m[2] ?? '').padEnd(7, '0'));
-}
+import { BASE_FEE, invokeResult, resourcesFee, transactionMeta } from './xdr-records.ts';
 
 function signed(builder: TransactionBuilder, signer: Keypair) {
   const tx = builder.setTimeout(0).build();
@@ -55,14 +46,11 @@ function createAccount(
     ),
     root,
   );
-  overlay.put(
-    keyId(accountKey(root.publicKey())),
-    accountEntryData(
-      root.publicKey(),
-      rootAccount.balance - STARTING_BALANCE - BASE_FEE,
-      rootAccount.seqNum + 1n,
-    ),
-  );
+  writeAccount(overlay, root.publicKey(), {
+    ...rootAccount,
+    balance: rootAccount.balance - STARTING_BALANCE - BASE_FEE,
+    seqNum: rootAccount.seqNum + 1n,
+  });
   const created = accountEntryData(destination, STARTING_BALANCE, BigInt(sequence) << 32n);
   overlay.put(keyId(accountKey(destination)), created);
   const op = xdr.OperationResult.opInner(
@@ -96,20 +84,20 @@ function createAccount(
   };
 }
 
-/** token.mint(to, amount) sent by the admin (source-account authorization), applied through `host`. */
-async function mint(
+/** A contract call signed by `signer` (source-account authorization), applied through `host`. */
+export async function signedCall(
   host: Host,
   overlay: Overlay,
   passphrase: string,
-  token: string,
-  admin: Keypair,
-  to: string,
-  amount: bigint,
+  signer: Keypair,
+  contractId: string,
+  fn: string,
+  args: xdr.ScVal[],
+  footprint: { readOnly: xdr.LedgerKey[]; readWrite: xdr.LedgerKey[] },
 ): Promise<JobTransaction> {
-  const args = [addr(to), i128(amount)];
-  const adminAccount = readAccount(overlay, admin.publicKey());
-  if (!adminAccount) throw new Error('the token admin account is missing');
-  const call = new Contract(token).call('mint', ...args);
+  const account = readAccount(overlay, signer.publicKey());
+  if (!account) throw new Error(`the account ${signer.publicKey()} is missing`);
+  const call = new Contract(contractId).call(fn, ...args);
   const func = (call.body.value as xdr.InvokeHostFunctionOp).hostFunction;
   const auth = new xdr.SorobanAuthorizationEntry({
     credentials: xdr.SorobanCredentials.sorobanCredentialsSourceAccount(),
@@ -120,33 +108,35 @@ async function mint(
       subInvocations: [],
     }),
   });
-  const balanceKey = contractDataKey(
-    token,
-    xdr.ScVal.scvVec([xdr.ScVal.scvSymbol('Balance'), addr(to)]),
-    'persistent',
-  );
-  const resourceFee = resourceFeeFor(1, 1);
+  const resourceFee = resourcesFee({
+    instructions: 0,
+    readEntries: footprint.readOnly.length + footprint.readWrite.length,
+    writeEntries: footprint.readWrite.length,
+    readBytes: 0,
+    writeBytes: 0,
+  });
   const data = new SorobanDataBuilder()
-    .setReadOnly([instanceKey(token)])
-    .setReadWrite([balanceKey])
+    .setReadOnly(footprint.readOnly)
+    .setReadWrite(footprint.readWrite)
     .setResourceFee(resourceFee)
     .build();
   const { hash, envelope } = signed(
-    new TransactionBuilder(new Account(admin.publicKey(), adminAccount.seqNum.toString()), {
+    new TransactionBuilder(new Account(signer.publicKey(), account.seqNum.toString()), {
       fee: BASE_FEE.toString(),
       networkPassphrase: passphrase,
     })
       .setSorobanData(data)
       .addOperation(Operation.invokeHostFunction({ func, auth: [auth] })),
-    admin,
+    signer,
   );
   const fee = resourceFee + BASE_FEE;
-  overlay.put(
-    keyId(accountKey(admin.publicKey())),
-    accountEntryData(admin.publicKey(), adminAccount.balance - fee, adminAccount.seqNum + 1n),
-  );
+  writeAccount(overlay, signer.publicKey(), {
+    ...account,
+    balance: account.balance - fee,
+    seqNum: account.seqNum + 1n,
+  });
   const firstEvent = host.events.length;
-  const retval = await host.invoke(token, 'mint', args);
+  const retval = await host.invoke(contractId, fn, args);
   const events = host.events.slice(firstEvent);
   return {
     hash,
@@ -157,8 +147,9 @@ async function mint(
   };
 }
 
-export async function friendbot(
+export async function friendbot<I extends object, S extends object>(
   ledger: Ledger,
+  network: NetworkDefinition<I, S>,
   q: URLSearchParams,
 ): Promise<{ status: number; body: unknown }> {
   const bad = (detail: string) => ({
@@ -167,29 +158,53 @@ export async function friendbot(
   });
   const address = q.get('addr') ?? '';
   if (!StrKey.isValidEd25519PublicKey(address)) return bad('addr must be a Stellar account address (G…)');
-  const usdcText = q.get('usdc');
-  let usdc = 0n;
-  if (usdcText !== null) {
-    const parsed = parseUsdc(usdcText);
-    if (parsed === undefined) return bad('usdc must be a non-negative amount with at most 7 decimals');
-    if (parsed > MAX_FRIENDBOT_USDC * 10_000_000n) return bad(`usdc must be at most ${MAX_FRIENDBOT_USDC}`);
-    usdc = parsed;
+  const ext = network.friendbot;
+  const parsed = ext ? ext.parse(q) : { request: undefined };
+  if (typeof parsed === 'string') return bad(parsed);
+  const { request } = parsed;
+  if (readAccount(ledger.store, address) && request === undefined) {
+    return bad(
+      `account already exists (createAccountAlreadyExist)${ext?.existsHint ? `; ${ext.existsHint}` : ''}`,
+    );
   }
-  if (readAccount(ledger.store, address) && usdc === 0n) {
-    return bad('account already exists (createAccountAlreadyExist); ask for usdc=N to mint test USDC');
-  }
-  const { token } = readInfo(ledger.store).contracts;
-  const admin = Keypair.fromSecret(readSecrets(ledger.store).admin);
+  const info = readInfo<I>(ledger.store);
+  const secrets = readSecrets<S>(ledger.store);
   let sequence = 0;
+  let reply: Record<string, unknown> = {};
+  let created = false;
   const done = await ledger.runInternal(async (host, overlay, ledgerSequence) => {
     sequence = ledgerSequence;
     const txs: JobTransaction[] = [];
-    if (!readAccount(overlay, address))
+    if (!readAccount(overlay, address)) {
       txs.push(createAccount(overlay, ledger.passphrase, address, ledgerSequence));
-    if (usdc > 0n) txs.push(await mint(host, overlay, ledger.passphrase, token, admin, address, usdc));
+      created = true;
+    }
+    if (ext) {
+      const extra = await ext.apply(
+        {
+          passphrase: ledger.passphrase,
+          ledgerSequence,
+          host,
+          overlay,
+          info,
+          secrets,
+          createTrustline: (account, code, issuer) => {
+            const asset = new Asset(code, issuer);
+            if (readTrustline(overlay, account, asset)) return false;
+            createTrustline(overlay, account, asset);
+            return true;
+          },
+          signedCall: (signer, contractId, fn, args, footprint) =>
+            signedCall(host, overlay, ledger.passphrase, signer, contractId, fn, args, footprint),
+        },
+        address,
+        request,
+      );
+      txs.push(...extra.txs);
+      reply = extra.reply;
+    }
     return txs;
   });
-  const created = done.length === 2 || (done.length === 1 && usdc === 0n);
   const first = done[0] as JobTransaction;
   return {
     status: 200,
@@ -199,7 +214,7 @@ export async function friendbot(
       ledger: sequence,
       account: address,
       created,
-      usdc: usdc.toString(),
+      ...reply,
       envelope_xdr: first.envelope.toXdr('base64'),
       result_xdr: first.result.toXdr('base64'),
       result_meta_xdr: first.meta.toXdr('base64'),

@@ -1,15 +1,15 @@
-// Genesis of a new sandbox network: the well-known accounts (admin, operator, pool wallet) with fresh keys
-// kept in the data directory, and the deployed contracts (USDC token, verifier with the circuit's
-// verification key, ASP membership and non-membership, pool) with ids derived as stellar-core derives them.
-import { x402Network } from '../ledger/networks.ts';
-import { readFileSync } from 'node:fs';
+// Genesis of a new sandbox network: ledger 1 with the network root account (the lumens friendbot hands
+// out, as on a standalone stellar-core network), then the network definition's own genesis (its accounts
+// and contracts). The definition's info is stored (served at /sandbox/info) with the passphrase, and its
+// secrets are kept in the data directory.
 import { Address, Asset, hash, Keypair, StrKey, xdr } from '@stellar/stellar-sdk';
-import { aspMembership, aspNonMembership, pool, token, verifier } from '../../contracts/index.ts';
-import { vkeyToScVal } from '../../contracts/verifier.ts';
+import { x402Network } from '../ledger/networks.ts';
+import { createTrustline } from './accounts.ts';
 import { AuthManager } from './auth.ts';
-import { addr, str, u32, u256 } from './contract-api.ts';
-import { type ContractRegistry, codeHash, Host } from './host.ts';
+import { addr, str } from './contract-api.ts';
+import { type ContractRegistry, Host } from './host.ts';
 import { accountEntryData, accountKey, keyId } from './keys.ts';
+import type { GenesisContext, NetworkDefinition, NetworkInfo } from './network.ts';
 import { entryRecords, Overlay } from './overlay.ts';
 import type { LedgerStore } from './store.ts';
 import { ledgerHeader } from './xdr-records.ts';
@@ -18,33 +18,6 @@ import { ledgerHeader } from './xdr-records.ts';
 export const STARTING_BALANCE = 100_000_000_000n;
 /** Lumens of the network root account (friendbot's source): 100 billion XLM. */
 export const ROOT_BALANCE = 1_000_000_000_000_000_000n;
-export const POOL_LEVELS = 20;
-export const ASP_MEMBERSHIP_LEVELS = 20;
-/** Largest single deposit the pool accepts: 1,000,000 USDC. */
-export const MAX_DEPOSIT = 1_000_000n * 10_000_000n;
-/** Policy AB: allowlist (1) + blocklist (2). */
-export const POLICY_FLAGS = 3;
-
-export interface SandboxInfo {
-  networkPassphrase: string;
-  network: string;
-  contracts: {
-    token: string;
-    pool: string;
-    verifier: string;
-    asp_membership: string;
-    asp_non_membership: string;
-  };
-  accounts: { admin: string; operator: string; poolWallet: string };
-}
-
-export interface SandboxSecrets {
-  admin: string;
-  operator: string;
-  poolWallet: string;
-}
-
-export type VerificationKeyInput = string | Record<string, unknown>;
 
 /** Contract id of a contract deployed by `deployer` with `salt` (HashIdPreimage CONTRACT_ID). */
 export function contractIdFor(networkId: Uint8Array, deployer: string, salt: Uint8Array): string {
@@ -59,98 +32,67 @@ export function contractIdFor(networkId: Uint8Array, deployer: string, salt: Uin
   return StrKey.encodeContract(Buffer.from(hash(preimage.toXdr())));
 }
 
-function loadVkey(vkey: VerificationKeyInput): Record<string, unknown> {
-  if (typeof vkey !== 'string') return vkey;
-  try {
-    return JSON.parse(readFileSync(vkey, 'utf8'));
-  } catch (e) {
-    throw new Error(
-      `cannot read the verification key ${vkey} (run \`npm run build\` first): ${(e as Error).message}`,
-    );
-  }
-}
-
-/** Creates ledger 1 with the genesis state in an empty store. */
-export async function runGenesis(
+/** Creates ledger 1 with the root account and the network's genesis state in an empty store. */
+export async function runGenesis<I extends object, S extends object>(
   store: LedgerStore,
   registry: ContractRegistry,
   networkId: Uint8Array,
   passphrase: string,
-  vkeyInput: VerificationKeyInput,
+  network: NetworkDefinition<I, S>,
 ): Promise<void> {
-  const vkey = vkeyToScVal(loadVkey(vkeyInput) as unknown as Parameters<typeof vkeyToScVal>[0]);
-  const keys = { admin: Keypair.random(), operator: Keypair.random(), poolWallet: Keypair.random() };
-  const admin = keys.admin.publicKey();
   const sequence = 1;
   const closeTime = Math.floor(Date.now() / 1000);
   const overlay = new Overlay(store);
-  // the network root account holds the lumens friendbot hands out, as on a standalone stellar-core network
   const root = Keypair.master(passphrase).publicKey();
   overlay.put(keyId(accountKey(root)), accountEntryData(root, ROOT_BALANCE, 0n));
-  for (const kp of Object.values(keys)) {
-    overlay.put(
-      keyId(accountKey(kp.publicKey())),
-      accountEntryData(kp.publicKey(), STARTING_BALANCE, BigInt(sequence) << 32n),
-    );
-  }
-  const auth = new AuthManager('record', {
+  const hostFor = (source: string) =>
+    new Host({
+      overlay,
+      registry,
+      auth: new AuthManager('record', {
+        networkId,
+        ledgerSequence: sequence,
+        sourceAccount: source,
+        overlay,
+      }),
+      ledgerSequence: sequence,
+      ledgerTimestamp: BigInt(closeTime),
+    });
+  const ctx: GenesisContext = {
+    passphrase,
     networkId,
-    ledgerSequence: sequence,
-    sourceAccount: admin,
-    overlay,
-  });
-  const host = new Host({
-    overlay,
-    registry,
-    auth,
-    ledgerSequence: sequence,
-    ledgerTimestamp: BigInt(closeTime),
-  });
-  const salt = (name: string) => codeHash(`salt/${name}`);
-  const wasm = (name: string) => xdr.ContractExecutable.contractExecutableWasm(codeHash(name));
-  const contracts = {
-    token: new Asset('USDC', admin).contractId(passphrase),
-    verifier: contractIdFor(networkId, admin, salt(verifier.name)),
-    asp_membership: contractIdFor(networkId, admin, salt(aspMembership.name)),
-    asp_non_membership: contractIdFor(networkId, admin, salt(aspNonMembership.name)),
-    pool: contractIdFor(networkId, admin, salt(pool.name)),
+    sequence,
+    createAccount(publicKey, balance) {
+      overlay.put(
+        keyId(accountKey(publicKey)),
+        accountEntryData(publicKey, balance, BigInt(sequence) << 32n),
+      );
+    },
+    createTrustline(account, code, issuer) {
+      createTrustline(overlay, account, new Asset(code, issuer));
+    },
+    async deployContract(deployer, salt, def, args) {
+      const id = contractIdFor(networkId, deployer, hash(Buffer.from(salt, 'utf8')));
+      const code = registry.codeOf(def);
+      await hostFor(deployer).deploy(id, xdr.ContractExecutable.contractExecutableWasm(code.hash), def, args);
+      return id;
+    },
+    async deployStellarAsset(code, issuer) {
+      const id = new Asset(code, issuer).contractId(passphrase);
+      await hostFor(issuer).deploy(
+        id,
+        xdr.ContractExecutable.contractExecutableStellarAsset(),
+        registry.stellarAssetContract,
+        [addr(issuer), str(code)],
+      );
+      return id;
+    },
+    invoke: (source, contractId, fn, args) => hostFor(source).invoke(contractId, fn, args),
   };
-  await host.deploy(contracts.token, xdr.ContractExecutable.contractExecutableStellarAsset(), token, [
-    addr(admin),
-    str('USDC'),
-  ]);
-  await host.deploy(contracts.verifier, wasm(verifier.name), verifier, [vkey]);
-  await host.deploy(contracts.asp_membership, wasm(aspMembership.name), aspMembership, [
-    addr(admin),
-    u32(ASP_MEMBERSHIP_LEVELS),
-  ]);
-  await host.deploy(contracts.asp_non_membership, wasm(aspNonMembership.name), aspNonMembership, [
-    addr(admin),
-  ]);
-  await host.deploy(contracts.pool, wasm(pool.name), pool, [
-    addr(admin),
-    addr(contracts.token),
-    addr(contracts.verifier),
-    addr(contracts.asp_membership),
-    addr(contracts.asp_non_membership),
-    u256(MAX_DEPOSIT),
-    u32(POOL_LEVELS),
-    u32(POLICY_FLAGS),
-  ]);
-  await host.invoke(contracts.pool, 'set_payout_wallet', [addr(keys.poolWallet.publicKey())]);
-
-  const info: SandboxInfo = {
-    networkPassphrase: passphrase,
-    network: x402Network(passphrase),
-    contracts,
-    accounts: { admin, operator: keys.operator.publicKey(), poolWallet: keys.poolWallet.publicKey() },
-  };
-  await store.putDoc('keys', {
-    admin: keys.admin.secret(),
-    operator: keys.operator.secret(),
-    poolWallet: keys.poolWallet.secret(),
-  });
-  await store.putDoc('info', { json: JSON.stringify(info) });
+  const { info, secrets } = await network.genesis(ctx);
+  const stored: NetworkInfo<I> = { networkPassphrase: passphrase, network: x402Network(passphrase), ...info };
+  await store.putDoc('keys', { json: JSON.stringify(secrets) });
+  await store.putDoc('info', { json: JSON.stringify(stored) });
 
   const header = ledgerHeader({
     sequence,
@@ -174,18 +116,14 @@ export async function runGenesis(
   });
 }
 
-export function readInfo(store: LedgerStore): SandboxInfo {
+export function readInfo<I extends object = object>(store: LedgerStore): NetworkInfo<I> {
   const doc = store.docs.get('info');
   if (!doc?.json) throw new Error('sandbox has no genesis record');
-  return JSON.parse(doc.json) as SandboxInfo;
+  return JSON.parse(doc.json) as NetworkInfo<I>;
 }
 
-export function readSecrets(store: LedgerStore): SandboxSecrets {
+export function readSecrets<S extends object = object>(store: LedgerStore): S {
   const doc = store.docs.get('keys');
-  if (!doc) throw new Error('sandbox has no genesis keys');
-  return {
-    admin: doc.admin as string,
-    operator: doc.operator as string,
-    poolWallet: doc.poolWallet as string,
-  };
+  if (!doc?.json) throw new Error('sandbox has no genesis keys');
+  return JSON.parse(doc.json) as S;
 }

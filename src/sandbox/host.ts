@@ -1,31 +1,52 @@
 // The contract host: runs one host-function invocation against an Overlay, dispatching to the TypeScript
 // contracts by the executable recorded in each contract instance entry. It keeps the call stack (for
 // authorization matching and cross-contract calls), instance/persistent/temporary storage and events.
-import { Address, hash, xdr } from '@stellar/stellar-sdk';
+import { Address, xdr } from '@stellar/stellar-sdk';
 import type { AuthManager, AuthMatch } from './auth.ts';
 import type { ContractDefinition, ContractEnv, ContractStorage } from './contract-api.ts';
 import { HostError } from './errors.ts';
-import { contractDataEntry, contractDataKey, type Durability, instanceKey, keyId, rawBytes } from './keys.ts';
+import {
+  contractCodeEntry,
+  contractCodeKey,
+  contractDataEntry,
+  contractDataKey,
+  type Durability,
+  instanceKey,
+  keyId,
+  rawBytes,
+} from './keys.ts';
+import { checkCall } from './spec-check.ts';
 import type { Overlay } from './overlay.ts';
+import { stellarAssetContract } from './stellar-asset.ts';
+import { contractWasm, wasmHash } from './wasm.ts';
 
-/** Wasm hash a TypeScript contract is registered under (there is no wasm; the hash names the code). */
-export function codeHash(name: string): Uint8Array {
-  return hash(new TextEncoder().encode(`privacy-pool-proxy/contracts/${name}`));
-}
-
+/** The code the host can run: the built-in Stellar Asset Contract and the network's contracts by wasm hash. */
 export class ContractRegistry {
-  private readonly byHash = new Map<string, ContractDefinition>();
-  private stellarAsset: ContractDefinition | undefined;
+  private readonly byHash = new Map<string, { def: ContractDefinition; wasm: Buffer; hash: Buffer }>();
+  readonly stellarAssetContract: ContractDefinition = stellarAssetContract;
 
-  register(def: ContractDefinition, asStellarAsset = false): void {
-    if (asStellarAsset) this.stellarAsset = def;
-    else this.byHash.set(Buffer.from(codeHash(def.name)).toString('hex'), def);
+  constructor(defs: readonly ContractDefinition[] = []) {
+    for (const def of defs) this.register(def);
+  }
+
+  /** Registers `def` under the hash of its published wasm module; returns that hash and module. */
+  register(def: ContractDefinition): { wasm: Buffer; hash: Buffer } {
+    const wasm = contractWasm(def);
+    const code = { def, wasm, hash: wasmHash(wasm) };
+    this.byHash.set(code.hash.toString('hex'), code);
+    return code;
+  }
+
+  /** The wasm module and hash `def` was registered under. */
+  codeOf(def: ContractDefinition): { wasm: Buffer; hash: Buffer } {
+    for (const code of this.byHash.values()) if (code.def === def) return code;
+    throw new Error(`contract ${def.name} is not registered`);
   }
 
   resolve(executable: xdr.ContractExecutable): ContractDefinition | undefined {
-    if (executable.type === 'contractExecutableStellarAsset') return this.stellarAsset;
+    if (executable.type === 'contractExecutableStellarAsset') return this.stellarAssetContract;
     if (executable.type === 'contractExecutableWasm') {
-      return this.byHash.get(Buffer.from(rawBytes(executable.value)).toString('hex'));
+      return this.byHash.get(Buffer.from(rawBytes(executable.value)).toString('hex'))?.def;
     }
     return undefined;
   }
@@ -51,6 +72,9 @@ const MAX_CALL_DEPTH = 100;
 
 export class Host {
   readonly events: xdr.ContractEvent[] = [];
+  /** diagnostic events (errors where they arose), in order */
+  readonly diagnostics: xdr.ContractEvent[] = [];
+  private readonly logged = new WeakSet<HostError>();
   private readonly stack: Frame[] = [];
 
   constructor(private readonly ctx: HostContext) {}
@@ -60,16 +84,46 @@ export class Host {
     if (this.stack.length >= MAX_CALL_DEPTH)
       throw new HostError('Context', 'ExceededLimit', 'call depth exceeded');
     const { def } = this.loadInstance(contractId);
-    const impl = fn.startsWith('__') ? undefined : def.functions[fn];
-    if (!impl || !Object.hasOwn(def.functions, fn)) {
-      throw new HostError('WasmVm', 'MissingValue', `trying to invoke non-existent contract function ${fn}`);
-    }
     this.stack.push({ contractId, fn, args, auth: new Map() });
     try {
-      return await impl(this.env(contractId), args);
+      if (def.interface && !fn.startsWith('__')) checkCall(def.interface, fn, args);
+      const impl = fn.startsWith('__') ? undefined : def.functions[fn];
+      if (!impl || !Object.hasOwn(def.functions, fn)) {
+        throw new HostError(
+          'WasmVm',
+          'MissingValue',
+          `trying to invoke non-existent contract function ${fn}`,
+        );
+      }
+      return await impl(this.env(contractId, def === this.ctx.registry.stellarAssetContract), args);
+    } catch (e) {
+      this.logError(contractId, e);
+      throw e;
     } finally {
       this.stack.pop();
     }
+  }
+
+  /**
+   * Diagnostic event `["error", Error(…)]` in the frame of the contract where an error arose, once per
+   * error (the host logs the origin; the callers it propagates through are not the cause).
+   */
+  private logError(contractId: string, e: unknown): void {
+    if (!(e instanceof HostError) || this.logged.has(e)) return;
+    this.logged.add(e);
+    this.diagnostics.push(
+      new xdr.ContractEvent({
+        ext: xdr.ExtensionPoint.v0(),
+        contractId: new Address(contractId).toScAddress().value as xdr.ContractId,
+        type: xdr.ContractEventType.diagnostic,
+        body: xdr.ContractEventBody.v0(
+          new xdr.ContractEventV0({
+            topics: [xdr.ScVal.scvSymbol('error'), xdr.ScVal.scvError(e.toScError())],
+            data: xdr.ScVal.scvString(e.detail || e.message),
+          }),
+        ),
+      }),
+    );
   }
 
   /** Creates a contract instance and runs its constructor (genesis deployment). */
@@ -82,10 +136,19 @@ export class Host {
     const key = keyId(instanceKey(contractId));
     if (this.ctx.overlay.get(key))
       throw new HostError('Storage', 'ExistingValue', `contract ${contractId} exists`);
+    if (executable.type === 'contractExecutableWasm') {
+      const code = this.ctx.registry.codeOf(def);
+      this.ctx.overlay.put(keyId(contractCodeKey(code.hash)), contractCodeEntry(code.hash, code.wasm));
+    }
     this.writeInstance(contractId, executable, []);
     this.stack.push({ contractId, fn: '__constructor', args, auth: new Map() });
     try {
-      await def.construct?.(this.env(contractId), args);
+      if (def.interface?.functions.some((f) => f.name === '__constructor'))
+        checkCall(def.interface, '__constructor', args);
+      await def.construct?.(this.env(contractId, def === this.ctx.registry.stellarAssetContract), args);
+    } catch (e) {
+      this.logError(contractId, e);
+      throw e;
     } finally {
       this.stack.pop();
     }
@@ -113,9 +176,10 @@ export class Host {
     );
   }
 
-  private env(contractId: string): ContractEnv {
+  private env(contractId: string, builtin = false): ContractEnv {
     return {
       contractId,
+      ...(builtin && { classicEntries: this.ctx.overlay }),
       ledgerSequence: this.ctx.ledgerSequence,
       ledgerTimestamp: this.ctx.ledgerTimestamp,
       persistent: this.dataStorage(contractId, 'persistent'),
@@ -126,11 +190,13 @@ export class Host {
       tryCall: async (id, fn, args) => {
         const snapshot = this.ctx.overlay.checkpoint();
         const nEvents = this.events.length;
+        const nDiagnostics = this.diagnostics.length;
         try {
           return { ok: true, value: await this.invoke(id, fn, args) };
         } catch (error) {
           this.ctx.overlay.restore(snapshot);
           this.events.length = nEvents;
+          this.diagnostics.length = nDiagnostics;
           return { ok: false, error: error as Error };
         }
       },

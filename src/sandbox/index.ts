@@ -1,32 +1,29 @@
-// The embedded sandbox ledger: one process that serves Soroban RPC on loopback over a local network with
-// the pool contracts deployed. `Sandbox.start()` opens (or creates) the state, runs genesis on first start,
-// closes ledgers on an interval and serves HTTP. Secret keys are exposed only through `secrets()`.
+// The sandbox engine: one process that serves Soroban RPC on loopback over a local Stellar network.
+// `Sandbox.start({ network })` opens (or creates) the state, runs the network definition's genesis on first
+// start, closes ledgers on an interval and serves HTTP. The network (its contracts, genesis and friendbot
+// extras) is a parameter: the engine knows no particular contract. Secrets are exposed only through
+// `secrets()`.
 
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
-import { contractRegistry } from '../../contracts/index.ts';
 import { friendbot } from './friendbot.ts';
-import {
-  readInfo,
-  readSecrets,
-  runGenesis,
-  type SandboxInfo,
-  type SandboxSecrets,
-  type VerificationKeyInput,
-} from './genesis.ts';
+import { readInfo, readSecrets, runGenesis } from './genesis.ts';
+import { ContractRegistry } from './host.ts';
 import { Ledger, STANDALONE_PASSPHRASE } from './ledger.ts';
+import type { NetworkDefinition, NetworkInfo } from './network.ts';
 import { createRpc } from './rpc.ts';
 import { createHttpServer } from './server.ts';
 import { LedgerStore } from './store.ts';
 
-export type { SandboxInfo, SandboxSecrets } from './genesis.ts';
-export { parseUsdc } from './friendbot.ts';
+export type {
+  FriendbotContext,
+  FriendbotExtension,
+  GenesisContext,
+  NetworkDefinition,
+  NetworkInfo,
+} from './network.ts';
+export { STARTING_BALANCE } from './genesis.ts';
 export { STANDALONE_PASSPHRASE } from './ledger.ts';
-
-export const DEFAULT_VKEY_PATH = fileURLToPath(
-  new URL('../../build/circuits/policy_tx_2_2/verification_key.json', import.meta.url),
-);
 
 export interface SandboxOptions {
   host?: string;
@@ -35,27 +32,31 @@ export interface SandboxOptions {
   dataDir?: string;
   /** ledger close interval (default 1000 ms) */
   ledgerMs?: number;
-  /** snarkjs verification_key.json (path or object) for genesis; default: the built policy_tx_2_2 key */
-  vkey?: VerificationKeyInput;
   /** network passphrase (default: the standalone network's); a store created with another one is refused */
   networkPassphrase?: string;
 }
 
-export class Sandbox {
+export class Sandbox<Info extends object = object, Secrets extends object = object> {
   private constructor(
     readonly ledger: Ledger,
     private readonly server: Server,
     readonly url: string,
   ) {}
 
-  static async start(opts: SandboxOptions = {}): Promise<Sandbox> {
+  static async start<I extends object, S extends object>(
+    opts: SandboxOptions & { network: NetworkDefinition<I, S> },
+  ): Promise<Sandbox<I, S>> {
     const store = await LedgerStore.open(opts.dataDir);
-    const registry = contractRegistry();
+    const registry = new ContractRegistry(opts.network.contracts);
     const passphrase = opts.networkPassphrase ?? STANDALONE_PASSPHRASE;
     const ledger = new Ledger(store, registry, passphrase);
     try {
-      if (!store.meta)
-        await runGenesis(store, registry, ledger.networkId, passphrase, opts.vkey ?? DEFAULT_VKEY_PATH);
+      if (!store.meta) await runGenesis(store, registry, ledger.networkId, passphrase, opts.network);
+      if (!store.docs.get('keys')?.json) {
+        throw new Error(
+          `the sandbox data in ${opts.dataDir} was written by an older version of the sandbox: remove the directory to start a new network`,
+        );
+      }
       const stored = readInfo(store).networkPassphrase;
       if (stored !== passphrase) {
         throw new Error(`the sandbox data was created for network "${stored}", not "${passphrase}"`);
@@ -69,7 +70,7 @@ export class Sandbox {
     const server = createHttpServer({
       rpc,
       info: () => readInfo(store),
-      friendbot: (q) => friendbot(ledger, q),
+      friendbot: (q) => friendbot(ledger, opts.network, q),
     });
     try {
       await new Promise<void>((resolve, reject) => {
@@ -84,20 +85,21 @@ export class Sandbox {
     const a = server.address() as AddressInfo;
     baseUrl = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
     ledger.start(opts.ledgerMs ?? 1000);
-    return new Sandbox(ledger, server, baseUrl);
+    return new Sandbox<I, S>(ledger, server, baseUrl);
   }
 
   get rpcUrl(): string {
     return `${this.url}/rpc`;
   }
 
-  get info(): SandboxInfo {
-    return readInfo(this.ledger.store);
+  /** The network's public info (served at /sandbox/info). */
+  get info(): NetworkInfo<Info> {
+    return readInfo<Info>(this.ledger.store);
   }
 
-  /** Secret keys of the well-known accounts, for the operator tooling in this process (never served over HTTP). */
-  secrets(): SandboxSecrets {
-    return readSecrets(this.ledger.store);
+  /** The network's secrets, for the operator tooling in this process (never served over HTTP). */
+  secrets(): Secrets {
+    return readSecrets<Secrets>(this.ledger.store);
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,6 @@
 // Ledger keys and entries the sandbox stores, built exactly as stellar-core names them so that
 // getLedgerEntries answers the same base64 keys clients compute (getAccount, getContractInstance, SAC balances).
-import { Address, Keypair, StrKey, xdr } from '@stellar/stellar-sdk';
+import { Address, type Asset, Keypair, StrKey, xdr } from '@stellar/stellar-sdk';
 
 export type Durability = 'persistent' | 'temporary';
 
@@ -44,13 +44,18 @@ export function nonceKey(address: string, nonce: bigint): xdr.LedgerKey {
 
 export const keyId = (key: xdr.LedgerKey): string => key.toXdr('base64');
 
-export function accountEntryData(accountId: string, balance: bigint, seqNum: bigint): xdr.LedgerEntryData {
+export function accountEntryData(
+  accountId: string,
+  balance: bigint,
+  seqNum: bigint,
+  numSubEntries = 0,
+): xdr.LedgerEntryData {
   return xdr.LedgerEntryData.account(
     new xdr.AccountEntry({
       accountId: Keypair.fromPublicKey(accountId).xdrPublicKey(),
       balance,
       seqNum,
-      numSubEntries: 0,
+      numSubEntries,
       inflationDest: null,
       flags: 0,
       homeDomain: '',
@@ -93,3 +98,48 @@ export function rawBytes(v: unknown): Uint8Array {
 
 export const isAccountAddress = (a: string) => StrKey.isValidEd25519PublicKey(a);
 export const isContractAddress = (a: string) => StrKey.isValidContract(a);
+
+export function contractCodeKey(wasmHash: Uint8Array): xdr.LedgerKey {
+  return xdr.LedgerKey.contractCode(new xdr.LedgerKeyContractCode({ hash: Buffer.from(wasmHash) }));
+}
+
+export function contractCodeEntry(wasmHash: Uint8Array, code: Uint8Array): xdr.LedgerEntryData {
+  return xdr.LedgerEntryData.contractCode(
+    new xdr.ContractCodeEntry({
+      ext: xdr.ContractCodeEntryExt.v0(),
+      hash: Buffer.from(wasmHash),
+      code: Buffer.from(code),
+    }),
+  );
+}
+
+export function trustlineKey(accountId: string, asset: Asset): xdr.LedgerKey {
+  return xdr.LedgerKey.trustline(
+    new xdr.LedgerKeyTrustLine({
+      accountId: Keypair.fromPublicKey(accountId).xdrPublicKey(),
+      asset: asset.toTrustLineXdrObject(),
+    }),
+  );
+}
+
+/** Trustline flag: the holder is authorized to hold and transact the asset. */
+export const AUTHORIZED_FLAG = 1;
+
+export function trustlineEntryData(
+  accountId: string,
+  asset: Asset,
+  balance: bigint,
+  limit: bigint,
+  flags = AUTHORIZED_FLAG,
+): xdr.LedgerEntryData {
+  return xdr.LedgerEntryData.trustline(
+    new xdr.TrustLineEntry({
+      accountId: Keypair.fromPublicKey(accountId).xdrPublicKey(),
+      asset: asset.toTrustLineXdrObject(),
+      balance,
+      limit,
+      flags,
+      ext: xdr.TrustLineEntryExt.v0(),
+    } as unknown as ConstructorParameters<typeof xdr.TrustLineEntry>[0]),
+  );
+}

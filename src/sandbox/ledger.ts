@@ -2,19 +2,25 @@
 // transaction atomically (fee and sequence always, effects only on success) and records results, meta and
 // events; preflight is in simulation.ts.
 import { type FeeBumpTransaction, hash, StrKey, type Transaction, xdr } from '@stellar/stellar-sdk';
-import { admissible, readAccount } from './admission.ts';
+import { type AccountState, readAccount, writeAccount } from './accounts.ts';
+import { admissible } from './admission.ts';
+import { applyClassic, isClassic, unsupportedOperations } from './classic.ts';
 import { AuthManager } from './auth.ts';
 import { decodeEnvelope, invocationOf, sorobanData } from './envelope.ts';
 import { HostError } from './errors.ts';
 import { type ContractRegistry, Host } from './host.ts';
-import { accountEntryData, accountKey, keyId, rawBytes } from './keys.ts';
+import { rawBytes } from './keys.ts';
 import { simulate, type SimulationResult } from './simulation.ts';
 import { entryRecords, type Footprint, Overlay } from './overlay.ts';
 import type { EventRecord, LedgerMeta, LedgerStore, TxRecord } from './store.ts';
 import {
   BASE_FEE,
   diagnosticEvent,
+  diagnosticMessage,
+  errorResult,
+  classicMeta,
   feeBumpResult,
+  feeEvent,
   invokeResult,
   ledgerEntryChanges,
   ledgerHeader,
@@ -24,10 +30,15 @@ import {
 export { STANDALONE_PASSPHRASE } from '../ledger/networks.ts';
 import { STANDALONE_PASSPHRASE } from '../ledger/networks.ts';
 
+/** How many recent ledgers getFeeStats summarises (Soroban RPC's window for Soroban inclusion fees). */
+export const FEE_STATS_LEDGERS = 50;
+
 export interface SendResult {
   hash: string;
   status: 'PENDING' | 'DUPLICATE' | 'TRY_AGAIN_LATER' | 'ERROR';
   errorResultXdr?: string;
+  /** base64 DiagnosticEvents explaining an ERROR, when there is more to say than the result code */
+  diagnosticEventsXdr?: string[];
 }
 
 interface Pending {
@@ -63,6 +74,11 @@ export class Ledger {
   private jobs: { job: InternalJob; resolve: (txs: JobTransaction[]) => void; reject: (e: Error) => void }[] =
     [];
   private closing: Promise<void> = Promise.resolve();
+  /** inclusion fees (per operation) of the transactions applied in the ledger being closed */
+  private feeSamples: bigint[] = [];
+  private classicFeeSamples: bigint[] = [];
+  /** inclusion fees of the last FEE_STATS_LEDGERS ledgers, for getFeeStats */
+  readonly recentFees: { ledger: number; fees: bigint[]; classic: bigint[] }[] = [];
   private timer: NodeJS.Timeout | undefined;
   private readonly closeWaiters: (() => void)[] = [];
 
@@ -115,6 +131,15 @@ export class Ledger {
     if (this.pending.some((p) => p.hash === txHash)) return { hash: txHash, status: 'DUPLICATE' };
     if (this.pending.some((p) => p.tx.source === tx.source))
       return { hash: txHash, status: 'TRY_AGAIN_LATER' };
+    const unsupported = unsupportedOperations(tx);
+    if (unsupported) {
+      return {
+        hash: txHash,
+        status: 'ERROR',
+        errorResultXdr: errorResult('txNotSupported').toXdr('base64'),
+        diagnosticEventsXdr: [diagnosticMessage(unsupported).toXdr('base64')],
+      };
+    }
     const failure = admissible(tx, feeBump, this.store, now());
     if (failure) return { hash: txHash, status: 'ERROR', errorResultXdr: failure.toXdr('base64') };
     this.pending.push({ hash: txHash, tx, feeBump, envelopeXdr: envelopeXdr as string });
@@ -193,6 +218,8 @@ export class Ledger {
 
     const pending = this.pending;
     this.pending = [];
+    this.feeSamples = [];
+    this.classicFeeSamples = [];
     let slice = performance.now();
     for (const p of pending) {
       order++;
@@ -238,6 +265,8 @@ export class Ledger {
       if (outcome instanceof Error) reject(outcome);
       else resolve(outcome);
     });
+    this.recentFees.push({ ledger: sequence, fees: this.feeSamples, classic: this.classicFeeSamples });
+    if (this.recentFees.length > FEE_STATS_LEDGERS) this.recentFees.shift();
     for (const w of this.closeWaiters.splice(0)) w();
   }
 
@@ -255,6 +284,57 @@ export class Ledger {
       ledgerSequence: sequence,
       ledgerTimestamp: BigInt(closeTime),
     });
+  }
+
+  /** A classic transaction: fee and sequence always, its operations all or nothing. */
+  private applyClassicTx(
+    p: Pending,
+    ledgerOverlay: Overlay,
+    sequence: number,
+    base: Pick<TxRecord, 'hash' | 'ledger' | 'createdAt' | 'applicationOrder' | 'feeBump' | 'envelopeXdr'>,
+  ): TxRecord {
+    const nOps = BigInt(p.tx.operations.length);
+    // charged: the base fee per operation (no surge pricing); a fee bump counts as one more operation
+    const fee = BASE_FEE * (p.feeBump ? nOps + 1n : nOps);
+    const account = readAccount(ledgerOverlay, p.tx.source) as AccountState;
+    writeAccount(ledgerOverlay, p.tx.source, { ...account, seqNum: BigInt(p.tx.sequence) });
+    const payerId = p.feeBump?.feeSource ?? p.tx.source;
+    const payer = readAccount(ledgerOverlay, payerId) as AccountState;
+    writeAccount(ledgerOverlay, payerId, { ...payer, balance: payer.balance - fee });
+    const bid = BigInt(p.feeBump ? p.feeBump.fee : p.tx.fee);
+    this.classicFeeSamples.push(bid / (p.feeBump ? nOps + 1n : nOps));
+    const feeEvents = [feeEvent(this.passphrase, payerId, fee)];
+
+    const outcome = applyClassic(ledgerOverlay, p.tx, sequence);
+    const opChanges = outcome.overlays.map((overlay, i) => {
+      if (!outcome.success) return [];
+      const before = i === 0 ? ledgerOverlay : (outcome.overlays[i - 1] as Overlay);
+      return ledgerEntryChanges(
+        [...overlay.changes()].map(([key, w]) => ({
+          key: xdr.LedgerKey.fromXdr(key, 'base64'),
+          before: before.get(key),
+          after: w.data,
+        })),
+        sequence,
+      );
+    });
+    if (outcome.success) for (const overlay of outcome.overlays) overlay.mergeInto(ledgerOverlay);
+    const inner = new xdr.TransactionResult({
+      feeCharged: fee,
+      result: outcome.success
+        ? xdr.TransactionResultResult.txSuccess(outcome.results)
+        : xdr.TransactionResultResult.txFailed(outcome.results),
+      ext: xdr.TransactionResultExt.v0(),
+    });
+    return {
+      ...base,
+      status: outcome.success ? 'SUCCESS' : 'FAILED',
+      resultXdr: (p.feeBump ? feeBumpResult(p.tx.hash(), fee, inner) : inner).toXdr('base64'),
+      resultMetaXdr: classicMeta(opChanges, feeEvents).toXdr('base64'),
+      contractEvents: p.tx.operations.map(() => []),
+      diagnosticEvents: [],
+      transactionEvents: feeEvents.map((e) => e.toXdr('base64')),
+    };
   }
 
   private async apply(
@@ -285,22 +365,23 @@ export class Ledger {
       };
       return { record, contractEvents: [] };
     }
+    if (isClassic(p.tx))
+      return { record: this.applyClassicTx(p, ledgerOverlay, sequence, base), contractEvents: [] };
     // fee and sequence number are consumed whether or not the operation succeeds
     const data = sorobanData(p.tx) as xdr.SorobanTransactionData;
     const baseFee = BigInt(data.resourceFee as unknown as bigint) + BASE_FEE;
     const fee = p.feeBump ? BigInt(p.feeBump.fee) : baseFee;
-    const account = readAccount(ledgerOverlay, p.tx.source) as { balance: bigint; seqNum: bigint };
-    ledgerOverlay.put(
-      keyId(accountKey(p.tx.source)),
-      accountEntryData(p.tx.source, account.balance, BigInt(p.tx.sequence)),
-    );
+    const account = readAccount(ledgerOverlay, p.tx.source) as AccountState;
+    writeAccount(ledgerOverlay, p.tx.source, { ...account, seqNum: BigInt(p.tx.sequence) });
     const payerId = p.feeBump?.feeSource ?? p.tx.source;
-    const payer = readAccount(ledgerOverlay, payerId) as { balance: bigint; seqNum: bigint };
-    ledgerOverlay.put(
-      keyId(accountKey(payerId)),
-      accountEntryData(payerId, payer.balance - fee, payer.seqNum),
-    );
+    const payer = readAccount(ledgerOverlay, payerId) as AccountState;
+    writeAccount(ledgerOverlay, payerId, { ...payer, balance: payer.balance - fee });
     const wrap = (r: xdr.TransactionResult) => (p.feeBump ? feeBumpResult(p.tx.hash(), fee, r) : r);
+    const feeEvents = [feeEvent(this.passphrase, payerId, fee)];
+    const transactionEvents = feeEvents.map((e) => e.toXdr('base64'));
+    // the inclusion fee bid per operation (a fee bump's outer fee covers its inner operation and itself)
+    const bid = BigInt(p.feeBump ? p.feeBump.fee : p.tx.fee);
+    this.feeSamples.push((bid - BigInt(data.resourceFee as unknown as bigint)) / (p.feeBump ? 2n : 1n));
 
     const fp = data.resources.footprint;
     const allowed: Footprint = {
@@ -339,9 +420,10 @@ export class Ledger {
         ...base,
         status: 'SUCCESS',
         resultXdr: wrap(invokeResult(fee, retval)).toXdr('base64'),
-        resultMetaXdr: transactionMeta(host.events, retval, [], changes).toXdr('base64'),
+        resultMetaXdr: transactionMeta(host.events, retval, [], changes, feeEvents).toXdr('base64'),
         contractEvents: [host.events.map((e) => e.toXdr('base64'))],
         diagnosticEvents: diag.map((d) => d.toXdr('base64')),
+        transactionEvents,
       };
       return { record, contractEvents: host.events };
     } catch (e) {
@@ -360,15 +442,17 @@ export class Ledger {
       });
       const diag = [
         ...(host?.events ?? []).map((ev) => diagnosticEvent(ev, false)),
+        ...(host?.diagnostics ?? []).map((ev) => diagnosticEvent(ev, false)),
         diagnosticEvent(errEvent, false),
       ];
       const record: TxRecord = {
         ...base,
         status: 'FAILED',
         resultXdr: wrap(invokeResult(fee, undefined)).toXdr('base64'),
-        resultMetaXdr: transactionMeta([], undefined, diag).toXdr('base64'),
+        resultMetaXdr: transactionMeta([], undefined, diag, [], feeEvents).toXdr('base64'),
         contractEvents: [[]],
         diagnosticEvents: diag.map((d) => d.toXdr('base64')),
+        transactionEvents,
       };
       return { record, contractEvents: [] };
     }

@@ -3,8 +3,6 @@
 import { xdr } from '@stellar/stellar-sdk';
 import { VERSION } from '../version.ts';
 import { queryEvents } from './events.ts';
-import { readInfo } from './genesis.ts';
-import { trustlineView } from './trustlines.ts';
 import { InvalidRequest } from './envelope.ts';
 import type { Ledger } from './ledger.ts';
 import { BASE_FEE, ledgerCloseMeta, PROTOCOL_VERSION } from './xdr-records.ts';
@@ -49,25 +47,41 @@ function objectParams(params: unknown, required: string[] = []): Params {
   return params as Params;
 }
 
-function feeDistribution(fee: bigint) {
-  const f = fee.toString();
+/**
+ * Inclusion-fee distribution over recent ledgers, as Soroban RPC's getFeeStats reports it: nearest-rank
+ * percentiles and the mode of the fees paid; with no transactions, every field is the base fee.
+ */
+export function feeDistribution(samples: bigint[], ledgerCount: number) {
+  const fees = [...samples].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const at = (p: number) => {
+    if (fees.length === 0) return BASE_FEE;
+    return fees[Math.max(0, Math.ceil((p / 100) * fees.length) - 1)] as bigint;
+  };
+  const counts = new Map<bigint, number>();
+  for (const f of fees) counts.set(f, (counts.get(f) ?? 0) + 1);
+  let mode = BASE_FEE;
+  let best = 0;
+  for (const [f, n] of counts) {
+    if (n > best || (n === best && f < mode)) [mode, best] = [f, n];
+  }
+  const pct = (p: number) => at(p).toString();
   return {
-    max: f,
-    min: f,
-    mode: f,
-    p10: f,
-    p20: f,
-    p30: f,
-    p40: f,
-    p50: f,
-    p60: f,
-    p70: f,
-    p80: f,
-    p90: f,
-    p95: f,
-    p99: f,
-    transactionCount: '0',
-    ledgerCount: 50,
+    max: (fees[fees.length - 1] ?? BASE_FEE).toString(),
+    min: (fees[0] ?? BASE_FEE).toString(),
+    mode: mode.toString(),
+    p10: pct(10),
+    p20: pct(20),
+    p30: pct(30),
+    p40: pct(40),
+    p50: pct(50),
+    p60: pct(60),
+    p70: pct(70),
+    p80: pct(80),
+    p90: pct(90),
+    p95: pct(95),
+    p99: pct(99),
+    transactionCount: String(fees.length),
+    ledgerCount,
   };
 }
 
@@ -119,11 +133,21 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
         metadataXdr: ledgerCloseMeta(header).toXdr('base64'),
       };
     },
-    getFeeStats: () => ({
-      sorobanInclusionFee: feeDistribution(BASE_FEE),
-      inclusionFee: feeDistribution(BASE_FEE),
-      latestLedger: ledger.latest.sequence,
-    }),
+    getFeeStats: () => {
+      const recent = ledger.recentFees;
+      return {
+        sorobanInclusionFee: feeDistribution(
+          recent.flatMap((l) => l.fees),
+          recent.length,
+        ),
+        // classic inclusion fees over the last 10 ledgers, as Soroban RPC reports them
+        inclusionFee: feeDistribution(
+          recent.slice(-10).flatMap((l) => l.classic),
+          Math.min(recent.length, 10),
+        ),
+        latestLedger: ledger.latest.sequence,
+      };
+    },
     getLedgerEntries: (params) => {
       const p = objectParams(params, ['keys']);
       if (!Array.isArray(p.keys))
@@ -132,19 +156,14 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
         throw new RpcError(RPC_ERRORS.invalidParams, `between 1 and ${MAX_LEDGER_KEYS} keys are allowed`);
       }
       const entries = [];
-      const info = readInfo(ledger.store);
       for (const [i, raw] of p.keys.entries()) {
         let key: string;
-        let parsed: xdr.LedgerKey;
         try {
-          parsed = xdr.LedgerKey.fromXdr(String(raw), 'base64');
-          key = parsed.toXdr('base64');
+          key = xdr.LedgerKey.fromXdr(String(raw), 'base64').toXdr('base64');
         } catch {
           throw new RpcError(RPC_ERRORS.invalidParams, `cannot unmarshal key value ${i}`);
         }
-        const rec =
-          ledger.store.get(key) ??
-          trustlineView(ledger.store, parsed, info.contracts.token, info.accounts.admin);
+        const rec = ledger.store.get(key);
         if (!rec) continue;
         entries.push({
           key,
@@ -183,10 +202,66 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
         ledger: rec.ledger,
         createdAt: String(rec.createdAt),
         diagnosticEventsXdr: rec.diagnosticEvents,
-        events: { contractEventsXdr: rec.contractEvents, transactionEventsXdr: [] },
+        events: {
+          contractEventsXdr: rec.contractEvents,
+          transactionEventsXdr: rec.transactionEvents ?? [],
+        },
       };
     },
     getEvents: (params) => queryEvents(ledger.store, objectParams(params)),
+    getLedgers: (params) => {
+      const p = objectParams(params);
+      const pagination = (p.pagination ?? {}) as { cursor?: unknown; limit?: unknown };
+      const limit = pagination.limit ?? 100;
+      if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > 10_000) {
+        throw new RpcError(RPC_ERRORS.invalidParams, 'limit must be 1..10000');
+      }
+      const m = ledger.latest;
+      let start: number;
+      if (pagination.cursor !== undefined) {
+        if (p.startLedger !== undefined)
+          throw new RpcError(RPC_ERRORS.invalidParams, 'startLedger and cursor cannot both be set');
+        if (typeof pagination.cursor !== 'string' || !/^\d{1,10}$/.test(pagination.cursor)) {
+          throw new RpcError(RPC_ERRORS.invalidParams, 'invalid cursor');
+        }
+        start = Number(pagination.cursor) + 1;
+      } else {
+        start = p.startLedger as number;
+        if (!Number.isInteger(start) || start < m.oldestLedger || start > m.sequence) {
+          throw new RpcError(
+            RPC_ERRORS.invalidParams,
+            `startLedger must be between the oldest ledger: ${m.oldestLedger} and the latest ledger: ${m.sequence}`,
+          );
+        }
+      }
+      const all = ledger.store.ledgers;
+      const first = all[0]?.sequence ?? m.sequence + 1;
+      const from = Math.max(0, start - first);
+      const page = all.slice(from, from + (limit as number));
+      const last = page[page.length - 1];
+      return {
+        ledgers: page.map((r) => {
+          const header = xdr.LedgerHeader.fromXdr(r.headerXdr, 'base64');
+          const entry = new xdr.LedgerHeaderHistoryEntry({
+            hash: Buffer.from(r.hash, 'hex'),
+            header,
+            ext: xdr.LedgerHeaderHistoryEntryExt.v0(),
+          });
+          return {
+            hash: r.hash,
+            sequence: r.sequence,
+            ledgerCloseTime: String(r.closeTime),
+            headerXdr: entry.toXdr('base64'),
+            metadataXdr: ledgerCloseMeta(header).toXdr('base64'),
+          };
+        }),
+        latestLedger: m.sequence,
+        latestLedgerCloseTime: m.closeTime,
+        oldestLedger: m.oldestLedger,
+        oldestLedgerCloseTime: m.oldestCloseTime,
+        cursor: String(last ? last.sequence : start - 1),
+      };
+    },
     getTransactions: (params) => {
       const p = objectParams(params);
       const pagination = (p.pagination ?? {}) as { cursor?: unknown; limit?: unknown };
@@ -232,7 +307,10 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
           resultXdr: r.resultXdr,
           resultMetaXdr: r.resultMetaXdr,
           diagnosticEventsXdr: r.diagnosticEvents,
-          events: { contractEventsXdr: r.contractEvents, transactionEventsXdr: [] },
+          events: {
+            contractEventsXdr: r.contractEvents,
+            transactionEventsXdr: r.transactionEvents ?? [],
+          },
           ledger: r.ledger,
           createdAt: r.createdAt,
         })),
@@ -256,6 +334,14 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
     if (typeof method !== 'string') return fail(RPC_ERRORS.invalidRequest, 'method must be a string');
     const fn = Object.hasOwn(methods, method) ? methods[method] : undefined;
     if (!fn) return fail(RPC_ERRORS.methodNotFound, `method not found: ${method}`);
+    // every XDR field is served as base64; a request for another encoding is refused, never ignored
+    const format = typeof params === 'object' && params !== null ? (params as Params).xdrFormat : undefined;
+    if (format !== undefined && format !== 'base64') {
+      return fail(
+        RPC_ERRORS.invalidParams,
+        `xdrFormat ${JSON.stringify(format)} is not supported by the sandbox: omit it or use "base64"`,
+      );
+    }
     try {
       return { jsonrpc: '2.0', id, result: await fn(params) };
     } catch (e) {

@@ -1,6 +1,7 @@
 // simulateTransaction: runs the invocation against the committed state without changing it, in enforcing
-// or recording auth mode, and reports the return value, the footprint and resource fee, the auth entries to
-// sign (with fresh nonces) and the events.
+// or recording auth mode, and reports the return value, the footprint, the bytes read and written and the
+// resource fee they cost (xdr-records.ts's fee model), the auth entries to sign (with fresh nonces), the
+// events, and the state changes the call would make.
 import { xdr } from '@stellar/stellar-sdk';
 import { AuthManager } from './auth.ts';
 import { decodeEnvelope, type Invocation, InvalidRequest, invocationOf } from './envelope.ts';
@@ -8,10 +9,12 @@ import { type ContractRegistry, Host } from './host.ts';
 import { accountKey, keyId } from './keys.ts';
 import { Overlay } from './overlay.ts';
 import type { LedgerStore } from './store.ts';
-import { diagnosticEvent, resourceFeeFor } from './xdr-records.ts';
+import { declaredResources, diagnosticEvent, eventsFee, resourcesFee, sizeFee } from './xdr-records.ts';
 
 /** Instructions reported for every invocation (the sandbox does not meter CPU). */
 const INSTRUCTIONS = 10_000_000;
+/** Envelope bytes reserved for the signatures added after simulation (decorated signature + auth). */
+const SIGNATURE_MARGIN_BYTES = 300;
 
 export type SimulationResult =
   | { error: string; events: string[] }
@@ -20,7 +23,18 @@ export type SimulationResult =
       minResourceFee: string;
       results: { auth: string[]; xdr: string }[];
       events: string[];
+      stateChanges: StateChange[];
     };
+
+/** A ledger entry the invocation would change (Soroban RPC's simulation `stateChanges`). */
+export interface StateChange {
+  type: 'created' | 'updated' | 'deleted';
+  /** base64 LedgerKey */
+  key: string;
+  /** base64 LedgerEntry before and after (null when absent) */
+  before: string | null;
+  after: string | null;
+}
 
 export interface SimulationContext {
   store: LedgerStore;
@@ -77,7 +91,10 @@ export async function simulate(
   try {
     retval = await host.invoke(inv.contractId, inv.fn, inv.args);
   } catch (e) {
-    const events = host.events.map((ev) => diagnosticEvent(ev, false).toXdr('base64'));
+    // the failed call's events, then the error where it arose (as the host logs it)
+    const events = [...host.events, ...host.diagnostics].map((ev) =>
+      diagnosticEvent(ev, false).toXdr('base64'),
+    );
     return { error: (e as Error).message, events };
   }
   const authEntries = mode === 'record' ? auth.recordedEntries(useUpgradedAuth === true) : inv.auth;
@@ -92,21 +109,82 @@ export async function simulate(
   const toKeys = (s: Set<string>) => [...s].sort().map((k) => xdr.LedgerKey.fromXdr(k, 'base64'));
   const readOnly = toKeys(fp.readOnly);
   const readWrite = toKeys(fp.readWrite);
-  const resourceFee = resourceFeeFor(readOnly.length, readWrite.length);
+  // bytes: every footprint entry as read from the ledger, every entry as written
+  const size = (d: xdr.LedgerEntryData | null | undefined) => (d ? d.toXdr().length : 0);
+  const base = new Overlay(ctx.store);
+  const readBytes = [...fp.readOnly, ...fp.readWrite].reduce((n, k) => n + size(base.get(k)), 0);
+  const writes = overlay.changes();
+  const writeBytes = [...writes.values()].reduce((n, w) => n + size(w.data), 0);
+  const eventBytes = host.events.reduce((n, ev) => n + ev.toXdr().length, 0) + retval.toXdr().length;
+  const resources = new xdr.SorobanResources({
+    footprint: new xdr.LedgerFootprint({ readOnly, readWrite }),
+    instructions: INSTRUCTIONS,
+    diskReadBytes: readBytes,
+    writeBytes,
+  });
+  const unpriced = new xdr.SorobanTransactionData({
+    ext: xdr.SorobanTransactionDataExt.v0(),
+    resources,
+    resourceFee: 0n,
+  });
+  // the size the envelope will have once it carries this data and signatures (a margin per signature); a
+  // transaction simulated again after assembly already carries data and maybe signatures: they are replaced,
+  // not added, so simulating an assembled transaction prices it exactly as before
+  const envelope = tx.toEnvelope();
+  // recorded authorization entries will be put into the operation by the client: count them too
+  const recordedAuthBytes = mode === 'record' ? authEntries.reduce((n, e) => n + e.toXdr().length, 0) : 0;
+  const envelopeBytes =
+    envelope.toXdr().length -
+    carriedBytes(envelope) +
+    recordedAuthBytes +
+    unpriced.toXdr().length +
+    SIGNATURE_MARGIN_BYTES;
+  const resourceFee =
+    resourcesFee(declaredResources(resources)) + sizeFee(envelopeBytes) + eventsFee(eventBytes);
   const txData = new xdr.SorobanTransactionData({
     ext: xdr.SorobanTransactionDataExt.v0(),
-    resources: new xdr.SorobanResources({
-      footprint: new xdr.LedgerFootprint({ readOnly, readWrite }),
-      instructions: INSTRUCTIONS,
-      diskReadBytes: 10_000 * (readOnly.length + readWrite.length),
-      writeBytes: 10_000 * readWrite.length,
-    }),
+    resources,
     resourceFee,
+  });
+  const stateChanges = [...writes].flatMap(([key, w]): StateChange[] => {
+    const before = base.get(key);
+    const entry = (data: xdr.LedgerEntryData) =>
+      new xdr.LedgerEntry({ lastModifiedLedgerSeq: ledgerSequence, data, ext: xdr.LedgerEntryExt.v0() });
+    const beforeRecord = ctx.store.get(key);
+    if (!before && !w.data) return [];
+    return [
+      {
+        type: !before ? 'created' : w.data ? 'updated' : 'deleted',
+        key,
+        before: before
+          ? new xdr.LedgerEntry({
+              lastModifiedLedgerSeq: beforeRecord?.lastModified ?? ledgerSequence,
+              data: before,
+              ext: xdr.LedgerEntryExt.v0(),
+            }).toXdr('base64')
+          : null,
+        after: w.data ? entry(w.data).toXdr('base64') : null,
+      },
+    ];
   });
   return {
     transactionData: txData.toXdr('base64'),
     minResourceFee: resourceFee.toString(),
     results: [{ auth: authEntries.map((a) => a.toXdr('base64')), xdr: retval.toXdr('base64') }],
     events: host.events.map((ev) => diagnosticEvent(ev, true).toXdr('base64')),
+    stateChanges,
   };
+}
+
+/** Bytes of the Soroban data and signatures an envelope already carries (counted again by the estimate). */
+function carriedBytes(envelope: xdr.TransactionEnvelope): number {
+  if (envelope.type !== 'envelopeTypeTx') return 0;
+  const v1 = envelope.value as xdr.TransactionV1Envelope;
+  const ext = v1.tx.ext;
+  const data = ext.type === 'sorobanData' ? (ext.value as xdr.SorobanTransactionData).toXdr().length : 0;
+  const signatures = v1.signatures.reduce(
+    (n: number, sig: xdr.DecoratedSignature) => n + sig.toXdr().length,
+    0,
+  );
+  return data + Math.min(signatures, SIGNATURE_MARGIN_BYTES);
 }

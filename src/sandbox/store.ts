@@ -25,6 +25,8 @@ export interface TxRecord {
   resultMetaXdr: string;
   contractEvents: string[][];
   diagnosticEvents: string[];
+  /** base64 TransactionEvents (the fee event); absent in records written before they were kept */
+  transactionEvents?: string[];
 }
 
 /** A contract event with the id (paging token) Soroban RPC gives it. */
@@ -49,6 +51,15 @@ export interface LedgerMeta {
   oldestCloseTime: number;
 }
 
+/** One closed ledger as getLedgers serves it. */
+export interface LedgerRecord {
+  sequence: number;
+  hash: string;
+  closeTime: number;
+  /** base64 LedgerHeader */
+  headerXdr: string;
+}
+
 export interface LedgerBatch {
   meta: LedgerMeta;
   entries: Map<string, EntryRecord | null>;
@@ -56,12 +67,17 @@ export interface LedgerBatch {
   events: EventRecord[];
 }
 
-type Stored = EntryRecord | TxRecord | EventRecord | LedgerMeta | Record<string, string>;
+type Stored = EntryRecord | TxRecord | EventRecord | LedgerMeta | LedgerRecord | Record<string, string>;
+
+/** Key of a ledger record: zero-padded so LevelDB iterates them in sequence order. */
+const ledgerKey = (sequence: number) => `l:${sequence.toString().padStart(10, '0')}`;
 
 export class LedgerStore {
   readonly entries = new Map<string, EntryRecord>();
   readonly txs = new Map<string, TxRecord>();
   readonly events: EventRecord[] = [];
+  /** closed ledgers in sequence order (a store written before they were kept starts later) */
+  readonly ledgers: LedgerRecord[] = [];
   meta: LedgerMeta | undefined;
   /** small named documents (well-known keys, genesis record) */
   readonly docs = new Map<string, Record<string, string>>();
@@ -82,6 +98,7 @@ export class LedgerStore {
         else if (kind === 't:') store.txs.set(id, value as TxRecord);
         else if (kind === 'v:') store.events.push(value as EventRecord);
         else if (kind === 'd:') store.docs.set(id, value as Record<string, string>);
+        else if (kind === 'l:') store.ledgers.push(value as LedgerRecord);
         else if (key === 'meta') store.meta = value as LedgerMeta;
       }
     }
@@ -136,6 +153,10 @@ export class LedgerStore {
     }
     this.meta = batch.meta;
     ops.push({ type: 'put', key: 'meta', value: batch.meta });
+    const { sequence, hash, closeTime, headerXdr } = batch.meta;
+    const ledger: LedgerRecord = { sequence, hash, closeTime, headerXdr };
+    this.ledgers.push(ledger);
+    ops.push({ type: 'put', key: ledgerKey(sequence), value: ledger });
     if (this.db) await this.db.batch(ops);
   }
 

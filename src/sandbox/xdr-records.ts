@@ -1,6 +1,6 @@
 // XDR documents the RPC hands out, built the way stellar-core writes them so that the SDK's parsers
 // (TransactionResult, TransactionMeta v4, LedgerHeader, LedgerCloseMeta) read them unchanged.
-import { hash, xdr } from '@stellar/stellar-sdk';
+import { Address, Asset, hash, nativeToScVal, xdr } from '@stellar/stellar-sdk';
 
 export const PROTOCOL_VERSION = 23;
 export const BASE_FEE = 100n;
@@ -101,11 +101,65 @@ export function ledgerEntryChanges(
   });
 }
 
+const nativeContracts = new Map<string, xdr.ContractId>();
+
+/** The native asset's contract id on the network `passphrase` (memoised). */
+function nativeContract(passphrase: string): xdr.ContractId {
+  let id = nativeContracts.get(passphrase);
+  if (!id) {
+    id = new Address(Asset.native().contractId(passphrase)).toScAddress().value as xdr.ContractId;
+    nativeContracts.set(passphrase, id);
+  }
+  return id;
+}
+
+/**
+ * The fee event of a transaction (CAP-67): the native asset's contract reports `fee` charged to the fee
+ * source before any transaction of the ledger is applied (`topics [fee, payer]`, data i128 stroops).
+ */
+export function feeEvent(passphrase: string, payer: string, fee: bigint): xdr.TransactionEvent {
+  return new xdr.TransactionEvent({
+    stage: xdr.TransactionEventStage.transactionEventStageBeforeAllTxs,
+    event: new xdr.ContractEvent({
+      ext: xdr.ExtensionPoint.v0(),
+      contractId: nativeContract(passphrase),
+      type: xdr.ContractEventType.contract,
+      body: xdr.ContractEventBody.v0(
+        new xdr.ContractEventV0({
+          topics: [xdr.ScVal.scvSymbol('fee'), new Address(payer).toScVal()],
+          data: nativeToScVal(fee, { type: 'i128' }),
+        }),
+      ),
+    }),
+  });
+}
+
+/** Meta of a classic transaction: each operation's ledger entry changes, no Soroban part. */
+export function classicMeta(
+  operations: xdr.LedgerEntryChange[][],
+  transactionEvents: xdr.TransactionEvent[],
+): xdr.TransactionMeta {
+  return xdr.TransactionMeta.v4(
+    new xdr.TransactionMetaV4({
+      ext: xdr.ExtensionPoint.v0(),
+      txChangesBefore: [],
+      operations: operations.map(
+        (changes) => new xdr.OperationMetaV2({ ext: xdr.ExtensionPoint.v0(), changes, events: [] }),
+      ),
+      txChangesAfter: [],
+      sorobanMeta: null,
+      events: transactionEvents,
+      diagnosticEvents: [],
+    }),
+  );
+}
+
 export function transactionMeta(
   events: xdr.ContractEvent[],
   returnValue: xdr.ScVal | undefined,
   diagnostic: xdr.DiagnosticEvent[],
   changes: xdr.LedgerEntryChange[] = [],
+  transactionEvents: xdr.TransactionEvent[] = [],
 ): xdr.TransactionMeta {
   return xdr.TransactionMeta.v4(
     new xdr.TransactionMetaV4({
@@ -117,10 +171,31 @@ export function transactionMeta(
         ext: xdr.SorobanTransactionMetaExt.v0(),
         returnValue: returnValue ?? null,
       }),
-      events: [],
+      events: transactionEvents,
       diagnosticEvents: diagnostic,
     }),
   );
+}
+
+/** A host diagnostic event carrying a message (topics ["error", Error(Context, InvalidInput)]). */
+export function diagnosticMessage(message: string): xdr.DiagnosticEvent {
+  return new xdr.DiagnosticEvent({
+    inSuccessfulContractCall: false,
+    event: new xdr.ContractEvent({
+      ext: xdr.ExtensionPoint.v0(),
+      contractId: null,
+      type: xdr.ContractEventType.diagnostic,
+      body: xdr.ContractEventBody.v0(
+        new xdr.ContractEventV0({
+          topics: [
+            xdr.ScVal.scvSymbol('error'),
+            xdr.ScVal.scvError(xdr.ScError.sceContext(xdr.ScErrorCode.scecInvalidInput)),
+          ],
+          data: xdr.ScVal.scvString(message),
+        }),
+      ),
+    }),
+  });
 }
 
 export function diagnosticEvent(
@@ -182,9 +257,73 @@ export function ledgerCloseMeta(header: xdr.LedgerHeader): xdr.LedgerCloseMeta {
 }
 
 /**
- * Resource fee the sandbox asks for a footprint: flat per-entry rates, enough to make fee handling real
- * (clients must simulate and pay it) without modelling stellar-core's full fee schedule.
+ * The sandbox's resource fee schedule, in stroops: the structure of Soroban's fee model (CAP-46-07 and its
+ * protocol 23 update, https://github.com/stellar/stellar-protocol/blob/master/core/cap-0046-07.md) with
+ * rates of the order the public networks configure. It makes fees grow with the footprint, the bytes read
+ * and written, the transaction's size and its events, so fee handling tested here is real.
  */
-export function resourceFeeFor(readOnly: number, readWrite: number): bigint {
-  return 20_000n + 1_000n * BigInt(readOnly) + 5_000n * BigInt(readWrite);
+export const FEE_SCHEDULE = {
+  /** per 10,000 instructions */
+  instructions10k: 25n,
+  /** per ledger entry in the footprint (read-only and read-write) */
+  readEntry: 6_250n,
+  /** per read-write ledger entry */
+  writeEntry: 10_000n,
+  read1KB: 1_786n,
+  write1KB: 11_800n,
+  /** transaction size: bandwidth and history */
+  txSize1KB: 1_624n,
+  historical1KB: 16_235n,
+  /** contract events and return value (refundable) */
+  events1KB: 10_000n,
+} as const;
+
+/** Bytes of transaction-result overhead history is charged for, beside the envelope. */
+const HISTORY_OVERHEAD_BYTES = 300n;
+
+const perKB = (bytes: bigint, rate: bigint) => (bytes * rate + 1023n) / 1024n;
+
+export interface DeclaredResources {
+  instructions: number;
+  readEntries: number;
+  writeEntries: number;
+  readBytes: number;
+  writeBytes: number;
+}
+
+/** The part of the resource fee a transaction's declared resources cost (checked at admission). */
+export function resourcesFee(r: DeclaredResources): bigint {
+  const f = FEE_SCHEDULE;
+  return (
+    (BigInt(r.instructions) * f.instructions10k + 9_999n) / 10_000n +
+    BigInt(r.readEntries) * f.readEntry +
+    BigInt(r.writeEntries) * f.writeEntry +
+    perKB(BigInt(r.readBytes), f.read1KB) +
+    perKB(BigInt(r.writeBytes), f.write1KB)
+  );
+}
+
+/** What the transaction's size costs (bandwidth and history). */
+export function sizeFee(txBytes: number): bigint {
+  const size = BigInt(txBytes);
+  return (
+    perKB(size, FEE_SCHEDULE.txSize1KB) + perKB(size + HISTORY_OVERHEAD_BYTES, FEE_SCHEDULE.historical1KB)
+  );
+}
+
+/** The refundable part: contract events and the return value. */
+export function eventsFee(eventBytes: number): bigint {
+  return perKB(BigInt(eventBytes), FEE_SCHEDULE.events1KB);
+}
+
+/** The declared resources of a SorobanTransactionData's resources, in the fee model's terms. */
+export function declaredResources(resources: xdr.SorobanResources): DeclaredResources {
+  const fp = resources.footprint;
+  return {
+    instructions: Number(resources.instructions),
+    readEntries: fp.readOnly.length + fp.readWrite.length,
+    writeEntries: fp.readWrite.length,
+    readBytes: Number(resources.diskReadBytes),
+    writeBytes: Number(resources.writeBytes),
+  };
 }

@@ -163,20 +163,22 @@ export async function findAuthorizationUse(
     const start = record.signedAtLedger + 1;
     const last = Math.min(record.expirationLedger, latest);
     if (start <= last) {
+      const { oldestLedger } = await server.getHealth();
+      if (oldestLedger > start)
+        throw new X402Error(
+          'history_unavailable',
+          `the RPC keeps ledgers from ${oldestLedger}, not ${start}`,
+          {
+            oldestLedger,
+          },
+        );
       let page = await server.getEvents({
         filters: [filter],
         startLedger: start,
-        endLedger: last + 1,
+        // (exclusive; left open when the range reaches the latest ledger, which some RPCs require)
+        ...(last < latest && { endLedger: last + 1 }),
         limit: EVENTS_PAGE,
       });
-      if (page.oldestLedger > start)
-        throw new X402Error(
-          'history_unavailable',
-          `the RPC keeps ledgers from ${page.oldestLedger}, not ${start}`,
-          {
-            oldestLedger: page.oldestLedger,
-          },
-        );
       for (;;) {
         for (const ev of page.events) {
           if (ev.ledger > last || amountOf(scValToNative(ev.value)) !== amount) continue;

@@ -22,7 +22,7 @@ import {
 import type { PaymentPayloadResult, PaymentRequirements, SchemeNetworkClient } from '@x402/core/types';
 import { x402Network } from '../ledger/networks.ts';
 import { X402Error } from './errors.ts';
-import { expirationLedger, measureLedgerSeconds, rpcServer } from './rpc.ts';
+import { expirationLedger, ledgerSecondsOf, rpcServer } from './rpc.ts';
 
 /** Source account of the unsigned transaction: the facilitator rebuilds it with its own account. */
 const NULL_ACCOUNT = 'GAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAWHF';
@@ -133,7 +133,7 @@ export class ExactStellarClient implements SchemeNetworkClient {
     try {
       [latest, ledgerSeconds] = await Promise.all([
         this.server.getLatestLedger().then((l) => l.sequence),
-        this.opts.ledgerSeconds ?? measureLedgerSeconds(this.server).then((r) => r.high),
+        this.opts.ledgerSeconds ?? ledgerSecondsOf(this.opts.rpcUrl, this.server).then((r) => r.high),
       ]);
     } catch (e) {
       if (e instanceof X402Error) throw e;

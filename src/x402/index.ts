@@ -32,6 +32,7 @@ export {
   safeFetch,
   addressClass,
   isAllowedHost,
+  parseAllowedHosts,
   parseServiceUrl,
   sanitizeHeaders,
   DEFAULT_MAX_RESPONSE_BYTES,
@@ -46,6 +47,7 @@ export {
 export {
   DEFAULT_LEDGER_SECONDS,
   measureLedgerSeconds,
+  ledgerSecondsOf,
   rpcServer,
   expirationLedger,
   type LedgerSecondsRange,

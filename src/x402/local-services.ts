@@ -6,7 +6,8 @@ import { Keypair } from '@stellar/stellar-sdk';
 import { startDemoService, type DemoServiceHandle } from './demo-service.ts';
 import { ensureChannelAccounts, startFacilitator, type FacilitatorHandle } from './facilitator/index.ts';
 
-export const LOCAL_CHANNELS = 4;
+/** Channel accounts of the local facilitator unless told otherwise: settlements that can land in one ledger. */
+export const LOCAL_CHANNELS = 16;
 
 export interface LocalX402Options {
   rpcUrl: string;
@@ -15,8 +16,8 @@ export interface LocalX402Options {
   asset: string;
   facilitator: { host: string; port: number };
   demo: { host: string; port: number };
-  /** channel accounts (default: LOCAL_CHANNELS fresh ones) */
-  channels?: Keypair[];
+  /** how many fresh channel accounts to create (default LOCAL_CHANNELS) */
+  channelCount?: number;
 }
 
 export interface LocalX402 {
@@ -27,7 +28,7 @@ export interface LocalX402 {
 }
 
 export async function startLocalX402(opts: LocalX402Options): Promise<LocalX402> {
-  const channels = opts.channels ?? Array.from({ length: LOCAL_CHANNELS }, () => Keypair.random());
+  const channels = Array.from({ length: opts.channelCount ?? LOCAL_CHANNELS }, () => Keypair.random());
   const payTo = Keypair.random();
   await ensureChannelAccounts(opts.rpcUrl, [...channels, payTo]);
   const facilitator = await startFacilitator({

@@ -44,6 +44,29 @@ export async function measureLedgerSeconds(server: rpc.Server): Promise<LedgerSe
   return { low: Math.max(seconds - 1, 0) / span, high: (seconds + 1) / span };
 }
 
+/** How long a measured ledger time is reused for the same RPC URL. */
+const LEDGER_SECONDS_TTL_MS = 30_000;
+const measured = new Map<string, { at: number; range: Promise<LedgerSecondsRange> }>();
+
+/** measureLedgerSeconds, reused for LEDGER_SECONDS_TTL_MS per RPC URL once it is tight (the rate changes slowly). */
+export function ledgerSecondsOf(
+  url: string,
+  server: rpc.Server = rpcServer(url),
+): Promise<LedgerSecondsRange> {
+  const hit = measured.get(url);
+  if (hit && Date.now() - hit.at < LEDGER_SECONDS_TTL_MS) return hit.range;
+  const range = measureLedgerSeconds(server);
+  measured.set(url, { at: Date.now(), range });
+  // only a tight measure is reused (a young network's retained range is too short to say much)
+  range.then(
+    (r) => {
+      if (!(r.low > 0 && r.high / r.low < 1.2)) measured.delete(url);
+    },
+    () => measured.delete(url),
+  );
+  return range;
+}
+
 /** The last ledger an authorization may be used in: latest + ceil(timeoutSeconds / ledgerSeconds), at least latest + 1. */
 export function expirationLedger(latest: number, timeoutSeconds: number, ledgerSeconds: number): number {
   if (!(ledgerSeconds > 0)) return Number.MAX_SAFE_INTEGER;

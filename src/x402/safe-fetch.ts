@@ -84,6 +84,8 @@ export interface SafeFetchOptions {
   allowedHosts?: readonly string[];
   maxResponseBytes?: number;
   timeoutMs?: number;
+  /** certificate authorities trusted for https (default: Node's bundled roots) */
+  ca?: string | Buffer;
   /** headers set by this layer itself (the payment signature); sent to the first origin only */
   systemHeaders?: Record<string, string>;
   /** resolver (default: the system's); returns every address of the host */
@@ -169,6 +171,23 @@ function defaultPort(url: URL): string {
   return url.port || (url.protocol === 'https:' ? '443' : '80');
 }
 
+/**
+ * An allow-list as configured (POOL_PROXY_PAY_ALLOWED_HOSTS): comma-separated `host` or `host:port`
+ * (`[v6]:port` for IPv6), lower-cased; throws RangeError naming a malformed entry.
+ */
+export function parseAllowedHosts(text: string | undefined): string[] {
+  const out: string[] = [];
+  for (const raw of (text ?? '').split(',')) {
+    const entry = raw.trim().toLowerCase();
+    if (!entry) continue;
+    const m = /^(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]*[a-z0-9])?)(?::(\d{1,5}))?$/.exec(entry);
+    if (!m || (m[3] !== undefined && Number(m[3]) > 65535))
+      throw new RangeError(`allowed host ${JSON.stringify(raw.trim())} is not host or host:port`);
+    out.push(entry);
+  }
+  return out;
+}
+
 /** True when `url`'s host (any port) or host:port is in the allow-list. */
 export function isAllowedHost(url: URL, allowed: readonly string[]): boolean {
   const host = url.hostname.toLowerCase();
@@ -235,6 +254,7 @@ function requestOnce(
   body: Buffer | undefined,
   maxBytes: number,
   signal: AbortSignal,
+  ca: string | Buffer | undefined,
 ): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
   // every lookup of this request answers with the address that was checked
   const pinned: LookupFunction = (_host, options, cb) => {
@@ -251,6 +271,7 @@ function requestOnce(
         lookup: pinned,
         signal,
         agent: false,
+        ...(ca !== undefined && { ca }),
       },
       (res) => {
         const declared = Number(res.headers['content-length']);
@@ -325,7 +346,7 @@ export async function safeFetch(request: SafeRequest, opts: SafeFetchOptions = {
         }),
       ]);
       if (signal.aborted) throw timedOut();
-      res = await requestOnce(url, target, method, headers, body, maxBytes, signal);
+      res = await requestOnce(url, target, method, headers, body, maxBytes, signal, opts.ca);
     } catch (e) {
       if (e instanceof X402Error) throw e;
       if (signal.aborted) throw timedOut();

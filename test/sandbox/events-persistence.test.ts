@@ -27,6 +27,7 @@ test('getEvents: topic and contract filters, limits and cursors page through eve
   const alice = Keypair.random();
   const bob = Keypair.random();
   await fund(sandbox, alice.publicKey(), '100');
+  await fund(sandbox, bob.publicKey()); // a USDC trustline to receive
   for (let i = 1n; i <= 4n; i++) await transfer(server, token, alice, bob.publicKey(), i * USDC);
 
   const all = await server.getEvents({ startLedger: 1, filters: [] });
@@ -113,6 +114,7 @@ test('state, transactions and events survive a restart on the same data director
     try {
       info = sandbox.info;
       await fund(sandbox, alice.publicKey(), '20');
+      await fund(sandbox, bob.publicKey());
       const done = await transfer(server, sandbox.info.contracts.token, alice, bob.publicKey(), 3n * USDC);
       hash = done.txHash;
       eventsBefore = (await server.getEvents({ startLedger: 1, filters: [] })).events.map((e) => e.id);

@@ -15,7 +15,8 @@ import {
   TransactionBuilder,
   type xdr,
 } from '@stellar/stellar-sdk';
-import { DEFAULT_VKEY_PATH, Sandbox, STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
+import { DEFAULT_VKEY_PATH, type PoolSandbox, startPoolSandbox } from '../../contracts/network.ts';
+import { STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
 
 /** The verification key `npm run build` produces for policy_tx_2_2 (genesis deploys the verifier with it). */
 export function testVkey(): string {
@@ -32,7 +33,7 @@ export function tempDir(): { dir: string; remove: () => void } {
 export async function startSandbox(
   opts: { dataDir?: string; ledgerMs?: number; vkey?: string | Record<string, unknown>; port?: number } = {},
 ) {
-  const sandbox = await Sandbox.start({
+  const sandbox = await startPoolSandbox({
     port: opts.port ?? 0,
     ledgerMs: opts.ledgerMs ?? 20,
     dataDir: opts.dataDir,
@@ -42,7 +43,7 @@ export async function startSandbox(
   return { sandbox, server };
 }
 
-export async function fund(sandbox: Sandbox, address: string, usdc?: string): Promise<Response> {
+export async function fund(sandbox: PoolSandbox, address: string, usdc?: string): Promise<Response> {
   const q = new URLSearchParams({ addr: address, ...(usdc !== undefined && { usdc }) });
   return fetch(`${sandbox.url}/friendbot?${q}`);
 }

@@ -44,8 +44,17 @@ import {
   poolProofFromSignals,
   poolProofToScVal,
 } from '../../src/ledger/pool-args.ts';
+import { ContractError, contractErrorOf, type PoolContractName } from '../../src/ledger/contract-errors.ts';
+import {
+  AspMembershipError,
+  AspNonMembershipError,
+  PoolError,
+  VerifierError,
+} from '../../src/ledger/pool-interface.ts';
 import { loadProver, type Prover, releaseVerifier } from '../../src/prover/index.ts';
-import { type Sandbox, STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
+import type { PoolSandbox as Sandbox } from '../../contracts/network.ts';
+import { STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
+import { FEE_SCHEDULE } from '../../src/sandbox/xdr-records.ts';
 import { address, fund, invokeTx, startSandbox, submit, tokenBalance } from './helpers.ts';
 
 const USDC = 10_000_000n;
@@ -213,15 +222,37 @@ function retarget(entry: xdr.SorobanAuthorizationEntry, args: xdr.ScVal[]): xdr.
   });
 }
 
+type Expected = readonly [PoolContractName, string];
+
+/** Code of an expected contract error, from the interface's enums. */
+function codeOf([contract, name]: Expected): number {
+  const enums: Record<string, Record<string, number>> = {
+    pool: PoolError,
+    verifier: VerifierError,
+    asp_membership: AspMembershipError,
+    asp_non_membership: AspNonMembershipError,
+  };
+  const code = enums[contract]?.[name];
+  if (code === undefined) throw new Error(`no error ${contract}.${name}`);
+  return code;
+}
+
+/** The typed error of a failed simulation or transaction, as a caller sees it. */
+function typedError(t: import('ava').ExecutionContext, response: unknown, expected: Expected): void {
+  const err = contractErrorOf(response, w.sandbox.info.contracts);
+  t.true(err instanceof ContractError, 'a typed contract error');
+  t.deepEqual([err?.contract, err?.name, err?.code], [...expected, codeOf(expected)]);
+}
+
 /**
- * Expects `fn(args)` to fail with contract error `code`: in simulation, and on the ledger when submitted
+ * Expects `fn(args)` to fail with contract error `expected`: in simulation, and on the ledger when submitted
  * anyway with the footprint of `reference` (a valid call's simulation); nothing may change.
  */
 async function expectRejected(
   t: import('ava').ExecutionContext,
   fn: string,
   args: xdr.ScVal[],
-  code: number,
+  expected: Expected,
   reference: xdr.ScVal[],
   signer = w.relayer,
   extraReads: xdr.LedgerKey[] = [],
@@ -231,8 +262,10 @@ async function expectRejected(
   const sim = await w.server.simulateTransaction(
     invokeTx(new Account(account.accountId(), account.sequenceNumber()), w.pool, fn, args),
   );
+  const code = codeOf(expected);
   t.true(rpc.Api.isSimulationError(sim), `${fn} should fail in simulation`);
   if (rpc.Api.isSimulationError(sim)) t.true(sim.error.includes(`Error(Contract, #${code})`), sim.error);
+  typedError(t, sim, expected);
   const refSim = await w.server.simulateTransaction(
     invokeTx(new Account(account.accountId(), account.sequenceNumber()), w.pool, fn, reference),
   );
@@ -243,7 +276,7 @@ async function expectRejected(
   // the rejected call reads entries a valid one does not (other nullifiers, the whole root history)
   const data = new SorobanDataBuilder(refSim.transactionData.build());
   data.setReadOnly([...refSim.transactionData.build().resources.footprint.readOnly, ...extraReads]);
-  data.setResourceFee(BigInt(refSim.minResourceFee) + 1_000n * BigInt(extraReads.length));
+  data.setResourceFee(BigInt(refSim.minResourceFee) + FEE_SCHEDULE.readEntry * BigInt(extraReads.length));
   const tx = txWithAuth(account, new Contract(w.pool).call(fn, ...args), auth, {
     ...refSim,
     transactionData: data,
@@ -252,6 +285,7 @@ async function expectRejected(
   const { final } = await submit(w.server, tx);
   t.is(final?.status, rpc.Api.GetTransactionStatus.FAILED);
   if (final?.status === rpc.Api.GetTransactionStatus.FAILED) t.is(failureCode(final), `Contract#${code}`);
+  typedError(t, final, expected);
   t.deepEqual(await snapshot(), before);
 }
 
@@ -283,6 +317,7 @@ test.before(async () => {
   w.pk = notePublicKey(w.sk);
   await fund(sandbox, w.alice.publicKey(), '100');
   await fund(sandbox, w.relayer.publicKey());
+  await fund(sandbox, w.bob.publicKey()); // a USDC trustline: withdrawals pay bob
   // allowlist alice's key (one other member first), blocklist someone else
   const { asp_membership, asp_non_membership } = info.contracts;
   const other = membershipLeaf(notePublicKey(randomFieldElement()), randomFieldElement());
@@ -432,7 +467,10 @@ test.serial('the same nullifier again fails and reverts everything (#9)', async 
   const spentKeys = withdrawal.nullifiers.map((n) =>
     poolKey(xdr.ScVal.scvVec([xdr.ScVal.scvSymbol('Nullifier'), u256(n)])),
   );
-  await expectRejected(t, 'transact', args, 9, reference, w.relayer, [...spentKeys, ...rootKeys()]);
+  await expectRejected(t, 'transact', args, ['pool', 'AlreadySpentNullifier'], reference, w.relayer, [
+    ...spentKeys,
+    ...rootKeys(),
+  ]);
 });
 
 let pending: Built;
@@ -456,7 +494,7 @@ test.serial('an unknown root fails (#8)', async (t) => {
     t,
     'transact',
     poolCallArgs(bogus.proof, bogus.extData, w.alice.publicKey()),
-    8,
+    ['pool', 'UnknownRoot'],
     poolCallArgs(pending.proof, pending.extData, w.alice.publicKey()),
     w.alice,
     rootKeys(),
@@ -469,19 +507,20 @@ test.serial('a wrong extDataHash fails (#10): ExtData changed after proving', as
     t,
     'transact',
     poolCallArgs(pending.proof, tampered, w.alice.publicKey()),
-    10,
+    ['pool', 'WrongExtHash'],
     poolCallArgs(pending.proof, pending.extData, w.alice.publicKey()),
     w.alice,
   );
 });
 
-test.serial('a proof for other public inputs fails (#7)', async (t) => {
+test.serial("a proof for other public inputs fails with the verifier's InvalidProof (#0)", async (t) => {
+  // the pool calls the verifier without try_, as SPP's does: the verifier's own error fails the call
   const forged: PoolProof = { ...pending.proof, outputCommitment1: commitment(999n * USDC, w.pk, 1n) };
   await expectRejected(
     t,
     'transact',
     poolCallArgs(forged, pending.extData, w.alice.publicKey()),
-    7,
+    ['verifier', 'InvalidProof'],
     poolCallArgs(pending.proof, pending.extData, w.alice.publicKey()),
     w.alice,
   );
@@ -494,7 +533,31 @@ test.serial('a proof for other public inputs fails (#7)', async (t) => {
     ]),
   );
   t.true(rpc.Api.isSimulationError(sim) && sim.error.includes('Error(Value, UnexpectedType)'));
+  t.is(contractErrorOf(sim, w.sandbox.info.contracts), undefined, 'a type error is not a contract error');
 });
+
+test.serial(
+  "a proof with a third nullifier fails with the verifier's MalformedPublicInputs (#1)",
+  async (t) => {
+    const extra: PoolProof = {
+      ...pending.proof,
+      inputNullifiers: [...pending.proof.inputNullifiers, randomFieldElement()],
+    };
+    await expectRejected(
+      t,
+      'transact',
+      poolCallArgs(extra, pending.extData, w.alice.publicKey()),
+      ['verifier', 'MalformedPublicInputs'],
+      poolCallArgs(pending.proof, pending.extData, w.alice.publicKey()),
+      w.alice,
+      [
+        poolKey(
+          xdr.ScVal.scvVec([xdr.ScVal.scvSymbol('Nullifier'), u256(extra.inputNullifiers[2] as bigint)]),
+        ),
+      ],
+    );
+  },
+);
 
 /** A proof made against the live ASP roots fails once `change` moves one of them: simulation and ledger. */
 async function expectStaleAsp(t: import('ava').ExecutionContext, built: Built, change: () => Promise<void>) {
@@ -509,6 +572,7 @@ async function expectStaleAsp(t: import('ava').ExecutionContext, built: Built, c
     invokeTx(await w.server.getAccount(w.alice.publicKey()), w.pool, 'transact', args),
   );
   t.true(rpc.Api.isSimulationError(sim) && sim.error.includes('Error(Contract, #7)'));
+  typedError(t, sim, ['pool', 'InvalidProof']);
   const { txWithAuth } = await import('./helpers.ts');
   const live = await w.server.getAccount(w.alice.publicKey());
   const tx = txWithAuth(live, new Contract(w.pool).call('transact', ...args), refSim.result!.auth, refSim);
@@ -516,6 +580,7 @@ async function expectStaleAsp(t: import('ava').ExecutionContext, built: Built, c
   const { final } = await submit(w.server, tx);
   t.is(final?.status, rpc.Api.GetTransactionStatus.FAILED);
   if (final?.status === rpc.Api.GetTransactionStatus.FAILED) t.is(failureCode(final), 'Contract#7');
+  typedError(t, final, ['pool', 'InvalidProof']);
   t.deepEqual(await snapshot(), before);
 }
 
@@ -560,7 +625,7 @@ test.serial('disburse pays only the payout wallet, authorised by the admin', asy
     t,
     'disburse',
     poolCallArgs(toBob.proof, toBob.extData, w.admin.publicKey()),
-    1,
+    ['pool', 'NotAuthorized'],
     poolCallArgs(toWallet.proof, toWallet.extData, w.admin.publicKey()),
     w.admin,
   );

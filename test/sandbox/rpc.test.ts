@@ -3,7 +3,7 @@
 
 import { Address, Asset, Keypair, rpc, StrKey } from '@stellar/stellar-sdk';
 import test from 'ava';
-import type { Sandbox } from '../../src/sandbox/index.ts';
+import type { PoolSandbox as Sandbox } from '../../contracts/network.ts';
 import { fund, startSandbox } from './helpers.ts';
 
 let sandbox: Sandbox;
@@ -204,19 +204,19 @@ test('getTransaction of an unknown hash is NOT_FOUND', async (t) => {
 
 test('genesis refuses a verification key that is not a BN254 Groth16 key of the right shape', async (t) => {
   const { readFileSync } = await import('node:fs');
-  const { Sandbox: SandboxClass, DEFAULT_VKEY_PATH } = await import('../../src/sandbox/index.ts');
+  const { startPoolSandbox, DEFAULT_VKEY_PATH } = await import('../../contracts/network.ts');
   const good = JSON.parse(readFileSync(DEFAULT_VKEY_PATH, 'utf8'));
-  await t.throwsAsync(SandboxClass.start({ port: 0, vkey: { ...good, protocol: 'plonk' } }), {
+  await t.throwsAsync(startPoolSandbox({ port: 0, vkey: { ...good, protocol: 'plonk' } }), {
     message: /Groth16/,
   });
-  await t.throwsAsync(SandboxClass.start({ port: 0, vkey: { ...good, curve: 'bls12381' } }), {
+  await t.throwsAsync(startPoolSandbox({ port: 0, vkey: { ...good, curve: 'bls12381' } }), {
     message: /BN254/,
   });
-  await t.throwsAsync(SandboxClass.start({ port: 0, vkey: { ...good, IC: good.IC.slice(1) } }), {
+  await t.throwsAsync(startPoolSandbox({ port: 0, vkey: { ...good, IC: good.IC.slice(1) } }), {
     message: /IC length/,
   });
   // a point off the curve is refused when the verifier is deployed
-  await t.throwsAsync(SandboxClass.start({ port: 0, vkey: { ...good, vk_alpha_1: ['1', '1', '1'] } }), {
+  await t.throwsAsync(startPoolSandbox({ port: 0, vkey: { ...good, vk_alpha_1: ['1', '1', '1'] } }), {
     message: /Error\(Contract, #2\)/,
   });
 });

@@ -2,7 +2,8 @@
 // envelopes (a sponsor pays, the inner source only signs), including refused fee bumps.
 import test from 'ava';
 import { Account, Keypair, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
-import { type Sandbox, STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
+import type { PoolSandbox as Sandbox } from '../../contracts/network.ts';
+import { STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
 import { address, i128, invokeTx, startSandbox, tokenBalance } from './helpers.ts';
 
 let sandbox: Sandbox;
@@ -52,7 +53,7 @@ test.serial(
   'the same envelope twice is DUPLICATE; a second one from the same source is TRY_AGAIN_LATER',
   async (t) => {
     const alice = await fundNow('10');
-    const bob = Keypair.random().publicKey();
+    const bob = (await fundNow()).publicKey();
     const account = await server.getAccount(alice.publicKey());
     const first = await preparedTransfer(alice, bob, USDC, account);
     const second = await preparedTransfer(alice, bob, USDC, account); // next sequence number
@@ -75,7 +76,7 @@ test.serial(
 test.serial('a fee bump: the sponsor pays the fee, the inner source pays nothing', async (t) => {
   const alice = await fundNow('10');
   const sponsor = await fundNow();
-  const bob = Keypair.random().publicKey();
+  const bob = (await fundNow()).publicKey();
   const aliceXlm = await xlm(alice.publicKey());
   const sponsorXlm = await xlm(sponsor.publicKey());
   const inner = await preparedTransfer(alice, bob, 3n * USDC);
@@ -105,7 +106,7 @@ test.serial(
   async (t) => {
     const alice = await fundNow('10');
     const sponsor = await fundNow();
-    const bob = Keypair.random().publicKey();
+    const bob = (await fundNow()).publicKey();
     const inner = await preparedTransfer(alice, bob, USDC);
     const unsigned = TransactionBuilder.buildFeeBumpTransaction(sponsor, '200', inner, STANDALONE_PASSPHRASE);
     t.is((await server.sendTransaction(unsigned)).errorResult?.result.type, 'txBadAuth');

@@ -15,7 +15,8 @@ import {
   xdr,
 } from '@stellar/stellar-sdk';
 import test from 'ava';
-import { type Sandbox, STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
+import type { PoolSandbox as Sandbox } from '../../contracts/network.ts';
+import { STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
 import { address, fund, i128, invokeTx, startSandbox, submit, tokenBalance, txWithAuth } from './helpers.ts';
 
 let sandbox: Sandbox;
@@ -60,7 +61,7 @@ async function balances(...who: string[]): Promise<bigint[]> {
 
 test('friendbot → getAccount → transfer signed as source account moves balances exactly', async (t) => {
   const alice = await newAccount('100');
-  const bob = Keypair.random();
+  const bob = await newAccount();
   t.deepEqual(await balances(alice.publicKey()), [100n * USDC]);
   const account = await server.getAccount(alice.publicKey());
   const tx = await server.prepareTransaction(
@@ -95,10 +96,20 @@ test('friendbot → getAccount → transfer signed as source account moves balan
     t.is(final.resultXdr.result.type, 'txSuccess');
     t.true(final.resultXdr.feeCharged > 100n);
     t.is(final.events.contractEventsXdr[0]?.length, 1);
-    // the meta lists the balance entries: alice's updated (with its prior state), bob's created
+    // the meta lists the two trustlines, each updated with its prior state
     const meta = final.resultMetaXdr.value as xdr.TransactionMetaV4;
-    const kinds = meta.operations[0]?.changes.map((c) => c.type).sort();
-    t.deepEqual(kinds, ['ledgerEntryCreated', 'ledgerEntryState', 'ledgerEntryUpdated']);
+    const changes = meta.operations[0]?.changes ?? [];
+    t.deepEqual(changes.map((c) => c.type).sort(), [
+      'ledgerEntryState',
+      'ledgerEntryState',
+      'ledgerEntryUpdated',
+      'ledgerEntryUpdated',
+    ]);
+    t.true(
+      changes.every(
+        (c) => c.type !== 'ledgerEntryUpdated' || (c.value as xdr.LedgerEntry).data.type === 'trustline',
+      ),
+    );
   }
 });
 
@@ -106,7 +117,7 @@ for (const v2 of [false, true]) {
   test(`transfer authorized by a signed address-credential entry (${v2 ? 'v2' : 'v1'} credentials)`, async (t) => {
     const alice = await newAccount('50');
     const relayer = await newAccount();
-    const bob = Keypair.random();
+    const bob = await newAccount();
     const relayerAccount = await server.getAccount(relayer.publicKey());
     const { call, sim, entry } = await recordTransfer(
       relayerAccount,
@@ -141,7 +152,7 @@ test('a transaction for another network passphrase is refused (txBadAuth)', asyn
       new Contract(token).call(
         'transfer',
         address(alice.publicKey()),
-        address(Keypair.random().publicKey()),
+        address((await newAccount()).publicKey()),
         i128(1n),
       ),
     )
@@ -157,7 +168,7 @@ test('a transaction for another network passphrase is refused (txBadAuth)', asyn
 
 test('bad, missing and extra signatures are refused', async (t) => {
   const alice = await newAccount('10');
-  const bob = Keypair.random();
+  const bob = await newAccount();
   const account = await server.getAccount(alice.publicKey());
   const build = async () =>
     server.prepareTransaction(
@@ -188,7 +199,7 @@ test('bad, missing and extra signatures are refused', async (t) => {
 
 test('a stale sequence number is refused (txBadSeq)', async (t) => {
   const alice = await newAccount('10');
-  const bob = Keypair.random();
+  const bob = await newAccount();
   const account = await server.getAccount(alice.publicKey());
   const stale = copy(account);
   const first = await server.prepareTransaction(
@@ -224,7 +235,7 @@ test('expired and not-yet-valid time bounds are refused', async (t) => {
         new Contract(token).call(
           'transfer',
           address(alice.publicKey()),
-          address(Keypair.random().publicKey()),
+          address((await newAccount()).publicKey()),
           i128(1n),
         ),
       )
@@ -242,7 +253,7 @@ test('a resource fee below the minimum and a fee below resource fee + base fee a
   const prepared = await server.prepareTransaction(
     invokeTx(copy(account), token, 'transfer', [
       address(alice.publicKey()),
-      address(Keypair.random().publicKey()),
+      address((await newAccount()).publicKey()),
       i128(1n),
     ]),
   );
@@ -262,7 +273,7 @@ test('a resource fee below the minimum and a fee below resource fee + base fee a
 test('an expired auth entry fails the transaction and moves nothing', async (t) => {
   const alice = await newAccount('10');
   const relayer = await newAccount();
-  const bob = Keypair.random();
+  const bob = await newAccount();
   const relayerAccount = await server.getAccount(relayer.publicKey());
   const { call, sim, entry } = await recordTransfer(relayerAccount, alice.publicKey(), bob.publicKey(), USDC);
   const latest = (await server.getLatestLedger()).sequence;
@@ -282,7 +293,7 @@ test('an expired auth entry fails the transaction and moves nothing', async (t) 
 test('a replayed auth entry (nonce already used) fails and moves nothing', async (t) => {
   const alice = await newAccount('10');
   const relayer = await newAccount();
-  const bob = Keypair.random();
+  const bob = await newAccount();
   const relayerAccount = await server.getAccount(relayer.publicKey());
   const { call, sim, entry } = await recordTransfer(
     relayerAccount,
@@ -307,7 +318,7 @@ test('a replayed auth entry (nonce already used) fails and moves nothing', async
 test('an auth entry signed by the wrong key or for other arguments is refused', async (t) => {
   const alice = await newAccount('10');
   const relayer = await newAccount();
-  const bob = Keypair.random();
+  const bob = await newAccount();
   const relayerAccount = await server.getAccount(relayer.publicKey());
   const { sim, entry } = await recordTransfer(relayerAccount, alice.publicKey(), bob.publicKey(), USDC);
   const latest = (await server.getLatestLedger()).sequence;
@@ -336,7 +347,7 @@ test('an auth entry signed by the wrong key or for other arguments is refused', 
 
 test('insufficient balance fails in simulation (Error(Contract, #10)) and on the ledger', async (t) => {
   const alice = await newAccount('1');
-  const bob = Keypair.random();
+  const bob = await newAccount();
   const account = await server.getAccount(alice.publicKey());
   const sim = await server.simulateTransaction(
     invokeTx(copy(account), token, 'transfer', [
@@ -423,13 +434,13 @@ test('minting needs the admin: an unauthorised mint fails on the ledger', async 
 
 test('touching a ledger entry outside the declared footprint fails the transaction', async (t) => {
   const alice = await newAccount('3');
-  const bob = Keypair.random();
+  const bob = await newAccount();
   const account = await server.getAccount(alice.publicKey());
   // footprint of a transfer to someone else: bob's balance entry is not in it
   const other = await server.simulateTransaction(
     invokeTx(copy(account), token, 'transfer', [
       address(alice.publicKey()),
-      address(Keypair.random().publicKey()),
+      address((await newAccount()).publicKey()),
       i128(1n),
     ]),
   );
@@ -450,7 +461,7 @@ test('touching a ledger entry outside the declared footprint fails the transacti
 test('allowances: approve then transfer_from by the spender, bounded by the allowance', async (t) => {
   const alice = await newAccount('10');
   const spender = await newAccount();
-  const bob = Keypair.random();
+  const bob = await newAccount();
   const latest = (await server.getLatestLedger()).sequence;
   const aliceAccount = await server.getAccount(alice.publicKey());
   const approve = await server.prepareTransaction(

@@ -59,7 +59,11 @@ test.after.always(async () => {
 });
 
 // no facilitator settings from the environment of whoever runs the tests
-const clean = { POOL_PROXY_FACILITATOR_SECRETS: undefined, POOL_PROXY_NETWORK_PASSPHRASE: undefined };
+const clean = {
+  POOL_PROXY_FACILITATOR_SECRETS: undefined,
+  POOL_PROXY_FACILITATOR_CHANNELS: undefined,
+  POOL_PROXY_NETWORK_PASSPHRASE: undefined,
+};
 
 test('pool-proxy facilitator starts, answers /supported with its channel accounts and stops on SIGTERM', async (t) => {
   const channels = [Keypair.random(), Keypair.random()];
@@ -97,7 +101,7 @@ test('pool-proxy facilitator refuses bad flags and secrets with a clear message'
   const cases: [string[], Record<string, string | undefined>, RegExp][] = [
     [['--listen', 'nope'], {}, /--listen must be HOST:PORT/],
     [['--rpc-url', 'ftp://x/rpc'], {}, /--rpc-url must be an http\(s\) URL/],
-    [['--channels', '0'], {}, /--channels must be an integer from 1 to 64/],
+    [['--channels', '0'], {}, /--channels must be an integer from 1 to 256/],
     [['--max-fee', 'lots'], {}, /--max-fee must be an integer/],
     [['--network-passphrase', 'Test SDF Network ; September 2015'], {}, /the RPC serves "Standalone Network/],
     [[], { POOL_PROXY_FACILITATOR_SECRETS: 'SNOTASECRET' }, /channel secret 1 is not a Stellar secret seed/],
@@ -155,7 +159,7 @@ test('pool-proxy start runs the facilitator and the demo service, funds the pool
   t.regex(demoUrl, /\/demo\/quote$/);
   const supported = await (await fetch(`${facilitatorUrl}/supported`)).json();
   t.is(supported.kinds[0].network, 'stellar:local');
-  t.is(supported.signers['stellar:*'].length, 4);
+  t.is(supported.signers['stellar:*'].length, 16);
   const unpaid = await fetch(demoUrl);
   t.is(unpaid.status, 402);
   const required = JSON.parse(Buffer.from(unpaid.headers.get('payment-required')!, 'base64').toString());

@@ -6,7 +6,7 @@ import { Keypair, TransactionBuilder, type rpc } from '@stellar/stellar-sdk';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import test from 'ava';
 import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
-import type { Sandbox } from '../../src/sandbox/index.ts';
+import type { PoolSandbox } from '../../contracts/network.ts';
 import { startDemoService, type DemoServiceHandle } from '../../src/x402/demo-service.ts';
 import {
   ensureChannelAccounts,
@@ -23,10 +23,19 @@ import {
   type PayerNetwork,
   type SignedPayment,
 } from '../../src/x402/index.ts';
-import { fund, newAccount, startSandbox, tokenBalance, waitPastLedger, withBadSignature } from './helpers.ts';
+import {
+  fund,
+  newAccount,
+  startSandbox,
+  tokenBalance,
+  waitPastLedger,
+  withBadSignature,
+  withV2Credentials,
+  signExpiringSoon,
+} from './helpers.ts';
 
 const PRICE = 100_000n;
-let sandbox: Sandbox;
+let sandbox: PoolSandbox;
 let server: rpc.Server;
 let token: string;
 let poolWallet: Keypair;
@@ -69,7 +78,8 @@ test.after.always(async () => {
   await sandbox?.close();
 });
 
-const fetchOpts = () => ({ allowedHosts: [new URL(demo.url).host] });
+// generous: the machine may be loaded, and the time cap has its own test
+const fetchOpts = () => ({ allowedHosts: [new URL(demo.url).host], timeoutMs: 120_000 });
 const balance = (who: string) => tokenBalance(server, STANDALONE_PASSPHRASE, token, who);
 
 async function pay(request: {
@@ -239,10 +249,11 @@ test.serial(
     );
     t.true((await client.verify(fresh.paymentPayload, q.requirements)).isValid);
 
-    const expired = await sign(await quote({ url: demo.quoteUrl }, payer, fetchOpts()), poolWallet, {
-      ...payer,
-      ledgerSeconds: 10, // six ledgers of validity: enough to sign, soon past
-    });
+    const expired = await signExpiringSoon(
+      await quote({ url: demo.quoteUrl }, payer, fetchOpts()),
+      poolWallet,
+      payer,
+    );
     await waitPastLedger(server, expired.record.expirationLedger);
     t.is(
       (await client.verify(expired.paymentPayload, q.requirements)).invalidReason,
@@ -251,6 +262,20 @@ test.serial(
     t.false((await client.settle(expired.paymentPayload, q.requirements)).success);
     t.like(await findAuthorizationUse(server, expired.record), { state: 'unused_expired' });
     t.is(await balance(poolWallet.publicKey()), afterPaid);
+  },
+);
+
+test.serial(
+  'v2 (CAP-71) address credentials are refused, as the official facilitator refuses them',
+  async (t) => {
+    const q = await quote({ url: demo.quoteUrl }, payer, fetchOpts());
+    const signed = await sign(q, poolWallet, payer);
+    const v2 = await withV2Credentials(server, STANDALONE_PASSPHRASE, poolWallet, signed.paymentPayload);
+    t.is(
+      (await client.verify(v2, q.requirements)).invalidReason,
+      'invalid_exact_stellar_payload_unsupported_credential_type',
+    );
+    t.false((await client.settle(v2, q.requirements)).success);
   },
 );
 

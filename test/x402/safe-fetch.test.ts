@@ -1,12 +1,20 @@
-// safeFetch against real HTTP servers on loopback: every refused address class (by literal and through a
-// resolver), a redirect to a private address, redirect limits, the size and time caps, the allow-list, and
-// what reaches the service (a recording server sees only the caller's explicit headers and body).
+// safeFetch against real HTTP(S) servers on loopback: every refused address class (by literal and through
+// a resolver), https to a pinned address, a redirect to a private address, redirect limits, the size and
+// time caps, the allow-list, and what reaches the service (a recording server sees only the caller's
+// explicit headers and body).
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TLSSocket } from 'node:tls';
 import test from 'ava';
 import {
   addressClass,
   isX402Error,
+  parseAllowedHosts,
   safeFetch,
   USER_AGENT,
   type AddressClass,
@@ -266,3 +274,63 @@ test.serial('a connection refused is a typed error', async (t) => {
     'connection_failed',
   );
 });
+
+test.serial('allow-lists parse from configuration text', (t) => {
+  t.deepEqual(parseAllowedHosts(' Demo.Local:8403, api.example.com ,[::1]:80,,'), [
+    'demo.local:8403',
+    'api.example.com',
+    '[::1]:80',
+  ]);
+  t.deepEqual(parseAllowedHosts(undefined), []);
+  for (const bad of ['http://x.com', 'x.com:99999', 'a b', 'x.com:', '-x.com', 'x.com/path'])
+    t.throws(() => parseAllowedHosts(bad), { instanceOf: RangeError }, bad);
+});
+
+test.serial(
+  'https goes to the checked address and still verifies the certificate for the host name',
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'safe-fetch-tls-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=svc.test',
+        '-addext',
+        'subjectAltName=DNS:svc.test',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
+    const cert = readFileSync(join(dir, 'cert.pem'));
+    let servername: string | undefined;
+    const tls = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (req, res) => {
+      servername = (req.socket as TLSSocket).servername || undefined;
+      res.end('secure');
+    });
+    await new Promise<void>((r) => tls.listen(0, '127.0.0.1', r));
+    t.teardown(() => new Promise<void>((r) => tls.close(() => r())));
+    const port = (tls.address() as AddressInfo).port;
+    const opts = {
+      resolve: async () => [{ address: '127.0.0.1', family: 4 }],
+      allowedHosts: [`svc.test:${port}`],
+    };
+    const res = await safeFetch({ url: `https://svc.test:${port}/` }, { ...opts, ca: cert });
+    t.is(res.body.toString(), 'secure');
+    t.is(servername, 'svc.test');
+    // the certificate is checked against the host name, not the pinned address
+    t.is(await code(safeFetch({ url: `https://svc.test:${port}/` }, opts)), 'connection_failed');
+  },
+);

@@ -34,7 +34,7 @@ export function parseRpcUrl(text: string): string {
   return url.toString();
 }
 
-function parseIntFlag(name: string, text: string, min: number, max: number): number {
+export function parseIntFlag(name: string, text: string, min: number, max: number): number {
   const n = Number(text);
   if (!/^\d+$/.test(text) || n < min || n > max)
     throw new Error(`${name} must be an integer from ${min} to ${max}, got ${text}`);
@@ -63,7 +63,7 @@ export function registerFacilitator(program: Command): void {
     .option(
       '--channels <n>',
       'channel accounts to create when POOL_PROXY_FACILITATOR_SECRETS is not set',
-      '4',
+      process.env.POOL_PROXY_FACILITATOR_CHANNELS ?? '16',
     )
     .option('--max-fee <stroops>', 'largest transaction fee paid for a settlement', '50000')
     .action(async (opts: FacilitatorCliOptions) => {
@@ -74,7 +74,7 @@ export function registerFacilitator(program: Command): void {
         const secrets = process.env.POOL_PROXY_FACILITATOR_SECRETS;
         const channels = secrets
           ? parseChannelSecrets(secrets)
-          : Array.from({ length: parseIntFlag('--channels', opts.channels, 1, 64) }, () => Keypair.random());
+          : Array.from({ length: parseIntFlag('--channels', opts.channels, 1, 256) }, () => Keypair.random());
         const network = await rpcServer(rpcUrl)
           .getNetwork()
           .catch((e: Error) => {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { STANDALONE_PASSPHRASE } from '../../ledger/networks.ts';
-import { Sandbox } from '../../sandbox/index.ts';
+import { startPoolSandbox } from '../../../contracts/network.ts';
 
 /** "127.0.0.1:8000" → host and port; rejects anything else with a clear message. */
 export function parseListen(text: string): { host: string; port: number } {
@@ -34,7 +34,7 @@ export function registerSandbox(program: Command): void {
           throw new Error(`--ledger-ms must be an integer from 1 to 3600000, got ${opts.ledgerMs}`);
         }
         const networkPassphrase = parsePassphrase(opts.networkPassphrase);
-        const sandbox = await Sandbox.start({
+        const sandbox = await startPoolSandbox({
           host,
           port,
           dataDir: opts.data,

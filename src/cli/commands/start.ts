@@ -5,10 +5,11 @@ import { DEFAULT_CIRCUITS_DIR, POLICY_CIRCUIT, circuitArtifacts } from '../../ci
 import { startProverDaemon, type ProverDaemon } from '../../prover/daemon/server.ts';
 import { loadConfig } from '../../proxy/config.ts';
 import { startProxy, type ProxyHandle } from '../../proxy/server.ts';
-import { Sandbox } from '../../sandbox/index.ts';
+import { startPoolSandbox } from '../../../contracts/network.ts';
 import { STANDALONE_PASSPHRASE } from '../../ledger/networks.ts';
 import { parseListen, parsePassphrase } from './sandbox.ts';
 import { localX402Env, startLocalX402 } from '../../x402/local-services.ts';
+import { parseIntFlag } from './facilitator.ts';
 
 /** Test USDC minted to the operator of a new embedded sandbox. */
 const OPERATOR_TEST_USDC = 10_000;
@@ -93,7 +94,7 @@ export function registerStart(program: Command): void {
           const ledgerMs = Number(opts.ledgerMs);
           if (!Number.isInteger(ledgerMs) || ledgerMs < 1)
             throw new Error(`--ledger-ms must be a positive integer`);
-          const sandbox = await Sandbox.start({
+          const sandbox = await startPoolSandbox({
             host,
             port,
             ledgerMs,
@@ -131,6 +132,12 @@ export function registerStart(program: Command): void {
             asset: sandbox.info.contracts.token,
             facilitator: parseListen(opts.facilitator),
             demo: parseListen(opts.demo),
+            channelCount: parseIntFlag(
+              'POOL_PROXY_FACILITATOR_CHANNELS',
+              process.env.POOL_PROXY_FACILITATOR_CHANNELS ?? '16',
+              1,
+              256,
+            ),
           });
           stops.push(() => x402.close());
           Object.assign(env, localX402Env(x402, env.POOL_PROXY_PAY_ALLOWED_HOSTS));

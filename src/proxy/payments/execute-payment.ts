@@ -27,6 +27,9 @@ export interface QueuedPayment {
   request: SafeRequest;
 }
 
+/** How long a paid request may take: the service's facilitator settles on the ledger before answering. */
+const SEND_TIMEOUT_MS = 60_000;
+
 const TEXTUAL = /^(text\/|application\/(json|xml|javascript|x-www-form-urlencoded)|[^;]*\+(json|xml))/i;
 
 export async function executePayment(
@@ -50,7 +53,8 @@ export async function executePayment(
     fault('payment', 'before-send');
     let res: SendResult;
     try {
-      res = await send(p.request, signed, pctx.fetchOptions);
+      // The paid answer waits for the facilitator's settlement: allow it far longer than a plain fetch.
+      res = await send(p.request, signed, { ...pctx.fetchOptions, timeoutMs: SEND_TIMEOUT_MS });
     } catch (error) {
       const reason = reasonOf(error);
       await journal.update(p.paymentId, { state: 'sent', reason });

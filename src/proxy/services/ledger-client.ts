@@ -13,6 +13,7 @@ import {
   TransactionBuilder,
   type xdr,
 } from '@stellar/stellar-sdk';
+import { type ContractError, type ContractIds, contractErrorOf } from '../../ledger/contract-errors.ts';
 import { ProblemError } from '../errors.ts';
 import { KeyedMutex } from '../util/keyed-mutex.ts';
 
@@ -22,6 +23,8 @@ export interface LedgerClientSettings {
   baseFee: number;
   txTimeoutSeconds: number;
   confirmTimeoutMs: number;
+  /** The deployment's contracts, to name the contract errors of refused transactions. */
+  contracts?: ContractIds;
 }
 
 export interface Confirmed {
@@ -61,13 +64,9 @@ export class LedgerClient {
       .build();
     const simulation = await rpcCall('simulateTransaction', () => this.server.simulateTransaction(raw));
     if (rpc.Api.isSimulationError(simulation)) {
-      const contractError = contractErrorCode(simulation.error);
-      throw new ProblemError(
-        'ledger_rejected',
+      throw new LedgerRejected(
         `simulation of ${method} failed: ${firstLine(simulation.error)}`,
-        {
-          extra: contractError === undefined ? undefined : { contractError },
-        },
+        contractErrorOf(simulation, this.settings.contracts ?? {}),
       );
     }
     if (rpc.Api.isSimulationRestore(simulation)) {
@@ -120,12 +119,10 @@ export class LedgerClient {
     }
     if (sent.status !== 'ERROR') hooks.sent?.();
     if (sent.status === 'ERROR') {
-      throw new ProblemError(
-        'ledger_rejected',
+      throw new LedgerRejected(
         `the ledger refused the transaction: ${describeResult(sent.errorResult)}`,
-        {
-          extra: { txHash: hash },
-        },
+        contractErrorOf(sent, this.settings.contracts ?? {}),
+        hash,
       );
     }
     try {
@@ -145,12 +142,10 @@ export class LedgerClient {
         return { hash, ledger: status.ledger, returnValue: status.returnValue };
       }
       if (status.status === rpc.Api.GetTransactionStatus.FAILED) {
-        throw new ProblemError(
-          'ledger_rejected',
+        throw new LedgerRejected(
           `transaction ${hash} failed on the ledger; nothing was applied`,
-          {
-            extra: { txHash: hash },
-          },
+          contractErrorOf(status, this.settings.contracts ?? {}),
+          hash,
         );
       }
       if (Date.now() > deadline) throw new UncertainOutcome(hash, undefined);
@@ -186,6 +181,24 @@ export class LedgerClient {
         { cause: error },
       );
     }
+  }
+}
+
+/**
+ * The ledger refused: nothing was applied. `contractError` names the contract error that caused it (read from
+ * the diagnostic events), when a contract raised one.
+ */
+export class LedgerRejected extends ProblemError {
+  readonly contractError: ContractError | undefined;
+  constructor(detail: string, contractError: ContractError | undefined, txHash?: string) {
+    super(
+      'ledger_rejected',
+      contractError ? `${detail} (${contractError.contract}: ${contractError.name})` : detail,
+      {
+        extra: txHash === undefined ? undefined : { txHash },
+      },
+    );
+    this.contractError = contractError;
   }
 }
 
@@ -234,12 +247,6 @@ async function rpcCall<T>(method: string, call: () => Promise<T>): Promise<T> {
       cause: error,
     });
   }
-}
-
-/** The contract error number of a failed simulation (`Error(Contract, #n)`), if the contract raised one. */
-function contractErrorCode(error: string): number | undefined {
-  const m = /Error\(Contract, #(\d+)\)/.exec(error);
-  return m ? Number(m[1]) : undefined;
 }
 
 function firstLine(text: string): string {

@@ -148,6 +148,12 @@ export class PoolRuntime {
         baseFee: config.ledger.baseFee,
         txTimeoutSeconds: config.ledger.txTimeoutSeconds,
         confirmTimeoutMs: config.ledger.confirmTimeoutMs,
+        contracts: {
+          pool: deployment.contracts.pool,
+          token: deployment.contracts.token,
+          asp_membership: deployment.contracts.aspMembership,
+          asp_non_membership: deployment.contracts.aspNonMembership,
+        },
       });
       const network = await ledger.server.getNetwork();
       if (network.passphrase !== config.ledger.networkPassphrase) {

@@ -25,7 +25,7 @@ import type {
   VerifyResponse,
 } from '@x402/core/types';
 import { x402Network } from '../../ledger/networks.ts';
-import { expirationLedger, measureLedgerSeconds, rpcServer } from '../rpc.ts';
+import { expirationLedger, ledgerSecondsOf, rpcServer } from '../rpc.ts';
 import { ChannelPool } from './channels.ts';
 
 export const DEFAULT_MAX_FEE_STROOPS = 50_000;
@@ -188,7 +188,7 @@ export class ExactStellarFacilitatorScheme implements SchemeNetworkFacilitator {
       if (eventsWrong) return eventsWrong;
       const [latest, ledgerSeconds] = await Promise.all([
         this.server.getLatestLedger().then((l) => l.sequence),
-        this.opts.ledgerSeconds ?? measureLedgerSeconds(this.server).then((r) => r.low),
+        this.opts.ledgerSeconds ?? ledgerSecondsOf(this.opts.rpcUrl, this.server).then((r) => r.low),
       ]);
       const maxLedger = expirationLedger(
         latest,
@@ -220,6 +220,10 @@ export class ExactStellarFacilitatorScheme implements SchemeNetworkFacilitator {
     this.inFlight.add(key);
     try {
       return await this.pool.with(async (channel) => {
+        // the wait for a channel may have outlived the authorization: refuse it rather than burn a fee
+        const expiration = ac.signatureExpirationLedger;
+        if ((await this.server.getLatestLedger()).sequence >= expiration)
+          return fail('invalid_exact_stellar_payload_authorization_expired', parsed.payer);
         const env = xdr.TransactionEnvelope.fromXdr(String(payload.payload.transaction), 'base64');
         const ext = (env.value as xdr.TransactionV1Envelope).tx.ext;
         if (ext.type !== 'sorobanData') return fail('invalid_exact_stellar_payload_malformed', parsed.payer);

@@ -78,22 +78,28 @@ function parseRequest(
   };
 }
 
+/** Accounts created through friendbot at the same time (each creation waits for a ledger to close). */
+const FRIENDBOT_CONCURRENCY = 16;
+
 /** Creates any channel account that does not exist yet through the network's friendbot (sandboxes, testnet). */
 export async function ensureChannelAccounts(rpcUrl: string, channels: Keypair[]): Promise<void> {
   const server = rpcServer(rpcUrl);
-  for (const kp of channels) {
+  let friendbotUrl: string | undefined;
+  const ensure = async (kp: Keypair) => {
     const exists = await server.getAccount(kp.publicKey()).then(
       () => true,
       () => false,
     );
-    if (exists) continue;
-    const { friendbotUrl } = await server.getNetwork();
+    if (exists) return;
+    friendbotUrl ??= (await server.getNetwork()).friendbotUrl;
     if (!friendbotUrl)
       throw new Error(`channel account ${kp.publicKey()} does not exist and the network has no friendbot`);
     const res = await fetch(`${friendbotUrl}?addr=${encodeURIComponent(kp.publicKey())}`);
     if (!res.ok)
       throw new Error(`friendbot could not create ${kp.publicKey()}: ${res.status} ${await res.text()}`);
-  }
+  };
+  for (let i = 0; i < channels.length; i += FRIENDBOT_CONCURRENCY)
+    await Promise.all(channels.slice(i, i + FRIENDBOT_CONCURRENCY).map(ensure));
 }
 
 /** Parses POOL_PROXY_FACILITATOR_SECRETS-style text: comma-separated secret seeds (S…). */

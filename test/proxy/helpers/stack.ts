@@ -18,14 +18,15 @@ import { type ProverDaemon, startProverDaemon } from '../../../src/prover/daemon
 import { type Env, loadConfig, type ProxyConfig } from '../../../src/proxy/config.ts';
 import { type ProxyHandle, startProxy } from '../../../src/proxy/server.ts';
 import { jsonLogger } from '../../../src/proxy/util/logger.ts';
-import { Sandbox, STANDALONE_PASSPHRASE } from '../../../src/sandbox/index.ts';
+import { type PoolSandbox, startPoolSandbox } from '../../../contracts/network.ts';
+import { STANDALONE_PASSPHRASE } from '../../../src/sandbox/index.ts';
 import { getJson, postJson } from './http.ts';
 
 export const CIRCUITS_DIR = fileURLToPath(new URL('../../../build/circuits', import.meta.url));
 export const USDC = 10_000_000n;
 
 export interface Stack {
-  sandbox: Sandbox;
+  sandbox: PoolSandbox;
   daemon: ProverDaemon;
   proxy: ProxyHandle;
   config: ProxyConfig;
@@ -45,7 +46,7 @@ export async function startStack(
   opts: { networkPassphrase?: string; ledgerMs?: number } = {},
 ): Promise<Stack> {
   const passphrase = opts.networkPassphrase ?? STANDALONE_PASSPHRASE;
-  const sandbox = await Sandbox.start({
+  const sandbox = await startPoolSandbox({
     port: 0,
     ledgerMs: opts.ledgerMs ?? 250,
     networkPassphrase: passphrase,

@@ -1,8 +1,12 @@
-// SEP-41 token with the Stellar Asset Contract's storage layout and error codes: a USDC with 7 decimals,
-// an admin who mints, `transfer` authorised by `from`, allowances. Balances live under
-// ["Balance", address] → {amount, authorized, clawback}, so `rpc.Server.getSACBalance` reads them.
+// The built-in Stellar Asset Contract (the host's `contractExecutableStellarAsset`): a SEP-41 token for a
+// classic asset `CODE:issuer` with 7 decimals, the SAC's storage layout and error codes, an admin (the
+// issuer) who mints, `transfer` authorised by `from`, allowances. As on a real network, a G account's
+// balance is its trustline (none → TrustlineMissingError #13; the issuer's supply is unlimited) and a
+// contract's lives under ["Balance", address] → {amount, authorized, clawback} (`rpc.Server.getSACBalance`).
 
-import { scValToNative, type xdr } from '@stellar/stellar-sdk';
+import { Asset, scValToNative, StrKey, type xdr } from '@stellar/stellar-sdk';
+import { StellarAssetError } from '../ledger/contract-errors.ts';
+import { INT64_MAX, readTrustline, type TrustlineState, writeTrustline } from './accounts.ts';
 import {
   addr,
   asAddress,
@@ -19,15 +23,19 @@ import {
   u32,
   vec,
   voidVal,
-} from '../src/sandbox/contract-api.ts';
-import { contractError } from '../src/sandbox/errors.ts';
+} from './contract-api.ts';
+import { contractError } from './errors.ts';
+import { AUTHORIZED_FLAG } from './keys.ts';
+import type { Overlay } from './overlay.ts';
 
-/** Stellar Asset Contract error codes. */
-export const TokenError = {
-  NegativeAmount: 8,
-  Allowance: 9,
-  Balance: 10,
-  Overflow: 12,
+/** Stellar Asset Contract error codes (the ones this implementation raises). */
+const TokenError = {
+  NegativeAmount: StellarAssetError.NegativeAmountError,
+  Allowance: StellarAssetError.AllowanceError,
+  Balance: StellarAssetError.BalanceError,
+  Overflow: StellarAssetError.OverflowError,
+  TrustlineMissing: StellarAssetError.TrustlineMissingError,
+  Deauthorized: StellarAssetError.BalanceDeauthorizedError,
 } as const;
 
 const I128_MAX = (1n << 127n) - 1n;
@@ -38,13 +46,41 @@ const balanceKey = (id: string) => vec([sym('Balance'), addr(id)]);
 const allowanceKey = (from: string, spender: string) =>
   vec([sym('Allowance'), struct({ from: addr(from), spender: addr(spender) })]);
 
+const assets = new Map<string, Asset>();
+
+/** The classic asset `CODE:issuer` this contract wraps (memoised: every balance access needs it). */
+function assetOf(env: ContractEnv): Asset {
+  const name = assetName(env);
+  let asset = assets.get(name);
+  if (!asset) {
+    const [code, issuer] = name.split(':') as [string, string];
+    asset = new Asset(code, issuer);
+    assets.set(name, asset);
+  }
+  return asset;
+}
+
+const isAccount = (id: string) => StrKey.isValidEd25519PublicKey(id);
+
+/** A G account's trustline (the issuer has none: it holds an unlimited supply). */
+function trustline(env: ContractEnv, id: string): TrustlineState {
+  const entries = env.classicEntries;
+  if (!entries) throw contractError(StellarAssetError.InternalError, 'classic entries are not available');
+  const t = readTrustline(entries, id, assetOf(env));
+  if (!t) throw contractError(TokenError.TrustlineMissing, `trustline entry is missing for account ${id}`);
+  if ((t.flags & AUTHORIZED_FLAG) === 0)
+    throw contractError(TokenError.Deauthorized, `balance of ${id} is deauthorized`);
+  return t;
+}
+
 function readBalance(env: ContractEnv, id: string): bigint {
+  if (isAccount(id)) return id === assetOf(env).getIssuer() ? INT64_MAX : trustline(env, id).balance;
   const v = env.persistent.get(balanceKey(id));
   if (!v) return 0n;
   return BigInt((scValToNative(v) as { amount: bigint }).amount);
 }
 
-function writeBalance(env: ContractEnv, id: string, amount: bigint): void {
+function writeContractBalance(env: ContractEnv, id: string, amount: bigint): void {
   env.persistent.set(
     balanceKey(id),
     struct({ amount: i128(amount), authorized: bool(true), clawback: bool(false) }),
@@ -55,19 +91,49 @@ function nonNegative(amount: bigint): void {
   if (amount < 0n) throw contractError(TokenError.NegativeAmount, 'negative amounts are not allowed');
 }
 
-function move(env: ContractEnv, from: string, to: string, amount: bigint): void {
-  const fromBalance = readBalance(env, from);
-  if (fromBalance < amount)
-    throw contractError(TokenError.Balance, `balance ${fromBalance} is not sufficient to spend ${amount}`);
-  writeBalance(env, from, fromBalance - amount);
-  const toBalance = readBalance(env, to);
-  if (toBalance + amount > I128_MAX) throw contractError(TokenError.Overflow, 'balance overflow');
-  writeBalance(env, to, toBalance + amount);
+/** Adds `amount` to `id`: a trustline (up to its limit), nothing for the issuer, or a contract balance. */
+function credit(env: ContractEnv, id: string, amount: bigint): void {
+  if (isAccount(id)) {
+    if (id === assetOf(env).getIssuer()) return;
+    const t = trustline(env, id);
+    if (t.balance + amount > t.limit)
+      throw contractError(TokenError.Balance, `the trustline of ${id} cannot hold ${amount} more`);
+    writeTrustline(env.classicEntries as Overlay, id, assetOf(env), { ...t, balance: t.balance + amount });
+    return;
+  }
+  const balance = readBalance(env, id);
+  if (balance + amount > I128_MAX) throw contractError(TokenError.Overflow, 'balance overflow');
+  writeContractBalance(env, id, balance + amount);
 }
 
+/** Takes `amount` from `id` (the issuer's supply is unlimited). */
+function debit(env: ContractEnv, id: string, amount: bigint): void {
+  if (isAccount(id) && id === assetOf(env).getIssuer()) return;
+  const balance = readBalance(env, id);
+  if (balance < amount)
+    throw contractError(TokenError.Balance, `balance ${balance} is not sufficient to spend ${amount}`);
+  if (isAccount(id)) {
+    const t = trustline(env, id);
+    writeTrustline(env.classicEntries as Overlay, id, assetOf(env), { ...t, balance: t.balance - amount });
+  } else writeContractBalance(env, id, balance - amount);
+}
+
+function move(env: ContractEnv, from: string, to: string, amount: bigint): void {
+  debit(env, from, amount);
+  credit(env, to, amount);
+}
+
+const names = new WeakMap<ContractEnv, string>();
+
+/** `CODE:issuer`, read once per invocation (the instance's metadata never changes). */
 function assetName(env: ContractEnv): string {
-  const meta = env.instance.get(METADATA);
-  return String((scValToNative(meta as xdr.ScVal) as { name: string }).name);
+  let name = names.get(env);
+  if (name === undefined) {
+    const meta = env.instance.get(METADATA);
+    name = String((scValToNative(meta as xdr.ScVal) as { name: string }).name);
+    names.set(env, name);
+  }
+  return name;
 }
 
 function admin(env: ContractEnv): string {
@@ -81,8 +147,8 @@ function readAllowance(env: ContractEnv, from: string, spender: string): bigint 
   return a.expiration_ledger < env.ledgerSequence ? 0n : BigInt(a.amount);
 }
 
-export const token: ContractDefinition = {
-  name: 'token',
+export const stellarAssetContract: ContractDefinition = {
+  name: 'stellar-asset',
   /** (admin: Address, code: String) — the asset is `code:admin`, like a classic asset wrapped by a SAC. */
   construct(env, args) {
     expectArgs(args, 2, '__constructor');
@@ -184,9 +250,7 @@ export const token: ContractDefinition = {
       const amount = asI128(args[1] as xdr.ScVal);
       nonNegative(amount);
       env.requireAuth(admin(env));
-      const balance = readBalance(env, to);
-      if (balance + amount > I128_MAX) throw contractError(TokenError.Overflow, 'balance overflow');
-      writeBalance(env, to, balance + amount);
+      credit(env, to, amount);
       env.emit([sym('mint'), addr(to), str(assetName(env))], i128(amount));
       return voidVal();
     },
@@ -196,9 +260,7 @@ export const token: ContractDefinition = {
       const amount = asI128(args[1] as xdr.ScVal);
       nonNegative(amount);
       env.requireAuth(from);
-      const balance = readBalance(env, from);
-      if (balance < amount) throw contractError(TokenError.Balance, 'balance is not sufficient');
-      writeBalance(env, from, balance - amount);
+      debit(env, from, amount);
       env.emit([sym('burn'), addr(from), str(assetName(env))], i128(amount));
       return voidVal();
     },

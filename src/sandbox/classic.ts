@@ -1,0 +1,189 @@
+// Classic operations the sandbox applies as stellar-core does: createAccount, payment (XLM and credit
+// assets through trustlines; the issuer mints and burns) and changeTrust, with stellar-core's operation
+// result codes, reserves ((2 + sub-entries) × 0.5 XLM) and all-or-nothing transactions. Anything else is
+// refused at submission with txNotSupported and a diagnostic message that names what is not supported.
+import { Asset, type Operation, type Transaction, xdr } from '@stellar/stellar-sdk';
+import {
+  createTrustline,
+  deleteTrustline,
+  INT64_MAX,
+  minBalance,
+  readAccount,
+  readTrustline,
+  writeAccount,
+  writeTrustline,
+} from './accounts.ts';
+import { accountEntryData, accountKey, keyId } from './keys.ts';
+import { Overlay } from './overlay.ts';
+
+const SUPPORTED = new Set(['createAccount', 'payment', 'changeTrust']);
+
+/** True for a transaction made only of classic operations (no invokeHostFunction). */
+export function isClassic(tx: Transaction): boolean {
+  return tx.operations.length > 0 && tx.operations.every((op) => op.type !== 'invokeHostFunction');
+}
+
+/** Why the sandbox cannot apply this transaction's operations (undefined: it can). */
+export function unsupportedOperations(tx: Transaction): string | undefined {
+  const ops = tx.operations;
+  if (ops.some((op) => op.type === 'invokeHostFunction')) {
+    return ops.length === 1 ? undefined : 'an invokeHostFunction operation must be alone in its transaction';
+  }
+  for (const op of ops) {
+    if (!SUPPORTED.has(op.type)) {
+      return `operation ${op.type} is not supported by the sandbox (it applies createAccount, payment, changeTrust and invokeHostFunction)`;
+    }
+    if (op.source && op.source !== tx.source) {
+      return 'classic operations with their own source account are not supported by the sandbox';
+    }
+    if (
+      op.type === 'payment' &&
+      (op.destination.startsWith('M') || op.asset.getAssetType() === 'credit_alphanum12')
+    ) {
+      return 'payments to muxed accounts and of 12-character asset codes are not supported by the sandbox';
+    }
+    if (op.type === 'changeTrust' && !(op.line instanceof Asset)) {
+      return 'liquidity pool trustlines are not supported by the sandbox';
+    }
+  }
+  return undefined;
+}
+
+/** "12.5" → 125000000 stroops, as the SDK decodes operation amounts. */
+const stroops = (amount: string) => {
+  const [whole, frac = ''] = amount.split('.');
+  return BigInt(whole as string) * 10_000_000n + BigInt(frac.padEnd(7, '0'));
+};
+
+const result = {
+  createAccount: (code: string) =>
+    xdr.OperationResult.opInner(
+      xdr.OperationResultTr.createAccount(
+        (xdr.CreateAccountResult[code as 'createAccountSuccess'] as () => xdr.CreateAccountResult)(),
+      ),
+    ),
+  payment: (code: string) =>
+    xdr.OperationResult.opInner(
+      xdr.OperationResultTr.payment(
+        (xdr.PaymentResult[code as 'paymentSuccess'] as () => xdr.PaymentResult)(),
+      ),
+    ),
+  changeTrust: (code: string) =>
+    xdr.OperationResult.opInner(
+      xdr.OperationResultTr.changeTrust(
+        (xdr.ChangeTrustResult[code as 'changeTrustSuccess'] as () => xdr.ChangeTrustResult)(),
+      ),
+    ),
+};
+
+/** Lumens `accountId` may spend: its balance above the reserve its sub-entries require. */
+function spendable(overlay: Overlay, accountId: string): bigint {
+  const a = readAccount(overlay, accountId);
+  return a ? a.balance - minBalance(a.numSubEntries) : 0n;
+}
+
+function createAccount(overlay: Overlay, source: string, op: Operation.CreateAccount, ledger: number) {
+  const amount = stroops(op.startingBalance);
+  if (amount <= 0n || op.destination === source) return result.createAccount('createAccountMalformed');
+  if (readAccount(overlay, op.destination)) return result.createAccount('createAccountAlreadyExist');
+  if (amount < minBalance(0)) return result.createAccount('createAccountLowReserve');
+  if (spendable(overlay, source) < amount) return result.createAccount('createAccountUnderfunded');
+  const from = readAccount(overlay, source)!;
+  writeAccount(overlay, source, { ...from, balance: from.balance - amount });
+  overlay.put(
+    keyId(accountKey(op.destination)),
+    accountEntryData(op.destination, amount, BigInt(ledger) << 32n),
+  );
+  return result.createAccount('createAccountSuccess');
+}
+
+function payment(overlay: Overlay, source: string, op: Operation.Payment) {
+  const amount = stroops(op.amount);
+  if (amount <= 0n) return result.payment('paymentMalformed');
+  const asset = op.asset;
+  if (!readAccount(overlay, op.destination)) return result.payment('paymentNoDestination');
+  if (asset.isNative()) {
+    if (spendable(overlay, source) < amount) return result.payment('paymentUnderfunded');
+    const from = readAccount(overlay, source)!;
+    writeAccount(overlay, source, { ...from, balance: from.balance - amount });
+    const to = readAccount(overlay, op.destination)!;
+    if (to.balance + amount > INT64_MAX) return result.payment('paymentLineFull');
+    writeAccount(overlay, op.destination, { ...to, balance: to.balance + amount });
+    return result.payment('paymentSuccess');
+  }
+  const issuer = asset.getIssuer();
+  if (!readAccount(overlay, issuer as string)) return result.payment('paymentNoIssuer');
+  // the issuer's supply is unlimited: paying from it mints, paying to it burns
+  if (source !== issuer) {
+    const line = readTrustline(overlay, source, asset);
+    if (!line) return result.payment('paymentSrcNoTrust');
+    if ((line.flags & 1) === 0) return result.payment('paymentSrcNotAuthorized');
+    if (line.balance < amount) return result.payment('paymentUnderfunded');
+    writeTrustline(overlay, source, asset, { ...line, balance: line.balance - amount });
+  }
+  if (op.destination !== issuer) {
+    const line = readTrustline(overlay, op.destination, asset);
+    if (!line) return result.payment('paymentNoTrust');
+    if ((line.flags & 1) === 0) return result.payment('paymentNotAuthorized');
+    if (line.balance + amount > line.limit) return result.payment('paymentLineFull');
+    writeTrustline(overlay, op.destination, asset, { ...line, balance: line.balance + amount });
+  }
+  return result.payment('paymentSuccess');
+}
+
+function changeTrust(overlay: Overlay, source: string, op: Operation.ChangeTrust) {
+  const asset = op.line as Asset;
+  const limit = op.limit === undefined ? INT64_MAX : stroops(op.limit);
+  if (asset.isNative() || limit < 0n) return result.changeTrust('changeTrustMalformed');
+  if (asset.getIssuer() === source) return result.changeTrust('changeTrustSelfNotAllowed');
+  if (!readAccount(overlay, asset.getIssuer() as string)) return result.changeTrust('changeTrustNoIssuer');
+  const line = readTrustline(overlay, source, asset);
+  if (!line) {
+    if (limit === 0n) return result.changeTrust('changeTrustInvalidLimit');
+    const account = readAccount(overlay, source)!;
+    if (account.balance < minBalance(account.numSubEntries + 1))
+      return result.changeTrust('changeTrustLowReserve');
+    createTrustline(overlay, source, asset);
+    if (limit !== INT64_MAX) writeTrustline(overlay, source, asset, { balance: 0n, limit, flags: 1 });
+    return result.changeTrust('changeTrustSuccess');
+  }
+  if (limit < line.balance) return result.changeTrust('changeTrustInvalidLimit');
+  if (limit === 0n) {
+    deleteTrustline(overlay, source, asset);
+    const account = readAccount(overlay, source)!;
+    writeAccount(overlay, source, { ...account, numSubEntries: account.numSubEntries - 1 });
+  } else writeTrustline(overlay, source, asset, { ...line, limit });
+  return result.changeTrust('changeTrustSuccess');
+}
+
+export interface ClassicOutcome {
+  success: boolean;
+  results: xdr.OperationResult[];
+  /** each operation's overlay, in order (merged into the parent only on success) */
+  overlays: Overlay[];
+}
+
+/**
+ * Applies the operations of a classic transaction on top of `parent`; nothing is merged into `parent`
+ * unless every operation succeeds (the caller merges `overlays`).
+ */
+export function applyClassic(parent: Overlay, tx: Transaction, ledger: number): ClassicOutcome {
+  const overlays: Overlay[] = [];
+  const results: xdr.OperationResult[] = [];
+  let success = true;
+  let base = parent;
+  for (const op of tx.operations) {
+    const overlay = new Overlay(base);
+    let r: xdr.OperationResult;
+    if (op.type === 'createAccount') r = createAccount(overlay, tx.source, op, ledger);
+    else if (op.type === 'payment') r = payment(overlay, tx.source, op);
+    else if (op.type === 'changeTrust') r = changeTrust(overlay, tx.source, op);
+    else r = xdr.OperationResult.opNotSupported();
+    results.push(r);
+    const tr = (r.value as { value?: { type?: string } } | undefined)?.value?.type ?? '';
+    if (!tr.endsWith('Success')) success = false;
+    overlays.push(overlay);
+    base = overlay;
+  }
+  return { success, results, overlays };
+}
