@@ -14,7 +14,7 @@ import { declaredResources, diagnosticEvent, eventsFee, resourcesFee, sizeFee } 
 /** Instructions reported for every invocation (the sandbox does not meter CPU). */
 const INSTRUCTIONS = 10_000_000;
 /** Envelope bytes reserved for the signatures added after simulation (decorated signature + auth). */
-const SIGNATURE_MARGIN_BYTES = 300;
+const SIGNATURE_MARGIN_BYTES = 100;
 
 export type SimulationResult =
   | { error: string; events: string[] }

@@ -263,8 +263,11 @@ export function ledgerCloseMeta(header: xdr.LedgerHeader): xdr.LedgerCloseMeta {
  * and written, the transaction's size and its events, so fee handling tested here is real.
  */
 export const FEE_SCHEDULE = {
-  /** per 10,000 instructions */
-  instructions10k: 25n,
+  /**
+   * per 10,000 instructions: calibrated on testnet, where a Groth16 verification of 40 M instructions was
+   * charged 33,513 stroops in all (stellar-private-payments' Cowrie measurements)
+   */
+  instructions10k: 6n,
   /** per ledger entry in the footprint (read-only and read-write) */
   readEntry: 6_250n,
   /** per read-write ledger entry */
@@ -321,7 +324,11 @@ export function declaredResources(resources: xdr.SorobanResources): DeclaredReso
   const fp = resources.footprint;
   return {
     instructions: Number(resources.instructions),
-    readEntries: fp.readOnly.length + fp.readWrite.length,
+    // Since protocol 23 live Soroban state is read from memory: only classic entries (accounts, trustlines)
+    // are disk reads with a per-entry fee
+    readEntries: [...fp.readOnly, ...fp.readWrite].filter(
+      (k) => k.type === 'account' || k.type === 'trustline',
+    ).length,
     writeEntries: fp.readWrite.length,
     readBytes: Number(resources.diskReadBytes),
     writeBytes: Number(resources.writeBytes),

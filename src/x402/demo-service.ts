@@ -24,6 +24,8 @@ export interface DemoServiceOptions {
   payTo: string;
   /** price in stroops (default 100000 = 0.01 USDC) */
   price?: string;
+  /** how long a payment authorization for it may live, in seconds (default 60) */
+  maxTimeoutSeconds?: number;
 }
 
 export interface DemoServiceHandle {
@@ -70,7 +72,7 @@ export async function startDemoService(opts: DemoServiceOptions): Promise<DemoSe
     price: { amount: opts.price ?? DEMO_PRICE_STROOPS, asset: opts.asset },
     network,
     payTo: opts.payTo,
-    maxTimeoutSeconds: 60,
+    maxTimeoutSeconds: opts.maxTimeoutSeconds ?? 60,
   };
   const resourceServer = new x402ResourceServer(
     new HTTPFacilitatorClient({ url: opts.facilitatorUrl }),

@@ -15,7 +15,7 @@ export interface LocalX402Options {
   /** token contract id the demo service is priced in */
   asset: string;
   facilitator: { host: string; port: number };
-  demo: { host: string; port: number };
+  demo: { host: string; port: number; maxTimeoutSeconds?: number };
   /** how many fresh channel accounts to create (default LOCAL_CHANNELS) */
   channelCount?: number;
 }

@@ -55,6 +55,9 @@ async function startService(fault?: string): Promise<Service> {
     POOL_PROXY_INDEXER_POLL_MS: '100',
     POOL_PROXY_BATCH_WINDOW_MS: '200',
     POOL_PROXY_SETTLE_INTERVAL_MS: '1000',
+    // a payment killed after it was sent is released once its authorization expires: keep that short
+    POOL_PROXY_DEMO_MAX_TIMEOUT_SECONDS: '30',
+    POOL_PROXY_FACILITATOR_CHANNELS: '2',
   };
   delete env.POOL_PROXY_FAULT;
   if (fault !== undefined) env.POOL_PROXY_FAULT = fault;

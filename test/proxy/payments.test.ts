@@ -45,6 +45,8 @@ function officialFacilitator(signer: Keypair, refuse = false): FacilitatorClient
     NETWORK,
     new OfficialFacilitatorScheme([createEd25519Signer(signer.secret(), NETWORK)], {
       rpcConfig: { url: stack.sandbox.rpcUrl },
+      // a token transfer costs ~63,000 stroops on the sandbox's fee schedule; the default cap is 50,000
+      maxTransactionFeeStroops: 100_000,
     }) as never,
   );
   if (refuse) facilitator.onBeforeVerify(async () => ({ abort: true, reason: 'refused_by_policy' }));

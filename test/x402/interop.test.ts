@@ -61,6 +61,8 @@ test.before(async () => {
     NETWORK,
     new OfficialFacilitatorScheme([createEd25519Signer(facilitatorAccount.secret(), NETWORK)], {
       rpcConfig: { url: sandbox.rpcUrl },
+      // a token transfer costs ~63,000 stroops on the sandbox's fee schedule; the default cap is 50,000
+      maxTransactionFeeStroops: 100_000,
     }) as never,
   );
   const client: FacilitatorClient = {

@@ -131,7 +131,15 @@ export function registerStart(program: Command): void {
             networkPassphrase,
             asset: sandbox.info.contracts.token,
             facilitator: parseListen(opts.facilitator),
-            demo: parseListen(opts.demo),
+            demo: {
+              ...parseListen(opts.demo),
+              maxTimeoutSeconds: parseIntFlag(
+                'POOL_PROXY_DEMO_MAX_TIMEOUT_SECONDS',
+                process.env.POOL_PROXY_DEMO_MAX_TIMEOUT_SECONDS ?? '60',
+                5,
+                3600,
+              ),
+            },
             channelCount: parseIntFlag(
               'POOL_PROXY_FACILITATOR_CHANNELS',
               process.env.POOL_PROXY_FACILITATOR_CHANNELS ?? '16',

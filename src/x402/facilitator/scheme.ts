@@ -28,7 +28,10 @@ import { x402Network } from '../../ledger/networks.ts';
 import { expirationLedger, ledgerSecondsOf, rpcServer } from '../rpc.ts';
 import { ChannelPool } from './channels.ts';
 
-export const DEFAULT_MAX_FEE_STROOPS = 50_000;
+// The official facilitator's default cap is 50,000 stroops; a token transfer's resource fee on our sandbox's
+// fee schedule is about 63,000 (the testnet schedule: per-entry writes and 16,235 stroops per history KB),
+// so our facilitator allows up to 100,000.
+export const DEFAULT_MAX_FEE_STROOPS = 100_000;
 const DEFAULT_TIMEOUT_SECONDS = 60;
 /** Ledgers of slack on the expiration bound (the client and we read the latest ledger at different times). */
 const EXPIRATION_TOLERANCE = 2;
