@@ -122,8 +122,6 @@ export const api = {
       agentId ? { amount, destination, agentId } : { amount, destination },
       true,
     ),
-  balance: (agentId: string) =>
-    call<AgentBalance>('GET', `/api/balance/${encodeURIComponent(agentId)}`, undefined, true),
   agents: () => call<{ agents: AgentBalance[] }>('GET', '/api/agents', undefined, true),
   payments: (limit: number) =>
     call<{ payments: Payment[] }>('GET', `/api/payments?limit=${limit}`, undefined, true),

@@ -12,11 +12,9 @@ interface State {
   info?: PoolInfo;
   address?: string;
   walletPassphrase?: string;
-  /** Agents this session deposited to; listed when the proxy cannot list a wallet's agents. */
-  sessionAgents: Set<string>;
 }
 
-const state: State = { sessionAgents: new Set() };
+const state: State = {};
 
 function networkMatches(): boolean {
   return state.info !== undefined && state.walletPassphrase === state.info.networkPassphrase;
@@ -162,7 +160,6 @@ async function onDeposit(): Promise<void> {
     markStep('submit');
     const result = await api.submitDeposit(prepared.prepareId, signed);
     markStep(undefined);
-    state.sessionAgents.add(agentId ?? address);
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
     setStatus(
       'deposit',
@@ -208,29 +205,7 @@ function renderAgents(agents: AgentBalance[]): void {
 }
 
 async function loadAgents(): Promise<void> {
-  const note = $('agents-note');
-  try {
-    const { agents } = await api.agents();
-    note.hidden = true;
-    renderAgents(agents);
-  } catch (error) {
-    // An older proxy has no GET /api/agents: read the balances of the agents this page knows.
-    if (!(error instanceof Problem) || error.status !== 404 || error.code !== 'not_found') throw error;
-    note.textContent =
-      'This proxy cannot list agents; showing your wallet agent and the agents used on this page.';
-    note.hidden = false;
-    const ids = [state.address!, ...[...state.sessionAgents].filter((id) => id !== state.address)];
-    const balances: AgentBalance[] = [];
-    for (const id of ids) {
-      try {
-        balances.push(await api.balance(id));
-      } catch (inner) {
-        // A wallet agent that never deposited has no balance yet.
-        if (!(inner instanceof Problem) || inner.status !== 404) throw inner;
-      }
-    }
-    renderAgents(balances);
-  }
+  renderAgents((await api.agents()).agents);
 }
 
 function renderPayments(payments: Payment[]): void {
@@ -257,17 +232,7 @@ function renderPayments(payments: Payment[]): void {
 }
 
 async function loadPayments(): Promise<void> {
-  const note = $('payments-note');
-  try {
-    const { payments } = await api.payments(20);
-    note.hidden = true;
-    renderPayments(payments);
-  } catch (error) {
-    if (!(error instanceof Problem) || error.status !== 404 || error.code !== 'not_found') throw error;
-    note.textContent = 'This proxy does not list payments yet.';
-    note.hidden = false;
-    renderPayments([]);
-  }
+  renderPayments((await api.payments(20)).payments);
 }
 
 async function onWithdraw(): Promise<void> {

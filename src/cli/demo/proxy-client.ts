@@ -85,12 +85,6 @@ export class ProxyClient {
     return this.call('GET', '/api/pool/info');
   }
 
-  /** Whether the proxy's OpenAPI document lists `path` (endpoints that newer proxies add). */
-  async hasEndpoint(path: string): Promise<boolean> {
-    const doc = await this.call<{ paths?: Record<string, unknown> }>('GET', '/openapi.json');
-    return Object.hasOwn(doc.paths ?? {}, path);
-  }
-
   async login(wallet: Keypair): Promise<string> {
     const { challenge } = await this.call<{ challenge: string }>(
       'GET',
