@@ -1,7 +1,7 @@
 // The wallet page's controller: connect Freighter, check its network against the proxy's, log in (SEP-53),
 // deposit with progress, list agents and payments, withdraw, show pool stats, and fund the wallet on the
 // sandbox. Each action runs through `guarded`, so any failure is shown as a problem's title and detail.
-import { type AgentBalance, api, friendbot, loggedIn, type Payment, type PoolInfo } from './api.ts';
+import { type AgentBalance, api, friendbot, loggedIn, logout, type Payment, type PoolInfo } from './api.ts';
 import { $, clearProblem, el, setStatus, shortAddress, showProblem } from './dom.ts';
 import { Problem, toProblem } from './problem.ts';
 import { connect, signLogin, signTx } from './wallet.ts';
@@ -89,6 +89,8 @@ function requireUsableWallet(): { address: string; passphrase: string } {
 async function onConnect(): Promise<void> {
   if (!state.info) await loadInfo();
   const wallet = await connect();
+  // Another account (or network) than the logged-in one: its token must not be used for this one.
+  if (wallet.address !== state.address || wallet.networkPassphrase !== state.walletPassphrase) logout();
   state.address = wallet.address;
   state.walletPassphrase = wallet.networkPassphrase;
   $('address').textContent = wallet.address;
