@@ -51,6 +51,7 @@ function compileCircuit(id: string, hash: string): void {
     return;
   }
   mkdirSync(art.dir, { recursive: true });
+  console.log(`build: compiling ${id} with circom (a few minutes on a small machine)…`);
   const started = Date.now();
   const circom = join(root, 'node_modules/.bin/circom2');
   const out = execFileSync(
@@ -80,6 +81,7 @@ async function ensureKeys(id: string): Promise<void> {
     console.log(`build: no native prover yet, so no development key for ${id}`);
     return;
   }
+  console.log(`build: making a DEVELOPMENT proving key for ${id} (about a minute)…`);
   const started = Date.now();
   await prover.devSetup(art.r1cs, art.zkey, art.vkey);
   console.log(

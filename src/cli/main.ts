@@ -6,6 +6,7 @@ import { registerKeys } from './commands/keys.ts';
 import { registerProver } from './commands/prover.ts';
 import { registerDemo } from './commands/demo.ts';
 import { registerFacilitator } from './commands/facilitator.ts';
+import { registerStore } from './commands/store.ts';
 import { VERSION } from '../version.ts';
 
 const program = new Command('pool-proxy')
@@ -17,5 +18,6 @@ registerKeys(program);
 registerProver(program);
 registerDemo(program);
 registerFacilitator(program);
+registerStore(program);
 
 await program.parseAsync(process.argv);

@@ -1,4 +1,4 @@
-// SPP notes: key pair, commitment, the position-bound "signature" and the nullifier (research/stellar_pool.md §1.2).
+// SPP notes: key pair, commitment, the position-bound "signature" and the nullifier.
 import { assertField } from './field.ts';
 import { hash } from './poseidon2.ts';
 

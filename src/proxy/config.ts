@@ -1,6 +1,7 @@
 // Proxy configuration: every address, key and limit comes from an environment variable with a default
 // (documented in docs/CONFIG.md). Invalid values stop the start with a message naming the variable.
 import { STANDALONE_PASSPHRASE, x402Network } from '../ledger/networks.ts';
+import { isIP } from 'node:net';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseConfigAmount } from './domain/amount.ts';
 
@@ -160,6 +161,19 @@ function rateLimit(env: Env, prefix: string, perSecond: number, burst: number): 
   };
 }
 
+/** True for the "any address" forms of IPv4 and IPv6 (0.0.0.0, 0, ::, [::], ::0, 0:0:0:0:0:0:0:0…). */
+export function isWildcardHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1');
+  if (bare === '') return true;
+  let normalised: string;
+  try {
+    normalised = new URL(`http://${isIP(bare) === 6 ? `[${bare}]` : bare}/`).hostname;
+  } catch {
+    return false;
+  }
+  return ['0.0.0.0', '[::]', '[::ffff:0:0]'].includes(normalised);
+}
+
 /** Reads the configuration from `env` (normally process.env). Throws ConfigError on invalid values. */
 export function loadConfig(env: Env = process.env): ProxyConfig {
   const host = text(env, 'POOL_PROXY_HOST', '127.0.0.1');
@@ -172,6 +186,14 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
     throw new ConfigError('POOL_PROXY_MASTER_KEY must be 64 hex characters (32 bytes)');
   }
 
+  if (text(env, 'POOL_PROXY_PUBLIC_URL', '') === '' && isWildcardHost(host)) {
+    throw new ConfigError(
+      `POOL_PROXY_HOST=${host} listens on every interface, so the proxy cannot know the address clients ` +
+        'reach it at (login challenges would say "' +
+        `${host}:${port} wants you to sign in"): set POOL_PROXY_PUBLIC_URL to that origin, ` +
+        'e.g. https://pool.example.com, or listen on one address',
+    );
+  }
   const publicUrl = url(
     env,
     'POOL_PROXY_PUBLIC_URL',

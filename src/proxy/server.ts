@@ -22,9 +22,11 @@ import { sandboxFriendbotUrl } from './services/deployment.ts';
 import { NoteBook } from './services/notebook.ts';
 import { PoolRuntime } from './services/pool-runtime.ts';
 import { PoolStatsService } from './services/stats.ts';
+import { deriveKey } from './store/derived-keys.ts';
 import { EncryptedStore } from './store/encrypted-store.ts';
 import { loadMasterKey } from './store/master-key.ts';
-import { jsonLogger, type Logger } from './util/logger.ts';
+import { StoreDamagedError } from '../storage/open-level.ts';
+import { createLogger, type Logger } from './util/logger.ts';
 
 export interface ProxyHandle {
   url: string;
@@ -37,10 +39,22 @@ export interface StartOptions {
   logger?: Logger;
 }
 
+/** The command that rebuilds this proxy's store (src/cli/commands/store.ts). */
+export function recoverCommand(config: ProxyConfig): string {
+  return `pool-proxy store recover --data-dir ${config.dataDir}`;
+}
+
 export async function startProxy(config: ProxyConfig, options: StartOptions = {}): Promise<ProxyHandle> {
-  const logger = options.logger ?? jsonLogger();
+  const logger = options.logger ?? createLogger();
   const masterKey = loadMasterKey(config.masterKeyHex, config.masterKeyFile);
-  const store = await EncryptedStore.open(config.storeDir, masterKey);
+  const store = await EncryptedStore.open(config.storeDir, masterKey).catch((error: unknown) => {
+    if (!(error instanceof StoreDamagedError)) throw error;
+    throw new StoreDamagedError(
+      error.dir,
+      error.damage,
+      `To move it aside and rebuild it from the master key and the chain, run: ${recoverCommand(config)}`,
+    );
+  });
   const metrics = createMetrics();
   const tokens = new TokenService(masterKey, config.jwt);
   const publicUrl = new URL(config.publicUrl);
@@ -49,6 +63,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     uri: publicUrl.origin,
     network: config.ledger.network,
     challengeTtlSeconds: config.challengeTtlSeconds,
+    challengeKey: deriveKey(masterKey, 'challenge-mac'),
   });
 
   const api = new ApiRouter({
@@ -114,6 +129,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await store.close();
+      logger.log('info', 'proxy stopped', { url });
     },
   };
 }

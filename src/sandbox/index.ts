@@ -13,7 +13,7 @@ import { Ledger, STANDALONE_PASSPHRASE } from './ledger.ts';
 import type { NetworkDefinition, NetworkInfo } from './network.ts';
 import { createRpc } from './rpc.ts';
 import { createHttpServer } from './server.ts';
-import { LedgerStore } from './store.ts';
+import { type LedgerMeta, LedgerStore, type TxRecord } from './store.ts';
 
 export type {
   FriendbotContext,
@@ -34,6 +34,8 @@ export interface SandboxOptions {
   ledgerMs?: number;
   /** network passphrase (default: the standalone network's); a store created with another one is refused */
   networkPassphrase?: string;
+  /** called after each ledger close with the ledger and its transactions (see ledger-log.ts) */
+  onLedgerClosed?: (meta: LedgerMeta, txs: readonly TxRecord[]) => void;
 }
 
 export class Sandbox<Info extends object = object, Secrets extends object = object> {
@@ -84,6 +86,7 @@ export class Sandbox<Info extends object = object, Secrets extends object = obje
     }
     const a = server.address() as AddressInfo;
     baseUrl = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
+    ledger.onClosed = opts.onLedgerClosed;
     ledger.start(opts.ledgerMs ?? 1000);
     return new Sandbox<I, S>(ledger, server, baseUrl);
   }

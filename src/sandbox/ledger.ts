@@ -81,6 +81,8 @@ export class Ledger {
   readonly recentFees: { ledger: number; fees: bigint[]; classic: bigint[] }[] = [];
   private timer: NodeJS.Timeout | undefined;
   private readonly closeWaiters: (() => void)[] = [];
+  /** Told about every committed ledger and its transactions (logging); its errors are ignored. */
+  onClosed: ((meta: LedgerMeta, txs: readonly TxRecord[]) => void) | undefined;
 
   constructor(
     readonly store: LedgerStore,
@@ -260,6 +262,11 @@ export class Ledger {
       txs,
       events,
     });
+    try {
+      this.onClosed?.(this.latest, txs);
+    } catch {
+      // an observer never breaks a ledger close
+    }
     jobs.forEach(({ resolve, reject }, i) => {
       const outcome = jobOutcomes[i] as JobTransaction[] | Error;
       if (outcome instanceof Error) reject(outcome);

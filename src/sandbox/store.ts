@@ -3,7 +3,8 @@
 // is written to LevelDB in one atomic batch per closed ledger so a restart resumes exactly.
 
 import { xdr } from '@stellar/stellar-sdk';
-import { Level } from 'level';
+import type { Level } from 'level';
+import { openLevel } from '../storage/open-level.ts';
 
 /** One ledger entry as the RPC serves it. `xdr` is base64 LedgerEntryData. */
 export interface EntryRecord {
@@ -87,10 +88,10 @@ export class LedgerStore {
 
   /** Opens (or creates) the store; `dataDir` undefined keeps everything in memory. */
   static async open(dataDir?: string): Promise<LedgerStore> {
-    const db = dataDir ? new Level<string, Stored>(dataDir, { valueEncoding: 'json' }) : undefined;
+    // openLevel checks the files first and reports damage or another process holding them.
+    const db = dataDir ? await openLevel<string, Stored>(dataDir, { valueEncoding: 'json' }) : undefined;
     const store = new LedgerStore(db);
     if (db) {
-      await db.open();
       for await (const [key, value] of db.iterator()) {
         const kind = key.slice(0, 2);
         const id = key.slice(2);

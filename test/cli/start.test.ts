@@ -64,7 +64,7 @@ test('pool-proxy start runs sandbox, prover daemon and proxy, funds the sandbox 
     { POOL_PROXY_PORT: String(proxyPort) },
   );
   t.teardown(() => void s.child.kill('SIGKILL'));
-  await waitFor(s, /^ready\.$/m);
+  await waitFor(s, /"msg":"ready\."/);
 
   t.regex(s.output(), new RegExp(`sandbox ledger\\s+http://127\\.0\\.0\\.1:${sandboxPort}/rpc`));
   t.regex(s.output(), new RegExp(`prover daemon\\s+127\\.0\\.0\\.1:${proverPort}`));

@@ -239,7 +239,13 @@ test('an expired challenge is refused (service clock)', async (t) => {
   const login = new LoginService(
     store,
     tokens,
-    { domain: 'd', uri: 'http://d', network: 'stellar:local', challengeTtlSeconds: 300 },
+    {
+      domain: 'd',
+      uri: 'http://d',
+      network: 'stellar:local',
+      challengeTtlSeconds: 300,
+      challengeKey: randomBytes(32),
+    },
     () => now,
   );
   const wallet = Keypair.random();
@@ -253,24 +259,28 @@ test('an expired challenge is refused (service clock)', async (t) => {
   );
   t.is(error!.code, 'unauthorized');
   t.regex(error!.message, /expired/);
-  // A fresh challenge within its window works, and sweeping removes only expired ones.
+  // A fresh challenge within its window works; its consumed nonce is kept until it expires, then swept.
   const fresh = await login.challenge(wallet.publicKey());
-  await login.challenge(wallet.publicKey());
-  now += 301_000;
-  const third = await login.challenge(wallet.publicKey());
-  t.is(await login.sweepExpired(), 2);
+  const unused = await login.challenge(wallet.publicKey());
   const ok = await login.verify({
     publicKey: wallet.publicKey(),
-    challenge: third,
-    signature: sign(wallet, third),
+    challenge: fresh,
+    signature: sign(wallet, fresh),
   });
   t.is(ok.expiresIn, 86400);
+  t.is(await login.sweepExpired(), 0, 'not expired yet');
   await t.throwsAsync(
     login.verify({ publicKey: wallet.publicKey(), challenge: fresh, signature: sign(wallet, fresh) }),
-    {
-      message: /unknown, expired or already used/,
-    },
+    { message: /already used/ },
   );
+  now += 301_000;
+  t.is(await login.sweepExpired(), 1, 'only the consumed nonce was stored');
+  for (const old of [fresh, unused]) {
+    await t.throwsAsync(
+      login.verify({ publicKey: wallet.publicKey(), challenge: old, signature: sign(wallet, old) }),
+      { message: /expired/ },
+    );
+  }
   await store.close();
 });
 

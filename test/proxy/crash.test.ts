@@ -86,7 +86,7 @@ async function startService(fault?: string): Promise<Service> {
   child.stderr!.on('data', (d) => (output += d));
   const exited = once(child, 'exit');
   const deadline = Date.now() + 5 * 60_000;
-  while (!/^ready\.$/m.test(output)) {
+  while (!/"msg":"ready\."/.test(output)) {
     if (child.exitCode !== null) throw new Error(`pool-proxy start exited early:\n${output}`);
     if (Date.now() > deadline) throw new Error(`pool-proxy start not ready:\n${output}`);
     await new Promise((r) => setTimeout(r, 100));

@@ -317,6 +317,7 @@ test.serial('operator deposit works from loopback; a spoofed X-Forwarded-For cha
 test.serial('operator deposit from a non-loopback address is refused (socket address decides)', async (t) => {
   const { proxy, config } = await stack.startProxy({
     POOL_PROXY_HOST: '0.0.0.0',
+    POOL_PROXY_PUBLIC_URL: 'http://pool.test:8080',
     POOL_PROXY_DATA_DIR: join(stack.env.POOL_PROXY_DATA_DIR!, 'public'),
   });
   try {

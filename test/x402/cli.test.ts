@@ -153,9 +153,9 @@ test('pool-proxy start runs the facilitator and the demo service, funds the pool
     },
   );
   t.teardown(() => void r.child.kill('SIGKILL'));
-  await waitFor(r, /^ready\.$/m);
-  const facilitatorUrl = (await waitFor(r, /x402 facilitator\s+(http:\/\/\S+)/))[1]!;
-  const demoUrl = (await waitFor(r, /x402 demo\s+(http:\/\/\S+)/))[1]!;
+  await waitFor(r, /"msg":"ready\."/);
+  const facilitatorUrl = (await waitFor(r, /x402 facilitator\s+(http:\/\/[^\s"]+)/))[1]!;
+  const demoUrl = (await waitFor(r, /x402 demo\s+(http:\/\/[^\s"]+)/))[1]!;
   t.regex(demoUrl, /\/demo\/quote$/);
   const supported = await (await fetch(`${facilitatorUrl}/supported`)).json();
   t.is(supported.kinds[0].network, 'stellar:local');

@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { STANDALONE_PASSPHRASE } from '../../ledger/networks.ts';
 import { startPoolSandbox } from '../../../contracts/network.ts';
+import { ledgerLogLines } from '../../sandbox/ledger-log.ts';
+import { createLogger } from '../../proxy/util/logger.ts';
 
 /** "127.0.0.1:8000" → host and port; rejects anything else with a clear message. */
 export function parseListen(text: string): { host: string; port: number } {
@@ -34,6 +36,8 @@ export function registerSandbox(program: Command): void {
           throw new Error(`--ledger-ms must be an integer from 1 to 3600000, got ${opts.ledgerMs}`);
         }
         const networkPassphrase = parsePassphrase(opts.networkPassphrase);
+        // Ledger closes with transactions and failed transactions are logged (JSON lines, pretty on a terminal).
+        const logger = createLogger().child({ component: 'sandbox' });
         const sandbox = await startPoolSandbox({
           host,
           port,
@@ -41,6 +45,9 @@ export function registerSandbox(program: Command): void {
           ledgerMs,
           vkey: opts.vkey,
           networkPassphrase,
+          onLedgerClosed: (meta, txs) => {
+            for (const line of ledgerLogLines(meta, txs)) logger.log(line.level, line.message, line.fields);
+          },
         });
         const info = sandbox.info;
         console.log(`sandbox ledger: ${sandbox.rpcUrl} (${info.networkPassphrase})`);

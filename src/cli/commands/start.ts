@@ -6,6 +6,8 @@ import { startProverDaemon, type ProverDaemon } from '../../prover/daemon/server
 import { loadConfig } from '../../proxy/config.ts';
 import { startProxy, type ProxyHandle } from '../../proxy/server.ts';
 import { startPoolSandbox } from '../../../contracts/network.ts';
+import { ledgerLogLines } from '../../sandbox/ledger-log.ts';
+import { createLogger } from '../../proxy/util/logger.ts';
 import { STANDALONE_PASSPHRASE } from '../../ledger/networks.ts';
 import { parseListen, parsePassphrase } from './sandbox.ts';
 import { localX402Env, startLocalX402 } from '../../x402/local-services.ts';
@@ -73,14 +75,29 @@ export function registerStart(program: Command): void {
       process.env.POOL_PROXY_DEMO_LISTEN ?? '127.0.0.1:8403',
     )
     .action(async (opts: StartOptions) => {
+      // One logger for the whole service: JSON lines on stdout, pretty coloured lines on a terminal.
+      const logger = createLogger();
       const dataDir = resolve(opts.dataDir);
       const env: Record<string, string | undefined> = { ...process.env, POOL_PROXY_DATA_DIR: dataDir };
       const stops: (() => Promise<void>)[] = [];
       const stopAll = async () => {
         for (const stop of stops.reverse())
-          await stop().catch((e) => console.error(`stop: ${(e as Error).message}`));
+          await stop().catch((e) => logger.log('error', `stop: ${(e as Error).message}`));
       };
+      let stopping = false;
+      const shutdown = async (signal: string) => {
+        if (stopping) return;
+        stopping = true;
+        logger.log('info', `stopping (${signal})…`);
+        await stopAll();
+        logger.log('info', 'stopped.');
+        process.exit(0);
+      };
+      process.once('SIGINT', () => void shutdown('SIGINT'));
+      process.once('SIGTERM', () => void shutdown('SIGTERM'));
       try {
+        // The proxy's own settings are checked before anything starts, so a bad one fails at once.
+        loadConfig(env);
         const networkPassphrase = parsePassphrase(opts.networkPassphrase);
         const artifacts = circuitArtifacts(POLICY_CIRCUIT.id, opts.circuits);
         if (!existsSync(artifacts.zkey) || !existsSync(artifacts.wasm)) {
@@ -94,6 +111,14 @@ export function registerStart(program: Command): void {
           const ledgerMs = Number(opts.ledgerMs);
           if (!Number.isInteger(ledgerMs) || ledgerMs < 1)
             throw new Error(`--ledger-ms must be a positive integer`);
+          const started = Date.now();
+          logger.log(
+            'info',
+            fresh
+              ? 'sandbox: genesis — creating the accounts and deploying the token, verifier, ASP and pool contracts…'
+              : `sandbox: opening the ledger in ${sandboxDir}…`,
+          );
+          const sandboxLog = logger.child({ component: 'sandbox' });
           const sandbox = await startPoolSandbox({
             host,
             port,
@@ -101,6 +126,10 @@ export function registerStart(program: Command): void {
             dataDir: sandboxDir,
             vkey: artifacts.vkey,
             networkPassphrase,
+            onLedgerClosed: (meta, txs) => {
+              for (const line of ledgerLogLines(meta, txs))
+                sandboxLog.log(line.level, line.message, line.fields);
+            },
           });
           stops.push(() => sandbox.close());
           const secrets = sandbox.secrets();
@@ -115,6 +144,7 @@ export function registerStart(program: Command): void {
               `${sandbox.url}/friendbot?addr=${sandbox.info.accounts.poolWallet}&usdc=${POOL_WALLET_FLOAT_USDC}`,
             );
             if (!float.ok) throw new Error(`could not fund the pool wallet: ${await float.text()}`);
+            logger.log('info', 'sandbox: genesis done', { ms: Date.now() - started });
           }
           env.POOL_PROXY_RPC_URL = sandbox.rpcUrl;
           env.POOL_PROXY_NETWORK_PASSPHRASE = networkPassphrase;
@@ -122,8 +152,10 @@ export function registerStart(program: Command): void {
           env.POOL_PROXY_OPERATOR_SECRET ||= secrets.operator;
           env.POOL_PROXY_ASP_ADMIN_SECRET ||= secrets.admin;
           env.POOL_PROXY_POOL_WALLET_SECRET ||= secrets.poolWallet;
-          console.log(
+          logger.log(
+            'info',
             `sandbox ledger  ${sandbox.rpcUrl}   (friendbot ${sandbox.url}/friendbot?addr=G…&usdc=N)`,
+            { rpcUrl: sandbox.rpcUrl },
           );
           // x402 on the sandbox: our facilitator and a demo paid service, told to the proxy
           const x402 = await startLocalX402({
@@ -149,38 +181,46 @@ export function registerStart(program: Command): void {
           });
           stops.push(() => x402.close());
           Object.assign(env, localX402Env(x402, env.POOL_PROXY_PAY_ALLOWED_HOSTS));
-          console.log(
+          logger.log(
+            'info',
             `x402 facilitator ${x402.facilitator.url}   (${x402.facilitator.network}; /verify /settle /supported)`,
+            { url: x402.facilitator.url },
           );
-          console.log(`x402 demo       ${x402.demo.quoteUrl}   (GET, 0.01 USDC; POST ${x402.demo.echoUrl})`);
+          logger.log('info', `x402 demo       ${x402.demo.quoteUrl}   (GET, 0.01 USDC; POST ${x402.demo.echoUrl})`, {
+            url: x402.demo.quoteUrl,
+          });
         }
 
         if (!process.env.POOL_PROXY_PROVER_ADDRESSES) {
+          logger.log('info', 'prover daemon: loading the proving key and starting the witness workers…');
+          const proverLog = logger.child({ component: 'prover' });
           const daemon: ProverDaemon = await startProverDaemon({
             listen: opts.prover,
             circuitsDir: opts.circuits,
+            log: (line) => proverLog.log('info', line),
           });
           stops.push(() => daemon.stop());
           await daemon.ready;
           env.POOL_PROXY_PROVER_ADDRESSES = daemon.address;
-          console.log(`prover daemon   ${daemon.address}   (engine ${daemon.engine}, gRPC)`);
+          logger.log('info', `prover daemon   ${daemon.address}   (engine ${daemon.engine}, gRPC)`, {
+            address: daemon.address,
+          });
         }
 
-        const proxy: ProxyHandle = await startProxy(loadConfig(env));
+        const proxy: ProxyHandle = await startProxy(loadConfig(env), {
+          logger: logger.child({ component: 'proxy' }),
+        });
         stops.push(() => proxy.close());
+        logger.log('info', "proxy: connecting to the ledger and the prover, reading the pool's events…");
         await proxy.ready;
-        console.log(`proxy           ${proxy.url}   (GET /health, /openapi.json, /api/pool/info)`);
-        console.log('ready.');
+        logger.log('info', `proxy           ${proxy.url}   (GET /health, /openapi.json, /api/pool/info)`, {
+          url: proxy.url,
+        });
+        logger.log('info', 'ready.');
       } catch (err) {
         await stopAll();
-        console.error(`pool-proxy start: ${(err as Error).message}`);
+        logger.log('error', `pool-proxy start: ${(err as Error).message}`);
         process.exit(1);
       }
-      const shutdown = async () => {
-        await stopAll();
-        process.exit(0);
-      };
-      process.once('SIGINT', shutdown);
-      process.once('SIGTERM', shutdown);
     });
 }

@@ -65,7 +65,7 @@ export async function startLocalService(): Promise<LocalService> {
     rmSync(dataDir, { recursive: true, force: true });
   };
   const deadline = Date.now() + READY_TIMEOUT_MS;
-  while (!/^ready\.$/m.test(output)) {
+  while (!/"msg":"ready\."/.test(output)) {
     if (child.exitCode !== null || Date.now() > deadline) {
       await stop();
       throw new Error(`the local service did not start:\n${output.trim()}`);

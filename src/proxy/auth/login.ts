@@ -1,17 +1,26 @@
-// Wallet login: SEP-53 challenge → signature → JWT. A challenge is single-use: the first verify
-// attempt that names it consumes it, whether the attempt succeeds or not.
-import { randomBytes } from 'node:crypto';
+// Wallet login: SEP-53 challenge → signature → JWT. Issuing a challenge stores nothing: its nonce carries
+// a MAC (key derived from the master key) over the domain, URI, network, account, issue and expiry time,
+// so the service recognises its own challenges without remembering them and unauthenticated traffic
+// cannot grow the store. A challenge is single-use: the first verify attempt that names a genuine,
+// unexpired challenge consumes it, whether the attempt succeeds or not, and only that consumed nonce is
+// stored, until the challenge expires (`sweepExpired` removes it then).
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Keypair } from '@stellar/stellar-sdk';
 import { ProblemError } from '../errors.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
 import { KeyedMutex } from '../util/keyed-mutex.ts';
-import { challengeNonce, formatChallenge } from './challenge-message.ts';
+import { type ChallengeFields, formatChallenge, parseChallenge } from './challenge-message.ts';
 import { decodeSignature } from './signature.ts';
 import type { TokenService } from './tokens.ts';
 
-interface StoredChallenge {
-  publicKey: string;
-  message: string;
+const RANDOM_BYTES = 16;
+const MAC_BYTES = 16;
+/** Store namespace of consumed nonces. */
+const USED = 'login-nonce';
+/** Namespace where earlier versions stored every issued challenge; swept away. */
+const LEGACY_CHALLENGES = 'challenge';
+
+interface UsedNonce {
   expiresAt: number;
 }
 
@@ -21,6 +30,8 @@ export interface LoginSettings {
   uri: string;
   network: string;
   challengeTtlSeconds: number;
+  /** 32-byte key of the challenge MAC (derived from the master key, purpose `challenge-mac`). */
+  challengeKey: Uint8Array;
 }
 
 export class LoginService {
@@ -36,29 +47,26 @@ export class LoginService {
     settings: LoginSettings,
     now: () => number = Date.now,
   ) {
+    if (settings.challengeKey.length !== 32) throw new Error('challenge key must be 32 bytes');
     this.#store = store;
     this.#tokens = tokens;
     this.#settings = settings;
     this.#now = now;
   }
 
-  /** Issues and stores a challenge for `publicKey` (already validated as a G address). */
+  /** A fresh challenge for `publicKey` (already validated as a G address). Nothing is stored. */
   async challenge(publicKey: string): Promise<string> {
-    const nonce = randomBytes(24).toString('hex');
     const issuedAt = this.#now();
-    const expiresAt = issuedAt + this.#settings.challengeTtlSeconds * 1000;
-    const message = formatChallenge({
+    const fields: Omit<ChallengeFields, 'nonce'> = {
       domain: this.#settings.domain,
       uri: this.#settings.uri,
       address: publicKey,
       network: this.#settings.network,
-      nonce,
       issuedAt: new Date(issuedAt),
-      expiresAt: new Date(expiresAt),
-    });
-    const record: StoredChallenge = { publicKey, message, expiresAt };
-    await this.#store.put(this.#store.key('challenge', nonce), record);
-    return message;
+      expiresAt: new Date(issuedAt + this.#settings.challengeTtlSeconds * 1000),
+    };
+    const random = randomBytes(RANDOM_BYTES).toString('hex');
+    return formatChallenge({ ...fields, nonce: random + this.#mac(fields, random).toString('hex') });
   }
 
   /** Checks the signed challenge and returns a token; every refusal is 400/401 and issues nothing. */
@@ -67,20 +75,34 @@ export class LoginService {
     challenge: string;
     signature: string;
   }): Promise<{ token: string; expiresIn: number }> {
-    const nonce = challengeNonce(input.challenge);
-    if (nonce === undefined)
+    const fields = parseChallenge(input.challenge);
+    if (fields === undefined)
       throw new ProblemError('unauthorized', 'challenge was not issued by this service');
-    const record = await this.#consume(nonce);
-    if (record === undefined)
-      throw new ProblemError('unauthorized', 'challenge is unknown, expired or already used');
-    const signature = decodeSignature(input.signature);
-    if (record.message !== input.challenge)
-      throw new ProblemError('unauthorized', 'challenge text was altered');
-    if (record.publicKey !== input.publicKey) {
+    const random = fields.nonce.slice(0, RANDOM_BYTES * 2);
+    const mac = Buffer.from(fields.nonce.slice(RANDOM_BYTES * 2), 'hex');
+    if (!timingSafeEqual(mac, this.#mac(fields, random))) {
+      throw new ProblemError(
+        'unauthorized',
+        'challenge text was altered or the challenge was not issued by this service',
+      );
+    }
+    if (
+      fields.domain !== this.#settings.domain ||
+      fields.uri !== this.#settings.uri ||
+      fields.network !== this.#settings.network
+    ) {
+      throw new ProblemError('unauthorized', 'challenge was issued for another domain or network');
+    }
+    const expiresAt = fields.expiresAt.getTime();
+    if (this.#now() > expiresAt)
+      throw new ProblemError('unauthorized', 'challenge expired; request a new one');
+    if (fields.address !== input.publicKey) {
       throw new ProblemError('unauthorized', 'challenge was issued for another account');
     }
-    if (this.#now() > record.expiresAt)
-      throw new ProblemError('unauthorized', 'challenge expired; request a new one');
+    if (!(await this.#consume(fields.nonce, expiresAt))) {
+      throw new ProblemError('unauthorized', 'challenge was already used; request a new one');
+    }
+    const signature = decodeSignature(input.signature);
     if (!Keypair.fromPublicKey(input.publicKey).verifyMessage(input.challenge, signature)) {
       throw new ProblemError(
         'unauthorized',
@@ -93,23 +115,37 @@ export class LoginService {
     };
   }
 
-  /** Deletes challenges past their expiry (they can no longer be used, only take space). */
+  /** Deletes consumed nonces whose challenge has expired (it is refused as expired anyway). */
   async sweepExpired(): Promise<number> {
     const now = this.#now();
-    const expired = (await this.#store.entries<StoredChallenge>('challenge/')).filter(
-      ([, c]) => c.expiresAt < now,
-    );
-    await this.#store.batch(expired.map(([key]) => ({ type: 'del' as const, key })));
+    const expired = (await this.#store.entries<UsedNonce>(`${USED}/`)).filter(([, n]) => n.expiresAt < now);
+    const legacy = await this.#store.entries<unknown>(`${LEGACY_CHALLENGES}/`);
+    const keys = [...expired, ...legacy].map(([key]) => key);
+    await this.#store.batch(keys.map((key) => ({ type: 'del' as const, key })));
     return expired.length;
   }
 
-  async #consume(nonce: string): Promise<StoredChallenge | undefined> {
-    const key = this.#store.key('challenge', nonce);
-    // The mutex makes get+delete one step: two concurrent verifies cannot both obtain the record.
+  #mac(fields: Omit<ChallengeFields, 'nonce'>, random: string): Buffer {
+    const text = JSON.stringify([
+      fields.domain,
+      fields.uri,
+      fields.network,
+      fields.address,
+      random,
+      fields.issuedAt.toISOString(),
+      fields.expiresAt.toISOString(),
+    ]);
+    return createHmac('sha256', this.#settings.challengeKey).update(text).digest().subarray(0, MAC_BYTES);
+  }
+
+  /** Records the nonce as used; false when it already was. */
+  async #consume(nonce: string, expiresAt: number): Promise<boolean> {
+    const key = this.#store.key(USED, nonce);
+    // The mutex makes get+put one step: two concurrent verifies cannot both consume the nonce.
     return this.#mutex.run(key, async () => {
-      const record = await this.#store.get<StoredChallenge>(key);
-      if (record !== undefined) await this.#store.del(key);
-      return record;
+      if ((await this.#store.get<UsedNonce>(key)) !== undefined) return false;
+      await this.#store.put(key, { expiresAt } satisfies UsedNonce);
+      return true;
     });
   }
 }

@@ -29,6 +29,15 @@ export type Access = 'public' | 'wallet' | 'loopback' | 'wallet-or-operator';
 
 export const OPERATOR_HEADER = 'x-pool-operator';
 
+/** Every response carries the request's id (see request-context.ts). */
+const REQUEST_ID_DOC = {
+  'X-Request-Id': {
+    description:
+      "The request's id, also in the service log: the caller's own X-Request-Id when it is 1–128 letters, digits or . _ : -, else a fresh UUID.",
+    schema: { type: 'string' },
+  },
+};
+
 export interface RouteInput<B, Q, P> {
   body: B;
   query: Q;
@@ -206,11 +215,16 @@ export class ApiRouter {
       byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
     }
     const responses: Record<string, unknown> = {
-      200: { description: 'OK', content: { 'application/json': { schema: def.response } } },
+      200: {
+        description: 'OK',
+        headers: REQUEST_ID_DOC,
+        content: { 'application/json': { schema: def.response } },
+      },
     };
     for (const [status, codes] of [...byStatus].sort((a, b) => a[0] - b[0])) {
       responses[status] = {
         description: codes.map((c) => `\`${c}\`: ${PROBLEM_TITLES[c]}`).join('; '),
+        headers: REQUEST_ID_DOC,
         content: { 'application/problem+json': { schema: Problem } },
       };
     }

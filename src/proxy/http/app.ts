@@ -1,12 +1,17 @@
-// The Koa application: metrics and logging, problem+json errors, per-IP rate limit, the wallet page, then
-// the API routes. Route modules register themselves on the ApiRouter; this file only wires the pipeline.
+// The Koa application: request id, metrics and one log line per request, problem+json errors, per-IP
+// rate limit, the wallet page, then the API routes. Route modules register themselves on the ApiRouter;
+// this file only wires the pipeline.
 import Koa, { type Context, type Middleware, type Next } from 'koa';
 import { ProblemError } from '../errors.ts';
 import type { Logger } from '../util/logger.ts';
 import type { ApiRouter } from './api-router.ts';
 import type { ProxyMetrics } from './metrics.ts';
 import { problemMiddleware } from './problem.ts';
+import { bindRequest, problemOf } from './request-context.ts';
 import type { RateLimiter } from './rate-limit.ts';
+
+/** Routes polled by monitors: their request lines are debug, not info. */
+const QUIET_ROUTES = new Set(['/health', '/metrics']);
 
 export interface AppDeps {
   api: ApiRouter;
@@ -24,15 +29,21 @@ export function createApp({ api, metrics, ipLimiter, logger, web }: AppDeps): Ko
 
   app.use(async (ctx: Context, next: Next) => {
     const started = process.hrtime.bigint();
+    const { log } = bindRequest(ctx, logger);
     try {
       await next();
     } finally {
-      const route = (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      const route = String((ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched');
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      metrics.httpRequests.inc({ method: ctx.method, route: String(route), status: String(ctx.status) });
-      metrics.httpDuration.observe({ method: ctx.method, route: String(route) }, seconds);
-      if (ctx.status >= 500)
-        logger.log('warn', 'request failed', { method: ctx.method, route, status: ctx.status });
+      metrics.httpRequests.inc({ method: ctx.method, route, status: String(ctx.status) });
+      metrics.httpDuration.observe({ method: ctx.method, route }, seconds);
+      // One line per request. Refusals (the caller's problem, so info) carry their problem code; failures
+      // are errors; probes of /health and /metrics are debug.
+      const code = problemOf(ctx);
+      const fields = { method: ctx.method, route, status: ctx.status, ms: Math.round(seconds * 10_000) / 10 };
+      if (ctx.status >= 500) log.log('error', 'request failed', { ...fields, code });
+      else if (ctx.status >= 400) log.log('info', 'request refused', { ...fields, code });
+      else log.log(QUIET_ROUTES.has(route) ? 'debug' : 'info', 'request', fields);
     }
   });
   app.use(problemMiddleware(logger));

@@ -1,7 +1,12 @@
 // A small strict JSON body reader: the media type must be application/json (UTF-8), the body at most
-// `maxBytes`, and the text valid JSON holding an object. Anything else is refused with a clear 4xx.
+// `maxBytes`, and the text valid JSON holding an object, with no member name repeated within one object
+// (at any depth) and at most MAX_JSON_DEPTH levels of nesting. Anything else is refused with a clear 4xx.
 import type { IncomingMessage } from 'node:http';
+import { visit } from 'jsonc-parser';
 import { ProblemError } from '../errors.ts';
+
+/** Deepest nesting of objects/arrays a request body may have (the API's bodies are flat). */
+export const MAX_JSON_DEPTH = 32;
 
 export function checkJsonContentType(header: string | undefined): void {
   if (header === undefined || header === '') {
@@ -88,5 +93,53 @@ export function parseJsonObject(body: Buffer): Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new ProblemError('invalid_request', 'request body must be a JSON object');
   }
+  checkStructure(text);
   return value as Record<string, unknown>;
+}
+
+/**
+ * JSON.parse keeps the last of repeated member names ({"amount":"-5","amount":"0.1"} reads as 0.1), so a
+ * body that a validator and a logger or another parser would read differently is refused instead. Names
+ * are compared after unescaping ("a" and "\u0061" are the same name). The text is already valid JSON here.
+ */
+function checkStructure(text: string): void {
+  const open: Set<string>[] = [];
+  let depth = 0;
+  const enter = () => {
+    depth += 1;
+    if (depth > MAX_JSON_DEPTH) {
+      throw new ProblemError(
+        'invalid_request',
+        `request body is nested deeper than ${MAX_JSON_DEPTH} levels`,
+      );
+    }
+  };
+  visit(
+    text,
+    {
+      onObjectBegin: () => {
+        enter();
+        open.push(new Set());
+      },
+      onObjectEnd: () => {
+        depth -= 1;
+        open.pop();
+      },
+      onArrayBegin: enter,
+      onArrayEnd: () => {
+        depth -= 1;
+      },
+      onObjectProperty: (name, _offset, _length, _line, _column, pathSupplier) => {
+        const names = open[open.length - 1];
+        if (names.has(name)) {
+          const where = [...pathSupplier(), name].map(String).join('.');
+          throw new ProblemError('invalid_request', `request body repeats the member "${where}"`, {
+            issues: [{ path: where, message: 'duplicate member name' }],
+          });
+        }
+        names.add(name);
+      },
+    },
+    { disallowComments: true, allowTrailingComma: false },
+  );
 }

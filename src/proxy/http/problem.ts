@@ -4,6 +4,7 @@ import { inspect } from 'node:util';
 import type { Context, Next } from 'koa';
 import { PROBLEM_STATUS, PROBLEM_TITLES, type ProblemCode, ProblemError } from '../errors.ts';
 import type { Logger } from '../util/logger.ts';
+import { noteProblem } from './request-context.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -43,7 +44,7 @@ export function problemMiddleware(logger: Logger) {
     } catch (error) {
       let problem = asProblem(error);
       if (problem === undefined) {
-        logger.log('error', 'unhandled error', {
+        (ctx.state.log ?? logger).log('error', 'unhandled error', {
           method: ctx.method,
           path: ctx.path,
           error: inspect(error, { depth: 4 }),
@@ -53,6 +54,7 @@ export function problemMiddleware(logger: Logger) {
           'the request failed inside the service; see the service log',
         );
       }
+      noteProblem(ctx, problem.code);
       ctx.status = problem.status;
       for (const [name, value] of Object.entries(problem.headers ?? {})) ctx.set(name, value);
       ctx.type = PROBLEM_CONTENT_TYPE;

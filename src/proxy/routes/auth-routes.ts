@@ -1,6 +1,7 @@
 // Wallet login endpoints: SEP-53 challenge and its verification into a JWT.
 import type { LoginService } from '../auth/login.ts';
 import type { ApiRouter } from '../http/api-router.ts';
+import { requestLog } from '../http/request-context.ts';
 import { AuthChallenge, AuthToken, ChallengeQuery, VerifyRequest } from '../http/schemas.ts';
 
 export function registerAuthRoutes(api: ApiRouter, login: LoginService): void {
@@ -9,7 +10,8 @@ export function registerAuthRoutes(api: ApiRouter, login: LoginService): void {
     path: '/api/auth/challenge',
     summary: 'Get a single-use sign-in challenge for a wallet',
     description:
-      'Returns a human-readable message (domain, address, network, 192-bit nonce, issue and expiry time, valid ≤ 5 minutes). ' +
+      'Returns a human-readable message (domain, address, network, nonce, issue and expiry time, valid ≤ 5 minutes). ' +
+      'The service stores nothing for it: the nonce is 128 random bits plus a MAC over the other fields. ' +
       'Sign it with SEP-53 (`Keypair.signMessage`, Freighter `signMessage`) and send it to /api/auth/verify.',
     tag: 'auth',
     access: 'public',
@@ -24,12 +26,16 @@ export function registerAuthRoutes(api: ApiRouter, login: LoginService): void {
     path: '/api/auth/verify',
     summary: 'Exchange a signed challenge for a JWT',
     description:
-      'The challenge is consumed by the first attempt, successful or not. The token is an EdDSA JWT whose `sub` is the wallet address.',
+      'The challenge is consumed by the first attempt, successful or not (its nonce is kept until it expires). The token is an EdDSA JWT whose `sub` is the wallet address.',
     tag: 'auth',
     access: 'public',
     body: VerifyRequest,
     response: AuthToken,
     errors: ['unauthorized'],
-    handler: async ({ body }) => login.verify(body),
+    handler: async ({ body, ctx }) => {
+      const result = await login.verify(body);
+      requestLog(ctx).log('info', 'login', { wallet: body.publicKey });
+      return result;
+    },
   });
 }

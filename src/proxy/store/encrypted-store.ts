@@ -1,9 +1,12 @@
 // Encrypted key-value store over LevelDB (`level`). Every value is AES-256-GCM with a fresh 96-bit
 // nonce and its record key as associated data (a value moved to another key fails to decrypt).
 // Record-key segments that name agents, wallets or notes are HMACs, so the files reveal no identities.
+// Opening checks the LevelDB files first (src/storage): a damaged store or one another process holds is
+// refused with StoreDamagedError / StoreLockedError rather than opened with writes silently dropped.
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { Level } from 'level';
+import type { Level } from 'level';
+import { openLevel } from '../../storage/open-level.ts';
 import { deriveKey } from './derived-keys.ts';
 import { decodeValue, encodeValue } from './value-codec.ts';
 
@@ -38,8 +41,13 @@ export class EncryptedStore {
   /** Opens (or creates) the store in `dir`; refuses a master key other than the one the store was made with. */
   static async open(dir: string, masterKey: Uint8Array): Promise<EncryptedStore> {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const db = new Level<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view' });
-    await db.open();
+    // Values are AES-GCM ciphertext and keys HMACs: compression gains nothing, and uncompressed tables
+    // let the integrity check verify every block. Damage or a second process is a typed error.
+    const db = await openLevel<string, Uint8Array>(dir, {
+      keyEncoding: 'utf8',
+      valueEncoding: 'view',
+      compression: false,
+    });
     const store = new EncryptedStore(db, masterKey);
     try {
       const check = await store.get<string>(KEY_CHECK);

@@ -99,7 +99,7 @@ export async function startService(env: Record<string, string> = {}): Promise<Ru
   };
   try {
     const deadline = Date.now() + 8 * 60_000;
-    while (!/^ready\.$/m.test(output)) {
+    while (!/"msg":"ready\."/.test(output)) {
       if (child.exitCode !== null) throw new Error(`pool-proxy start exited early:\n${output}`);
       if (Date.now() > deadline) throw new Error(`pool-proxy start is not ready:\n${output}`);
       await new Promise((r) => setTimeout(r, 200));

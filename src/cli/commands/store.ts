@@ -1,0 +1,100 @@
+// `pool-proxy store check|recover`: look at and rebuild the proxy's encrypted store. The store holds nothing
+// the chain and the master key cannot give back (agents, notes, spent marks come from the pool's events;
+// keys derive from the master key), so recovery is: move the damaged store aside, create an empty one, and
+// let the next start's indexer replay the pool's events into it (the same path as a fresh data directory).
+import { existsSync, renameSync } from 'node:fs';
+import type { Command } from 'commander';
+import { loadConfig, type ProxyConfig } from '../../proxy/config.ts';
+import { EncryptedStore } from '../../proxy/store/encrypted-store.ts';
+import { loadMasterKey } from '../../proxy/store/master-key.ts';
+import { findDamage } from '../../storage/leveldb-integrity.ts';
+import { lockingProcess } from '../../storage/open-level.ts';
+
+interface StoreOptions {
+  dataDir: string;
+}
+
+function configFor(opts: StoreOptions): ProxyConfig {
+  return loadConfig({ ...process.env, POOL_PROXY_DATA_DIR: opts.dataDir });
+}
+
+function refuseIfInUse(config: ProxyConfig): void {
+  const pid = existsSync(config.storeDir) ? lockingProcess(config.storeDir) : undefined;
+  if (pid !== undefined) {
+    throw new Error(`the store in ${config.storeDir} is in use by process ${pid}: stop the service first`);
+  }
+}
+
+function fail(command: string, error: unknown): never {
+  console.error(`pool-proxy store ${command}: ${(error as Error).message}`);
+  process.exit(1);
+}
+
+export function registerStore(program: Command): void {
+  const store = program.command('store').description("check or rebuild the proxy's encrypted store");
+  const dataDirOption = [
+    '--data-dir <dir>',
+    'directory that holds every store',
+    process.env.POOL_PROXY_DATA_DIR ?? './data',
+  ] as const;
+
+  store
+    .command('check')
+    .description("check the proxy store's files against their checksums (exit 1 when damaged)")
+    .option(...dataDirOption)
+    .action((opts: StoreOptions) => {
+      try {
+        const config = configFor(opts);
+        if (!existsSync(config.storeDir)) throw new Error(`there is no store in ${config.storeDir}`);
+        const damage = findDamage(config.storeDir);
+        if (damage) {
+          throw new Error(
+            `${damage.file} at byte ${damage.offset}: ${damage.reason}; run pool-proxy store recover --data-dir ${config.dataDir}`,
+          );
+        }
+        console.log(`store ${config.storeDir}: every checked file is sound`);
+      } catch (error) {
+        fail('check', error);
+      }
+    });
+
+  store
+    .command('recover')
+    .description(
+      'move the proxy store aside and create an empty one; the next start rebuilds agents, notes and balances from the master key and the chain',
+    )
+    .option(...dataDirOption)
+    .action(async (opts: StoreOptions) => {
+      try {
+        const config = configFor(opts);
+        if (config.masterKeyHex === '' && !existsSync(config.masterKeyFile)) {
+          throw new Error(
+            `no master key (${config.masterKeyFile} is missing and POOL_PROXY_MASTER_KEY is unset): the store can only be rebuilt with the key it was made with`,
+          );
+        }
+        const masterKey = loadMasterKey(config.masterKeyHex, config.masterKeyFile);
+        refuseIfInUse(config);
+        if (existsSync(config.storeDir)) {
+          const damage = findDamage(config.storeDir);
+          console.log(
+            damage
+              ? `damaged: ${damage.file} at byte ${damage.offset}: ${damage.reason}`
+              : 'no damage found in the checked files; rebuilding anyway, as asked',
+          );
+          const aside = `${config.storeDir}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+          renameSync(config.storeDir, aside);
+          console.log(`moved ${config.storeDir} to ${aside} (kept; delete it once the service is back)`);
+        }
+        const fresh = await EncryptedStore.open(config.storeDir, masterKey);
+        await fresh.close();
+        console.log(`created an empty store in ${config.storeDir} for this master key`);
+        console.log(
+          'start the service with the same master key and ledger: its indexer replays the pool events ' +
+            '(from POOL_PROXY_INDEXER_START_LEDGER, or the oldest ledger the RPC keeps) and rebuilds every ' +
+            'agent, note and balance. Prepared deposits that were never submitted are gone: prepare them again.',
+        );
+      } catch (error) {
+        fail('recover', error);
+      }
+    });
+}

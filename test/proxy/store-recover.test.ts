@@ -1,0 +1,189 @@
+// A damaged proxy store fails loudly and comes back: the real `pool-proxy start` (proxy only, against a
+// sandbox ledger and prover daemon run by this test) takes deposits for two agents and stops; one byte of
+// its store's write-ahead log is flipped; the next start refuses, naming the file and the recovery
+// command; `pool-proxy store recover` moves the store aside; the start after it replays the chain and
+// every balance is back. A second process on a store in use is told which process holds it.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import test from 'ava';
+import { type ProverDaemon, startProverDaemon } from '../../src/prover/daemon/server.ts';
+import { type PoolSandbox, startPoolSandbox } from '../../contracts/network.ts';
+import { EncryptedStore } from '../../src/proxy/store/encrypted-store.ts';
+import { StoreLockedError } from '../../src/storage/open-level.ts';
+import { getJson, postJson } from './helpers/http.ts';
+import { CIRCUITS_DIR } from './helpers/stack.ts';
+
+const CLI = fileURLToPath(new URL('../../bin/pool-proxy.js', import.meta.url));
+
+let sandbox: PoolSandbox;
+let daemon: ProverDaemon;
+const dataDir = mkdtempSync(join(tmpdir(), 'pp-recover-'));
+const storeDir = join(dataDir, 'proxy-store');
+let env: NodeJS.ProcessEnv;
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  return port;
+}
+
+interface Run {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function cli(args: string[]): Run {
+  const child = spawn(process.execPath, [CLI, ...args], { env });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  return { child, output: () => output, exited };
+}
+
+async function waitFor(run: Run, pattern: RegExp): Promise<void> {
+  const deadline = Date.now() + 3 * 60_000;
+  while (!pattern.test(run.output())) {
+    if (run.child.exitCode !== null) throw new Error(`exited early:\n${run.output()}`);
+    if (Date.now() > deadline) throw new Error(`no ${pattern} in:\n${run.output()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function startService(): Promise<{ run: Run; url: string }> {
+  const run = cli(['start', '--data-dir', dataDir]);
+  await waitFor(run, /ready\./);
+  return { run, url: `http://127.0.0.1:${env.POOL_PROXY_PORT}` };
+}
+
+async function stop(run: Run): Promise<void> {
+  run.child.kill('SIGTERM');
+  if ((await run.exited) !== 0) throw new Error(`stop failed:\n${run.output()}`);
+}
+
+const operator = { 'x-pool-operator': 'true' };
+
+test.before(async () => {
+  sandbox = await startPoolSandbox({ port: 0, ledgerMs: 250 });
+  daemon = await startProverDaemon({
+    listen: '127.0.0.1:0',
+    circuitsDir: CIRCUITS_DIR,
+    engine: 'native',
+    witnessWorkers: 1,
+  });
+  await daemon.ready;
+  const minted = await fetch(`${sandbox.url}/friendbot?addr=${sandbox.info.accounts.operator}&usdc=1000`);
+  if (!minted.ok) throw new Error(await minted.text());
+  const secrets = sandbox.secrets();
+  env = {
+    ...process.env,
+    POOL_PROXY_PORT: String(await freePort()),
+    POOL_PROXY_RPC_URL: sandbox.rpcUrl,
+    POOL_PROXY_PROVER_ADDRESSES: daemon.address,
+    POOL_PROXY_OPERATOR_SECRET: secrets.operator,
+    POOL_PROXY_ASP_ADMIN_SECRET: secrets.admin,
+    POOL_PROXY_INDEXER_POLL_MS: '100',
+    POOL_PROXY_RATE_LIMIT_IP_PER_SECOND: '0',
+  };
+  delete env.POOL_PROXY_MASTER_KEY;
+  delete env.POOL_PROXY_PUBLIC_URL;
+  delete env.POOL_PROXY_DATA_DIR;
+});
+
+test.after.always(async () => {
+  await daemon?.stop({ force: true });
+  await sandbox?.close();
+});
+
+test.serial(
+  'deposits, a flipped log byte, a refused start, store recover, and every balance is back',
+  async (t) => {
+    const first = await startService();
+    t.teardown(() => void first.run.child.kill('SIGKILL'));
+    for (const [agentId, amount] of [
+      ['recover-a', '3'],
+      ['recover-b', '2.5'],
+    ]) {
+      const res = await postJson(`${first.url}/api/deposit`, { agentId, amount });
+      t.is(res.status, 200, res.text);
+    }
+    t.is((await getJson(`${first.url}/api/balance/recover-a`, operator)).json.balance, '3.0000000');
+    t.is((await getJson(`${first.url}/api/balance/recover-b`, operator)).json.balance, '2.5000000');
+
+    // While it runs, a second process on the same store is told who holds it.
+    const locked = await t.throwsAsync(EncryptedStore.open(storeDir, new Uint8Array(32)), {
+      instanceOf: StoreLockedError,
+    });
+    t.regex(locked!.message, /is locked by another process/);
+    const second = cli(['start', '--data-dir', dataDir]);
+    t.is(await second.exited, 1);
+    t.regex(
+      second.output(),
+      new RegExp(`store in ${storeDir} is locked by another process \\(pid ${first.run.child.pid}\\)`),
+    );
+    const busy = cli(['store', 'recover', '--data-dir', dataDir]);
+    t.is(await busy.exited, 1);
+    t.regex(busy.output(), new RegExp(`in use by process ${first.run.child.pid}: stop the service first`));
+    await stop(first.run);
+
+    // Every write of that run is still in the write-ahead log (LevelDB compacts it only on the next open).
+    const log = readdirSync(storeDir).find((f) => f.endsWith('.log') && statSync(join(storeDir, f)).size > 0);
+    t.truthy(log, 'a non-empty write-ahead log');
+    const logFile = join(storeDir, log!);
+    const bytes = readFileSync(logFile);
+    bytes[bytes.length >> 1] ^= 0x40;
+    writeFileSync(logFile, bytes);
+
+    const refused = cli(['start', '--data-dir', dataDir]);
+    t.is(await refused.exited, 1, refused.output());
+    t.regex(
+      refused.output(),
+      new RegExp(`store in ${storeDir} is damaged: ${logFile} at byte \\d+: record checksum mismatch`),
+    );
+    t.regex(refused.output(), new RegExp(`run: pool-proxy store recover --data-dir ${dataDir}`));
+    t.deepEqual(readFileSync(logFile), bytes, 'the damaged file was left as it was');
+    const check = cli(['store', 'check', '--data-dir', dataDir]);
+    t.is(await check.exited, 1);
+    t.regex(check.output(), /record checksum mismatch/);
+
+    const recover = cli(['store', 'recover', '--data-dir', dataDir]);
+    t.is(await recover.exited, 0, recover.output());
+    t.regex(recover.output(), /damaged: .* record checksum mismatch/);
+    const aside = readdirSync(dataDir).find((f) => f.startsWith('proxy-store.damaged-'));
+    t.truthy(aside, recover.output());
+    t.true(existsSync(join(dataDir, aside!, log!)), 'the damaged store is kept aside');
+    const sound = cli(['store', 'check', '--data-dir', dataDir]);
+    t.is(await sound.exited, 0, sound.output());
+
+    const again = await startService();
+    t.teardown(() => void again.run.child.kill('SIGKILL'));
+    t.is((await getJson(`${again.url}/api/balance/recover-a`, operator)).json.balance, '3.0000000');
+    t.is((await getJson(`${again.url}/api/balance/recover-b`, operator)).json.balance, '2.5000000');
+    // The rebuilt notes are spendable.
+    const destination = sandbox.info.accounts.operator;
+    const spend = await postJson(
+      `${again.url}/api/withdraw`,
+      { agentId: 'recover-b', amount: '2.5', destination },
+      operator,
+    );
+    t.is(spend.status, 200, spend.text);
+    t.is((await getJson(`${again.url}/api/balance/recover-b`, operator)).json.balance, '0.0000000');
+    await stop(again.run);
+  },
+);
+
+test.serial('store recover refuses without the master key the store was made with', async (t) => {
+  const empty = mkdtempSync(join(tmpdir(), 'pp-recover-nokey-'));
+  const run = cli(['store', 'recover', '--data-dir', empty]);
+  t.is(await run.exited, 1);
+  t.regex(run.output(), /no master key .* can only be rebuilt with the key it was made with/);
+  t.deepEqual(readdirSync(empty), [], 'no key file was created');
+});
