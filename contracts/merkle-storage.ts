@@ -1,10 +1,11 @@
 // Incremental Merkle tree kept in contract storage (filled subtrees + next index), the layout SPP's
 // merkle_with_history and asp-membership use. Shared by the pool and the ASP membership contract.
 import { compress, zeroHashes } from '../src/crypto/index.ts';
+import { PoolStorageKey } from '../src/ledger/pool-interface.ts';
 import { asU32, asU256, type ContractEnv, sym, u32, u256, vec } from '../src/sandbox/contract-api.ts';
 
 const NEXT_INDEX = vec([sym('NextIndex')]);
-const filledKey = (level: number) => vec([sym('FilledSubtree'), u32(level)]);
+const filledKey = PoolStorageKey.filledSubtree;
 
 export function nextIndex(env: ContractEnv): number {
   const v = env.persistent.get(NEXT_INDEX);

@@ -33,6 +33,7 @@ import {
   BLOCKLIST_BIT,
   POOL_INTERFACE,
   PoolError,
+  PoolStorageKey,
   PoolEvent,
   ROOT_HISTORY_SIZE,
 } from '../src/ledger/pool-interface.ts';
@@ -51,7 +52,7 @@ const LEVELS = key('Levels');
 const POLICY = key('PolicyFlags');
 const PAYOUT = key('PayoutWallet');
 const CURRENT_ROOT_INDEX = key('CurrentRootIndex');
-const rootKey = (i: number) => vec([sym('Root'), u32(i)]);
+const rootKey = PoolStorageKey.root;
 const nullifierKey = (n: bigint) => vec([sym('Nullifier'), u256(n)]);
 
 const getAddr = (env: ContractEnv, k: xdr.ScVal) => asAddress(env.instance.get(k) as xdr.ScVal);

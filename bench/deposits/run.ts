@@ -14,6 +14,7 @@ import { loadConfig } from '../../src/proxy/config.ts';
 import { startProxy } from '../../src/proxy/server.ts';
 import { silentLogger } from '../../src/proxy/util/logger.ts';
 import { startPoolSandbox } from '../../contracts/network.ts';
+import { ledgerLogLines } from '../../src/sandbox/ledger-log.ts';
 
 const wallets = Number(process.argv[2] ?? 24);
 const rounds = Number(process.argv[3] ?? 2);
@@ -21,7 +22,16 @@ const CIRCUITS_DIR = fileURLToPath(new URL('../../build/circuits', import.meta.u
 const cpu = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown CPU';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-deposits-'));
-const sandbox = await startPoolSandbox({ port: 0, ledgerMs: 1000 });
+const sandbox = await startPoolSandbox({
+  port: 0,
+  ledgerMs: 1000,
+  // failed transactions are printed with the host's reason
+  onLedgerClosed: (meta, txs) => {
+    for (const line of ledgerLogLines(meta, txs))
+      if (line.level !== 'info' && line.level !== 'debug')
+        console.log(`  sandbox: ${line.message} ${JSON.stringify(line.fields)}`);
+  },
+});
 const daemon = await startProverDaemon({
   listen: '127.0.0.1:0',
   circuitsDir: CIRCUITS_DIR,
@@ -67,6 +77,7 @@ console.log(
   `${cpu}, ${cpus().length} CPUs; ${wallets} wallets at once, each to a new agent, ${rounds} rounds`,
 );
 const outcomes = new Map<string, number>();
+const details = new Map<string, string>();
 const prepareMs: number[] = [];
 const submitMs: number[] = [];
 for (let round = 0; round < rounds; round++) {
@@ -100,6 +111,7 @@ for (let round = 0; round < rounds; round++) {
         );
         submitMs.push(performance.now() - t);
         key = submitted.status === 200 ? 'confirmed' : `submit ${submitted.status} ${submitted.json.code}`;
+        if (submitted.status !== 200 && !details.has(key)) details.set(key, submitted.json.detail);
       }
       outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
     }),
@@ -112,6 +124,7 @@ const stale = outcomes.get('submit 409 prepare_stale') ?? 0;
 console.log(
   `deposits: ${total}; ${[...outcomes].map(([k, v]) => `${k} ×${v}`).join(', ')}; prepare_stale ${((100 * stale) / total).toFixed(1)} %`,
 );
+for (const [key, detail] of details) console.log(`  ${key}: ${detail}`);
 console.log(
   `prepare p50 ${p(prepareMs, 50).toFixed(1)} s, p95 ${p(prepareMs, 95).toFixed(1)} s (includes waiting for registrations); ` +
     `submit p50 ${p(submitMs, 50).toFixed(1)} s`,

@@ -106,11 +106,12 @@ async function transfers(dataDir?: string, n = nTransfers) {
   try {
     const { token } = sandbox.info.contracts;
     const senders = await fundMany(sandbox, n, '100');
+    // each sender pays the next one: every recipient is a funded account that holds USDC
     const txs = await Promise.all(
-      senders.map((kp) =>
+      senders.map((kp, i) =>
         signedCall(server, kp, token, 'transfer', [
           addr(kp.publicKey()),
-          addr(Keypair.random().publicKey()),
+          addr((senders[(i + 1) % senders.length] as Keypair).publicKey()),
           i128(USDC),
         ]),
       ),

@@ -5,6 +5,7 @@ import { registerSandbox } from './commands/sandbox.ts';
 import { registerKeys } from './commands/keys.ts';
 import { registerProver } from './commands/prover.ts';
 import { registerDemo } from './commands/demo.ts';
+import { registerMcp } from './commands/mcp.ts';
 import { registerFacilitator } from './commands/facilitator.ts';
 import { registerStore } from './commands/store.ts';
 import { VERSION } from '../version.ts';
@@ -17,6 +18,7 @@ registerSandbox(program);
 registerKeys(program);
 registerProver(program);
 registerDemo(program);
+registerMcp(program);
 registerFacilitator(program);
 registerStore(program);
 

@@ -148,3 +148,27 @@ export function contractErrorOf(
   }
   return undefined;
 }
+
+/** A host error (not a contract's own): its type and code as the XDR names them, e.g. `Storage` / `ExceededLimit`. */
+export interface HostErrorInfo {
+  type: string;
+  code: string;
+}
+
+/**
+ * The host error a failed simulation / send / transaction carries (e.g. `Storage, ExceededLimit`: a write
+ * outside the declared footprint), read from its diagnostic events; undefined when a contract's own error
+ * (see `contractErrorOf`) or nothing explains the failure.
+ */
+export function hostErrorOf(response: unknown): HostErrorInfo | undefined {
+  for (const ev of diagnosticEventsOf(response)) {
+    const [first, second] = (ev.event.body.value as xdr.ContractEventV0).topics;
+    if (first?.type !== 'scvSymbol' || !['error', 'host_fn_failed'].includes(String(first.value))) continue;
+    if (second?.type !== 'scvError') continue;
+    const err = second.value as xdr.ScError;
+    if (err.type === 'sceContract') return undefined;
+    const code = (err.value as { name?: string } | undefined)?.name ?? String(err.value);
+    return { type: err.type.replace(/^sce/, ''), code: code.replace(/^scec/, '') };
+  }
+  return undefined;
+}

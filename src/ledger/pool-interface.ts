@@ -4,6 +4,7 @@
 // https://github.com/NethermindEth/stellar-private-payments) and the pool's policy bits. The sandbox's
 // TypeScript contracts implement it and publish it as their contract spec; the proxy names functions and
 // decodes errors with it. The pool call-argument codecs live in pool-args.ts and are re-exported here.
+import { xdr } from '@stellar/stellar-sdk';
 import { type ContractInterface, type FunctionSpec, functionNames, type SpecType } from './contract-spec.ts';
 
 export {
@@ -23,6 +24,17 @@ export const ALLOWLIST_BIT = 1;
 export const BLOCKLIST_BIT = 2;
 /** How many past pool roots `transact` accepts. */
 export { ROOT_HISTORY_SIZE } from '../crypto/index.ts';
+
+/**
+ * Persistent storage keys of the pool's Merkle tree (SPP's merkle_with_history layout: `FilledSubtree(level)`,
+ * `Root(slot)` in a ring of ROOT_HISTORY_SIZE). Which of them a `transact` writes depends on how many leaves
+ * came before it, so callers that must pin a footprint ahead of time name them here.
+ */
+export const PoolStorageKey = {
+  root: (slot: number): xdr.ScVal => xdr.ScVal.scvVec([xdr.ScVal.scvSymbol('Root'), xdr.ScVal.scvU32(slot)]),
+  filledSubtree: (level: number): xdr.ScVal =>
+    xdr.ScVal.scvVec([xdr.ScVal.scvSymbol('FilledSubtree'), xdr.ScVal.scvU32(level)]),
+};
 
 // ---- error enums ----
 

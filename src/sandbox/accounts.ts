@@ -22,6 +22,20 @@ export interface TrustlineState {
   flags: number;
 }
 
+const trustlineIds = new Map<string, string>();
+
+/** Store key of a trustline, memoised: the SAC reads and writes trustlines on every transfer. */
+function trustlineId(accountId: string, asset: Asset): string {
+  const memo = `${accountId}/${asset.getCode()}:${asset.getIssuer()}`;
+  let id = trustlineIds.get(memo);
+  if (!id) {
+    id = keyId(trustlineKey(accountId, asset));
+    if (trustlineIds.size > 100_000) trustlineIds.clear();
+    trustlineIds.set(memo, id);
+  }
+  return id;
+}
+
 const read = (state: LedgerStore | Overlay, key: string) =>
   state instanceof Overlay ? state.get(key) : state.getData(key);
 
@@ -53,7 +67,7 @@ export function readTrustline(
   accountId: string,
   asset: Asset,
 ): TrustlineState | undefined {
-  const data = read(state, keyId(trustlineKey(accountId, asset)));
+  const data = read(state, trustlineId(accountId, asset));
   if (!data) return undefined;
   const t = data.value as xdr.TrustLineEntry;
   return {
@@ -65,13 +79,13 @@ export function readTrustline(
 
 export function writeTrustline(overlay: Overlay, accountId: string, asset: Asset, t: TrustlineState): void {
   overlay.put(
-    keyId(trustlineKey(accountId, asset)),
+    trustlineId(accountId, asset),
     trustlineEntryData(accountId, asset, t.balance, t.limit, t.flags),
   );
 }
 
 export function deleteTrustline(overlay: Overlay, accountId: string, asset: Asset): void {
-  overlay.put(keyId(trustlineKey(accountId, asset)), null);
+  overlay.put(trustlineId(accountId, asset), null);
 }
 
 /** Creates an authorized trustline with the maximum limit and counts it as the account's sub-entry. */

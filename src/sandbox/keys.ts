@@ -113,12 +113,33 @@ export function contractCodeEntry(wasmHash: Uint8Array, code: Uint8Array): xdr.L
   );
 }
 
+const accountIds = new Map<string, xdr.PublicKey>();
+const trustlineAssets = new Map<string, xdr.TrustLineAsset>();
+
+/** XDR account id of a G strkey, memoised (decoding checks the strkey's checksum). */
+function accountIdXdr(accountId: string): xdr.PublicKey {
+  let id = accountIds.get(accountId);
+  if (!id) {
+    id = Keypair.fromPublicKey(accountId).xdrPublicKey();
+    if (accountIds.size > 100_000) accountIds.clear();
+    accountIds.set(accountId, id);
+  }
+  return id;
+}
+
+function trustlineAsset(asset: Asset): xdr.TrustLineAsset {
+  const name = `${asset.getCode()}:${asset.getIssuer()}`;
+  let a = trustlineAssets.get(name);
+  if (!a) {
+    a = asset.toTrustLineXdrObject();
+    trustlineAssets.set(name, a);
+  }
+  return a;
+}
+
 export function trustlineKey(accountId: string, asset: Asset): xdr.LedgerKey {
   return xdr.LedgerKey.trustline(
-    new xdr.LedgerKeyTrustLine({
-      accountId: Keypair.fromPublicKey(accountId).xdrPublicKey(),
-      asset: asset.toTrustLineXdrObject(),
-    }),
+    new xdr.LedgerKeyTrustLine({ accountId: accountIdXdr(accountId), asset: trustlineAsset(asset) }),
   );
 }
 
@@ -134,8 +155,8 @@ export function trustlineEntryData(
 ): xdr.LedgerEntryData {
   return xdr.LedgerEntryData.trustline(
     new xdr.TrustLineEntry({
-      accountId: Keypair.fromPublicKey(accountId).xdrPublicKey(),
-      asset: asset.toTrustLineXdrObject(),
+      accountId: accountIdXdr(accountId),
+      asset: trustlineAsset(asset),
       balance,
       limit,
       flags,

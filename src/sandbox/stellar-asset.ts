@@ -4,7 +4,7 @@
 // balance is its trustline (none → TrustlineMissingError #13; the issuer's supply is unlimited) and a
 // contract's lives under ["Balance", address] → {amount, authorized, clawback} (`rpc.Server.getSACBalance`).
 
-import { Asset, scValToNative, StrKey, type xdr } from '@stellar/stellar-sdk';
+import { Asset, scValToNative, type xdr } from '@stellar/stellar-sdk';
 import { StellarAssetError } from '../ledger/contract-errors.ts';
 import { INT64_MAX, readTrustline, type TrustlineState, writeTrustline } from './accounts.ts';
 import {
@@ -60,7 +60,8 @@ function assetOf(env: ContractEnv): Asset {
   return asset;
 }
 
-const isAccount = (id: string) => StrKey.isValidEd25519PublicKey(id);
+/** A G account (addresses reaching the contract are valid strkeys: the first letter tells the kind). */
+const isAccount = (id: string) => id.charCodeAt(0) === 71; // 'G'
 
 /** A G account's trustline (the issuer has none: it holds an unlimited supply). */
 function trustline(env: ContractEnv, id: string): TrustlineState {

@@ -502,6 +502,30 @@ test.serial(
   },
 );
 
+test.serial(
+  'deposits prepared side by side land in any order (their footprint covers the shifted tree writes)',
+  async (t) => {
+    const wallets = await Promise.all([newWallet(5), newWallet(5), newWallet(5)]);
+    // first deposits register the agents; then three prepares at once, submitted in reverse order
+    for (const w of wallets) t.is((await deposit(w, '1')).status, 200);
+    const prepared = await Promise.all(wallets.map((w) => prepare(w, '1')));
+    for (const p of prepared) t.is(p.status, 200, p.text);
+    for (let i = wallets.length - 1; i >= 0; i--) {
+      const w = wallets[i]!;
+      const submitted = await postJson(
+        url('/api/deposit/submit'),
+        {
+          prepareId: prepared[i]!.json.prepareId,
+          signedTransactionXDR: signPrepared(prepared[i]!.json.transactionXDR, w.kp),
+        },
+        bearer(w.token),
+      );
+      t.is(submitted.status, 200, submitted.text);
+    }
+    for (const w of wallets) t.is(await balance(w), '2.0000000');
+  },
+);
+
 test.serial('per-wallet bounds: concurrent prepares and new agents per hour answer 429', async (t) => {
   const { proxy } = await stack.startProxy({
     POOL_PROXY_WALLET_NEW_AGENTS_PER_HOUR: '1',

@@ -186,9 +186,13 @@ export function registerStart(program: Command): void {
             `x402 facilitator ${x402.facilitator.url}   (${x402.facilitator.network}; /verify /settle /supported)`,
             { url: x402.facilitator.url },
           );
-          logger.log('info', `x402 demo       ${x402.demo.quoteUrl}   (GET, 0.01 USDC; POST ${x402.demo.echoUrl})`, {
-            url: x402.demo.quoteUrl,
-          });
+          logger.log(
+            'info',
+            `x402 demo       ${x402.demo.quoteUrl}   (GET, 0.01 USDC; POST ${x402.demo.echoUrl})`,
+            {
+              url: x402.demo.quoteUrl,
+            },
+          );
         }
 
         if (!process.env.POOL_PROXY_PROVER_ADDRESSES) {

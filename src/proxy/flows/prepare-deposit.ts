@@ -6,11 +6,13 @@
 // until the deposit is confirmed.
 import { randomUUID } from 'node:crypto';
 import { Address } from '@stellar/stellar-sdk';
+import { POLICY_CIRCUIT } from '../../circuit/index.ts';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import { formatAmount } from '../domain/amount.ts';
 import { ProblemError } from '../errors.ts';
 import { txHashOf } from '../services/ledger-client.ts';
 import type { FlowContext } from './context.ts';
+import { pinPoolFootprint } from './pin-footprint.ts';
 import { settleFailure } from './settle-failure.ts';
 import { usdcBalance } from './usdc-balance.ts';
 
@@ -75,11 +77,19 @@ export async function prepareDeposit(
           ctx.keyring.sealRegistration(ref),
         ),
       );
-      const tx = await ctx.ledger.prepareInvocation(wallet, ctx.deployment.contracts.pool, 'transact', [
-        proved.args.proof,
-        proved.args.extData,
-        new Address(wallet).toScVal(),
-      ]);
+      const simulated = await ctx.ledger.prepareInvocation(
+        wallet,
+        ctx.deployment.contracts.pool,
+        'transact',
+        [proved.args.proof, proved.args.extData, new Address(wallet).toScVal()],
+      );
+      // Other deposits may land first: declare the tree entries they would shift this one's writes to.
+      const tx = pinPoolFootprint(
+        simulated,
+        ctx.deployment.contracts.pool,
+        POLICY_CIRCUIT.levels,
+        ctx.deployment.networkPassphrase,
+      );
       await ctx.journal.update(prepareId, {
         state: 'prepared',
         txHash: txHashOf(tx),

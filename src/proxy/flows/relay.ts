@@ -1,7 +1,8 @@
 // Proves a pool transaction for an operation and relays it as the operator, journaling each step: the signed
 // transaction's hash and time bound are recorded (with the outputs as pending notes) before it is sent, so a
 // crash at any point leaves a record that reconciliation can decide. A proof made stale by a moved root is
-// made again (the service signs these itself), a bounded number of times.
+// made again (the service signs these itself), a bounded number of times, after any allowlist inserts under
+// way have landed.
 import { Address } from '@stellar/stellar-sdk';
 import { ProblemError } from '../errors.ts';
 import type { Confirmed } from '../services/ledger-client.ts';
@@ -11,7 +12,7 @@ import { awaitCredit } from './await-credit.ts';
 import type { FlowContext } from './context.ts';
 import { isStaleRoot } from './stale-root.ts';
 
-const MAX_ATTEMPTS = 3;
+const MAX_ATTEMPTS = 5;
 
 export interface RelayOperation {
   opId: string;
@@ -37,6 +38,8 @@ export async function proveAndRelay(
   const signer = method === 'disburse' ? ctx.deployment.aspAdmin : ctx.deployment.operator;
   for (let attempt = 1; ; attempt++) {
     await ctx.journal.update(op.opId, { state: 'proving' });
+    // Allowlist inserts under way would make this proof stale at once: let them land first.
+    await ctx.registrar.flushed();
     const proved = await ctx.proofLanes.run(op.owner, async () => {
       const proving = prove();
       fault(op.flow, 'during-prove');

@@ -1,10 +1,15 @@
-// Whether a refused pool transaction failed because a root it proved against moved: the pool root left the
-// root history (`UnknownRoot`), or an ASP root changed (the pool then refuses with `InvalidProof`, SPP's code
-// for a stale allowlist or blocklist root). Such a proof can be made again over the new roots. The error is
-// read from the ledger's diagnostic events (`LedgerRejected.contractError`), never from message text.
+// Whether a refused pool transaction failed because the pool moved on after it was proved and prepared: the pool
+// root left the root history (`UnknownRoot`), an ASP root changed (the pool then refuses with `InvalidProof`,
+// SPP's code for a stale allowlist or blocklist root), or another transaction landed first so that this one
+// now writes Merkle-tree entries outside the footprint its simulation declared (the host's
+// `Storage, ExceededLimit`). Such a transaction can be proved and simulated again over the new state. The
+// reason is read from the ledger's diagnostic events (`LedgerRejected`), never from message text.
 import { LedgerRejected } from '../services/ledger-client.ts';
 
 export function isStaleRoot(error: unknown): boolean {
-  if (!(error instanceof LedgerRejected) || error.contractError === undefined) return false;
-  return error.contractError.is('pool', 'UnknownRoot') || error.contractError.is('pool', 'InvalidProof');
+  if (!(error instanceof LedgerRejected)) return false;
+  const contract = error.contractError;
+  if (contract !== undefined)
+    return contract.is('pool', 'UnknownRoot') || contract.is('pool', 'InvalidProof');
+  return error.hostError?.type === 'Storage' && error.hostError.code === 'ExceededLimit';
 }

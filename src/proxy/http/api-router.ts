@@ -96,7 +96,7 @@ function validate<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
   return result.data;
 }
 
-function bearerToken(ctx: Context): string {
+export function bearerToken(ctx: Context): string {
   const header = ctx.get('authorization');
   if (header === '') {
     throw new ProblemError(

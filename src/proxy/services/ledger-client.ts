@@ -13,7 +13,13 @@ import {
   TransactionBuilder,
   type xdr,
 } from '@stellar/stellar-sdk';
-import { type ContractError, type ContractIds, contractErrorOf } from '../../ledger/contract-errors.ts';
+import {
+  type ContractError,
+  type ContractIds,
+  contractErrorOf,
+  type HostErrorInfo,
+  hostErrorOf,
+} from '../../ledger/contract-errors.ts';
 import { ProblemError } from '../errors.ts';
 import { KeyedMutex } from '../util/keyed-mutex.ts';
 
@@ -142,11 +148,13 @@ export class LedgerClient {
         return { hash, ledger: status.ledger, returnValue: status.returnValue };
       }
       if (status.status === rpc.Api.GetTransactionStatus.FAILED) {
-        throw new LedgerRejected(
+        const rejected = new LedgerRejected(
           `transaction ${hash} failed on the ledger; nothing was applied`,
           contractErrorOf(status, this.settings.contracts ?? {}),
           hash,
         );
+        rejected.hostError = rejected.contractError ? undefined : hostErrorOf(status);
+        throw rejected;
       }
       if (Date.now() > deadline) throw new UncertainOutcome(hash, undefined);
       await new Promise((r) => setTimeout(r, 250));
@@ -190,6 +198,8 @@ export class LedgerClient {
  */
 export class LedgerRejected extends ProblemError {
   readonly contractError: ContractError | undefined;
+  /** A host error (e.g. Storage/ExceededLimit) when no contract error explains the failure. */
+  hostError: HostErrorInfo | undefined;
   constructor(detail: string, contractError: ContractError | undefined, txHash?: string) {
     super(
       'ledger_rejected',

@@ -127,16 +127,7 @@ export class NoteBook {
   async release(agentId: string, opId: string): Promise<void> {
     await this.#mutex.run(agentId, async () => {
       const account = await this.account(agentId);
-      const ops: StoreOp[] = [];
-      for (const note of await this.notes(agentId)) {
-        if (note.state === 'locked' && note.lockedBy === opId) {
-          ops.push({
-            type: 'put',
-            key: this.#noteKey(agentId, note.commitment),
-            value: { ...note, state: 'unspent', lockedBy: undefined },
-          });
-        }
-      }
+      const ops = await this.#unlockOps(agentId, opId);
       if (!(opId in account.reservations) && ops.length === 0) return;
       delete account.reservations[opId];
       ops.push({ type: 'put', key: this.#accountKey(agentId), value: account });
@@ -181,16 +172,7 @@ export class NoteBook {
   async returnToUnsettled(agentId: string, opId: string): Promise<void> {
     await this.#mutex.run(agentId, async () => {
       const account = await this.account(agentId);
-      const ops: StoreOp[] = [];
-      for (const note of await this.notes(agentId)) {
-        if (note.state === 'locked' && note.lockedBy === opId) {
-          ops.push({
-            type: 'put',
-            key: this.#noteKey(agentId, note.commitment),
-            value: { ...note, state: 'unspent', lockedBy: undefined },
-          });
-        }
-      }
+      const ops = await this.#unlockOps(agentId, opId);
       const amount = account.reservations[opId];
       if (amount === undefined && ops.length === 0) return;
       if (amount !== undefined) {
@@ -257,6 +239,17 @@ export class NoteBook {
       ops.push({ type: 'put', key: this.#accountKey(agentId), value: account });
       await this.#store.batch(ops);
     });
+  }
+
+  /** Store operations that give the notes `opId` locked back to the unspent set. */
+  async #unlockOps(agentId: string, opId: string): Promise<StoreOp[]> {
+    return (await this.notes(agentId))
+      .filter((note) => note.state === 'locked' && note.lockedBy === opId)
+      .map((note) => ({
+        type: 'put' as const,
+        key: this.#noteKey(agentId, note.commitment),
+        value: { ...note, state: 'unspent', lockedBy: undefined },
+      }));
   }
 
   #accountKey(agentId: string): string {

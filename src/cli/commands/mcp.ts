@@ -1,0 +1,78 @@
+// `pool-proxy mcp`: the MCP server for one local AI agent over stdio. It talks to a running proxy on loopback as
+// the proxy's operator acting for that agent. stdout carries the MCP protocol only; messages go to stderr.
+import { type Command, InvalidArgumentError } from 'commander';
+import { AGENT_ID_PATTERN } from '../../proxy/domain/agent-id.ts';
+import { isLoopbackAddress } from '../../proxy/http/loopback.ts';
+import { runStdioServer } from '../../mcp/stdio.ts';
+
+export const DEFAULT_PROXY_URL = 'http://127.0.0.1:8080';
+export const DEFAULT_AGENT_ID = 'mcp-agent';
+
+/** An http(s) origin of the proxy, without path, query or credentials. */
+export function parseProxyUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new InvalidArgumentError(`not a URL: ${JSON.stringify(text)} (e.g. ${DEFAULT_PROXY_URL})`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new InvalidArgumentError(`must be http:// or https://, got ${url.protocol}`);
+  }
+  if (
+    url.username ||
+    url.password ||
+    url.search ||
+    url.hash ||
+    (url.pathname !== '/' && url.pathname !== '')
+  ) {
+    throw new InvalidArgumentError(
+      `must be the proxy's origin only (e.g. ${DEFAULT_PROXY_URL}), got ${text}`,
+    );
+  }
+  return url.origin;
+}
+
+export function parseAgentId(text: string): string {
+  if (!AGENT_ID_PATTERN.test(text) || text === '.' || text === '..') {
+    throw new InvalidArgumentError(
+      `must be 1–64 characters of A-Z a-z 0-9 . _ : - (not "." or ".."), got ${JSON.stringify(text)}`,
+    );
+  }
+  return text;
+}
+
+function isLoopbackHost(hostname: string): boolean {
+  return hostname === 'localhost' || isLoopbackAddress(hostname.replace(/^\[|\]$/g, ''));
+}
+
+export function registerMcp(program: Command): void {
+  program
+    .command('mcp')
+    .description('MCP server (stdio) for one local AI agent, acting through a running proxy as its operator')
+    .option('--proxy <url>', 'origin of the running proxy (loopback)', parseProxyUrl, DEFAULT_PROXY_URL)
+    .option(
+      '--agent-id <id>',
+      'agent the tools act for (default: $POOL_PROXY_MCP_AGENT_ID or mcp-agent)',
+      parseAgentId,
+    )
+    .action(async (opts: { proxy: string; agentId?: string }) => {
+      let agentId: string;
+      try {
+        agentId = opts.agentId ?? parseAgentId(process.env.POOL_PROXY_MCP_AGENT_ID || DEFAULT_AGENT_ID);
+      } catch (error) {
+        process.stderr.write(`pool-proxy mcp: POOL_PROXY_MCP_AGENT_ID ${(error as Error).message}\n`);
+        process.exit(2);
+      }
+      const host = new URL(opts.proxy).hostname;
+      if (!isLoopbackHost(host)) {
+        process.stderr.write(
+          `pool-proxy mcp: warning: ${host} is not a loopback address; the proxy answers operator calls from ` +
+            'its own host only\n',
+        );
+      }
+      const { closed } = await runStdioServer({ proxyUrl: opts.proxy, agentId });
+      await closed;
+      process.exit(0);
+    });
+}

@@ -1,0 +1,65 @@
+// Streamable HTTP MCP at POST /mcp on the proxy's Koa app: stateless (a new server and transport per POST, JSON
+// answers), authenticated with the wallet's Bearer JWT exactly like the REST API, and acting through the
+// proxy's own REST API on loopback with that same token. GET and DELETE (SSE streams, sessions) answer 405.
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { Context, Middleware, Next } from 'koa';
+import { ProblemError } from '../proxy/errors.ts';
+import { bearerToken } from '../proxy/http/api-router.ts';
+import { readBody } from '../proxy/http/json-body.ts';
+import { PoolApi } from './pool-api.ts';
+import { createPoolMcpServer } from './tools.ts';
+
+export const MCP_PATH = '/mcp';
+
+export interface McpHttpOptions {
+  /** Origin of this proxy's REST API as reachable from itself (loopback). Read per request. */
+  proxyUrl: () => string;
+  /** Verifies a Bearer token as the REST API does (throws its 401 otherwise); `sub` is the wallet. */
+  verifyToken: (token: string) => Promise<{ sub: string; exp: number }>;
+  maxBodyBytes: number;
+}
+
+export function mcpHttpMiddleware(options: McpHttpOptions): Middleware {
+  return async (ctx: Context, next: Next) => {
+    if (ctx.path !== MCP_PATH) return next();
+    // The route label of the proxy's request metrics (set by the router for its own routes).
+    (ctx as Context & { _matchedRoute?: string })._matchedRoute = MCP_PATH;
+    if (ctx.method !== 'POST') {
+      throw new ProblemError(
+        'method_not_allowed',
+        `${ctx.method} ${MCP_PATH} is not offered: this MCP endpoint is stateless, POST JSON-RPC messages to it`,
+        { headers: { Allow: 'POST' } },
+      );
+    }
+    const token = bearerToken(ctx);
+    const { sub: wallet, exp: expiresAt } = await options.verifyToken(token);
+    const body = await readBody(ctx.req, options.maxBodyBytes);
+
+    const api = new PoolApi({ baseUrl: options.proxyUrl(), caller: { kind: 'wallet', token } });
+    const server = createPoolMcpServer({ api, mode: { kind: 'wallet', wallet } });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    try {
+      await server.connect(transport);
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(ctx.req.headers)) {
+        if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+      }
+      const request = new Request(`http://localhost${MCP_PATH}`, {
+        method: 'POST',
+        headers,
+        body: new Uint8Array(body),
+      });
+      const response = await transport.handleRequest(request, {
+        authInfo: { token, clientId: wallet, scopes: [], expiresAt },
+      });
+      ctx.status = response.status;
+      response.headers.forEach((value, name) => ctx.set(name, value));
+      ctx.body = Buffer.from(await response.arrayBuffer());
+    } finally {
+      await server.close();
+    }
+  };
+}
