@@ -1,5 +1,6 @@
 // `npm run build`: compiles every circuit under circuits/ whose sources changed, then makes development
-// proving keys for circuits that have none (or whose r1cs is newer). The native addon is built by npm install.
+// proving keys for circuits that have none (or whose r1cs is newer), and bundles the wallet page (web/ →
+// build/web/). The native addon is built by npm install.
 
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -7,6 +8,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { circuitArtifacts, DEFAULT_CIRCUITS_DIR } from '../src/circuit/policy-circuit.ts';
+import { buildWeb } from './build-web.ts';
 import { POSEIDON2_CONSTANTS_PATH, poseidon2ConstantsCircom } from './gen-poseidon2-circom.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -94,5 +96,7 @@ const mains = readdirSync(circuitsSrc)
   .map((f) => f.slice(0, -'.circom'.length));
 for (const id of mains) compileCircuit(id, hash);
 for (const id of mains) await ensureKeys(id);
+await buildWeb();
+console.log('build: wallet page → build/web/');
 // snarkjs (used to export verification keys) leaves worker threads running; the build is done, so leave.
 process.exit(0);

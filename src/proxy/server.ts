@@ -12,12 +12,14 @@ import { mcpHttpMiddleware } from '../mcp/http.ts';
 import { createApp } from './http/app.ts';
 import { createMetrics } from './http/metrics.ts';
 import { RateLimiter } from './http/rate-limit.ts';
+import { webMiddleware } from './http/web.ts';
 import { registerAccountRoutes } from './routes/account-routes.ts';
 import { registerAuthRoutes } from './routes/auth-routes.ts';
 import { registerFlowRoutes } from './routes/flow-routes.ts';
 import { registerPaymentRoutes } from './routes/payment-routes.ts';
 import { registerServiceRoutes } from './routes/service-routes.ts';
 import { AgentRegistry } from './services/agents.ts';
+import { sandboxFriendbotUrl } from './services/deployment.ts';
 import { NoteBook } from './services/notebook.ts';
 import { PoolRuntime } from './services/pool-runtime.ts';
 import { PoolStatsService } from './services/stats.ts';
@@ -98,7 +100,9 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
   });
   registerPaymentRoutes(api, pool, config.limits.paymentCap);
 
-  const app = createApp({ api, metrics, ipLimiter: new RateLimiter(config.rateLimit.ip), logger });
+  const friendbot = sandboxFriendbotUrl(config.ledger);
+  const web = webMiddleware({ connectOrigins: friendbot ? [new URL(friendbot).origin] : [] });
+  const app = createApp({ api, metrics, ipLimiter: new RateLimiter(config.rateLimit.ip), logger, web });
   // MCP over Streamable HTTP at /mcp (src/mcp/http.ts): the wallet's token is forwarded to this REST API.
   const verifyToken = (token: string) => tokens.verify(token);
   app.use(mcpHttpMiddleware({ proxyUrl: () => url, verifyToken, maxBodyBytes: config.limits.maxBodyBytes }));

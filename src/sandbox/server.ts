@@ -10,9 +10,18 @@ export interface HttpHandlers {
   info: () => unknown;
 }
 
-function send(res: ServerResponse, status: number, body: unknown): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
   res.end(text);
 }
 
@@ -80,7 +89,13 @@ export function createHttpServer(h: HttpHandlers): Server {
       });
     if (route === 'POST /rpc' || route === 'POST /') done(handleRpc(req, res, h.rpc));
     else if (route === 'GET /friendbot' || route === 'POST /friendbot')
-      done(h.friendbot(url.searchParams).then(({ status, body }) => send(res, status, body)));
+      // Any origin may read friendbot's answer (as with the public testnet friendbot), so a wallet page
+      // served by the proxy can fund its wallet.
+      done(
+        h
+          .friendbot(url.searchParams)
+          .then(({ status, body }) => send(res, status, body, { 'access-control-allow-origin': '*' })),
+      );
     else if (route === 'GET /sandbox/info') send(res, 200, h.info());
     else send(res, 404, { error: `no route ${req.method} ${url.pathname}` });
   });

@@ -1,6 +1,7 @@
 // The Koa application: request id, metrics and one log line per request, problem+json errors, per-IP
-// rate limit, then the API routes. Route modules register themselves on the ApiRouter; this file only wires the pipeline.
-import Koa, { type Context, type Next } from 'koa';
+// rate limit, the wallet page, then the API routes. Route modules register themselves on the ApiRouter;
+// this file only wires the pipeline.
+import Koa, { type Context, type Middleware, type Next } from 'koa';
 import { ProblemError } from '../errors.ts';
 import type { Logger } from '../util/logger.ts';
 import type { ApiRouter } from './api-router.ts';
@@ -17,9 +18,11 @@ export interface AppDeps {
   metrics: ProxyMetrics;
   ipLimiter: RateLimiter;
   logger: Logger;
+  /** Serves the wallet page (GET /, /app.js, /app.css); see web.ts. */
+  web?: Middleware;
 }
 
-export function createApp({ api, metrics, ipLimiter, logger }: AppDeps): Koa {
+export function createApp({ api, metrics, ipLimiter, logger, web }: AppDeps): Koa {
   // proxy = false: Koa must never derive ctx.ip from X-Forwarded-For; nothing here uses it anyway.
   const app = new Koa({ proxy: false });
   app.silent = true;
@@ -56,6 +59,7 @@ export function createApp({ api, metrics, ipLimiter, logger }: AppDeps): Koa {
     ctx.set('X-Content-Type-Options', 'nosniff');
     await next();
   });
+  if (web) app.use(web);
   app.use(api.router.routes());
   app.use(api.router.allowedMethods({ throw: true }));
   return app;

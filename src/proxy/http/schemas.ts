@@ -257,6 +257,9 @@ export const PoolInfo = z
     circuitId: z.string(),
     maxDeposit: z.string(),
     maxWithdraw: z.string(),
+    friendbotUrl: z.string().optional().openapi({
+      description: 'Only on the embedded sandbox: `GET {friendbotUrl}?addr=G…&usdc=N` funds an account',
+    }),
     payments: z.object({
       enabled: z.boolean(),
       x402Network: z.string(),

@@ -166,6 +166,7 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolRuntime, limits:
         circuitId,
         maxDeposit: formatAmount(limits.maxDeposit),
         maxWithdraw: formatAmount(limits.maxWithdraw),
+        ...(deployment.friendbotUrl ? { friendbotUrl: deployment.friendbotUrl } : {}),
         payments: {
           enabled: limits.payments.poolWalletSecret !== '',
           x402Network: x402Network(deployment.networkPassphrase),

@@ -11,6 +11,8 @@ export interface Deployment {
   operator: Keypair;
   aspAdmin: Keypair;
   poolWallet: string;
+  /** The embedded sandbox's friendbot (`GET …?addr=G…&usdc=N`); empty on a real network. */
+  friendbotUrl: string;
 }
 
 interface SandboxInfo {
@@ -22,6 +24,11 @@ function keypair(secret: string, name: string): Keypair {
   if (!StrKey.isValidEd25519SecretSeed(secret))
     throw new ConfigError(`${name} must be a Stellar secret seed (S…)`);
   return Keypair.fromSecret(secret);
+}
+
+/** The sandbox's friendbot, next to its /sandbox/info; empty when the ledger is not the embedded sandbox. */
+export function sandboxFriendbotUrl(ledger: LedgerConfig): string {
+  return ledger.sandboxInfoUrl === '' ? '' : new URL('/friendbot', ledger.sandboxInfoUrl).href;
 }
 
 export async function resolveDeployment(ledger: LedgerConfig): Promise<Deployment> {
@@ -56,5 +63,6 @@ export async function resolveDeployment(ledger: LedgerConfig): Promise<Deploymen
     operator: keypair(ledger.operatorSecret, 'POOL_PROXY_OPERATOR_SECRET'),
     aspAdmin: keypair(ledger.aspAdminSecret || ledger.operatorSecret, 'POOL_PROXY_ASP_ADMIN_SECRET'),
     poolWallet,
+    friendbotUrl: sandboxFriendbotUrl(ledger),
   };
 }

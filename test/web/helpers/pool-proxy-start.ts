@@ -1,0 +1,147 @@
+// Runs `pool-proxy start` (sandbox ledger + prover daemon + proxy) as a child process on free loopback
+// ports (the local x402 facilitator and demo service included) with a fresh data directory, for tests that
+// drive the whole service from outside (browser, demo).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  Account,
+  Address,
+  Contract,
+  Keypair,
+  rpc,
+  scValToNative,
+  TransactionBuilder,
+} from '@stellar/stellar-sdk';
+
+export const CLI = fileURLToPath(new URL('../../../bin/pool-proxy.js', import.meta.url));
+export const USDC = 10_000_000n;
+
+export async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  return port;
+}
+
+export interface RunningService {
+  proxyUrl: string;
+  sandboxUrl: string;
+  rpcUrl: string;
+  networkPassphrase: string;
+  token: string;
+  server: rpc.Server;
+  output(): string;
+  /** Creates the account (test XLM) and mints `usdc` whole test USDC to it. */
+  fund(address: string, usdc: number): Promise<void>;
+  /** The account's USDC balance on chain, in stroops. */
+  usdcBalance(address: string): Promise<bigint>;
+  stop(): Promise<void>;
+}
+
+export async function startService(env: Record<string, string> = {}): Promise<RunningService> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'pool-proxy-svc-'));
+  const [sandboxPort, proverPort, proxyPort, facilitatorPort, demoPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      CLI,
+      'start',
+      '--data-dir',
+      dataDir,
+      '--sandbox',
+      `127.0.0.1:${sandboxPort}`,
+      '--prover',
+      `127.0.0.1:${proverPort}`,
+      '--ledger-ms',
+      '100',
+      '--facilitator',
+      `127.0.0.1:${facilitatorPort}`,
+      '--demo',
+      `127.0.0.1:${demoPort}`,
+    ],
+    {
+      env: {
+        ...process.env,
+        POOL_PROXY_PORT: String(proxyPort),
+        POOL_PROXY_RATE_LIMIT_IP_PER_SECOND: '0',
+        POOL_PROXY_RATE_LIMIT_TOKEN_PER_SECOND: '0',
+        POOL_PROXY_INDEXER_POLL_MS: '100',
+        // Short payment batches keep the tests quick; the privacy of the window is not under test here.
+        POOL_PROXY_BATCH_WINDOW_MS: '500',
+        ...env,
+      },
+    },
+  );
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const exited = once(child, 'exit');
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const deadline = Date.now() + 8 * 60_000;
+    while (!/"msg":"ready\."/.test(output)) {
+      if (child.exitCode !== null) throw new Error(`pool-proxy start exited early:\n${output}`);
+      if (Date.now() > deadline) throw new Error(`pool-proxy start is not ready:\n${output}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+
+  const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
+  const info = (await (await fetch(`${sandboxUrl}/sandbox/info`)).json()) as {
+    networkPassphrase: string;
+    contracts: { token: string };
+  };
+  const rpcUrl = `${sandboxUrl}/rpc`;
+  const server = new rpc.Server(rpcUrl, { allowHttp: true });
+  const viewer = Keypair.random().publicKey();
+  return {
+    proxyUrl: `http://127.0.0.1:${proxyPort}`,
+    sandboxUrl,
+    rpcUrl,
+    networkPassphrase: info.networkPassphrase,
+    token: info.contracts.token,
+    server,
+    output: () => output,
+    async fund(address, usdc) {
+      const res = await fetch(`${sandboxUrl}/friendbot?addr=${address}&usdc=${usdc}`);
+      if (!res.ok) throw new Error(`friendbot: ${await res.text()}`);
+    },
+    async usdcBalance(address) {
+      // A read-only simulation needs no existing source account.
+      const tx = new TransactionBuilder(new Account(viewer, '0'), {
+        fee: '100',
+        networkPassphrase: info.networkPassphrase,
+      })
+        .addOperation(new Contract(info.contracts.token).call('balance', new Address(address).toScVal()))
+        .setTimeout(30)
+        .build();
+      const sim = await server.simulateTransaction(tx);
+      if (!rpc.Api.isSimulationSuccess(sim)) throw new Error(`balance simulation failed: ${sim.error}`);
+      return BigInt(scValToNative(sim.result!.retval));
+    },
+    stop,
+  };
+}

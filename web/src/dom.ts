@@ -1,0 +1,51 @@
+// Small DOM helpers: typed element lookup, text-only rendering (never innerHTML with data), and the
+// problem/status boxes each section has.
+import type { Problem } from './problem.ts';
+
+export function $<T extends HTMLElement = HTMLElement>(id: string): T {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`the page has no #${id}`);
+  return el as T;
+}
+
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  text?: string,
+  className?: string,
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (text !== undefined) node.textContent = text;
+  if (className) node.className = className;
+  return node;
+}
+
+/** Shows `problem` as its title and detail (and field messages) in the section's problem box. */
+export function showProblem(section: string, problem: Problem): void {
+  const box = $(`${section}-problem`);
+  box.replaceChildren();
+  box.append(el('strong', problem.title, 'problem-title'));
+  if (problem.detail) box.append(el('p', problem.detail, 'problem-detail'));
+  if (problem.issues.length > 0) {
+    const list = el('ul', undefined, 'problem-issues');
+    for (const issue of problem.issues) list.append(el('li', `${issue.path}: ${issue.message}`));
+    box.append(list);
+  }
+  box.hidden = false;
+  box.focus();
+}
+
+export function clearProblem(section: string): void {
+  const box = $(`${section}-problem`);
+  box.hidden = true;
+  box.replaceChildren();
+}
+
+export function setStatus(section: string, text: string, focus = false): void {
+  const status = $(`${section}-status`);
+  status.textContent = text;
+  if (focus) status.focus();
+}
+
+export function shortAddress(address: string): string {
+  return address.length > 16 ? `${address.slice(0, 6)}…${address.slice(-6)}` : address;
+}

@@ -1,0 +1,73 @@
+// What the page shows when something fails: a title and a detail, never a stack or raw JSON. Errors from the
+// proxy (problem+json), the wallet (Freighter's {code, message}) and the network all become a Problem.
+
+export interface FieldIssue {
+  path: string;
+  message: string;
+}
+
+export class Problem extends Error {
+  readonly title: string;
+  readonly detail: string;
+  readonly code: string;
+  readonly status: number;
+  readonly issues: FieldIssue[];
+
+  constructor(title: string, detail: string, code = 'error', status = 0, issues: FieldIssue[] = []) {
+    super(`${title}: ${detail}`);
+    this.title = title;
+    this.detail = detail;
+    this.code = code;
+    this.status = status;
+    this.issues = issues;
+  }
+}
+
+/** A problem+json body (RFC 9457) → Problem; anything else the server sent is summarised by its status. */
+export function problemFromResponse(status: number, statusText: string, body: unknown): Problem {
+  if (body !== null && typeof body === 'object') {
+    const b = body as Record<string, unknown>;
+    if (typeof b.title === 'string') {
+      const issues = Array.isArray(b.errors)
+        ? b.errors
+            .filter(
+              (e): e is FieldIssue =>
+                e !== null &&
+                typeof e === 'object' &&
+                typeof (e as FieldIssue).path === 'string' &&
+                typeof (e as FieldIssue).message === 'string',
+            )
+            .slice(0, 10)
+        : [];
+      return new Problem(
+        b.title,
+        typeof b.detail === 'string' ? b.detail : '',
+        typeof b.code === 'string' ? b.code : 'error',
+        status,
+        issues,
+      );
+    }
+  }
+  return new Problem(
+    `Request failed (${status}${statusText ? ` ${statusText}` : ''})`,
+    'The server answered without an explanation.',
+    'http_error',
+    status,
+  );
+}
+
+/** Any thrown value → Problem (network failures and programming errors get a generic, stack-free text). */
+export function toProblem(error: unknown): Problem {
+  if (error instanceof Problem) return error;
+  if (error instanceof TypeError)
+    return new Problem(
+      'Network error',
+      'The server could not be reached. Check that it is running.',
+      'network',
+    );
+  return new Problem(
+    'Unexpected error',
+    error instanceof Error ? error.message : String(error),
+    'unexpected',
+  );
+}
