@@ -60,6 +60,14 @@ class BucketAccumulator {
     return bucketWeightedSum(buckets_.data(), overflow_.empty() ? nullptr : overflow_.data(), buckets_.size());
   }
 
+  // Applies every queued addition and hands the buckets over (for reduceBucketSets); the accumulator
+  // is empty afterwards.
+  void finish(std::vector<Affine<F>>& buckets, std::vector<XYZZ<F>>& overflow) {
+    while (!pending_.empty() || !deferred_.empty()) flush();
+    buckets.swap(buckets_);
+    overflow.swap(overflow_);
+  }
+
  private:
   const size_t kBatch;
   const size_t kMaxDeferred;

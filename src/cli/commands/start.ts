@@ -7,7 +7,8 @@ import { loadConfig } from '../../proxy/config.ts';
 import { startProxy, type ProxyHandle } from '../../proxy/server.ts';
 import { Sandbox } from '../../sandbox/index.ts';
 import { STANDALONE_PASSPHRASE } from '../../ledger/networks.ts';
-import { parseListen, parsePassphrase } from './sandbox.ts';
+import { parseListen } from '../../listen.ts';
+import { parsePassphrase } from './sandbox.ts';
 
 /** Test USDC minted to the operator of a new embedded sandbox. */
 const OPERATOR_TEST_USDC = 10_000;

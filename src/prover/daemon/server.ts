@@ -40,6 +40,7 @@ import {
 } from './proto.ts';
 import { type CircuitInputs, DEFAULT_INPUT_LIMITS, parseCircuitInputs } from './witness/inputs.ts';
 import { WitnessPool } from './witness/witness-pool.ts';
+import { formatAddress, parseListen } from '../../listen.ts';
 
 export interface ProverDaemonOptions {
   /** host:port to listen on; port 0 picks a free port. */
@@ -97,13 +98,6 @@ export interface ProverDaemon {
 const MiB = 1 << 20;
 /** A cancellation this close to the deadline is the deadline. */
 const DEADLINE_SLACK_MS = 50;
-
-function parseListen(listen: string): { host: string; port: number } {
-  const match = /^(\[[0-9a-fA-F:.]+\]|[^:\s]+):(\d{1,5})$/.exec(listen);
-  const port = match ? Number(match[2]) : Number.NaN;
-  if (!match || port > 65535) throw new Error(`--listen must be host:port, got "${listen}"`);
-  return { host: match[1], port };
-}
 
 function bindAsync(
   server: grpc.Server,
@@ -200,7 +194,7 @@ function checkPublicSignals(circuit: CircuitDescription, signals: string[]): voi
 }
 
 export async function startProverDaemon(options: ProverDaemonOptions): Promise<ProverDaemon> {
-  const { host } = parseListen(options.listen);
+  const listen = parseListen(options.listen);
   const engineName = options.engine ?? 'native';
   const verifyAfterProve = options.verifyAfterProve ?? true;
   const inputLimits = {
@@ -433,7 +427,7 @@ export async function startProverDaemon(options: ProverDaemonOptions): Promise<P
         false,
       )
     : grpc.ServerCredentials.createInsecure();
-  const port = await bindAsync(server, options.listen, credentials);
+  const port = await bindAsync(server, formatAddress(listen.host, listen.port), credentials);
   const metricsServer =
     options.metricsPort !== undefined
       ? await metrics.listen(options.metricsPort, options.metricsHost ?? '127.0.0.1')
@@ -498,7 +492,7 @@ export async function startProverDaemon(options: ProverDaemonOptions): Promise<P
   };
 
   return {
-    address: `${host}:${port}`,
+    address: formatAddress(listen.host, port),
     port,
     metricsPort: metricsServer?.port,
     engine: engineName,
