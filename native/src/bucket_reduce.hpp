@@ -11,19 +11,17 @@
 #include <cstdint>
 #include <vector>
 
+#include "batch_inverse.hpp"
 #include "curve.hpp"
 #include "thread_pool.hpp"
 
 namespace zk {
 
 // dst[i] += src[i] for n pairs of affine points (dst entries distinct), with one shared inversion.
-// Infinity, P == Q (doubling) and P == -Q are handled. Scratch vectors are reused between calls.
+// Infinity, P == Q (doubling) and P == -Q are handled. The batch inverter's storage is reused.
 template <class F>
-void batchAddAffine(Affine<F>* const* dst, const Affine<F>* const* src, size_t n, std::vector<F>& den,
-                    std::vector<F>& prefix) {
-  den.resize(n);
-  prefix.resize(n);
-  F run = F::one();
+void batchAddAffine(Affine<F>* const* dst, const Affine<F>* const* src, size_t n, BatchInverse<F>& batch) {
+  batch.begin(n);
   for (size_t i = 0; i < n; i++) {
     const Affine<F>& a = *dst[i];
     const Affine<F>& b = *src[i];
@@ -35,14 +33,11 @@ void batchAddAffine(Affine<F>* const* dst, const Affine<F>* const* src, size_t n
     } else {
       d = F::sub(b.x, a.x);
     }
-    den[i] = d;
-    prefix[i] = run;
-    run = F::mul(run, d);
+    batch.push(i, d);
   }
-  F inv = F::invVartime(run);
+  batch.invert();
   for (size_t i = n; i-- > 0;) {
-    F invD = F::mul(inv, prefix[i]);
-    inv = F::mul(inv, den[i]);
+    F invD = batch.next(i);
     Affine<F>& a = *dst[i];
     const Affine<F>& b = *src[i];
     if (b.isInfinity()) continue;
@@ -111,7 +106,7 @@ std::vector<XYZZ<F>> reduceBucketSets(std::vector<BucketSet<F>>& sets, ThreadPoo
     const size_t c0 = chains.size() * task / nTasks, c1 = chains.size() * (task + 1) / nTasks;
     std::vector<Affine<F>*> dst;
     std::vector<const Affine<F>*> src;
-    std::vector<F> den, prefix;
+    BatchInverse<F> batch;
     dst.reserve(c1 - c0);
     src.reserve(c1 - c0);
     for (size_t step = 0; step < kSegment; step++) {
@@ -125,7 +120,7 @@ std::vector<XYZZ<F>> reduceBucketSets(std::vector<BucketSet<F>>& sets, ThreadPoo
         dst.push_back(&running[c]);
         src.push_back(&b);
       }
-      if (!dst.empty()) batchAddAffine(dst.data(), src.data(), dst.size(), den, prefix);
+      if (!dst.empty()) batchAddAffine(dst.data(), src.data(), dst.size(), batch);
       dst.clear();
       src.clear();
       for (size_t c = c0; c < c1; c++) {
@@ -134,7 +129,7 @@ std::vector<XYZZ<F>> reduceBucketSets(std::vector<BucketSet<F>>& sets, ThreadPoo
         dst.push_back(&total[c]);
         src.push_back(&running[c]);
       }
-      if (!dst.empty()) batchAddAffine(dst.data(), src.data(), dst.size(), den, prefix);
+      if (!dst.empty()) batchAddAffine(dst.data(), src.data(), dst.size(), batch);
     }
   });
   // Per set: sum of segment totals + kSegment * sum_s s * running_s (chains of a set are consecutive).

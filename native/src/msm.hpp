@@ -127,7 +127,7 @@ void mergeEqualScalars(const Affine<F>* bases, size_t n, std::vector<Entry>& ent
   // Pairwise tree sums of all groups at once: each round is one batch with one inversion.
   std::vector<Affine<F>*> dst;
   std::vector<const Affine<F>*> src;
-  std::vector<F> den, prefix;
+  BatchInverse<F> batch;
   for (bool more = true; more;) {
     more = false;
     dst.clear();
@@ -137,7 +137,7 @@ void mergeEqualScalars(const Affine<F>* bases, size_t n, std::vector<Entry>& ent
         dst.push_back(&pts[start[g] + k]);
         src.push_back(&pts[start[g] + k + 1]);
       }
-    batchAddAffine(dst.data(), src.data(), dst.size(), den, prefix);
+    batchAddAffine(dst.data(), src.data(), dst.size(), batch);
     for (size_t g = 0; g < rep.size(); g++) {
       if (count[g] == 1) continue;
       uint32_t half = (count[g] + 1) / 2;

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { exportVerificationKey, loadProver, releaseVerifier, verify } from '../../src/prover/index.ts';
 import { zkeyOrigin } from '../../src/prover/setup-info.ts';
 import * as snarkjs from 'snarkjs';
-import { OUT, ROOT, ceremonyZkey, compileCircuit, devZkey, witness } from './helpers.ts';
+import { ROOT, ceremonyPtau, ceremonyZkey, compileCircuit, devZkey, witness } from './helpers.ts';
 
 const run = promisify(execFile);
 const CLI = path.join(ROOT, 'bin', 'pool-proxy.js');
@@ -76,7 +76,7 @@ test('keys import installs a ceremony zkey with its verification key, and refuse
   const circuits = path.join(dir, 'circuits');
   await mkdir(path.join(circuits, 'small'), { recursive: true });
   await copyFile(small.r1cs, path.join(circuits, 'small', 'small.r1cs'));
-  const ceremony = await ceremonyZkey(small, 8);
+  const ceremony = await ceremonyZkey(small);
 
   const ok = await cli('keys', 'import', ceremony, '--circuit', 'small', '--circuits-dir', circuits);
   t.is(ok.code, 0, ok.stderr);
@@ -144,8 +144,8 @@ test('keys dev-setup rejects an r1cs whose header claims impossible sizes, witho
 // no ceremony transcript), so no ptau can make it verify; the ceremony key made from the same ptau does.
 test('snarkjs zkey verify accepts a ceremony key and not a development key (none has a ptau)', async (t) => {
   const small = await compileCircuit('small');
-  const ceremony = await ceremonyZkey(small, 8);
-  const ptau = path.join(OUT, 'pot8_final.ptau');
+  const ceremony = await ceremonyZkey(small);
+  const ptau = ceremonyPtau();
   t.true(await snarkjs.zKey.verifyFromR1cs(small.r1cs, ptau, ceremony));
   const dev = (await devZkey(small)).zkey;
   t.true(zkeyOrigin(await readFile(dev)).isDevelopmentKey);
