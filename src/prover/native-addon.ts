@@ -53,7 +53,7 @@ export interface NativeAddon {
   prove(handle: unknown, wtns: Uint8Array): Promise<NativeProof>;
   /**
    * Checks every G2 point of a loaded key (beta2, gamma2, delta2, the B2 query) for membership of the
-   * prime-order subgroup (~0.1 ms per point, so for imports, not every load); resolves to the number of
+   * prime-order subgroup (~0.16 ms of CPU per point, so for imports, not every load); resolves to the number of
    * points checked, rejects naming the first point outside the subgroup.
    */
   checkKey(handle: unknown): Promise<number>;
