@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "batch_inverse.hpp"
 #include "curve.hpp"
 
 namespace zk {
@@ -60,6 +61,14 @@ class BucketAccumulator {
     return bucketWeightedSum(buckets_.data(), overflow_.empty() ? nullptr : overflow_.data(), buckets_.size());
   }
 
+  // Applies every queued addition and hands the buckets over (for reduceBucketSets); the accumulator
+  // is empty afterwards.
+  void finish(std::vector<Affine<F>>& buckets, std::vector<XYZZ<F>>& overflow) {
+    while (!pending_.empty() || !deferred_.empty()) flush();
+    buckets.swap(buckets_);
+    overflow.swap(overflow_);
+  }
+
  private:
   const size_t kBatch;
   const size_t kMaxDeferred;
@@ -71,9 +80,7 @@ class BucketAccumulator {
   // Applies all pending additions with one inversion, then refills from the deferred queue.
   void flush() {
     const size_t n = pending_.size();
-    den_.resize(n);
-    prefix_.resize(n);
-    F run = F::one();
+    batch_.begin(n);
     for (size_t i = 0; i < n; i++) {
       const Op& op = pending_[i];
       const Affine<F>& b = buckets_[op.bucket];
@@ -86,15 +93,12 @@ class BucketAccumulator {
       } else {
         d = F::sub(op.p.x, b.x);
       }
-      den_[i] = d;
-      prefix_[i] = run;
-      run = F::mul(run, d);
+      batch_.push(i, d);
     }
-    F inv = F::invVartime(run);
+    batch_.invert();
     for (size_t i = n; i-- > 0;) {
       const Op& op = pending_[i];
-      F invD = F::mul(inv, prefix_[i]);
-      inv = F::mul(inv, den_[i]);
+      F invD = batch_.next(i);
       Affine<F>& b = buckets_[op.bucket];
       busy_[op.bucket] = 0;
       if (b.isInfinity()) {
@@ -136,7 +140,7 @@ class BucketAccumulator {
   std::vector<XYZZ<F>> overflow_;
   std::vector<uint8_t> busy_;
   std::vector<Op> pending_, deferred_;
-  std::vector<F> den_, prefix_;
+  BatchInverse<F> batch_;
 };
 
 }  // namespace zk

@@ -44,4 +44,9 @@ bool g2OnCurve(const G2A& p) {
   return lhs == rhs;
 }
 
+bool g2InSubgroup(const G2A& p) {
+  if (p.isInfinity()) return true;
+  return G2P::mulScalar(G2P::fromAffine(p), FrParams::P).isInfinity();
+}
+
 }  // namespace zk

@@ -2,7 +2,12 @@
 
 #include "msm_avx512.hpp"
 
+#include <algorithm>
+#include <cstdint>
+#include <functional>
 #include <string>
+
+#include "thread_pool.hpp"
 
 namespace zk {
 
@@ -98,19 +103,64 @@ std::unique_ptr<ZKey> parseZKey(const uint8_t* data, size_t size) {
     }
   }
   z->IC = readPoints<G1A>(f, 3, (size_t)z->nPublic + 1, 64, "IC", readG1);
-  z->A = readPoints<G1A>(f, 5, z->nVars, 64, "A", readG1);
-  z->B1 = readPoints<G1A>(f, 6, z->nVars, 64, "B1", readG1);
-  z->B2 = readPoints<G2A>(f, 7, z->nVars, 128, "B2", readG2);
-  z->C = readPoints<G1A>(f, 8, z->nVars - z->nPublic - 1, 64, "C", readG1);
-  z->H = readPoints<G1A>(f, 9, z->domainSize, 64, "H", readG1);
-  if (avx512MsmEnabled()) {  // the prover's working copy of the bases for the vector MSM
-    z->A52 = toBases52(z->A.data(), z->A.size());
-    z->B1_52 = toBases52(z->B1.data(), z->B1.size());
-    z->C52 = toBases52(z->C.data(), z->C.size());
-    z->H52 = toBases52(z->H.data(), z->H.size());
-    z->B2_52 = toBases52(z->B2.data(), z->B2.size());
-  }
+  // The five query sections are independent: read, check (and convert for the vector MSM, the
+  // prover's working copy of its bases) on the pool. Errors are reported in section order, as a
+  // sequential read would.
+  const bool vec = avx512MsmEnabled();
+  std::vector<std::function<void()>> jobs = {
+      [&] {
+        z->A = readPoints<G1A>(f, 5, z->nVars, 64, "A", readG1);
+        if (vec) z->A52 = toBases52(z->A.data(), z->A.size());
+      },
+      [&] {
+        z->B1 = readPoints<G1A>(f, 6, z->nVars, 64, "B1", readG1);
+        if (vec) z->B1_52 = toBases52(z->B1.data(), z->B1.size());
+      },
+      [&] {
+        z->B2 = readPoints<G2A>(f, 7, z->nVars, 128, "B2", readG2);
+        if (vec) z->B2_52 = toBases52(z->B2.data(), z->B2.size());
+      },
+      [&] {
+        z->C = readPoints<G1A>(f, 8, z->nVars - z->nPublic - 1, 64, "C", readG1);
+        if (vec) z->C52 = toBases52(z->C.data(), z->C.size());
+      },
+      [&] {
+        z->H = readPoints<G1A>(f, 9, z->domainSize, 64, "H", readG1);
+        if (vec) z->H52 = toBases52(z->H.data(), z->H.size());
+      },
+  };
+  std::vector<std::string> errors(jobs.size());
+  ThreadPool::instance().parallelFor(jobs.size(), [&](size_t i) {
+    try {
+      jobs[i]();
+    } catch (const std::exception& e) {
+      errors[i] = e.what();
+    }
+  });
+  for (const std::string& e : errors)
+    if (!e.empty()) throw FormatError(e);
   return z;
+}
+
+void checkKeySubgroups(const ZKey& key) {
+  const G2A* header[3] = {&key.beta2, &key.gamma2, &key.delta2};
+  const char* names[3] = {"beta2", "gamma2", "delta2"};
+  for (int i = 0; i < 3; i++)
+    if (!g2InSubgroup(*header[i]))
+      throw FormatError(std::string("zkey ") + names[i] + ": G2 point not in the prime-order subgroup");
+  const size_t n = key.B2.size(), chunk = 256;
+  std::vector<size_t> firstBad((n + chunk - 1) / chunk, SIZE_MAX);
+  ThreadPool::instance().parallelFor(firstBad.size(), [&](size_t c) {
+    for (size_t i = c * chunk; i < std::min(n, (c + 1) * chunk); i++) {
+      if (!g2InSubgroup(key.B2[i])) {
+        firstBad[c] = i;
+        return;
+      }
+    }
+  });
+  for (size_t bad : firstBad)
+    if (bad != SIZE_MAX)
+      throw FormatError("zkey B2[" + std::to_string(bad) + "]: G2 point not in the prime-order subgroup");
 }
 
 Witness parseWtns(const uint8_t* data, size_t size) {

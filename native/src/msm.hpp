@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bucket_accumulator.hpp"
+#include "bucket_reduce.hpp"
 #include "curve.hpp"
 #include "msm_avx512.hpp"
 #include "thread_pool.hpp"
@@ -85,7 +86,101 @@ inline double costOf(const std::vector<size_t>& countByBits, int maxBits, int c,
   return adds + buckets * bucketWeight;
 }
 
+// Entries with equal magnitudes, merged: k*P + k*Q = k*(P + Q). Circuits copy values between wires,
+// so equal witness values are common (policy_tx_2_2: 25,368 full-size values, 12,589 distinct); each
+// merge costs one batched affine addition instead of one bucket addition per window, and it also keeps
+// equal scalars from piling onto the same bucket in every window. The merged entries' bases are
+// appended to `merged` and numbered from n (the number of original bases) on; entries whose merged
+// base is infinity (the points cancelled) are dropped.
+template <class F>
+void mergeEqualScalars(const Affine<F>* bases, size_t n, std::vector<Entry>& entries,
+                       std::vector<Affine<F>>& merged) {
+  const size_t m = entries.size();
+  if (m < 2) return;
+  std::vector<uint32_t> order(m);
+  for (size_t i = 0; i < m; i++) order[i] = (uint32_t)i;
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const uint64_t *x = entries[a].mag, *y = entries[b].mag;
+    for (int l = 3; l >= 0; l--)
+      if (x[l] != y[l]) return x[l] < y[l];
+    return a < b;
+  });
+  auto same = [&](uint32_t a, uint32_t b) { return std::memcmp(entries[a].mag, entries[b].mag, 32) == 0; };
+  // Groups of two or more, their members' signed bases side by side in pts.
+  std::vector<uint32_t> rep, start, count;
+  std::vector<Affine<F>> pts;
+  for (size_t i = 0; i < m;) {
+    size_t j = i + 1;
+    while (j < m && same(order[i], order[j])) j++;
+    if (j - i >= 2) {
+      rep.push_back(order[i]);
+      start.push_back((uint32_t)pts.size());
+      count.push_back((uint32_t)(j - i));
+      for (size_t k = i; k < j; k++) {
+        const Entry& e = entries[order[k]];
+        pts.push_back(e.neg ? bases[e.base].negate() : bases[e.base]);
+      }
+    }
+    i = j;
+  }
+  if (rep.empty()) return;
+  // Pairwise tree sums of all groups at once: each round is one batch with one inversion.
+  std::vector<Affine<F>*> dst;
+  std::vector<const Affine<F>*> src;
+  BatchInverse<F> batch;
+  for (bool more = true; more;) {
+    more = false;
+    dst.clear();
+    src.clear();
+    for (size_t g = 0; g < rep.size(); g++)
+      for (uint32_t k = 0; k + 1 < count[g]; k += 2) {
+        dst.push_back(&pts[start[g] + k]);
+        src.push_back(&pts[start[g] + k + 1]);
+      }
+    batchAddAffine(dst.data(), src.data(), dst.size(), batch);
+    for (size_t g = 0; g < rep.size(); g++) {
+      if (count[g] == 1) continue;
+      uint32_t half = (count[g] + 1) / 2;
+      for (uint32_t k = 1; k < half; k++) pts[start[g] + k] = pts[start[g] + 2 * k];
+      count[g] = half;
+      more = more || half > 1;
+    }
+  }
+  // Rebuild the entry list: singletons as they were, one entry per group.
+  std::vector<uint8_t> inGroup(m, 0);
+  for (size_t i = 0; i < m;) {
+    size_t j = i + 1;
+    while (j < m && same(order[i], order[j])) j++;
+    if (j - i >= 2)
+      for (size_t k = i; k < j; k++) inGroup[order[k]] = 1;
+    i = j;
+  }
+  std::vector<Entry> out;
+  out.reserve(m - pts.size() + rep.size());
+  for (size_t i = 0; i < m; i++)
+    if (!inGroup[i]) out.push_back(entries[i]);
+  merged.reserve(rep.size());
+  for (size_t g = 0; g < rep.size(); g++) {
+    const Affine<F>& sum = pts[start[g]];
+    if (sum.isInfinity()) continue;
+    Entry e = entries[rep[g]];
+    e.neg = 0;
+    e.base = (uint32_t)(n + merged.size());
+    merged.push_back(sum);
+    out.push_back(e);
+  }
+  entries.swap(out);
+}
+
 }  // namespace msm_detail
+
+// Brings an affine point (64 or 128 bytes, any alignment) into the cache ahead of its use.
+template <class F>
+inline void prefetchPoint(const Affine<F>* p) {
+  const char* b = reinterpret_cast<const char*>(p);
+  for (size_t off = 0; off < sizeof(Affine<F>); off += 64) __builtin_prefetch(b + off);
+  __builtin_prefetch(b + sizeof(Affine<F>) - 1);
+}
 
 // Scalar bucket phase: a (window x point range) task grid, each window split into point ranges when
 // it is long compared to its bucket count.
@@ -107,19 +202,24 @@ void sumWindowsScalar(const Affine<F>* bases, const std::vector<msm_detail::Entr
     size_t step = (len + chunks - 1) / chunks;
     for (size_t b = 0; b < len; b += step) tasks.push_back(Task{j, b, std::min(len, b + step)});
   }
-  std::vector<XYZZ<F>> results(tasks.size());
+  std::vector<BucketSet<F>> sets(tasks.size());
   pool.parallelFor(tasks.size(), [&](size_t t) {
     const Task& task = tasks[t];
     BucketAccumulator<F> acc(win.half(task.window));
+    // The bases are visited in scalar order, i.e. at random: fetch them a few entries ahead, since
+    // waiting for those loads cost about a tenth of the scalar MSM (perf, policy_tx_2_2).
+    constexpr size_t kAhead = 12;
     for (size_t i = task.begin; i < task.end; i++) {
+      if (i + kAhead < task.end) prefetchPoint(&bases[entries[i + kAhead].base]);
       int32_t v = digits[i * nWindows + task.window];
       if (v == 0) continue;
       const msm_detail::Entry& e = entries[i];
       bool negate = (v < 0) != (e.neg != 0);
       acc.add(v < 0 ? -v - 1 : v - 1, bases[e.base], negate);
     }
-    results[t] = acc.reduce();
+    acc.finish(sets[t].buckets, sets[t].overflow);
   });
+  std::vector<XYZZ<F>> results = reduceBucketSets(sets, pool);
   for (size_t t = 0; t < tasks.size(); t++) windowSum[tasks[t].window].add(results[t]);
 }
 
@@ -142,6 +242,7 @@ void sumWindowsVector(const Affine<F>* bases, const uint64_t* bases52, const std
   }
   groupStart.push_back(nWindows);
   const size_t nGroups = groupStart.size() - 1;
+  std::vector<BucketSet<F>> sets(nWindows);
   pool.parallelFor(nGroups, [&](size_t g) {
     const int j0 = groupStart[g], j1 = groupStart[g + 1];
     std::vector<uint32_t> offset(j1 - j0 + 1, 0);
@@ -162,17 +263,21 @@ void sumWindowsVector(const Affine<F>* bases, const uint64_t* bases52, const std
     std::vector<XYZZ<F>> overflow;
     accumulateBuckets52(bases52, bases, ops.data(), ops.size(), offset.back(), buckets, overflow);
     for (int j = j0; j < j1; j++) {
-      size_t off = offset[j - j0];
-      windowSum[j] = bucketWeightedSum(buckets.data() + off, overflow.empty() ? nullptr : overflow.data() + off,
-                                       (size_t)win.half(j));
+      const size_t off = offset[j - j0], len = (size_t)win.half(j);
+      BucketSet<F>& set = sets[j];
+      set.buckets.assign(buckets.begin() + off, buckets.begin() + off + len);
+      if (!overflow.empty()) set.overflow.assign(overflow.begin() + off, overflow.begin() + off + len);
     }
   });
+  std::vector<XYZZ<F>> sums = reduceBucketSets(sets, pool);
+  for (int j = 0; j < nWindows; j++) windowSum[j] = sums[j];
 }
 
 // bases52: the same bases in the AVX-512 path's form (toBases52), or null for the scalar path.
+// mergeEqual: look for equal scalars (mergeEqualScalars); off for scalars with no structure (H).
 template <class F>
 XYZZ<F> msm(const Affine<F>* bases, ScalarView scalars, const uint64_t* bases52 = nullptr,
-            ThreadPool& pool = ThreadPool::instance()) {
+            bool mergeEqual = true, ThreadPool& pool = ThreadPool::instance()) {
   using namespace msm_detail;
   const uint64_t* R = FrParams::P;
   std::vector<Entry> entries;
@@ -197,6 +302,25 @@ XYZZ<F> msm(const Affine<F>* bases, ScalarView scalars, const uint64_t* bases52 
     e.bits = (uint16_t)bitLength(e.mag);
     entries.push_back(e);
   }
+  // Merged entries refer to bases past the original ones: the bases (and their vector-path form) are
+  // then used from copies with the merged bases appended.
+  std::vector<Affine<F>> merged, allBases;
+  std::vector<uint64_t> allBases52;
+  if (mergeEqual) mergeEqualScalars(bases, scalars.n, entries, merged);
+  if (!merged.empty()) {
+    allBases.reserve(scalars.n + merged.size());
+    allBases.insert(allBases.end(), bases, bases + scalars.n);
+    allBases.insert(allBases.end(), merged.begin(), merged.end());
+    bases = allBases.data();
+    if (bases52 != nullptr) {
+      std::vector<uint64_t> extra = toBases52(merged.data(), merged.size());
+      const size_t stride = extra.size() / merged.size();
+      allBases52.reserve(scalars.n * stride + extra.size());
+      allBases52.insert(allBases52.end(), bases52, bases52 + scalars.n * stride);
+      allBases52.insert(allBases52.end(), extra.begin(), extra.end());
+      bases52 = allBases52.data();
+    }
+  }
   if (entries.empty()) return XYZZ<F>::infinity();
   // Counting sort by bit length, longest first (stable).
   std::vector<size_t> countByBits(257, 0);
@@ -217,10 +341,10 @@ XYZZ<F> msm(const Affine<F>* bases, ScalarView scalars, const uint64_t* bases52 
   }
 
   const bool vec = bases52 != nullptr && avx512MsmEnabled();
-  // Measured here: a scalar batch-affine addition costs ~1/3.4 of a bucket reduction; for the vector
-  // path (eight lanes of IFMA) the weights were tuned on policy_tx_2_2 (G1: 10-12 equally good; G2: 6-8
-  // took ~20% off the G2 MSM against 16).
-  const double bucketWeight = !vec ? 3.4 : sizeof(F) == sizeof(Fq) ? 12 : 8;
+  // A bucket's reduction is two batched affine additions (reduceBucketSets), about two scalar bucket
+  // additions; for the vector path (eight lanes of IFMA per bucket addition) the weights were tuned on
+  // policy_tx_2_2.
+  const double bucketWeight = !vec ? 2.0 : sizeof(F) == sizeof(Fq) ? 12 : 8;
   int c = 2;
   double best = 1e300;
   for (int cc = 2; cc <= 15; cc++) {

@@ -119,7 +119,7 @@ Proof prove(const ZKey& key, const Witness& w) {
         h = computeH(key, w);
       }
       PhaseTimer t("msm H");
-      piH = msm(key.H.data(), ScalarView{h.data(), key.domainSize}, ptrOrNull(key.H52));
+      piH = msm(key.H.data(), ScalarView{h.data(), key.domainSize}, ptrOrNull(key.H52), false);
     });
     group.run([&] {
       PhaseTimer t("msm B2");

@@ -1,4 +1,5 @@
-// Groth16 prover over a parsed zkey and witness (snarkjs/rapidsnark algorithm, research/prover.md §1.5).
+// Groth16 prover over a parsed zkey and witness: the algorithm of snarkjs's src/groth16_prove.js and of
+// rapidsnark (H evaluated on the odd coset of the domain, then five MSMs).
 #pragma once
 #include "formats.hpp"
 

@@ -1,19 +1,31 @@
-// Standalone profiling driver (not part of the addon): proves a zkey + wtns N times and prints phase
-// timings (set ZKPROVER_PROFILE=1). Build: see native/tools/README.md.
+// Standalone driver (not part of the addon): loads a zkey + wtns, proves N times, checks each proof,
+// and prints the timings. Used for profiling (set ZKPROVER_PROFILE=1) and by bench/prover/rapidsnark.ts
+// as the "ours, C++" engine next to rapidsnark's command line. Build: see native/tools/README.md.
+// The last line of output is one JSON object: {"path", "loadMs", "prove": [ms...], "check": [ms...]}.
 #include <chrono>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
-#include <iterator>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "formats.hpp"
+#include "msm_avx512.hpp"
 #include "prover.hpp"
 #include "verifier.hpp"
 
 static std::vector<uint8_t> slurp(const char* p) {
-  std::ifstream f(p, std::ios::binary);
-  return std::vector<uint8_t>((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::ifstream f(p, std::ios::binary | std::ios::ate);
+  if (!f) throw std::runtime_error(std::string("cannot read ") + p);
+  std::vector<uint8_t> out((size_t)f.tellg());
+  f.seekg(0);
+  f.read(reinterpret_cast<char*>(out.data()), (std::streamsize)out.size());
+  return out;
+}
+
+static double msSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
 }
 
 int main(int argc, char** argv) {
@@ -21,20 +33,31 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: bench_prove <zkey> <wtns> [runs]\n");
     return 2;
   }
-  auto zb = slurp(argv[1]);
-  auto wb = slurp(argv[2]);
   int runs = argc > 3 ? std::atoi(argv[3]) : 3;
+  auto t0 = std::chrono::steady_clock::now();
+  auto zb = slurp(argv[1]);
   auto key = zk::parseZKey(zb.data(), zb.size());
+  double loadMs = msSince(t0);
+  auto wb = slurp(argv[2]);
   zk::Witness w = zk::parseWtns(wb.data(), wb.size());
+  std::string prove = "[", check = "[";
+  bool allOk = true;
   for (int i = 0; i < runs; i++) {
     auto t = std::chrono::steady_clock::now();
     zk::Proof proof = zk::prove(*key, w);
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+    double ms = msSince(t);
     std::vector<zk::U256> publics(key->nPublic);
     for (uint32_t j = 1; j <= key->nPublic; j++) std::memcpy(publics[j - 1].v, w.at(j), 32);
     auto tv = std::chrono::steady_clock::now();
     bool ok = zk::verifyGroth16(zk::verifyingKeyOf(*key), proof, publics);
-    double vms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tv).count();
-    std::printf("prove %.1f ms, %s (check %.1f ms)\n", ms, ok ? "verifies" : "DOES NOT VERIFY", vms);
+    double vms = msSince(tv);
+    allOk = allOk && ok;
+    std::fprintf(stderr, "prove %.1f ms, %s (check %.1f ms)\n", ms, ok ? "verifies" : "DOES NOT VERIFY", vms);
+    prove += (i ? "," : "") + std::to_string(ms);
+    check += (i ? "," : "") + std::to_string(vms);
   }
+  const char* path = zk::avx512MsmEnabled() ? "avx512-ifma" : zk::kUseAdx ? "scalar-adx" : "scalar-portable";
+  std::printf("{\"path\":\"%s\",\"loadMs\":%.3f,\"prove\":%s],\"check\":%s],\"verified\":%s}\n", path, loadMs,
+              prove.c_str(), check.c_str(), allOk ? "true" : "false");
+  return allOk ? 0 : 1;
 }

@@ -190,7 +190,7 @@ test.serial('SIGTERM drains the in-flight proof, refuses new work, then exits 0'
 const badFlags: [string, string[], RegExp, number][] = [
   ['an unknown engine', ['--engine', 'gpu'], /--engine must be one of native, snarkjs/, 2],
   ['a TLS certificate without its key', ['--tls-cert', 'x.pem'], /--tls-cert and --tls-key go together/, 2],
-  ['a malformed listen address', ['--listen', 'nowhere'], /--listen must be host:port/, 2],
+  ['a malformed listen address', ['--listen', 'nowhere'], /--listen must be HOST:PORT, got nowhere/, 2],
   ['a non-numeric metrics port', ['--metrics-port', 'abc'], /--metrics-port must be an integer/, 2],
   [
     'a circuits folder that does not exist',

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import * as snarkjs from 'snarkjs';
-import { getCurveFromName } from 'ffjavascript';
+import { buildBn128, getCurveFromName } from 'ffjavascript';
 import { loadWitnessCalculator, type CircuitInputs } from '../../src/circuit/witness-calculator.ts';
 import { devSetup } from '../../src/prover/index.ts';
 
@@ -65,21 +65,30 @@ export async function witness(circuit: CompiledCircuit, inputs: CircuitInputs): 
 let ceremonyQueue: Promise<unknown> = Promise.resolve();
 
 /**
+ * Powers of tau for the test ceremonies: 2^6 covers the test circuits (small, tiny), and each step up
+ * doubles the ceremony's cost (2^8 took ~3.5x the CPU of 2^6).
+ */
+export const CEREMONY_POWER = 6;
+
+/** The final powers-of-tau file of a test ceremony of 2^power. */
+export const ceremonyPtau = (power: number = CEREMONY_POWER) => path.join(OUT, `pot${power}_final.ptau`);
+
+/**
  * A zkey from snarkjs's own ceremony (powers of tau + phase 2 with one contribution and a beacon).
  * Ceremonies run one at a time; they use snarkjs's shared curve, which the test file releases at the
  * end with releaseVerifier() (terminating it here would break other tests still verifying with it).
  */
-export function ceremonyZkey(circuit: CompiledCircuit, power: number): Promise<string> {
+export function ceremonyZkey(circuit: CompiledCircuit, power: number = CEREMONY_POWER): Promise<string> {
   const next = ceremonyQueue.then(() => makeCeremonyZkey(circuit, power));
   ceremonyQueue = next.catch(() => undefined);
   return next;
 }
 
 async function makeCeremonyZkey(circuit: CompiledCircuit, power: number): Promise<string> {
-  const zkey = path.join(circuit.dir, `${circuit.name}_ceremony.zkey`);
+  const zkey = path.join(circuit.dir, `${circuit.name}_ceremony_p${power}.zkey`);
   if (fresh(zkey, circuit.r1cs)) return zkey;
   const curve = await getCurveFromName('bn128');
-  const ptauFinal = path.join(OUT, `pot${power}_final.ptau`);
+  const ptauFinal = ceremonyPtau(power);
   {
     if (!existsSync(ptauFinal)) {
       const p0 = tmpName(path.join(OUT, `pot${power}_0.ptau`));
@@ -150,4 +159,16 @@ async function makeDevZkey(circuit: CompiledCircuit): Promise<{ zkey: string; vk
 
 export async function readJson<T>(file: string): Promise<T> {
   return JSON.parse(await readFile(file, 'utf8')) as T;
+}
+
+/**
+ * Makes snarkjs's helpers (groth16.verify, ...) in this process use a single-threaded bn128 curve.
+ * snarkjs takes ffjavascript's process-wide curve, built with worker threads by default; after a short
+ * verification those threads' message ports can stay referenced even once the curve is terminated,
+ * which kept a test process alive after its tests passed. A curve without workers has nothing to leak;
+ * releaseVerifier() still clears it at the end.
+ */
+export async function useSingleThreadSnarkjsCurve(): Promise<void> {
+  const g = globalThis as { curve_bn128?: unknown };
+  if (!g.curve_bn128) g.curve_bn128 = await buildBn128(true);
 }

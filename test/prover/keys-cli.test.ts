@@ -8,7 +8,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { exportVerificationKey, loadProver, releaseVerifier, verify } from '../../src/prover/index.ts';
 import { zkeyOrigin } from '../../src/prover/setup-info.ts';
-import { ROOT, ceremonyZkey, compileCircuit, devZkey, witness } from './helpers.ts';
+import * as snarkjs from 'snarkjs';
+import { ROOT, ceremonyPtau, ceremonyZkey, compileCircuit, devZkey, witness } from './helpers.ts';
 
 const run = promisify(execFile);
 const CLI = path.join(ROOT, 'bin', 'pool-proxy.js');
@@ -75,7 +76,7 @@ test('keys import installs a ceremony zkey with its verification key, and refuse
   const circuits = path.join(dir, 'circuits');
   await mkdir(path.join(circuits, 'small'), { recursive: true });
   await copyFile(small.r1cs, path.join(circuits, 'small', 'small.r1cs'));
-  const ceremony = await ceremonyZkey(small, 8);
+  const ceremony = await ceremonyZkey(small);
 
   const ok = await cli('keys', 'import', ceremony, '--circuit', 'small', '--circuits-dir', circuits);
   t.is(ok.code, 0, ok.stderr);
@@ -136,4 +137,17 @@ test('keys dev-setup rejects an r1cs whose header claims impossible sizes, witho
   const out = await cli('keys', 'dev-setup', file, path.join(dir, 'h.zkey'), path.join(dir, 'h.json'));
   t.is(out.code, 1);
   t.regex(out.stderr, /r1cs: constraint section is truncated/);
+});
+
+// `snarkjs zkey verify` rebuilds a key from the r1cs, the powers of tau and the recorded contributions.
+// A development key has no powers of tau behind it (its tau is drawn and discarded in one process, with
+// no ceremony transcript), so no ptau can make it verify; the ceremony key made from the same ptau does.
+test('snarkjs zkey verify accepts a ceremony key and not a development key (none has a ptau)', async (t) => {
+  const small = await compileCircuit('small');
+  const ceremony = await ceremonyZkey(small);
+  const ptau = ceremonyPtau();
+  t.true(await snarkjs.zKey.verifyFromR1cs(small.r1cs, ptau, ceremony));
+  const dev = (await devZkey(small)).zkey;
+  t.true(zkeyOrigin(await readFile(dev)).isDevelopmentKey);
+  t.false(await snarkjs.zKey.verifyFromR1cs(small.r1cs, ptau, dev));
 });

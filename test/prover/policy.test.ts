@@ -10,12 +10,15 @@ import * as snarkjs from 'snarkjs';
 import { buildTransactionInputs, circuitArtifacts, loadWitnessCalculator } from '../../src/circuit/index.ts';
 import { loadProver, releaseVerifier, verify, type VerificationKey } from '../../src/prover/index.ts';
 import { Scenario } from '../circuit/scenario.ts';
-import { readJson } from './helpers.ts';
+import { readJson, useSingleThreadSnarkjsCurve } from './helpers.ts';
 
 const R = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
 const ALICE = 0xa11ce5n;
 const BOB = 0xb0b5n;
 
+test.before(async () => {
+  await useSingleThreadSnarkjsCurve();
+});
 test.after.always(async () => {
   await releaseVerifier();
 });

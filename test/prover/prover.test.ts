@@ -37,7 +37,7 @@ function tamper(signals: string[], index: number): string[] {
 }
 
 test('native proofs on a snarkjs ceremony zkey verify with snarkjs; a changed public signal does not', async (t) => {
-  const zkey = await ceremonyZkey(small, 8);
+  const zkey = await ceremonyZkey(small);
   const vkey = (await snarkjs.zKey.exportVerificationKey(zkey)) as VerificationKey;
   const prover = await loadProver(zkey);
   t.is(prover.nPublic, 2);
@@ -87,7 +87,7 @@ test('the smallest circuit (4-row domain) proves and verifies in both directions
   t.deepEqual(ours.publicSignals, ['42', '6']);
   t.true(await verify(vkey, ours.proof, ours.publicSignals));
   t.false(await verify(vkey, ours.proof, ['43', '6']));
-  const ceremony = await ceremonyZkey(tiny, 8);
+  const ceremony = await ceremonyZkey(tiny);
   const prover2 = await loadProver(ceremony);
   const ours2 = await prover2.prove(wtns);
   t.true(await verify(prover2.verificationKey, ours2.proof, ours2.publicSignals));
@@ -104,7 +104,7 @@ test('zero witness values everywhere except the constant still give a valid proo
 test('concurrent proofs in one process all verify with their own public signals', async (t) => {
   const { zkey } = await devZkey(small);
   const prover = await loadProver(zkey);
-  const ceremony = await loadProver(await ceremonyZkey(small, 8));
+  const ceremony = await loadProver(await ceremonyZkey(small));
   const jobs = [1, 2, 3, 4, 5, 6].map(async (i) => {
     const p = i % 2 === 0 ? prover : ceremony;
     const wtns = await witness(small, smallInputs(1000 * i, i + 1, i));

@@ -8,7 +8,8 @@ import { addon } from '../../prover/native-addon.ts';
 import { zkeyOrigin } from '../../prover/setup-info.ts';
 
 // `pool-proxy keys import`: installs a ceremony zkey for a circuit after checking it parses, its points
-// are on the curve and its shape matches the circuit's r1cs; writes its verification_key.json.
+// are on the curve, its G2 points are in the prime-order subgroup and its shape matches the circuit's
+// r1cs; writes its verification_key.json.
 // `pool-proxy keys dev-setup`: makes a DEVELOPMENT key from fresh local toxic waste.
 export function registerKeys(program: Command): void {
   const keys = program.command('keys').description('install or create Groth16 proving keys');
@@ -25,6 +26,9 @@ export function registerKeys(program: Command): void {
           throw new Error(`cannot read ${zkeyPath}: ${err.message}`);
         });
         const key = await addon.loadKey(bytes);
+        // Loading checks that points are on the curve; a key from outside also needs its G2 points in
+        // the prime-order subgroup (G1's cofactor is 1, so on the curve is enough there).
+        await addon.checkKey(key.handle);
         const r1cs = await readR1csHeader(art.r1cs).catch((err: Error) => {
           throw new Error(
             `cannot read the circuit's r1cs ${art.r1cs} (run \`npm run build\`?): ${err.message}`,

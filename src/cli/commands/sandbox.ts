@@ -3,14 +3,10 @@ import { STANDALONE_PASSPHRASE } from '../../ledger/networks.ts';
 import { startPoolSandbox } from '../../../contracts/network.ts';
 import { ledgerLogLines } from '../../sandbox/ledger-log.ts';
 import { createLogger } from '../../proxy/util/logger.ts';
+import { parseListen } from '../../listen.ts';
 
-/** "127.0.0.1:8000" → host and port; rejects anything else with a clear message. */
-export function parseListen(text: string): { host: string; port: number } {
-  const m = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(text);
-  const port = m ? Number(m[2]) : Number.NaN;
-  if (!m || port > 65535) throw new Error(`--listen must be HOST:PORT, got ${text}`);
-  return { host: (m[1] as string).replace(/^\[|\]$/g, ''), port };
-}
+// Kept importable from here for existing callers; the parser itself is shared (src/listen.ts).
+export { parseListen };
 
 // `pool-proxy sandbox`: runs the embedded sandbox ledger alone (Soroban RPC at /rpc, friendbot, info).
 export function registerSandbox(program: Command): void {

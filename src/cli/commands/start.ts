@@ -9,7 +9,8 @@ import { startPoolSandbox } from '../../../contracts/network.ts';
 import { ledgerLogLines } from '../../sandbox/ledger-log.ts';
 import { createLogger } from '../../proxy/util/logger.ts';
 import { STANDALONE_PASSPHRASE } from '../../ledger/networks.ts';
-import { parseListen, parsePassphrase } from './sandbox.ts';
+import { parseListen } from '../../listen.ts';
+import { parsePassphrase } from './sandbox.ts';
 import { localX402Env, startLocalX402 } from '../../x402/local-services.ts';
 import { parseIntFlag } from './facilitator.ts';
 

@@ -1,0 +1,22 @@
+// HOST:PORT parsing shared by every command (`sandbox --listen`, `start --sandbox/--prover`,
+// `prover --listen`) and the prover daemon, so they accept and refuse the same addresses with the
+// same message. It sits below both the CLI and the daemon, which must not import the CLI.
+
+export interface ListenAddress {
+  /** Host name or IP address, without the brackets of an IPv6 literal. */
+  host: string;
+  port: number;
+}
+
+/** "127.0.0.1:8000", "localhost:0" or "[::1]:8000" → its parts; anything else is an Error. */
+export function parseListen(text: string): ListenAddress {
+  const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(text);
+  const port = m ? Number(m[2]) : Number.NaN;
+  if (!m || port > 65535) throw new Error(`--listen must be HOST:PORT, got ${text}`);
+  return { host: (m[1] as string).replace(/^\[|\]$/g, ''), port };
+}
+
+/** host and port back to host:port as servers bind it, bracketing an IPv6 literal ("[::1]:8000"). */
+export function formatAddress(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
