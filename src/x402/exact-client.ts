@@ -4,7 +4,7 @@
 // payer's authorization entry until latest + ceil(maxTimeoutSeconds / ledger seconds), re-simulates with
 // the signed entry, and returns the assembled transaction as the payload. It implements @x402/core's
 // SchemeNetworkClient so it plugs into x402Client. Unlike the official client it talks to http:// RPCs and
-// measures the ledger close time on the RPC instead of a hard-coded Horizon.
+// measures the ledger close time on the RPC instead of asking a fixed Horizon host.
 
 import {
   Account,
