@@ -22,7 +22,8 @@ const [agents, payments, windowMs, channels, ledgerMs] = [100, 1000, 15_000, 128
   Number(process.argv[2 + i] ?? d),
 );
 const CIRCUITS_DIR = fileURLToPath(new URL('../../build/circuits', import.meta.url));
-const http = new Agent({ keepAlive: true, maxSockets: 2048 });
+// A fresh connection per request: a kept-alive socket the server closed meanwhile would reset a request.
+const http = new Agent({ keepAlive: false, maxSockets: 2048 });
 
 function call(url: string, body?: unknown): Promise<{ status: number; json: any }> {
   return new Promise((resolve, reject) => {
