@@ -19,8 +19,7 @@ export type OperationKind =
   | 'withdraw'
   | 'consolidate'
   | 'payment'
-  | 'settlement'
-  | 'asp_registration';
+  | 'settlement';
 
 export type OperationState =
   | 'reserved'
