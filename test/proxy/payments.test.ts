@@ -35,6 +35,8 @@ let poolWallet: string;
 const independentPayTo = Keypair.random().publicKey();
 /** The wallet of the first test, whose agent paid too. */
 let firstWallet: { address: string; token: string };
+/** The payment settings of the proxy under test (another proxy can start with overrides). */
+let paymentEnv: Record<string, string>;
 
 const url = (path: string) => `${proxy.url}${path}`;
 const operator = { 'x-pool-operator': 'true' };
@@ -117,7 +119,7 @@ test.before(async () => {
   await new Promise<void>((r) => plain.listen(0, '127.0.0.1', r));
   plainUrl = `http://127.0.0.1:${(plain.address() as AddressInfo).port}`;
   const hosts = [local.demo.quoteUrl, independent.url, refusing.url, plainUrl].map((u) => new URL(u).host);
-  ({ proxy } = await stack.startProxy({
+  paymentEnv = {
     POOL_PROXY_DATA_DIR: join(stack.env.POOL_PROXY_DATA_DIR!, 'payments'),
     POOL_PROXY_POOL_WALLET_SECRET: stack.sandbox.secrets().poolWallet,
     POOL_PROXY_PAY_ALLOWED_HOSTS: hosts.join(','),
@@ -128,7 +130,8 @@ test.before(async () => {
     POOL_PROXY_X402_DEMO_URL: local.demo.quoteUrl,
     // the official facilitator bounds authorizations by Horizon's estimate (5 s a ledger when offline)
     POOL_PROXY_X402_LEDGER_SECONDS: '5',
-  }));
+  };
+  ({ proxy } = await stack.startProxy(paymentEnv));
 });
 
 test.after.always(async () => {
@@ -283,6 +286,39 @@ test.serial('a retry with the same idempotencyKey returns the first answer and p
   t.is(other.status, 409);
   t.is(other.json.code, 'conflict');
   t.is(await balanceOf('idem'), '0.4900000');
+});
+
+test.serial('a full queue refuses the payment with queue_full and gives the reservation back', async (t) => {
+  const { proxy: small } = await stack.startProxy({
+    ...paymentEnv,
+    POOL_PROXY_DATA_DIR: join(stack.env.POOL_PROXY_DATA_DIR!, 'queue-full'),
+    POOL_PROXY_PAYMENT_QUEUE_MAX: '1',
+    POOL_PROXY_BATCH_WINDOW_MS: '3000',
+  });
+  try {
+    const deposit = await postJson(
+      `${small.url}/api/deposit`,
+      { agentId: 'queued', amount: '0.5' },
+      operator,
+    );
+    t.is(deposit.status, 200, deposit.text);
+    // Both pass the first capacity check and quote the service; only one fits in the queue.
+    const both = await Promise.all(
+      [0, 1].map(() =>
+        postJson(
+          `${small.url}/api/pay`,
+          { agentId: 'queued', serviceUrl: local.demo.quoteUrl, method: 'GET' },
+          operator,
+        ),
+      ),
+    );
+    const statuses = both.map((r) => `${r.status} ${r.json.code ?? r.json.paymentStatus}`).sort();
+    t.deepEqual(statuses, ['200 confirmed', '503 queue_full'], both.map((r) => r.text).join('\n'));
+    const balance = await getJson(`${small.url}/api/balance/queued`, operator);
+    t.is(balance.json.balance, '0.4900000', 'one price debited, the refused one released');
+  } finally {
+    await small.close();
+  }
 });
 
 test.serial('bad input is refused before anything is signed, and loses nothing', async (t) => {

@@ -71,7 +71,7 @@ export async function submitDeposit(
     if (isStaleRoot(error)) {
       throw new ProblemError(
         'prepare_stale',
-        'the pool or allowlist root this deposit was proved against has changed; prepare the deposit again',
+        'the pool moved on since this deposit was prepared (a root it was proved against changed, or deposits landing first moved its writes); prepare the deposit again',
         { extra: { txHash: claimed.txHash ?? '' } },
       );
     }

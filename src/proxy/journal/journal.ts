@@ -14,12 +14,7 @@ import type { EncryptedStore, StoreOp } from '../store/encrypted-store.ts';
 import { KeyedMutex } from '../util/keyed-mutex.ts';
 
 export type OperationKind =
-  | 'wallet_deposit'
-  | 'operator_deposit'
-  | 'withdraw'
-  | 'consolidate'
-  | 'payment'
-  | 'settlement';
+  'wallet_deposit' | 'operator_deposit' | 'withdraw' | 'consolidate' | 'payment' | 'settlement';
 
 export type OperationState =
   | 'reserved'

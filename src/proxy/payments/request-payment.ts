@@ -13,6 +13,7 @@ import { requireAgent } from '../flows/require-agent.ts';
 import { isFinal } from '../journal/journal.ts';
 import type { PaymentContext, PaymentOutcome } from './context.ts';
 import { executePayment } from './execute-payment.ts';
+import { settlePaymentFailure } from './payment-state.ts';
 import { fingerprint } from './records.ts';
 import { spentWithin } from './budget.ts';
 
@@ -93,11 +94,22 @@ async function pay(
   const reserve = () => checkAndReserve(pctx, ref, req, q, paymentId, idempotency);
   await (budgeted ? pctx.records.keyLock.run(`budget\u0000${agent}`, reserve) : reserve());
   pctx.float.commit(paymentId, q.amount);
+  let outcome: Promise<PaymentOutcome>;
+  try {
+    outcome = pctx.batches.enqueue({
+      paymentId,
+      execute: (batchId) => executePayment(pctx, { paymentId, agent, quote: q, request }, batchId),
+    });
+  } catch (error) {
+    // The queue filled up while this payment was being checked: nothing was signed, give the money back.
+    await settlePaymentFailure(pctx, paymentId, 'released', {
+      code: error instanceof ProblemError ? error.code : 'internal_error',
+      detail: (error as Error).message,
+    });
+    throw error;
+  }
   flows.logger.log('info', 'payment queued', { paymentId });
-  return pctx.batches.enqueue({
-    paymentId,
-    execute: (batchId) => executePayment(pctx, { paymentId, agent, quote: q, request }, batchId),
-  });
+  return outcome;
 }
 
 async function checkAndReserve(
