@@ -55,6 +55,7 @@ export class AspRegistrar {
    */
   async ensure(agent: AgentRef): Promise<void> {
     if (this.isRegistered(agent)) return;
+    if (this.#stopped) throw new ProblemError('service_unavailable', 'the service is stopping; retry');
     const scoped = scopedId(agent);
     return new Promise<void>((resolve, reject) => {
       const entry = this.#pending.get(scoped);
@@ -77,6 +78,11 @@ export class AspRegistrar {
    */
   get deadline(): number | undefined {
     return this.#pending.size > 0 || this.#flushing !== undefined ? this.#deadline : undefined;
+  }
+
+  /** Resolves once inserts under way (if any) have landed; registrations still held back are not waited for. */
+  async inserting(): Promise<void> {
+    await this.#flushing?.catch(() => {});
   }
 
   /** Resolves after the current or next flush (at once if nothing waits). */
