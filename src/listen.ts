@@ -1,6 +1,8 @@
 // HOST:PORT parsing shared by every command (`sandbox --listen`, `start --sandbox/--prover`,
 // `prover --listen`) and the prover daemon, so they accept and refuse the same addresses with the
 // same message. It sits below both the CLI and the daemon, which must not import the CLI.
+import { once } from 'node:events';
+import { type AddressInfo, createServer } from 'node:net';
 
 export interface ListenAddress {
   /** Host name or IP address, without the brackets of an IPv6 literal. */
@@ -19,4 +21,13 @@ export function parseListen(text: string): ListenAddress {
 /** host and port back to host:port as servers bind it, bracketing an IPv6 literal ("[::1]:8000"). */
 export function formatAddress(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/** A loopback port free right now (for child processes that must be told their ports in advance). */
+export async function freeLoopbackPort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }

@@ -2,21 +2,13 @@ import test from 'ava';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Address, Contract, TransactionBuilder, rpc, scValToNative } from '@stellar/stellar-sdk';
+import { freeLoopbackPort as freePort } from '../../src/listen.ts';
 
 const CLI = fileURLToPath(new URL('../../bin/pool-proxy.js', import.meta.url));
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
-}
 
 interface Started {
   child: ChildProcess;

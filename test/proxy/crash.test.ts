@@ -7,7 +7,6 @@ import test from 'ava';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,20 +19,13 @@ import {
   scValToNative,
   TransactionBuilder,
 } from '@stellar/stellar-sdk';
+import { freeLoopbackPort as freePort } from '../../src/listen.ts';
 
 const CLI = fileURLToPath(new URL('../../bin/pool-proxy.js', import.meta.url));
 const USDC = 10_000_000n;
 const STEPS = ['before-prove', 'during-prove', 'before-send', 'after-send', 'after-confirm'];
 const PAYMENT_STEPS = ['before-send', 'after-send', 'after-confirm'];
 const AGENT = 'crash-agent';
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
-}
 
 interface Service {
   child: ChildProcess;

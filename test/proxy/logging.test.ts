@@ -6,7 +6,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +13,7 @@ import { Address, Contract, Keypair, nativeToScVal, rpc, TransactionBuilder } fr
 import test from 'ava';
 import { jsonLogger } from '../../src/proxy/util/logger.ts';
 import { getJson, postJson } from './helpers/http.ts';
+import { freeLoopbackPort as freePort } from '../../src/listen.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = join(ROOT, 'bin/pool-proxy.js');
@@ -23,14 +23,6 @@ interface Line {
   time: string;
   msg: string;
   [field: string]: unknown;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
 }
 
 let child: ChildProcess;

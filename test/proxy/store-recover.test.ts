@@ -6,7 +6,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +16,7 @@ import { EncryptedStore } from '../../src/proxy/store/encrypted-store.ts';
 import { StoreLockedError } from '../../src/storage/open-level.ts';
 import { getJson, postJson } from './helpers/http.ts';
 import { CIRCUITS_DIR } from './helpers/stack.ts';
+import { freeLoopbackPort as freePort } from '../../src/listen.ts';
 
 const CLI = fileURLToPath(new URL('../../bin/pool-proxy.js', import.meta.url));
 
@@ -25,14 +25,6 @@ let daemon: ProverDaemon;
 const dataDir = mkdtempSync(join(tmpdir(), 'pp-recover-'));
 const storeDir = join(dataDir, 'proxy-store');
 let env: NodeJS.ProcessEnv;
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
-}
 
 interface Run {
   child: ChildProcess;

@@ -5,7 +5,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +12,7 @@ import { Keypair } from '@stellar/stellar-sdk';
 import test from 'ava';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { startSandbox, tokenBalance } from './helpers.ts';
+import { freeLoopbackPort as freePort } from '../../src/listen.ts';
 
 const CLI = fileURLToPath(new URL('../../bin/pool-proxy.js', import.meta.url));
 
@@ -40,14 +40,6 @@ async function waitFor(r: Run, pattern: RegExp, ms = 5 * 60_000): Promise<RegExp
     if (Date.now() > deadline) throw new Error(`no ${pattern} in:\n${r.output()}`);
     await new Promise((res) => setTimeout(res, 100));
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
 }
 
 let sandbox: Sandbox;

@@ -4,21 +4,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freeLoopbackPort as freePort } from '../../listen.ts';
 
 const CLI = fileURLToPath(new URL('../../../bin/pool-proxy.js', import.meta.url));
 const READY_TIMEOUT_MS = 10 * 60_000;
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
-}
 
 export interface LocalService {
   proxyUrl: string;

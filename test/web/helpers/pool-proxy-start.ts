@@ -4,7 +4,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,17 +16,12 @@ import {
   scValToNative,
   TransactionBuilder,
 } from '@stellar/stellar-sdk';
+import { freeLoopbackPort as freePort } from '../../../src/listen.ts';
 
 export const CLI = fileURLToPath(new URL('../../../bin/pool-proxy.js', import.meta.url));
 export const USDC = 10_000_000n;
 
-export async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
-}
+export { freePort };
 
 export interface RunningService {
   proxyUrl: string;
