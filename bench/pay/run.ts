@@ -3,7 +3,11 @@
 // batch window. Prints, after the window ends: the time until every payment answered, p50/p95 of each answer
 // after the window end, how many confirmed; then the settlement time (until the pool wallet's float is back).
 // Target: a batch of 1000 payments done within the window + 10 s.
+// The sandbox and the local x402 pair run on worker threads as `pool-proxy start` runs them (threads=0: all
+// on the main thread, for comparison). Also prints the process's CPU time (all threads) from the window's
+// end until the last answer, per payment.
 // Usage: npx tsx bench/pay/run.ts [agents=100] [payments=1000] [windowMs=15000] [channels=128] [ledgerMs=1000]
+//        [threads=1]
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
@@ -16,10 +20,12 @@ import { loadConfig } from '../../src/proxy/config.ts';
 import { startProxy } from '../../src/proxy/server.ts';
 import { silentLogger } from '../../src/proxy/util/logger.ts';
 import { startPoolSandbox } from '../../contracts/network.ts';
+import { startPoolSandboxThread } from '../../src/cli/threads/sandbox-thread.ts';
+import { startLocalX402Thread } from '../../src/cli/threads/x402-thread.ts';
 import { startLocalX402 } from '../../src/x402/local-services.ts';
 
-const [agents, payments, windowMs, channels, ledgerMs] = [100, 1000, 15_000, 128, 1000].map((d, i) =>
-  Number(process.argv[2 + i] ?? d),
+const [agents, payments, windowMs, channels, ledgerMs, threads] = [100, 1000, 15_000, 128, 1000, 1].map(
+  (d, i) => Number(process.argv[2 + i] ?? d),
 );
 const CIRCUITS_DIR = fileURLToPath(new URL('../../build/circuits', import.meta.url));
 // A fresh connection per request: a kept-alive socket the server closed meanwhile would reset a request.
@@ -61,7 +67,9 @@ const pct = (sorted: number[], p: number) =>
 const cpu = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown CPU';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-pay-'));
-const sandbox = await startPoolSandbox({ port: 0, ledgerMs });
+const sandbox = threads
+  ? await startPoolSandboxThread({ port: 0, ledgerMs })
+  : await startPoolSandbox({ port: 0, ledgerMs });
 const daemon = await startProverDaemon({
   listen: '127.0.0.1:0',
   circuitsDir: CIRCUITS_DIR,
@@ -73,7 +81,7 @@ const friendbot = (addr: string, usdc: number) => fetch(`${sandbox.url}/friendbo
 await friendbot(info.accounts.operator, 100_000);
 const FLOAT = 1000;
 await friendbot(info.accounts.poolWallet, FLOAT);
-const x402 = await startLocalX402({
+const x402 = await (threads ? startLocalX402Thread : startLocalX402)({
   rpcUrl: sandbox.rpcUrl,
   networkPassphrase: info.networkPassphrase,
   asset: info.contracts.token,
@@ -107,7 +115,8 @@ const proxy = await startProxy(
 );
 await proxy.ready;
 console.log(
-  `${cpu}, ${cpus().length} CPUs; sandbox ledger every ${ledgerMs} ms; ${channels} facilitator channels`,
+  `${cpu}, ${cpus().length} CPUs; sandbox ledger every ${ledgerMs} ms; ${channels} facilitator channels; ` +
+    (threads ? 'sandbox and x402 pair on worker threads' : 'everything on the main thread'),
 );
 
 let t = performance.now();
@@ -123,6 +132,8 @@ for (let i = 0; i < ids.length; i += 4) {
 console.log(`setup: ${agents} agents deposited in ${((performance.now() - t) / 1000).toFixed(1)} s`);
 
 const started = performance.now();
+let cpuAtWindowEnd: NodeJS.CpuUsage | undefined;
+setTimeout(() => (cpuAtWindowEnd = process.cpuUsage()), windowMs);
 const answers = await Promise.all(
   Array.from({ length: payments }, async (_, i) => {
     const res = await call(`${proxy.url}/api/pay`, {
@@ -133,6 +144,7 @@ const answers = await Promise.all(
     return { res, at: performance.now() };
   }),
 );
+const burstCpu = process.cpuUsage(cpuAtWindowEnd);
 const windowEnd = started + windowMs;
 const after = answers.map((a) => a.at - windowEnd).sort((a, b) => a - b);
 const confirmed = answers.filter((a) => a.res.json?.paymentStatus === 'confirmed').length;
@@ -148,6 +160,10 @@ console.log(
     `p95 ${(pct(after, 95) / 1000).toFixed(1)} s; confirmed ${confirmed}/${payments}`,
 );
 console.log(`  outcomes: ${[...statuses].map(([k, v]) => `${k} ×${v}`).join(', ')}`);
+const cpuMs = (burstCpu.user + burstCpu.system) / 1000;
+console.log(
+  `  CPU after the window (all threads): ${(cpuMs / 1000).toFixed(1)} s, ${(cpuMs / payments).toFixed(1)} ms per payment`,
+);
 
 // Settlement: the same store, restarted with a short settlement interval.
 await proxy.close();

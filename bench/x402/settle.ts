@@ -36,7 +36,7 @@ try {
     });
     const demo = await startDemoService({
       port: 0,
-      facilitatorUrl: facilitator.url,
+      facilitator: facilitator.url,
       network: facilitator.network,
       asset: token,
       payTo: Keypair.random().publicKey(),

@@ -3,7 +3,7 @@
 // credentials, or address credentials with an ed25519 signature over the HashIdPreimage, a fresh nonce and
 // an unexpired signature ledger); recording mode (simulation) builds the entries a client must sign.
 import { Address, hash, Keypair, StrKey, scValToNative, xdr } from '@stellar/stellar-sdk';
-import { verifyEd25519 } from './ed25519.ts';
+import { verifyEd25519 } from '../ledger/ed25519.ts';
 import { authError, HostError } from './errors.ts';
 import { accountKey, keyId, nonceKey } from './keys.ts';
 import type { Overlay } from './overlay.ts';

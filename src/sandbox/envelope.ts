@@ -9,7 +9,7 @@ import {
   TransactionBuilder,
   type xdr,
 } from '@stellar/stellar-sdk';
-import { verifyEd25519 } from './ed25519.ts';
+import { verifyEd25519 } from '../ledger/ed25519.ts';
 import { HostError } from './errors.ts';
 import { rawBytes } from './keys.ts';
 import type { TxErrorCode } from './xdr-records.ts';

@@ -1,12 +1,18 @@
 // A demo paid service for the embedded sandbox: an x402 v2 resource server built with @x402/core's
-// x402ResourceServer + x402HTTPResourceServer, verifying and settling through a facilitator over HTTP.
+// x402ResourceServer + x402HTTPResourceServer, verifying and settling through a facilitator over HTTP (or,
+// beside our own facilitator in one process, through its in-process client).
 // `GET /demo/quote` answers a short quote of the day and `POST /demo/echo` echoes its JSON body (to exercise
 // method and body forwarding); both cost `price` (default 0.01 USDC = 100000 stroops) paid to `payTo`.
 // `GET /health` is free.
 
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HTTPFacilitatorClient, x402HTTPResourceServer, x402ResourceServer } from '@x402/core/server';
+import {
+  type FacilitatorClient,
+  HTTPFacilitatorClient,
+  x402HTTPResourceServer,
+  x402ResourceServer,
+} from '@x402/core/server';
 import { ExactStellarServerScheme } from './exact-server.ts';
 import { paidRequestListener, type PaidReply, type PaidRequest } from './paid-http.ts';
 
@@ -16,7 +22,8 @@ export interface DemoServiceOptions {
   host?: string;
   /** 0 = a free port */
   port?: number;
-  facilitatorUrl: string;
+  /** the facilitator's URL, or its client when it runs in this process */
+  facilitator: string | FacilitatorClient;
   /** x402 network id (stellar:local, stellar:testnet…) */
   network: string;
   /** token contract id */
@@ -75,7 +82,9 @@ export async function startDemoService(opts: DemoServiceOptions): Promise<DemoSe
     maxTimeoutSeconds: opts.maxTimeoutSeconds ?? 60,
   };
   const resourceServer = new x402ResourceServer(
-    new HTTPFacilitatorClient({ url: opts.facilitatorUrl }),
+    typeof opts.facilitator === 'string'
+      ? new HTTPFacilitatorClient({ url: opts.facilitator })
+      : opts.facilitator,
   ).register(network, new ExactStellarServerScheme(opts.asset));
   const paid = new x402HTTPResourceServer(resourceServer, {
     'GET /demo/quote': { accepts, description: 'A quote of the day', mimeType: 'application/json' },

@@ -1,16 +1,15 @@
 // Our x402 `exact` scheme client for Stellar (`stellar:*`), on the project's @stellar/stellar-sdk: it builds
-// `transfer(payer, payTo, amount)` on the asset contract, simulates it in recording mode with v1 address
-// credentials (the official @x402/stellar 2.9.0 facilitator cannot read CAP-71 v2 credentials), signs the
-// payer's authorization entry until latest + ceil(maxTimeoutSeconds / ledger seconds), re-simulates with
-// the signed entry, and returns the assembled transaction as the payload. It implements @x402/core's
+// `transfer(payer, payTo, amount)` on the asset contract with the payer's authorization entry signed until
+// latest + ceil(maxTimeoutSeconds / ledger seconds) (v1 address credentials: the official @x402/stellar
+// 2.9.0 facilitator cannot read CAP-71 v2 credentials), simulates it once with that entry (enforcing: the
+// entry must be exactly what the call needs) unless an identical transfer's simulation can be reused, and
+// returns the assembled transaction as the payload. It implements @x402/core's
 // SchemeNetworkClient so it plugs into x402Client. Unlike the official client it talks to http:// RPCs and
 // measures the ledger close time on the RPC instead of asking a fixed Horizon host.
 
 import {
   Account,
   Address,
-  authorizeEntry,
-  Contract,
   Keypair,
   nativeToScVal,
   Operation,
@@ -21,8 +20,10 @@ import {
 } from '@stellar/stellar-sdk';
 import type { PaymentPayloadResult, PaymentRequirements, SchemeNetworkClient } from '@x402/core/types';
 import { x402Network } from '../ledger/networks.ts';
+import { type SignedAuthEntry, signInvocation } from './auth-entry.ts';
 import { X402Error } from './errors.ts';
-import { expirationLedger, ledgerSecondsOf, rpcServer } from './rpc.ts';
+import { TransferResources } from './transfer-resources.ts';
+import { expirationLedger, latestLedgerOf, ledgerSecondsOf, rpcServer } from './rpc.ts';
 
 /** Source account of the unsigned transaction: the facilitator rebuilds it with its own account. */
 const NULL_ACCOUNT = 'GAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAWHF';
@@ -43,6 +44,8 @@ export interface ExactClientOptions {
    * expiration further away than that, so fast sandbox ledgers need the facilitator's figure here.
    */
   ledgerSeconds?: number;
+  /** simulations of earlier identical transfers to reuse (see transfer-resources.ts); none when omitted */
+  resources?: TransferResources;
 }
 
 /** What one signed authorization commits the payer to, for the caller's records. */
@@ -132,7 +135,7 @@ export class ExactStellarClient implements SchemeNetworkClient {
     let ledgerSeconds: number;
     try {
       [latest, ledgerSeconds] = await Promise.all([
-        this.server.getLatestLedger().then((l) => l.sequence),
+        latestLedgerOf(this.opts.rpcUrl, this.server),
         this.opts.ledgerSeconds ?? ledgerSecondsOf(this.opts.rpcUrl, this.server).then((r) => r.high),
       ]);
     } catch (e) {
@@ -141,45 +144,40 @@ export class ExactStellarClient implements SchemeNetworkClient {
     }
     const expiration = expirationLedger(latest, maxTimeoutSeconds, ledgerSeconds);
 
-    const call = new Contract(asset).call(
-      'transfer',
-      new Address(payer).toScVal(),
-      new Address(payTo).toScVal(),
-      nativeToScVal(amount, { type: 'i128' }),
-    );
-    const build = (op: xdr.Operation) =>
-      new TransactionBuilder(new Account(NULL_ACCOUNT, '0'), { fee: '100', networkPassphrase: passphrase })
-        .addOperation(op)
-        .setTimeout(maxTimeoutSeconds)
-        .build();
-
-    // 1. recording-mode simulation with v1 (legacy) address credentials
-    const recorded = await this.simulate(build(call), 'recording', false);
-    const entries = recorded.result?.auth ?? [];
-    if (entries.length !== 1)
-      throw new X402Error('simulation_failed', `expected one authorization entry, got ${entries.length}`);
-    const entry = entries[0] as xdr.SorobanAuthorizationEntry;
-    const creds = entry.credentials;
-    if (creds.type !== 'sorobanCredentialsAddress')
-      throw new X402Error('simulation_failed', `unexpected credentials ${creds.type} in the recorded entry`);
-    const who = Address.fromScAddress((creds.value as xdr.SorobanAddressCredentials).address).toString();
-    if (who !== payer)
-      throw new X402Error('simulation_failed', `the transfer needs ${who}'s signature, not the payer's`);
-    if (entry.rootInvocation.subInvocations.length !== 0)
-      throw new X402Error('simulation_failed', 'the transfer authorizes sub-invocations');
-
-    // 2. sign the entry, re-simulate with it (enforcing), assemble
-    let signedEntry: xdr.SorobanAuthorizationEntry;
+    const invocation = new xdr.InvokeContractArgs({
+      contractAddress: new Address(asset).toScAddress(),
+      functionName: 'transfer',
+      args: [
+        new Address(payer).toScVal(),
+        new Address(payTo).toScVal(),
+        nativeToScVal(amount, { type: 'i128' }),
+      ],
+    });
+    // 1. the payer's entry, built and signed here (the transfer needs exactly this one: checked next)
+    let signed: SignedAuthEntry;
     try {
-      signedEntry = await authorizeEntry(entry, signer, expiration, passphrase);
+      signed = signInvocation(signer, invocation, expiration, passphrase);
     } catch (e) {
       throw new X402Error('signing_failed', `could not sign the authorization: ${(e as Error).message}`);
     }
-    const body = call.body.value as xdr.InvokeHostFunctionOp;
-    const withAuth = build(Operation.invokeHostFunction({ func: body.hostFunction, auth: [signedEntry] }));
-    const enforced = await this.simulate(withAuth, 'enforcing');
+    // 2. one enforcing simulation with the signed entry: resources, footprint, and the entry accepted
+    const withAuth = new TransactionBuilder(new Account(NULL_ACCOUNT, '0'), {
+      fee: '100',
+      networkPassphrase: passphrase,
+    })
+      .addOperation(
+        Operation.invokeHostFunction({
+          func: xdr.HostFunction.hostFunctionTypeInvokeContract(invocation),
+          auth: [signed.entry],
+        }),
+      )
+      .setTimeout(maxTimeoutSeconds)
+      .build();
+    const cacheKey = TransferResources.key(asset, payer, payTo, amount);
+    const reused = this.opts.resources?.get(cacheKey, payer, signed.nonce);
+    const enforced = reused ?? (await this.simulate(withAuth, 'enforcing'));
+    if (!reused) this.opts.resources?.set(cacheKey, enforced);
     const assembled = rpc.assembleTransaction(withAuth, enforced).build();
-    const signedCreds = signedEntry.credentials.value as xdr.SorobanAddressCredentials;
     return {
       transaction: assembled.toXDR(),
       payer,
@@ -187,7 +185,7 @@ export class ExactStellarClient implements SchemeNetworkClient {
       asset,
       amount,
       network: this.network,
-      nonce: BigInt(signedCreds.nonce as unknown as bigint).toString(),
+      nonce: signed.nonce.toString(),
       expirationLedger: expiration,
       signedAtLedger: latest,
     };
@@ -196,11 +194,10 @@ export class ExactStellarClient implements SchemeNetworkClient {
   private async simulate(
     tx: ReturnType<TransactionBuilder['build']>,
     step: string,
-    useUpgradedAuth?: boolean,
   ): Promise<rpc.Api.SimulateTransactionSuccessResponse> {
     let sim: rpc.Api.SimulateTransactionResponse;
     try {
-      sim = await this.server.simulateTransaction(tx, undefined, undefined, useUpgradedAuth);
+      sim = await this.server.simulateTransaction(tx);
     } catch (e) {
       throw new X402Error('rpc_failed', `simulateTransaction failed: ${(e as Error).message}`);
     }

@@ -9,6 +9,7 @@ export {
   type SignedTransfer,
 } from './exact-client.ts';
 export { ExactStellarServerScheme, toStroops } from './exact-server.ts';
+export { TransferResources } from './transfer-resources.ts';
 export {
   quote,
   sign,

@@ -1,6 +1,7 @@
 // The local x402 pair `pool-proxy start` runs beside the embedded sandbox: our facilitator (fresh channel
-// accounts created through friendbot) and the demo paid service (paid to a fresh demo account), and the
-// environment that tells the proxy about them.
+// accounts created through friendbot) and the demo paid service (paid to a fresh demo account, settling
+// through the facilitator's in-process client; the facilitator still serves other services over HTTP), and
+// the environment that tells the proxy about them.
 
 import { Keypair } from '@stellar/stellar-sdk';
 import { startDemoService, type DemoServiceHandle } from './demo-service.ts';
@@ -41,7 +42,7 @@ export async function startLocalX402(opts: LocalX402Options): Promise<LocalX402>
   try {
     demo = await startDemoService({
       ...opts.demo,
-      facilitatorUrl: facilitator.url,
+      facilitator: facilitator.client,
       network: facilitator.network,
       asset: opts.asset,
       payTo: payTo.publicKey(),
@@ -61,8 +62,18 @@ export async function startLocalX402(opts: LocalX402Options): Promise<LocalX402>
   };
 }
 
+/** Where a running local pair answers (what the proxy and the CLI need of it). */
+export interface LocalX402Urls {
+  facilitator: { url: string; network: string };
+  demo: { url: string; quoteUrl: string; echoUrl: string };
+  demoPayTo: string;
+}
+
 /** The proxy environment for a running local pair: facilitator and demo URLs, the demo host allow-listed. */
-export function localX402Env(local: LocalX402, existingAllowed: string | undefined): Record<string, string> {
+export function localX402Env(
+  local: LocalX402Urls,
+  existingAllowed: string | undefined,
+): Record<string, string> {
   const demoHost = new URL(local.demo.url).host;
   const allowed = (existingAllowed ?? '')
     .split(',')

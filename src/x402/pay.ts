@@ -10,6 +10,7 @@ import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleRespon
 import { x402Network } from '../ledger/networks.ts';
 import { X402Error } from './errors.ts';
 import { checkRequirements, ExactStellarClient, type SignedTransfer } from './exact-client.ts';
+import type { TransferResources } from './transfer-resources.ts';
 import { safeFetch, type SafeFetchOptions, type SafeRequest, type SafeResponse } from './safe-fetch.ts';
 
 export const PAYMENT_SIGNATURE_HEADER = 'PAYMENT-SIGNATURE';
@@ -22,6 +23,8 @@ export interface PayerNetwork {
   asset: string;
   /** seconds per ledger for authorization expirations (measured on the RPC when omitted) */
   ledgerSeconds?: number;
+  /** simulations of identical transfers to reuse across payments (see transfer-resources.ts) */
+  resources?: TransferResources;
 }
 
 export interface Quote {
@@ -162,6 +165,7 @@ export async function sign(q: Quote, signer: Keypair, payer: PayerNetwork): Prom
     networkPassphrase: payer.networkPassphrase,
     assets: [payer.asset],
     ledgerSeconds: payer.ledgerSeconds,
+    resources: payer.resources,
   });
   let signed: SignedTransfer | undefined;
   const client = new x402Client((_v, accepts) => {

@@ -72,3 +72,25 @@ export function expirationLedger(latest: number, timeoutSeconds: number, ledgerS
   if (!(ledgerSeconds > 0)) return Number.MAX_SAFE_INTEGER;
   return latest + Math.max(1, Math.ceil(timeoutSeconds / ledgerSeconds));
 }
+
+/**
+ * How long a latest-ledger answer is shared by the callers of the same RPC URL: well under a ledger, so a
+ * shared answer is at most one ledger behind (an expiration computed from it is never later than asked).
+ */
+const LATEST_LEDGER_TTL_MS = 200;
+const latest = new Map<string, { at: number; sequence: Promise<number> }>();
+
+/** The RPC's latest ledger sequence, one request per LATEST_LEDGER_TTL_MS for all callers of `url`. */
+export function latestLedgerOf(url: string, server: rpc.Server = rpcServer(url)): Promise<number> {
+  const hit = latest.get(url);
+  if (hit && Date.now() - hit.at < LATEST_LEDGER_TTL_MS) return hit.sequence;
+  const sequence = server.getLatestLedger().then(
+    (l) => l.sequence,
+    (e: unknown) => {
+      latest.delete(url);
+      throw new X402Error('rpc_failed', `getLatestLedger failed: ${(e as Error).message}`);
+    },
+  );
+  latest.set(url, { at: Date.now(), sequence });
+  return sequence;
+}

@@ -63,7 +63,7 @@ test.before(async () => {
   });
   demo = await startDemoService({
     port: 0,
-    facilitatorUrl: facilitator.url,
+    facilitator: facilitator.url,
     network: facilitator.network,
     asset: token,
     payTo,

@@ -5,13 +5,13 @@ import { DEFAULT_CIRCUITS_DIR, POLICY_CIRCUIT, circuitArtifacts } from '../../ci
 import { startProverDaemon, type ProverDaemon } from '../../prover/daemon/server.ts';
 import { loadConfig } from '../../proxy/config.ts';
 import { startProxy, type ProxyHandle } from '../../proxy/server.ts';
-import { startPoolSandbox } from '../../../contracts/network.ts';
-import { ledgerLogLines } from '../../sandbox/ledger-log.ts';
 import { createLogger } from '../../proxy/util/logger.ts';
 import { STANDALONE_PASSPHRASE } from '../../ledger/networks.ts';
 import { parseListen } from '../../listen.ts';
 import { parsePassphrase } from './sandbox.ts';
-import { localX402Env, startLocalX402 } from '../../x402/local-services.ts';
+import { localX402Env } from '../../x402/local-services.ts';
+import { startPoolSandboxThread } from '../threads/sandbox-thread.ts';
+import { startLocalX402Thread } from '../threads/x402-thread.ts';
 import { parseIntFlag } from './facilitator.ts';
 
 /** Test USDC minted to the operator of a new embedded sandbox. */
@@ -32,7 +32,8 @@ interface StartOptions {
 
 /**
  * `pool-proxy start`: with no configuration, the embedded sandbox ledger, the prover daemon and the proxy on
- * their default addresses, each awaited until healthy. Pointing POOL_PROXY_RPC_URL at a real Soroban RPC (or
+ * their default addresses, each awaited until healthy. The sandbox and the local x402 pair run on worker
+ * threads of their own (a burst of payments keeps all three busy); a thread that dies stops the service. Pointing POOL_PROXY_RPC_URL at a real Soroban RPC (or
  * POOL_PROXY_PROVER_ADDRESSES at running daemons) skips the embedded part and uses the same proxy code path.
  */
 export function registerStart(program: Command): void {
@@ -86,13 +87,17 @@ export function registerStart(program: Command): void {
           await stop().catch((e) => logger.log('error', `stop: ${(e as Error).message}`));
       };
       let stopping = false;
-      const shutdown = async (signal: string) => {
+      const shutdown = async (signal: string, code = 0) => {
         if (stopping) return;
         stopping = true;
         logger.log('info', `stopping (${signal})…`);
         await stopAll();
         logger.log('info', 'stopped.');
-        process.exit(0);
+        process.exit(code);
+      };
+      const fatal = (part: string) => (reason: string) => {
+        logger.log('error', `${part} stopped unexpectedly: ${reason}`);
+        void shutdown(`${part} failed`, 1);
       };
       process.once('SIGINT', () => void shutdown('SIGINT'));
       process.once('SIGTERM', () => void shutdown('SIGTERM'));
@@ -120,18 +125,21 @@ export function registerStart(program: Command): void {
               : `sandbox: opening the ledger in ${sandboxDir}…`,
           );
           const sandboxLog = logger.child({ component: 'sandbox' });
-          const sandbox = await startPoolSandbox({
-            host,
-            port,
-            ledgerMs,
-            dataDir: sandboxDir,
-            vkey: artifacts.vkey,
-            networkPassphrase,
-            onLedgerClosed: (meta, txs) => {
-              for (const line of ledgerLogLines(meta, txs))
-                sandboxLog.log(line.level, line.message, line.fields);
+          const sandbox = await startPoolSandboxThread(
+            {
+              host,
+              port,
+              ledgerMs,
+              dataDir: sandboxDir,
+              vkey: artifacts.vkey,
+              networkPassphrase,
+              logLedgers: true,
             },
-          });
+            {
+              onLog: (line) => sandboxLog.log(line.level, line.message, line.fields),
+              onExit: fatal('the sandbox'),
+            },
+          );
           stops.push(() => sandbox.close());
           const secrets = sandbox.secrets();
           if (fresh) {
@@ -159,27 +167,30 @@ export function registerStart(program: Command): void {
             { rpcUrl: sandbox.rpcUrl },
           );
           // x402 on the sandbox: our facilitator and a demo paid service, told to the proxy
-          const x402 = await startLocalX402({
-            rpcUrl: sandbox.rpcUrl,
-            networkPassphrase,
-            asset: sandbox.info.contracts.token,
-            facilitator: parseListen(opts.facilitator),
-            demo: {
-              ...parseListen(opts.demo),
-              maxTimeoutSeconds: parseIntFlag(
-                'POOL_PROXY_DEMO_MAX_TIMEOUT_SECONDS',
-                process.env.POOL_PROXY_DEMO_MAX_TIMEOUT_SECONDS ?? '60',
-                5,
-                3600,
+          const x402 = await startLocalX402Thread(
+            {
+              rpcUrl: sandbox.rpcUrl,
+              networkPassphrase,
+              asset: sandbox.info.contracts.token,
+              facilitator: parseListen(opts.facilitator),
+              demo: {
+                ...parseListen(opts.demo),
+                maxTimeoutSeconds: parseIntFlag(
+                  'POOL_PROXY_DEMO_MAX_TIMEOUT_SECONDS',
+                  process.env.POOL_PROXY_DEMO_MAX_TIMEOUT_SECONDS ?? '60',
+                  5,
+                  3600,
+                ),
+              },
+              channelCount: parseIntFlag(
+                'POOL_PROXY_FACILITATOR_CHANNELS',
+                process.env.POOL_PROXY_FACILITATOR_CHANNELS ?? '16',
+                1,
+                256,
               ),
             },
-            channelCount: parseIntFlag(
-              'POOL_PROXY_FACILITATOR_CHANNELS',
-              process.env.POOL_PROXY_FACILITATOR_CHANNELS ?? '16',
-              1,
-              256,
-            ),
-          });
+            { onExit: fatal('the x402 facilitator and demo service') },
+          );
           stops.push(() => x402.close());
           Object.assign(env, localX402Env(x402, env.POOL_PROXY_PAY_ALLOWED_HOSTS));
           logger.log(

@@ -57,6 +57,8 @@ export async function executePayment(
       res = await send(p.request, signed, { ...pctx.fetchOptions, timeoutMs: SEND_TIMEOUT_MS });
     } catch (error) {
       const reason = reasonOf(error);
+      // whatever went wrong, the next payment simulates afresh instead of reusing a simulation
+      pctx.payer.resources?.clear();
       await journal.update(p.paymentId, { state: 'sent', reason });
       // The service refused the payment: almost surely unused, but only its expiry proves it.
       const status = isX402Error(error, 'payment_rejected') ? 'failed' : 'pending';
@@ -65,6 +67,7 @@ export async function executePayment(
     fault('payment', 'after-send');
     const settled = res.settlement;
     if (settled?.success !== true || typeof settled.transaction !== 'string' || settled.transaction === '') {
+      pctx.payer.resources?.clear();
       const reason = {
         code: 'payment_failed',
         detail: settled?.errorReason

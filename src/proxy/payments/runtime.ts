@@ -3,6 +3,7 @@
 // float, and the settlement job. Payments are off (POST /api/pay answers 503) without a pool wallet secret.
 import { Keypair, StrKey } from '@stellar/stellar-sdk';
 import { ConfigError, type PaymentsConfig } from '../config.ts';
+import { TransferResources } from '../../x402/index.ts';
 import type { FlowContext } from '../flows/context.ts';
 import { BatchOperator } from './batch-operator.ts';
 import type { PaymentContext } from './context.ts';
@@ -36,6 +37,7 @@ export function createPayments(
       networkPassphrase: flows.deployment.networkPassphrase,
       asset: flows.deployment.contracts.token,
       ...(config.ledgerSeconds > 0 && { ledgerSeconds: config.ledgerSeconds }),
+      resources: new TransferResources(),
     },
     fetchOptions: { allowedHosts: config.allowedHosts },
     config,

@@ -7,16 +7,17 @@ import type { Keypair } from '@stellar/stellar-sdk';
 export class ChannelPool {
   private readonly free: Keypair[];
   private readonly waiting: ((kp: Keypair) => void)[] = [];
+  /** the channels' addresses (G…), in order */
+  readonly addresses: readonly string[];
+  /** the same, for membership checks */
+  readonly addressSet: ReadonlySet<string>;
 
   constructor(readonly channels: readonly Keypair[]) {
     if (channels.length === 0) throw new Error('at least one channel account is required');
-    const keys = new Set(channels.map((c) => c.publicKey()));
-    if (keys.size !== channels.length) throw new Error('channel accounts must be distinct');
+    this.addresses = channels.map((c) => c.publicKey());
+    this.addressSet = new Set(this.addresses);
+    if (this.addressSet.size !== channels.length) throw new Error('channel accounts must be distinct');
     this.free = [...channels];
-  }
-
-  get addresses(): string[] {
-    return this.channels.map((c) => c.publicKey());
   }
 
   /** Channels not in use right now. */

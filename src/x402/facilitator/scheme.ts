@@ -4,9 +4,16 @@
 // channel account as source, payer or signer; a simulation with exactly one transfer event and no other
 // contract event; a fee between the simulation's minimum and our maximum; v1 address credentials only,
 // signed, expiring no later than maxTimeoutSeconds from now, without sub-invocations. settle re-verifies,
-// rebuilds the transaction from a free channel account, submits it and polls until it is final.
+// rebuilds the transaction from a free channel account, submits it and waits until it is final.
+// The re-verification in settle reuses the simulation of a verify of the same payload made in the current or
+// the previous ledger (a resource server verifies, runs its handler, then settles: simulating twice within a
+// ledger doubled the cost of every payment); the authorization checks run again against the latest ledger.
+// Channel accounts' sequence numbers are tracked here after the first load (reloaded after any submission
+// whose fate is unknown), and finality is watched for all settlements at once (finality.ts).
 
+import { createHash } from 'node:crypto';
 import {
+  type Account,
   Address,
   humanizeEvents,
   Operation,
@@ -25,8 +32,10 @@ import type {
   VerifyResponse,
 } from '@x402/core/types';
 import { x402Network } from '../../ledger/networks.ts';
-import { expirationLedger, ledgerSecondsOf, rpcServer } from '../rpc.ts';
+import { signTransaction } from '../../ledger/ed25519.ts';
+import { expirationLedger, latestLedgerOf, ledgerSecondsOf, rpcServer } from '../rpc.ts';
 import { ChannelPool } from './channels.ts';
+import { FinalityWatcher } from './finality.ts';
 
 // The official facilitator's default cap is 50,000 stroops; a token transfer's resource fee on our sandbox's
 // fee schedule is about 63,000 (the testnet schedule: per-entry writes and 16,235 stroops per history KB),
@@ -35,6 +44,8 @@ export const DEFAULT_MAX_FEE_STROOPS = 100_000;
 const DEFAULT_TIMEOUT_SECONDS = 60;
 /** Ledgers of slack on the expiration bound (the client and we read the latest ledger at different times). */
 const EXPIRATION_TOLERANCE = 2;
+/** Verified payloads remembered for settle's re-verification (oldest forgotten first). */
+const VERIFIED_MAX = 10_000;
 
 export interface FacilitatorSchemeOptions {
   rpcUrl: string;
@@ -70,12 +81,23 @@ export class ExactStellarFacilitatorScheme implements SchemeNetworkFacilitator {
   private readonly maxFee: number;
   /** payer:nonce of settlements in flight, so one authorization is never submitted twice at once */
   private readonly inFlight = new Set<string>();
+  /** payload+requirements digest → what verify found, and the latest ledger when its simulation passed */
+  private readonly verified = new Map<string, { parsed: Parsed; ledger: number }>();
+  /** channel accounts with their next sequence numbers, once loaded */
+  private readonly accounts = new Map<string, Account>();
+  private readonly finality: FinalityWatcher;
 
   constructor(private readonly opts: FacilitatorSchemeOptions) {
     this.network = x402Network(opts.networkPassphrase);
     this.pool = new ChannelPool(opts.channels);
     this.server = rpcServer(opts.rpcUrl);
     this.maxFee = opts.maxFeeStroops ?? DEFAULT_MAX_FEE_STROOPS;
+    this.finality = new FinalityWatcher(this.server, opts.pollMs ?? 250);
+  }
+
+  /** Stops waiting for settlements (they answer as not final). */
+  close(): void {
+    this.finality.close();
   }
 
   getExtra(): Record<string, unknown> {
@@ -83,7 +105,7 @@ export class ExactStellarFacilitatorScheme implements SchemeNetworkFacilitator {
   }
 
   getSigners(): string[] {
-    return this.pool.addresses;
+    return [...this.pool.addresses];
   }
 
   /** The static checks: everything but the simulation and the ledger. */
@@ -105,7 +127,7 @@ export class ExactStellarFacilitatorScheme implements SchemeNetworkFacilitator {
     if (tx.operations.length !== 1 || tx.operations[0]?.type !== 'invokeHostFunction')
       return invalid('invalid_exact_stellar_payload_wrong_operation');
     const op = tx.operations[0] as Operation.InvokeHostFunction;
-    const ours = new Set(this.pool.addresses);
+    const ours = this.pool.addressSet;
     if (ours.has(op.source ?? '') || ours.has(tx.source))
       return invalid('invalid_exact_stellar_payload_unsafe_tx_or_op_source');
     if (op.func.type !== 'hostFunctionTypeInvokeContract')
@@ -153,7 +175,7 @@ export class ExactStellarFacilitatorScheme implements SchemeNetworkFacilitator {
   }
 
   private checkAuth(p: Parsed, maxLedger: number) {
-    const ours = new Set(this.pool.addresses);
+    const ours = this.pool.addressSet;
     if (p.op.auth === undefined || p.op.auth.length === 0)
       return invalid('invalid_exact_stellar_payload_no_auth_entries', p.payer);
     let payerSigned = false;
@@ -176,34 +198,63 @@ export class ExactStellarFacilitatorScheme implements SchemeNetworkFacilitator {
   }
 
   async verify(payload: PaymentPayload, req: PaymentRequirements): Promise<VerifyResponse> {
-    const parsed = this.parse(payload, req);
-    if (!('tx' in parsed)) return parsed;
+    return (await this.check(payload, req, false)).result;
+  }
+
+  /**
+   * verify, and the parsed payload when valid. With `reuse` (settle), what a verify of the same payload
+   * found in this or the previous ledger is not parsed and simulated again (the auth checks still run).
+   */
+  private async check(
+    payload: PaymentPayload,
+    req: PaymentRequirements,
+    reuse: boolean,
+  ): Promise<{ result: VerifyResponse; parsed?: Parsed }> {
+    const key = digest(payload, req);
+    const seen = this.verified.get(key);
+    if (reuse) this.verified.delete(key);
+    const parsed = seen?.parsed ?? this.parse(payload, req);
+    if (!('tx' in parsed)) return { result: parsed };
     try {
-      const sim = await this.server.simulateTransaction(parsed.tx);
-      if (!rpc.Api.isSimulationSuccess(sim))
-        return invalid('invalid_exact_stellar_payload_simulation_failed', parsed.payer);
-      const fee = Number(parsed.tx.fee);
-      if (fee < Number(sim.minResourceFee))
-        return invalid('invalid_exact_stellar_payload_fee_below_minimum', parsed.payer);
-      if (fee > this.maxFee)
-        return invalid('invalid_exact_stellar_payload_fee_exceeds_maximum', parsed.payer);
-      const eventsWrong = this.checkEvents(sim, parsed, req);
-      if (eventsWrong) return eventsWrong;
       const [latest, ledgerSeconds] = await Promise.all([
-        this.server.getLatestLedger().then((l) => l.sequence),
+        latestLedgerOf(this.opts.rpcUrl, this.server),
         this.opts.ledgerSeconds ?? ledgerSecondsOf(this.opts.rpcUrl, this.server).then((r) => r.low),
       ]);
+      if (!reuse || seen === undefined || seen.ledger < latest - 1) {
+        const simWrong = await this.simulateAndCheck(parsed, req);
+        if (simWrong) return { result: simWrong };
+      }
       const maxLedger = expirationLedger(
         latest,
         req.maxTimeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS,
         ledgerSeconds,
       );
       const authWrong = this.checkAuth(parsed, maxLedger);
-      if (authWrong) return authWrong;
-      return { isValid: true, payer: parsed.payer };
+      if (authWrong) return { result: authWrong };
+      if (!reuse) {
+        if (this.verified.size >= VERIFIED_MAX)
+          this.verified.delete(this.verified.keys().next().value as string);
+        this.verified.set(key, { parsed, ledger: latest });
+      }
+      return { result: { isValid: true, payer: parsed.payer }, parsed };
     } catch {
-      return invalid('unexpected_verify_error', parsed.payer);
+      return { result: invalid('unexpected_verify_error', parsed.payer) };
     }
+  }
+
+  /** The simulation's verdict: it succeeds, the fee covers it within our cap, one transfer event as asked. */
+  private async simulateAndCheck(
+    parsed: Parsed,
+    req: PaymentRequirements,
+  ): Promise<VerifyResponse | undefined> {
+    const sim = await this.server.simulateTransaction(parsed.tx);
+    if (!rpc.Api.isSimulationSuccess(sim))
+      return invalid('invalid_exact_stellar_payload_simulation_failed', parsed.payer);
+    const fee = Number(parsed.tx.fee);
+    if (fee < Number(sim.minResourceFee))
+      return invalid('invalid_exact_stellar_payload_fee_below_minimum', parsed.payer);
+    if (fee > this.maxFee) return invalid('invalid_exact_stellar_payload_fee_exceeds_maximum', parsed.payer);
+    return this.checkEvents(sim, parsed, req);
   }
 
   async settle(payload: PaymentPayload, req: PaymentRequirements): Promise<SettleResponse> {
@@ -214,9 +265,9 @@ export class ExactStellarFacilitatorScheme implements SchemeNetworkFacilitator {
       network: req.network,
       ...(payer && { payer }),
     });
-    const verified = await this.verify(payload, req);
-    if (!verified.isValid) return fail(verified.invalidReason ?? 'verification_failed', verified.payer);
-    const parsed = this.parse(payload, req) as Parsed;
+    const { result: verified, parsed } = await this.check(payload, req, true);
+    if (!verified.isValid || !parsed)
+      return fail(verified.invalidReason ?? 'verification_failed', verified.payer);
     const ac = parsed.op.auth![0]!.credentials.value as xdr.SorobanAddressCredentials;
     const key = `${parsed.payer}:${String(ac.nonce)}`;
     if (this.inFlight.has(key)) return fail('settle_exact_stellar_duplicate_settlement', parsed.payer);
@@ -225,12 +276,13 @@ export class ExactStellarFacilitatorScheme implements SchemeNetworkFacilitator {
       return await this.pool.with(async (channel) => {
         // the wait for a channel may have outlived the authorization: refuse it rather than burn a fee
         const expiration = ac.signatureExpirationLedger;
-        if ((await this.server.getLatestLedger()).sequence >= expiration)
+        if ((await latestLedgerOf(this.opts.rpcUrl, this.server)) >= expiration)
           return fail('invalid_exact_stellar_payload_authorization_expired', parsed.payer);
         const env = xdr.TransactionEnvelope.fromXdr(String(payload.payload.transaction), 'base64');
         const ext = (env.value as xdr.TransactionV1Envelope).tx.ext;
         if (ext.type !== 'sorobanData') return fail('invalid_exact_stellar_payload_malformed', parsed.payer);
-        const account = await this.server.getAccount(channel.publicKey());
+        const address = channel.publicKey();
+        const account = this.accounts.get(address) ?? (await this.server.getAccount(address));
         const tx = new TransactionBuilder(account, {
           fee: String(Math.min(Number(parsed.tx.fee), this.maxFee)),
           networkPassphrase: this.opts.networkPassphrase,
@@ -239,11 +291,16 @@ export class ExactStellarFacilitatorScheme implements SchemeNetworkFacilitator {
           .setTimeout(req.maxTimeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS)
           .addOperation(Operation.invokeHostFunction({ func: parsed.op.func, auth: parsed.op.auth ?? [] }))
           .build();
-        tx.sign(channel);
+        signTransaction(tx, channel);
+        // until the transaction is final, the channel's sequence number is not known for sure
+        this.accounts.delete(address);
         const sent = await this.server.sendTransaction(tx);
         if (sent.status !== 'PENDING')
           return fail('settle_exact_stellar_transaction_submission_failed', parsed.payer);
-        const final = await this.waitFinal(sent.hash, req.maxTimeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS);
+        const timeoutMs = (req.maxTimeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
+        const final = await this.finality.wait(sent.hash, sent.latestLedger, timeoutMs);
+        // applied, successfully or not: the sequence number was consumed, the next one is ours to use
+        if (final !== rpc.Api.GetTransactionStatus.NOT_FOUND) this.accounts.set(address, account);
         if (final !== rpc.Api.GetTransactionStatus.SUCCESS)
           return fail('settle_exact_stellar_transaction_failed', parsed.payer, sent.hash);
         return { success: true, transaction: sent.hash, network: req.network, payer: parsed.payer };
@@ -254,15 +311,13 @@ export class ExactStellarFacilitatorScheme implements SchemeNetworkFacilitator {
       this.inFlight.delete(key);
     }
   }
+}
 
-  private async waitFinal(hash: string, timeoutSeconds: number): Promise<string> {
-    const deadline = Date.now() + timeoutSeconds * 1000;
-    const pollMs = this.opts.pollMs ?? 250;
-    for (;;) {
-      const res = await this.server.getTransaction(hash).catch(() => undefined);
-      if (res && res.status !== rpc.Api.GetTransactionStatus.NOT_FOUND) return res.status;
-      if (Date.now() > deadline) return rpc.Api.GetTransactionStatus.NOT_FOUND;
-      await new Promise((r) => setTimeout(r, pollMs));
-    }
-  }
+/** What a verification vouches for: the payload and the requirements it was checked against. */
+function digest(payload: PaymentPayload, req: PaymentRequirements): string {
+  return createHash('sha256')
+    .update(JSON.stringify(payload))
+    .update('\0')
+    .update(JSON.stringify(req))
+    .digest('base64');
 }

@@ -7,7 +7,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Keypair } from '@stellar/stellar-sdk';
 import { x402Facilitator } from '@x402/core/facilitator';
-import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import type { FacilitatorClient } from '@x402/core/server';
+import type { PaymentPayload, PaymentRequirements, SupportedResponse } from '@x402/core/types';
 import { rpcServer } from '../rpc.ts';
 import { ExactStellarFacilitatorScheme, type FacilitatorSchemeOptions } from './scheme.ts';
 
@@ -24,6 +25,8 @@ export interface FacilitatorHandle {
   network: string;
   scheme: ExactStellarFacilitatorScheme;
   facilitator: x402Facilitator;
+  /** the same facilitator for a resource server in this process (no HTTP in between) */
+  client: FacilitatorClient;
   close(): Promise<void>;
 }
 
@@ -118,9 +121,34 @@ export function parseChannelSecrets(text: string): Keypair[] {
   });
 }
 
+/**
+ * The facilitator as @x402/core's FacilitatorClient without HTTP in between, for a resource server in the
+ * same process; the HTTP routes answer through it too. A payment kind nobody registered is a refusal.
+ */
+export function inProcessClient(facilitator: x402Facilitator): FacilitatorClient {
+  return {
+    verify: (payload, requirements) =>
+      facilitator.verify(payload, requirements).catch((e: Error) => ({
+        isValid: false,
+        invalidReason: 'unsupported_payment_kind',
+        invalidMessage: e.message,
+      })),
+    settle: (payload, requirements) =>
+      facilitator.settle(payload, requirements).catch((e: Error) => ({
+        success: false,
+        errorReason: 'unsupported_payment_kind',
+        errorMessage: e.message,
+        transaction: '',
+        network: requirements.network,
+      })),
+    getSupported: async () => facilitator.getSupported() as SupportedResponse,
+  };
+}
+
 export async function startFacilitator(opts: FacilitatorOptions): Promise<FacilitatorHandle> {
   const scheme = new ExactStellarFacilitatorScheme(opts);
   const facilitator = new x402Facilitator().register(scheme.network as `${string}:${string}`, scheme);
+  const client = inProcessClient(facilitator);
   const server: Server = createServer((req, res) => {
     void (async () => {
       const path = new URL(req.url ?? '/', 'http://x').pathname.replace(/\/+$/, '');
@@ -144,22 +172,8 @@ export async function startFacilitator(opts: FacilitatorOptions): Promise<Facili
       const parsed = parseRequest(body);
       if (typeof parsed === 'string') return reply(res, 400, { error: parsed });
       const { payload, requirements } = parsed;
-      if (path === '/verify') {
-        const result = await facilitator.verify(payload, requirements).catch((e: Error) => ({
-          isValid: false,
-          invalidReason: 'unsupported_payment_kind',
-          invalidMessage: e.message,
-        }));
-        return reply(res, 200, result);
-      }
-      const result = await facilitator.settle(payload, requirements).catch((e: Error) => ({
-        success: false,
-        errorReason: 'unsupported_payment_kind',
-        errorMessage: e.message,
-        transaction: '',
-        network: requirements.network,
-      }));
-      return reply(res, 200, result);
+      if (path === '/verify') return reply(res, 200, await client.verify(payload, requirements));
+      return reply(res, 200, await client.settle(payload, requirements));
     })().catch((e: unknown) => {
       if (!res.headersSent) reply(res, 500, { error: (e as Error).message });
     });
@@ -175,8 +189,10 @@ export async function startFacilitator(opts: FacilitatorOptions): Promise<Facili
     network: scheme.network,
     scheme,
     facilitator,
+    client,
     close: () =>
       new Promise<void>((resolve) => {
+        scheme.close();
         server.close(() => resolve());
         server.closeAllConnections();
       }),

@@ -1,0 +1,63 @@
+// The embedded pool sandbox on its own worker thread (see thread.ts): the same network as
+// startPoolSandbox, with its ledger-close log lines forwarded to the main thread's logger. The handle
+// offers what the CLI uses of a sandbox: its URLs, the network's public info and its secrets.
+import {
+  type PoolNetworkInfo,
+  type PoolNetworkSecrets,
+  startPoolSandbox,
+  type VerificationKeyInput,
+} from '../../../contracts/network.ts';
+import type { NetworkInfo } from '../../sandbox/index.ts';
+import { ledgerLogLines } from '../../sandbox/ledger-log.ts';
+import { serveThread, startThread, type ThreadOptions } from './thread.ts';
+
+const PART = 'pool-sandbox';
+
+export interface SandboxThreadOptions {
+  host?: string;
+  port?: number;
+  ledgerMs?: number;
+  dataDir?: string;
+  vkey?: VerificationKeyInput;
+  networkPassphrase?: string;
+  /** forward a log line per ledger close (as `pool-proxy sandbox` prints them) */
+  logLedgers?: boolean;
+}
+
+interface SandboxThreadInfo {
+  url: string;
+  rpcUrl: string;
+  info: NetworkInfo<PoolNetworkInfo>;
+  secrets: PoolNetworkSecrets;
+}
+
+export interface SandboxThread {
+  url: string;
+  rpcUrl: string;
+  info: NetworkInfo<PoolNetworkInfo>;
+  secrets(): PoolNetworkSecrets;
+  close(): Promise<void>;
+}
+
+export async function startPoolSandboxThread(
+  opts: SandboxThreadOptions,
+  thread: ThreadOptions = {},
+): Promise<SandboxThread> {
+  const t = await startThread<SandboxThreadInfo>(new URL(import.meta.url), PART, opts, thread);
+  return { ...t.info, secrets: () => t.info.secrets, close: t.close };
+}
+
+serveThread<SandboxThreadOptions, SandboxThreadInfo>(PART, async ({ logLedgers, ...opts }, log) => {
+  const sandbox = await startPoolSandbox({
+    ...opts,
+    onLedgerClosed: logLedgers
+      ? (meta, txs) => {
+          for (const line of ledgerLogLines(meta, txs)) log(line);
+        }
+      : undefined,
+  });
+  return {
+    info: { url: sandbox.url, rpcUrl: sandbox.rpcUrl, info: sandbox.info, secrets: sandbox.secrets() },
+    close: () => sandbox.close(),
+  };
+});
