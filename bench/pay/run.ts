@@ -9,6 +9,7 @@
 // Usage: npx tsx bench/pay/run.ts [agents=100] [payments=1000] [windowMs=15000] [channels=128] [ledgerMs=1000]
 //        [threads=1]
 import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
@@ -133,7 +134,18 @@ console.log(`setup: ${agents} agents deposited in ${((performance.now() - t) / 1
 
 const started = performance.now();
 let cpuAtWindowEnd: NodeJS.CpuUsage | undefined;
-setTimeout(() => (cpuAtWindowEnd = process.cpuUsage()), windowMs);
+type Elu = ReturnType<typeof performance.eventLoopUtilization>;
+const threadsOf = () =>
+  [
+    ['main', (since?: Elu) => performance.eventLoopUtilization(since)],
+    ...('utilization' in sandbox ? [['sandbox', sandbox.utilization] as const] : []),
+    ...('utilization' in x402 ? [['x402 pair', x402.utilization] as const] : []),
+  ] as [string, (since?: Elu) => Elu][];
+let eluAtWindowEnd: Elu[] = [];
+setTimeout(() => {
+  cpuAtWindowEnd = process.cpuUsage();
+  eluAtWindowEnd = threadsOf().map(([, elu]) => elu());
+}, windowMs);
 const answers = await Promise.all(
   Array.from({ length: payments }, async (_, i) => {
     const res = await call(`${proxy.url}/api/pay`, {
@@ -145,6 +157,9 @@ const answers = await Promise.all(
   }),
 );
 const burstCpu = process.cpuUsage(cpuAtWindowEnd);
+const burstElu = threadsOf().map(
+  ([name, elu], i) => `${name} ${(elu(eluAtWindowEnd[i]).utilization * 100).toFixed(0)}%`,
+);
 const windowEnd = started + windowMs;
 const after = answers.map((a) => a.at - windowEnd).sort((a, b) => a - b);
 const confirmed = answers.filter((a) => a.res.json?.paymentStatus === 'confirmed').length;
@@ -162,7 +177,8 @@ console.log(
 console.log(`  outcomes: ${[...statuses].map(([k, v]) => `${k} ×${v}`).join(', ')}`);
 const cpuMs = (burstCpu.user + burstCpu.system) / 1000;
 console.log(
-  `  CPU after the window (all threads): ${(cpuMs / 1000).toFixed(1)} s, ${(cpuMs / payments).toFixed(1)} ms per payment`,
+  `  CPU after the window (all threads): ${(cpuMs / 1000).toFixed(1)} s, ${(cpuMs / payments).toFixed(1)} ms per payment; ` +
+    `event loops busy: ${burstElu.join(', ')}`,
 );
 
 // Settlement: the same store, restarted with a short settlement interval.

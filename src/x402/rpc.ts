@@ -2,16 +2,14 @@
 // the ledger close time measured on the network itself (the RPC's retained ledger range and close times),
 // which sets how many ledgers an authorization stays valid for a given number of seconds.
 
-import { rpc } from '@stellar/stellar-sdk';
+import type { rpc } from '@stellar/stellar-sdk';
+import { rpcServer } from '../ledger/rpc-server.ts';
 import { X402Error } from './errors.ts';
 
 /** Ledger close time assumed when the RPC retains too few ledgers to measure it (Stellar's target is 5 s). */
 export const DEFAULT_LEDGER_SECONDS = 5;
 
-/** An rpc.Server for `url`; plain http is allowed (sandboxes and local RPC nodes). */
-export function rpcServer(url: string): rpc.Server {
-  return new rpc.Server(url, { allowHttp: url.startsWith('http:') });
-}
+export { rpcServer } from '../ledger/rpc-server.ts';
 
 /** A hash no transaction has: asking for it returns only the RPC's ledger range and close times. */
 const PROBE_HASH = '0'.repeat(64);

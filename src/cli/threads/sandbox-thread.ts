@@ -9,7 +9,7 @@ import {
 } from '../../../contracts/network.ts';
 import type { NetworkInfo } from '../../sandbox/index.ts';
 import { ledgerLogLines } from '../../sandbox/ledger-log.ts';
-import { serveThread, startThread, type ThreadOptions } from './thread.ts';
+import { serveThread, startThread, type ThreadHandle, type ThreadOptions } from './thread.ts';
 
 const PART = 'pool-sandbox';
 
@@ -37,6 +37,7 @@ export interface SandboxThread {
   info: NetworkInfo<PoolNetworkInfo>;
   secrets(): PoolNetworkSecrets;
   close(): Promise<void>;
+  utilization: ThreadHandle<unknown>['utilization'];
 }
 
 export async function startPoolSandboxThread(
@@ -44,7 +45,7 @@ export async function startPoolSandboxThread(
   thread: ThreadOptions = {},
 ): Promise<SandboxThread> {
   const t = await startThread<SandboxThreadInfo>(new URL(import.meta.url), PART, opts, thread);
-  return { ...t.info, secrets: () => t.info.secrets, close: t.close };
+  return { ...t.info, secrets: () => t.info.secrets, close: t.close, utilization: t.utilization };
 }
 
 serveThread<SandboxThreadOptions, SandboxThreadInfo>(PART, async ({ logLedgers, ...opts }, log) => {

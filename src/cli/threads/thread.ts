@@ -12,6 +12,7 @@
 // single-threaded curves only, so before anything is imported the worker's module cache gets, in its place,
 // a Worker class that refuses to start.
 import { createRequire } from 'node:module';
+import type { EventLoopUtilization } from 'node:perf_hooks';
 import { parentPort, Worker, workerData } from 'node:worker_threads';
 
 export interface ThreadLogLine {
@@ -31,6 +32,8 @@ export interface ThreadHandle<I> {
   info: I;
   /** closes the part (its servers, its store) and ends the thread */
   close(): Promise<void>;
+  /** how busy the thread's event loop has been (since `since`, when given) */
+  utilization(since?: EventLoopUtilization): EventLoopUtilization;
 }
 
 export interface ThreadOptions {
@@ -88,6 +91,7 @@ export function startThread<I>(
         started = true;
         resolve({
           info: m.info,
+          utilization: (since) => worker.performance.eventLoopUtilization(since),
           close: () => {
             if (closing) return Promise.resolve();
             closing = true;

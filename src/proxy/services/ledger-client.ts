@@ -22,6 +22,7 @@ import {
 } from '../../ledger/contract-errors.ts';
 import { ProblemError } from '../errors.ts';
 import { KeyedMutex } from '../util/keyed-mutex.ts';
+import { rpcServer } from '../../ledger/rpc-server.ts';
 
 export interface LedgerClientSettings {
   rpcUrl: string;
@@ -46,7 +47,7 @@ export class LedgerClient {
 
   constructor(settings: LedgerClientSettings) {
     this.settings = settings;
-    this.server = new rpc.Server(settings.rpcUrl, { allowHttp: settings.rpcUrl.startsWith('http://') });
+    this.server = rpcServer(settings.rpcUrl);
   }
 
   get passphrase(): string {
