@@ -63,14 +63,19 @@ function postOnce(url: URL, body: string, headers: Record<string, string>): Prom
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
           let data: unknown = text;
+          let json = true;
           try {
             data = JSON.parse(text);
           } catch {
-            // not JSON: kept as text
+            json = false;
           }
           const status = res.statusCode ?? 0;
           if (status < 200 || status >= 300)
             return reject(new HttpError(`Request failed with status code ${status}`, { status, data }));
+          if (!json)
+            return reject(
+              new HttpError(`${url.host} answered ${status} with a body that is not JSON`, { status, data }),
+            );
           resolve({ data, status, statusText: res.statusMessage ?? '', headers: res.headers, config: {} });
         });
       },

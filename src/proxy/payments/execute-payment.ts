@@ -40,16 +40,16 @@ export async function executePayment(
   const { journal, logger } = pctx.flows;
   const base = { paymentId: p.paymentId, batchId };
   try {
-    await journal.update(p.paymentId, { data: { batchId } });
     let signed: SignedPayment;
     try {
       signed = await sign(p.quote, pctx.poolWallet, pctx.payer);
     } catch (error) {
       const reason = reasonOf(error);
+      await journal.update(p.paymentId, { data: { batchId } });
       await settlePaymentFailure(pctx, p.paymentId, 'failed', reason);
       return { ...base, paymentStatus: 'failed', reason };
     }
-    await journal.update(p.paymentId, { state: 'signed', data: { auth: signed.record } });
+    await journal.update(p.paymentId, { state: 'signed', data: { batchId, auth: signed.record } });
     fault('payment', 'before-send');
     let res: SendResult;
     try {
@@ -77,10 +77,12 @@ export async function executePayment(
       await journal.update(p.paymentId, { state: 'sent', reason });
       return { ...base, paymentStatus: 'failed', reason, ...content(res) };
     }
-    await journal.update(p.paymentId, { state: 'sent', txHash: settled.transaction });
+    // Not journaled as `sent` first: a crash here leaves it `signed`, which reconciliation settles by
+    // looking for the authorization's nonce on chain, exactly as it would a `sent` one.
     const confirmed = await confirmSoon(pctx, settled.transaction, signed);
     if (confirmed instanceof X402Error) {
       const reason = reasonOf(confirmed);
+      await journal.update(p.paymentId, { state: 'sent', txHash: settled.transaction, reason });
       logger.log('warn', 'a settlement the service reported is not on our ledger', { code: confirmed.code });
       return { ...base, paymentStatus: 'pending', reason, ...content(res) };
     }
