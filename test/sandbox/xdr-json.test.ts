@@ -237,24 +237,34 @@ test('getEvents: topics and values in JSON', async (t) => {
 });
 
 test('sendTransaction: an ERROR result and its diagnostic events in JSON', async (t) => {
-  // the landed transfer sent again (bad sequence), and an unsupported operation (with a diagnostic message)
-  const manageData = new TransactionBuilder(await server.getAccount(bob.publicKey()), {
-    fee: '100',
-    networkPassphrase: STANDALONE_PASSPHRASE,
-  })
-    .addOperation(Operation.manageData({ name: 'k', value: 'v' }))
-    .setTimeout(60)
-    .build();
-  manageData.sign(bob);
-  for (const envelope of [landed.envelopeXdr.toXDR('base64'), manageData.toXDR()]) {
+  // a sequence number far ahead (txBadSeq), and an unsupported operation (with a diagnostic message)
+  const acct = await server.getAccount(bob.publicKey());
+  const build = (source: Account, op: xdr.Operation) => {
+    const tx = new TransactionBuilder(source, { fee: '100', networkPassphrase: STANDALONE_PASSPHRASE })
+      .addOperation(op)
+      .setTimeout(60)
+      .build();
+    tx.sign(bob);
+    return tx.toXDR();
+  };
+  const ahead = new Account(bob.publicKey(), (BigInt(acct.sequenceNumber()) + 10n).toString());
+  const badSeq = build(
+    ahead,
+    Operation.payment({ destination: alice.publicKey(), asset: Asset.native(), amount: '1' }),
+  );
+  const manageData = build(acct, Operation.manageData({ name: 'k', value: 'v' }));
+  const codes: unknown[] = [];
+  for (const envelope of [badSeq, manageData]) {
     const { b64, js } = await both('sendTransaction', { transaction: envelope });
     t.is(js.status, 'ERROR');
     t.is(b64.status, 'ERROR');
     t.is(js.hash, b64.hash);
     t.is(back('TransactionResult', js.errorResultJson), b64.errorResultXdr);
+    codes.push(js.errorResultJson.result);
     t.deepEqual(backAll('DiagnosticEvent', js.diagnosticEventsJson ?? []), b64.diagnosticEventsXdr ?? []);
     noXdrFields(t, js);
   }
+  t.deepEqual(codes, ['tx_bad_seq', 'tx_not_supported']);
 });
 
 test('simulateTransaction: a write, a read and a failure in JSON', async (t) => {
