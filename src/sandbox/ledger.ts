@@ -85,7 +85,7 @@ export class Ledger {
   private closing: Promise<void> = Promise.resolve();
   /** full hashes of applied transactions, one set per recent close (newest first), as stellar-core bans them */
   private readonly banned: Set<string>[] = Array.from({ length: BAN_LEDGERS }, () => new Set<string>());
-  /** hashes of the transactions the ledger being closed applies (still queued, for stellar-core) */
+  /** transactions the ledger being closed applies: still in stellar-core's queue then, so a resend is DUPLICATE */
   private applying = new Set<string>();
   /** inclusion fees (per operation) of the transactions applied in the ledger being closed */
   private feeSamples: bigint[] = [];
