@@ -33,6 +33,15 @@ import { STANDALONE_PASSPHRASE } from '../ledger/networks.ts';
 /** How many recent ledgers getFeeStats summarises (Soroban RPC's window for Soroban inclusion fees). */
 export const FEE_STATS_LEDGERS = 50;
 
+/**
+ * How many ledger closes a transaction stays banned from the queue once applied: stellar-core's
+ * TRANSACTION_QUEUE_BAN_LEDGERS (src/herder/HerderImpl.cpp in https://github.com/stellar/stellar-core).
+ * TransactionQueue::removeApplied bans every applied transaction and shift() drops the oldest of these
+ * per-ledger sets at each close, so a resend is TRY_AGAIN_LATER until its ledger is 9 closes old, then
+ * ERROR with txBadSeq (its sequence number is used).
+ */
+export const BAN_LEDGERS = 10;
+
 export interface SendResult {
   hash: string;
   status: 'PENDING' | 'DUPLICATE' | 'TRY_AGAIN_LATER' | 'ERROR';
@@ -74,6 +83,10 @@ export class Ledger {
   private jobs: { job: InternalJob; resolve: (txs: JobTransaction[]) => void; reject: (e: Error) => void }[] =
     [];
   private closing: Promise<void> = Promise.resolve();
+  /** full hashes of applied transactions, one set per recent close (newest first), as stellar-core bans them */
+  private readonly banned: Set<string>[] = Array.from({ length: BAN_LEDGERS }, () => new Set<string>());
+  /** transactions the ledger being closed applies: still in stellar-core's queue then, so a resend is DUPLICATE */
+  private applying = new Set<string>();
   /** inclusion fees (per operation) of the transactions applied in the ledger being closed */
   private feeSamples: bigint[] = [];
   private classicFeeSamples: bigint[] = [];
@@ -130,7 +143,10 @@ export class Ledger {
   submit(envelopeXdr: unknown): SendResult {
     const { tx, feeBump } = decodeEnvelope(envelopeXdr, this.passphrase);
     const txHash = Buffer.from((feeBump ?? tx).hash()).toString('hex');
-    if (this.pending.some((p) => p.hash === txHash)) return { hash: txHash, status: 'DUPLICATE' };
+    // stellar-core's TransactionQueue::canAdd checks the ban first: an applied transaction sent again
+    if (this.banned.some((set) => set.has(txHash))) return { hash: txHash, status: 'TRY_AGAIN_LATER' };
+    if (this.applying.has(txHash) || this.pending.some((p) => p.hash === txHash))
+      return { hash: txHash, status: 'DUPLICATE' };
     if (this.pending.some((p) => p.tx.source === tx.source))
       return { hash: txHash, status: 'TRY_AGAIN_LATER' };
     const unsupported = unsupportedOperations(tx);
@@ -220,6 +236,7 @@ export class Ledger {
 
     const pending = this.pending;
     this.pending = [];
+    this.applying = new Set(pending.map((p) => p.hash));
     this.feeSamples = [];
     this.classicFeeSamples = [];
     let slice = performance.now();
@@ -272,6 +289,11 @@ export class Ledger {
       if (outcome instanceof Error) reject(outcome);
       else resolve(outcome);
     });
+    // removeApplied then shift, as stellar-core's herder does after each close
+    for (const p of pending) (this.banned[0] as Set<string>).add(p.hash);
+    this.applying = new Set();
+    this.banned.pop();
+    this.banned.unshift(new Set());
     this.recentFees.push({ ledger: sequence, fees: this.feeSamples, classic: this.classicFeeSamples });
     if (this.recentFees.length > FEE_STATS_LEDGERS) this.recentFees.shift();
     for (const w of this.closeWaiters.splice(0)) w();

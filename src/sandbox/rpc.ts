@@ -1,10 +1,15 @@
 // Soroban RPC's JSON-RPC 2.0 methods over the sandbox ledger. Requests and replies follow the
-// stellar-rpc OpenRPC schema (the fields @stellar/stellar-sdk's rpc.Server sends and parses).
+// stellar-rpc OpenRPC schema (the fields @stellar/stellar-sdk's rpc.Server sends and parses). Methods that
+// take `xdrFormat` answer in base64 XDR (`…Xdr` fields) or, with "json", in SEP-51 JSON (`…Json` fields)
+// as stellar-rpc does (its cmd/stellar-rpc/internal/methods, https://github.com/stellar/stellar-rpc).
 import { xdr } from '@stellar/stellar-sdk';
 import { VERSION } from '../version.ts';
 import { queryEvents } from './events.ts';
 import { InvalidRequest } from './envelope.ts';
-import type { Ledger } from './ledger.ts';
+import type { Ledger, SendResult } from './ledger.ts';
+import type { SimulationResult } from './simulation.ts';
+import type { TxRecord } from './store.ts';
+import { xdrToJson as json } from './xdr-json.ts';
 import { BASE_FEE, ledgerCloseMeta, PROTOCOL_VERSION } from './xdr-records.ts';
 
 export const RPC_ERRORS = {
@@ -31,6 +36,88 @@ const txCursor = (ledgerSeq: number, order: number) => (BigInt(ledgerSeq) << 32n
 const RETENTION_WINDOW = 120_960;
 
 type Params = Record<string, unknown>;
+
+/** How a method encodes the XDR in its reply. */
+export type XdrFormat = 'base64' | 'json';
+
+/** The request's `xdrFormat`: absent, "" or "base64" is base64; "json" is JSON; anything else is refused. */
+function xdrFormatOf(params: unknown): XdrFormat {
+  const raw = typeof params === 'object' && params !== null ? (params as Params).xdrFormat : undefined;
+  // null decodes as absent in stellar-rpc (Go's JSON decoding leaves the string empty)
+  if (raw === undefined || raw === null || raw === '' || raw === 'base64') return 'base64';
+  if (raw === 'json') return 'json';
+  // stellar-rpc's wording (protocol.IsValidFormat)
+  const got = typeof raw === 'string' ? `'${raw}'` : JSON.stringify(raw);
+  throw new RpcError(RPC_ERRORS.invalidParams, `got ${got}: expected base64, json for optional 'xdrFormat'`);
+}
+
+/** LedgerEntryExt v0: the sandbox keeps no sponsorship or other entry extension. */
+const ENTRY_EXT_V0 = xdr.LedgerEntryExt.v0().toXdr('base64');
+
+/** A transaction's XDR fields (getTransaction, getTransactions) in the requested format. */
+function txFields(r: TxRecord, format: XdrFormat) {
+  if (format === 'base64') {
+    return {
+      envelopeXdr: r.envelopeXdr,
+      resultXdr: r.resultXdr,
+      resultMetaXdr: r.resultMetaXdr,
+      diagnosticEventsXdr: r.diagnosticEvents,
+      events: {
+        contractEventsXdr: r.contractEvents,
+        transactionEventsXdr: r.transactionEvents ?? [],
+      },
+    };
+  }
+  return {
+    envelopeJson: json('TransactionEnvelope', r.envelopeXdr),
+    resultJson: json('TransactionResult', r.resultXdr),
+    resultMetaJson: json('TransactionMeta', r.resultMetaXdr),
+    diagnosticEventsJson: r.diagnosticEvents.map((e) => json('DiagnosticEvent', e)),
+    events: {
+      contractEventsJson: r.contractEvents.map((op) => op.map((e) => json('ContractEvent', e))),
+      transactionEventsJson: (r.transactionEvents ?? []).map((e) => json('TransactionEvent', e)),
+    },
+  };
+}
+
+/** simulateTransaction's reply with its XDR as JSON (stellar-rpc's field names; empty lists omitted). */
+function simulationJson(r: SimulationResult) {
+  const events = r.events.map((e) => json('DiagnosticEvent', e));
+  const eventsJson = events.length ? { eventsJson: events } : {};
+  if ('error' in r) return { error: r.error, ...eventsJson };
+  return {
+    transactionDataJson: json('SorobanTransactionData', r.transactionData),
+    minResourceFee: r.minResourceFee,
+    results: r.results.map((res) => ({
+      authJson: res.auth.map((a) => json('SorobanAuthorizationEntry', a)),
+      returnValueJson: json('ScVal', res.xdr),
+    })),
+    ...eventsJson,
+    ...(r.stateChanges.length && {
+      // stellar-rpc keeps `before`/`after` (null) beside their JSON forms
+      stateChanges: r.stateChanges.map((c) => ({
+        type: c.type,
+        keyJson: json('LedgerKey', c.key),
+        before: null,
+        after: null,
+        ...(c.before !== null && { beforeJson: json('LedgerEntry', c.before) }),
+        ...(c.after !== null && { afterJson: json('LedgerEntry', c.after) }),
+      })),
+    }),
+  };
+}
+
+/** sendTransaction's reply with its error result and diagnostic events as JSON. */
+function sendJson(r: SendResult) {
+  const { errorResultXdr, diagnosticEventsXdr, ...rest } = r;
+  return {
+    ...rest,
+    ...(errorResultXdr !== undefined && { errorResultJson: json('TransactionResult', errorResultXdr) }),
+    ...(diagnosticEventsXdr !== undefined && {
+      diagnosticEventsJson: diagnosticEventsXdr.map((e) => json('DiagnosticEvent', e)),
+    }),
+  };
+}
 
 function objectParams(params: unknown, required: string[] = []): Params {
   if (params === undefined || params === null) {
@@ -99,7 +186,7 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
     };
   };
 
-  const methods: Record<string, (params: unknown) => unknown | Promise<unknown>> = {
+  const methods: Record<string, (params: unknown, format: XdrFormat) => unknown | Promise<unknown>> = {
     getHealth: () => {
       const m = ledger.latest;
       return {
@@ -121,7 +208,14 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
       captiveCoreVersion: 'sandbox',
       protocolVersion: PROTOCOL_VERSION,
     }),
-    getLatestLedger: () => {
+    getLatestLedger: (_params, format) => {
+      // stellar-rpc's getLatestLedger takes no xdrFormat: its header and metadata are always base64
+      if (format === 'json') {
+        throw new RpcError(
+          RPC_ERRORS.invalidParams,
+          'getLatestLedger takes no xdrFormat: its headerXdr and metadataXdr are always base64 (use getLedgers for JSON)',
+        );
+      }
       const m = ledger.latest;
       const header = xdr.LedgerHeader.fromXdr(m.headerXdr, 'base64');
       return {
@@ -148,7 +242,7 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
         latestLedger: ledger.latest.sequence,
       };
     },
-    getLedgerEntries: (params) => {
+    getLedgerEntries: (params, format) => {
       const p = objectParams(params, ['keys']);
       if (!Array.isArray(p.keys))
         throw new RpcError(RPC_ERRORS.invalidParams, 'keys must be an array of base64 LedgerKeys');
@@ -166,24 +260,33 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
         const rec = ledger.store.get(key);
         if (!rec) continue;
         entries.push({
-          key,
-          xdr: rec.xdr,
+          ...(format === 'json'
+            ? {
+                keyJson: json('LedgerKey', key),
+                dataJson: json('LedgerEntryData', rec.xdr),
+                extJson: json('LedgerEntryExt', ENTRY_EXT_V0),
+              }
+            : { key, xdr: rec.xdr }),
           lastModifiedLedgerSeq: rec.lastModified,
           ...(rec.liveUntil !== undefined && { liveUntilLedgerSeq: rec.liveUntil }),
         });
       }
       return { entries, latestLedger: ledger.latest.sequence };
     },
-    simulateTransaction: async (params) => {
+    simulateTransaction: async (params, format) => {
       const p = objectParams(params, ['transaction']);
       const result = await ledger.simulate(p.transaction, p.authMode, p.useUpgradedAuth);
-      return { ...result, latestLedger: ledger.latest.sequence };
+      return {
+        ...(format === 'json' ? simulationJson(result) : result),
+        latestLedger: ledger.latest.sequence,
+      };
     },
-    sendTransaction: (params) => {
+    sendTransaction: (params, format) => {
       const p = objectParams(params, ['transaction']);
-      return { ...ledger.submit(p.transaction), ...latestFields() };
+      const sent = ledger.submit(p.transaction);
+      return { ...(format === 'json' ? sendJson(sent) : sent), ...latestFields() };
     },
-    getTransaction: (params) => {
+    getTransaction: (params, format) => {
       const p = objectParams(params, ['hash']);
       if (typeof p.hash !== 'string' || !/^[0-9a-fA-F]{64}$/.test(p.hash)) {
         throw new RpcError(RPC_ERRORS.invalidParams, 'unexpected hash length (expected 64 hex characters)');
@@ -196,20 +299,24 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
         ...rangeFields(),
         applicationOrder: rec.applicationOrder,
         feeBump: rec.feeBump,
-        envelopeXdr: rec.envelopeXdr,
-        resultXdr: rec.resultXdr,
-        resultMetaXdr: rec.resultMetaXdr,
+        ...txFields(rec, format),
         ledger: rec.ledger,
         createdAt: String(rec.createdAt),
-        diagnosticEventsXdr: rec.diagnosticEvents,
-        events: {
-          contractEventsXdr: rec.contractEvents,
-          transactionEventsXdr: rec.transactionEvents ?? [],
-        },
       };
     },
-    getEvents: (params) => queryEvents(ledger.store, objectParams(params)),
-    getLedgers: (params) => {
+    getEvents: (params, format) => {
+      const page = queryEvents(ledger.store, objectParams(params));
+      if (format === 'base64') return page;
+      return {
+        ...page,
+        events: page.events.map(({ topic, value, ...ev }) => ({
+          ...ev,
+          topicJson: topic.map((t) => json('ScVal', t)),
+          valueJson: json('ScVal', value),
+        })),
+      };
+    },
+    getLedgers: (params, format) => {
       const p = objectParams(params);
       const pagination = (p.pagination ?? {}) as { cursor?: unknown; limit?: unknown };
       const limit = pagination.limit ?? 100;
@@ -247,12 +354,21 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
             header,
             ext: xdr.LedgerHeaderHistoryEntryExt.v0(),
           });
+          const headerXdr = entry.toXdr('base64');
+          const metadataXdr = ledgerCloseMeta(header).toXdr('base64');
           return {
             hash: r.hash,
             sequence: r.sequence,
             ledgerCloseTime: String(r.closeTime),
-            headerXdr: entry.toXdr('base64'),
-            metadataXdr: ledgerCloseMeta(header).toXdr('base64'),
+            // stellar-rpc leaves headerXdr and metadataXdr empty beside their JSON forms
+            ...(format === 'json'
+              ? {
+                  headerXdr: '',
+                  headerJson: json('LedgerHeaderHistoryEntry', headerXdr),
+                  metadataXdr: '',
+                  metadataJson: json('LedgerCloseMeta', metadataXdr),
+                }
+              : { headerXdr, metadataXdr }),
           };
         }),
         latestLedger: m.sequence,
@@ -262,7 +378,7 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
         cursor: String(last ? last.sequence : start - 1),
       };
     },
-    getTransactions: (params) => {
+    getTransactions: (params, format) => {
       const p = objectParams(params);
       const pagination = (p.pagination ?? {}) as { cursor?: unknown; limit?: unknown };
       const limit = pagination.limit ?? 50;
@@ -303,14 +419,7 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
           txHash: r.hash,
           applicationOrder: r.applicationOrder,
           feeBump: r.feeBump,
-          envelopeXdr: r.envelopeXdr,
-          resultXdr: r.resultXdr,
-          resultMetaXdr: r.resultMetaXdr,
-          diagnosticEventsXdr: r.diagnosticEvents,
-          events: {
-            contractEventsXdr: r.contractEvents,
-            transactionEventsXdr: r.transactionEvents ?? [],
-          },
+          ...txFields(r, format),
           ledger: r.ledger,
           createdAt: r.createdAt,
         })),
@@ -334,16 +443,18 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
     if (typeof method !== 'string') return fail(RPC_ERRORS.invalidRequest, 'method must be a string');
     const fn = Object.hasOwn(methods, method) ? methods[method] : undefined;
     if (!fn) return fail(RPC_ERRORS.methodNotFound, `method not found: ${method}`);
-    // every XDR field is served as base64; a request for another encoding is refused, never ignored
-    const format = typeof params === 'object' && params !== null ? (params as Params).xdrFormat : undefined;
-    if (format !== undefined && format !== 'base64') {
-      return fail(
-        RPC_ERRORS.invalidParams,
-        `xdrFormat ${JSON.stringify(format)} is not supported by the sandbox: omit it or use "base64"`,
-      );
-    }
     try {
-      return { jsonrpc: '2.0', id, result: await fn(params) };
+      let format: XdrFormat;
+      try {
+        format = xdrFormatOf(params);
+      } catch (e) {
+        // stellar-rpc's simulateTransaction reports a bad (string) xdrFormat as a simulation error
+        const raw = (params as Params).xdrFormat;
+        if (method !== 'simulateTransaction' || typeof raw !== 'string') throw e;
+        const error = (e as Error).message;
+        return { jsonrpc: '2.0', id, result: { error, latestLedger: ledger.latest.sequence } };
+      }
+      return { jsonrpc: '2.0', id, result: await fn(params, format) };
     } catch (e) {
       if (e instanceof RpcError) return fail(e.code, e.message);
       if (e instanceof InvalidRequest) return fail(RPC_ERRORS.invalidParams, e.message);

@@ -1,6 +1,6 @@
 // Soroban RPC behaviour beyond the transaction lifecycle, through the SDK's rpc.Server: getLedgers paging,
-// xdrFormat refused rather than ignored, simulation stateChanges and a resource fee that grows with the
-// footprint and the bytes written, the fee event in transactionEventsXdr, getFeeStats from recent ledgers.
+// simulation stateChanges and a resource fee that grows with the footprint and the bytes written, the fee
+// event in transactionEventsXdr, getFeeStats from recent ledgers. (xdrFormat: xdr-json.test.ts.)
 import {
   Account,
   Keypair,
@@ -75,16 +75,6 @@ test('getLedgers pages through closed ledgers with headers the SDK parses', asyn
     const r = await rawRpc('getLedgers', params);
     t.is(r.error?.code, -32602, JSON.stringify(params));
   }
-});
-
-test('xdrFormat "json" is refused with a JSON-RPC error on every method, never ignored', async (t) => {
-  for (const method of ['getLatestLedger', 'getLedgers', 'getTransaction', 'getEvents', 'getLedgerEntries']) {
-    const r = await rawRpc(method, { xdrFormat: 'json', startLedger: 1, hash: '00'.repeat(32), keys: [] });
-    t.is(r.error?.code, -32602, method);
-    t.regex(r.error?.message ?? '', /xdrFormat/);
-  }
-  const ok = await rawRpc('getLatestLedger', { xdrFormat: 'base64' });
-  t.truthy(ok.result?.sequence);
 });
 
 test('simulation reports stateChanges and a resource fee that grows with what is written', async (t) => {

@@ -1,9 +1,11 @@
-// Submission semantics with ledgers closed by hand: DUPLICATE and TRY_AGAIN_LATER answers, and fee-bump
+// Submission semantics with ledgers closed by hand: DUPLICATE and TRY_AGAIN_LATER answers, a landed
+// transaction sent again (banned as stellar-core bans applied transactions, then txBadSeq), and fee-bump
 // envelopes (a sponsor pays, the inner source only signs), including refused fee bumps.
 import test from 'ava';
 import { Account, Keypair, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
 import type { PoolSandbox as Sandbox } from '../../contracts/network.ts';
 import { STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
+import { BAN_LEDGERS } from '../../src/sandbox/ledger.ts';
 import { address, i128, invokeTx, startSandbox, tokenBalance } from './helpers.ts';
 
 let sandbox: Sandbox;
@@ -70,6 +72,35 @@ test.serial(
     await sandbox.ledger.closeLedger();
     t.is((await server.getTransaction(b.hash)).status, rpc.Api.GetTransactionStatus.SUCCESS);
     t.is(await tokenBalance(server, token, bob), 2n * USDC);
+  },
+);
+
+test.serial(
+  'a landed transaction sent again is TRY_AGAIN_LATER for 9 closes (stellar-core bans applied ones), then ERROR txBadSeq',
+  async (t) => {
+    const alice = await fundNow('10');
+    const bob = (await fundNow()).publicKey();
+    const tx = await preparedTransfer(alice, bob, USDC);
+    const sent = await server.sendTransaction(tx);
+    t.is(sent.status, 'PENDING');
+    await sandbox.ledger.closeLedger();
+    const landedIn = (await server.getLatestLedger()).sequence;
+    t.is((await server.getTransaction(sent.hash)).status, rpc.Api.GetTransactionStatus.SUCCESS);
+    // banned in the ledger it landed in and the 8 after it …
+    for (let age = 0; age < BAN_LEDGERS - 1; age++) {
+      t.is((await server.getLatestLedger()).sequence, landedIn + age);
+      const again = await server.sendTransaction(tx);
+      t.is(again.status, 'TRY_AGAIN_LATER', `${age} closes later`);
+      t.is(again.hash, sent.hash);
+      t.is(again.errorResult, undefined);
+      await sandbox.ledger.closeLedger();
+    }
+    // … then the ban is over and the used sequence number refuses it
+    const late = await server.sendTransaction(tx);
+    t.is(late.status, 'ERROR');
+    t.is(late.errorResult?.result.type, 'txBadSeq');
+    // applied once: bob got 1 USDC
+    t.is(await tokenBalance(server, token, bob), USDC);
   },
 );
 
