@@ -65,9 +65,11 @@ export async function confirmTransfer(
 ): Promise<ConfirmedTransfer> {
   if (typeof txHash !== 'string' || !/^[0-9a-fA-F]{64}$/.test(txHash))
     throw new X402Error('bad_tx_hash', `not a transaction hash: ${String(txHash).slice(0, 80)}`);
-  let res: rpc.Api.GetTransactionResponse;
+  // The raw answer: only the contract events are decoded (the SDK would decode the whole envelope, result
+  // and meta of every payment confirmed).
+  let res: rpc.Api.RawGetTransactionResponse;
   try {
-    res = await serverOf(rpcOrUrl).getTransaction(txHash.toLowerCase());
+    res = await serverOf(rpcOrUrl)._getTransaction(txHash.toLowerCase());
   } catch (e) {
     throw new X402Error('rpc_failed', `getTransaction failed: ${(e as Error).message}`);
   }
@@ -79,9 +81,16 @@ export async function confirmTransfer(
       ledger: res.ledger,
     });
   const amount = BigInt(expected.amount);
-  const fromPayer = transfersIn(res.events.contractEventsXdr.flat(), expected.asset).filter(
-    (t) => t.from === expected.payer,
-  );
+  let events: xdr.ContractEvent[];
+  try {
+    events = contractEventsOf(res);
+  } catch (e) {
+    throw new X402Error(
+      'rpc_failed',
+      `the RPC's events for ${txHash} cannot be read: ${(e as Error).message}`,
+    );
+  }
+  const fromPayer = transfersIn(events, expected.asset).filter((t) => t.from === expected.payer);
   const ok = fromPayer.length === 1 && fromPayer[0]?.to === expected.payTo && fromPayer[0].amount === amount;
   if (!ok) {
     throw new X402Error(
@@ -90,7 +99,18 @@ export async function confirmTransfer(
       { txHash, found: fromPayer.map((t) => ({ ...t, amount: t.amount.toString() })) },
     );
   }
-  return { txHash: res.txHash, ledger: res.ledger, createdAt: res.createdAt };
+  return { txHash: res.txHash, ledger: Number(res.ledger), createdAt: Number(res.createdAt) };
+}
+
+/** A transaction's contract events: the RPC's `events` field, or its result meta where an RPC has no such field. */
+function contractEventsOf(res: rpc.Api.RawGetTransactionResponse): xdr.ContractEvent[] {
+  const perOp = res.events?.contractEventsXdr;
+  if (perOp) return perOp.flat().map((e) => xdr.ContractEvent.fromXdr(e, 'base64'));
+  if (!res.resultMetaXdr) return [];
+  const meta = xdr.TransactionMeta.fromXdr(res.resultMetaXdr, 'base64');
+  if (meta.type === 'v3') return (meta.value as xdr.TransactionMetaV3).sorobanMeta?.events ?? [];
+  if (meta.type === 'v4') return (meta.value as xdr.TransactionMetaV4).operations.flatMap((op) => op.events);
+  return [];
 }
 
 /** What a signed payment's record must hold for reconciliation (PaymentRecord from pay.ts fits). */

@@ -28,6 +28,9 @@ import { expirationLedger, latestLedgerOf, ledgerSecondsOf, rpcServer } from './
 /** Source account of the unsigned transaction: the facilitator rebuilds it with its own account. */
 const NULL_ACCOUNT = 'GAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAWHF';
 
+/** Inclusion fee offered; the facilitator rebuilds the transaction with its own. */
+const BASE_FEE = 100n;
+
 /** Largest amount a SEP-41 token accepts (i128 max). */
 const MAX_I128 = (1n << 127n) - 1n;
 
@@ -160,24 +163,31 @@ export class ExactStellarClient implements SchemeNetworkClient {
     } catch (e) {
       throw new X402Error('signing_failed', `could not sign the authorization: ${(e as Error).message}`);
     }
-    // 2. one enforcing simulation with the signed entry: resources, footprint, and the entry accepted
-    const withAuth = new TransactionBuilder(new Account(NULL_ACCOUNT, '0'), {
-      fee: '100',
-      networkPassphrase: passphrase,
-    })
-      .addOperation(
-        Operation.invokeHostFunction({
-          func: xdr.HostFunction.hostFunctionTypeInvokeContract(invocation),
-          auth: [signed.entry],
-        }),
-      )
-      .setTimeout(maxTimeoutSeconds)
-      .build();
+    // 2. one enforcing simulation with the signed entry (resources, footprint, the entry accepted), or an
+    // identical transfer's simulation fitted to this nonce
+    // (with sorobanData, the builder adds its resource fee to the inclusion fee)
+    const build = (sorobanData?: xdr.SorobanTransactionData) =>
+      new TransactionBuilder(new Account(NULL_ACCOUNT, '0'), {
+        fee: BASE_FEE.toString(),
+        networkPassphrase: passphrase,
+        ...(sorobanData && { sorobanData }),
+      })
+        .addOperation(
+          Operation.invokeHostFunction({
+            func: xdr.HostFunction.hostFunctionTypeInvokeContract(invocation),
+            auth: [signed.entry],
+          }),
+        )
+        .setTimeout(maxTimeoutSeconds)
+        .build();
     const cacheKey = TransferResources.key(asset, payer, payTo, amount);
-    const reused = this.opts.resources?.get(cacheKey, payer, signed.nonce);
-    const enforced = reused ?? (await this.simulate(withAuth, 'enforcing'));
-    if (!reused) this.opts.resources?.set(cacheKey, enforced);
-    const assembled = rpc.assembleTransaction(withAuth, enforced).build();
+    let sim = this.opts.resources?.get(cacheKey, payer, signed.nonce);
+    if (!sim) {
+      sim = await this.simulate(build(), 'enforcing');
+      this.opts.resources?.set(cacheKey, sim);
+    }
+    // as rpc.assembleTransaction does: the simulated resources, fee = base fee + their resource fee
+    const assembled = build(sim.transactionData.build());
     return {
       transaction: assembled.toXDR(),
       payer,
