@@ -47,6 +47,7 @@ const sources = [
   'fft',
   'fft_avx512',
   'formats',
+  'key_file',
   'msm_avx512',
   'pairing',
   'prover',

@@ -19,17 +19,21 @@
 
 namespace zk {
 
-bool avx512MsmEnabled() {
+bool avx512MsmSupported() {
 #if ZK_HAVE_AVX512_PATH
-  static const bool on = [] {
+  static const bool has = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512ifma") &&
-           std::getenv("ZKPROVER_NO_AVX512") == nullptr;
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512ifma");
   }();
-  return on;
+  return has;
 #else
   return false;
 #endif
+}
+
+bool avx512MsmEnabled() {
+  static const bool on = avx512MsmSupported() && std::getenv("ZKPROVER_NO_AVX512") == nullptr;
+  return on;
 }
 
 }  // namespace zk
@@ -128,9 +132,8 @@ class VecBuckets {
   static constexpr int W = L::W, PW = 2 * L::W;  // words per coordinate, per point
 
  public:
-  VecBuckets(const uint64_t* bases52, const Affine<F>* bases, size_t nBuckets)
+  VecBuckets(const uint64_t* bases52, size_t nBuckets)
       : bases52_(bases52),
-        bases_(bases),
         nBuckets_(nBuckets),
         // One pending addition per 8 buckets keeps collisions (deferred additions) rare; a deep deferred
         // queue keeps them out of the scalar spill path (tuned on policy_tx_2_2).
@@ -189,7 +192,6 @@ class VecBuckets {
 
  private:
   const uint64_t* bases52_;
-  const Affine<F>* bases_;
   const size_t nBuckets_;
   const size_t kBatch;
   const size_t kMaxDeferred;
@@ -228,10 +230,16 @@ class VecBuckets {
     full_[b] = 1;
   }
 
+  // A base as an affine point (for the rare scalar additions): the 64-bit form is never read.
+  Affine<F> base(uint32_t i) const {
+    const uint64_t* w = bases52_ + (size_t)i * PW;
+    return Affine<F>{L::fromWords(w), L::fromWords(w + W)};
+  }
+
   // A scalar XYZZ addition into the bucket's overflow accumulator.
   void spill(const BucketOp& op) {
     if (overflow_.empty()) overflow_.assign(nBuckets_, XYZZ<F>::infinity());
-    const Affine<F>& p = bases_[op.base];
+    const Affine<F> p = base(op.base);
     overflow_[op.bucket & ~kBucketNegate].addAffine((op.bucket & kBucketNegate) ? p.negate() : p);
   }
 
@@ -319,7 +327,7 @@ class VecBuckets {
   void finishSpecial(const BucketOp& op) {
     const uint32_t b = op.bucket & ~kBucketNegate;
     uint64_t* w = &words_[(size_t)b * PW];
-    Affine<F> p = bases_[op.base];
+    Affine<F> p = base(op.base);
     if (op.bucket & kBucketNegate) p = p.negate();
     F by = L::fromWords(w + W);
     if (by != p.y) {
@@ -345,9 +353,9 @@ std::vector<uint64_t> convertBases(const Affine<F>* bases, size_t n) {
 }
 
 template <class F>
-void accumulate(const uint64_t* bases52, const Affine<F>* bases, const BucketOp* ops, size_t nOps, size_t nBuckets,
+void accumulate(const uint64_t* bases52, const BucketOp* ops, size_t nOps, size_t nBuckets,
                 std::vector<Affine<F>>& buckets, std::vector<XYZZ<F>>& overflow) {
-  VecBuckets<F> acc(bases52, bases, nBuckets);
+  VecBuckets<F> acc(bases52, nBuckets);
   for (size_t i = 0; i < nOps; i++) acc.add(ops[i]);
   acc.finish(buckets, overflow);
 }
@@ -357,13 +365,18 @@ void accumulate(const uint64_t* bases52, const Affine<F>* bases, const BucketOp*
 std::vector<uint64_t> toBases52(const G1A* bases, size_t n) { return convertBases(bases, n); }
 std::vector<uint64_t> toBases52(const G2A* bases, size_t n) { return convertBases(bases, n); }
 
-void accumulateBuckets52(const uint64_t* bases52, const G1A* bases, const BucketOp* ops, size_t nOps,
-                         size_t nBuckets, std::vector<G1A>& buckets, std::vector<G1P>& overflow) {
-  accumulate(bases52, bases, ops, nOps, nBuckets, buckets, overflow);
+void accumulateBuckets52(const uint64_t* bases52, const BucketOp* ops, size_t nOps, size_t nBuckets,
+                         std::vector<G1A>& buckets, std::vector<G1P>& overflow) {
+  accumulate(bases52, ops, nOps, nBuckets, buckets, overflow);
 }
-void accumulateBuckets52(const uint64_t* bases52, const G2A* bases, const BucketOp* ops, size_t nOps,
-                         size_t nBuckets, std::vector<G2A>& buckets, std::vector<G2P>& overflow) {
-  accumulate(bases52, bases, ops, nOps, nBuckets, buckets, overflow);
+void accumulateBuckets52(const uint64_t* bases52, const BucketOp* ops, size_t nOps, size_t nBuckets,
+                         std::vector<G2A>& buckets, std::vector<G2P>& overflow) {
+  accumulate(bases52, ops, nOps, nBuckets, buckets, overflow);
+}
+
+G1A fromBase52(const uint64_t* w, const Fq*) { return G1A{Lanes<Fq>::fromWords(w), Lanes<Fq>::fromWords(w + 5)}; }
+G2A fromBase52(const uint64_t* w, const Fq2*) {
+  return G2A{Lanes<Fq2>::fromWords(w), Lanes<Fq2>::fromWords(w + 10)};
 }
 
 }  // namespace zk
@@ -374,9 +387,9 @@ void accumulateBuckets52(const uint64_t* bases52, const G2A* bases, const Bucket
 namespace zk {
 std::vector<uint64_t> toBases52(const G1A*, size_t) { return {}; }
 std::vector<uint64_t> toBases52(const G2A*, size_t) { return {}; }
-void accumulateBuckets52(const uint64_t*, const G1A*, const BucketOp*, size_t, size_t, std::vector<G1A>&,
-                         std::vector<G1P>&) {}
-void accumulateBuckets52(const uint64_t*, const G2A*, const BucketOp*, size_t, size_t, std::vector<G2A>&,
-                         std::vector<G2P>&) {}
+void accumulateBuckets52(const uint64_t*, const BucketOp*, size_t, size_t, std::vector<G1A>&, std::vector<G1P>&) {}
+void accumulateBuckets52(const uint64_t*, const BucketOp*, size_t, size_t, std::vector<G2A>&, std::vector<G2P>&) {}
+G1A fromBase52(const uint64_t*, const Fq*) { return G1A::infinity(); }
+G2A fromBase52(const uint64_t*, const Fq2*) { return G2A::infinity(); }
 }  // namespace zk
 #endif
