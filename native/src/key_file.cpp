@@ -76,7 +76,7 @@ FileIdentity identityOf(const struct stat& st) {
 }
 
 constexpr char kMagic[8] = {'z', 'k', 'p', 'r', 'e', 'p', 0, 0};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 constexpr uint32_t kHas52 = 1;
 constexpr size_t kDataStart = 4096, kAlign = 64;
 enum { kA, kB1, kB2, kC, kH, kA52, kB1_52, kB2_52, kC52, kH52, kParts };
@@ -132,7 +132,7 @@ bool reusePrepared(const std::string& prepPath, const FileIdentity& keyId, ZKey&
   for (int p = 0; p < kParts; p++) {
     const bool is52 = p >= kA52;
     if (is52 && !has52) continue;
-    const size_t perPoint = p == kB2 ? 128 : p == kB2_52 ? 160 : is52 ? 80 : 64;
+    const size_t perPoint = (p == kB2 || p == kB2_52) ? 128 : 64;  // both forms: 32 bytes per Fq
     if (h.len[p] != counts[p] * perPoint || h.off[p] % kAlign != 0 || h.off[p] < kDataStart ||
         h.off[p] > m->size() || h.len[p] > m->size() - h.off[p])
       return false;

@@ -286,7 +286,7 @@ XYZZ<F> msm(const Affine<F>* bases, ScalarView scalars, const uint64_t* bases52 
   using namespace msm_detail;
   const uint64_t* R = FrParams::P;
   const bool vec = bases52 != nullptr && avx512MsmEnabled();
-  constexpr size_t PW = 10 * (sizeof(F) / sizeof(Fq));  // words per point in the 52-bit form
+  constexpr size_t PW = kBase52Words<F>;  // words per point in the vector path's form
   auto isInfinity = [&](size_t i) {
     if (!vec) return bases[i].isInfinity();
     const uint64_t* w = bases52 + i * PW;
