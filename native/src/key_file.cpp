@@ -1,3 +1,5 @@
+// Mapped zkeys and their prepared files (key_file.hpp): the file identity, the prepared file's header and
+// layout, reuse, and the atomic write.
 #include "key_file.hpp"
 
 #include <fcntl.h>
