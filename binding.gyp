@@ -8,6 +8,7 @@
         "native/src/fft.cpp",
         "native/src/fft_avx512.cpp",
         "native/src/formats.cpp",
+        "native/src/key_file.cpp",
         "native/src/msm_avx512.cpp",
         "native/src/pairing.cpp",
         "native/src/prover.cpp",

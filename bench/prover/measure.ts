@@ -1,5 +1,5 @@
-// One engine, one circuit, in a fresh process (so peak memory is attributable): loads the key, takes
-// the peak RSS as the baseline, warms up once, then times `runs` proofs.
+// One engine, one circuit, in a fresh process (so peak memory is attributable): loads the key (native: from
+// its path, mapped, timed), takes the peak RSS as the baseline, warms up once, then times `runs` proofs.
 // Usage: tsx bench/prover/measure.ts <native|snarkjs> <zkey> <wtns> <runs>
 import { readFile } from 'node:fs/promises';
 import * as snarkjs from 'snarkjs';
@@ -7,15 +7,20 @@ import { loadProver, releaseVerifier } from '../../src/prover/index.ts';
 
 const [engine, zkeyPath, wtnsPath, runsArg] = process.argv.slice(2);
 const runs = Number(runsArg);
-const zkey = await readFile(zkeyPath);
 const wtns = new Uint8Array(await readFile(wtnsPath));
 const peakMb = () => process.resourceUsage().maxRSS / 1024;
 
 let prove: () => Promise<unknown>;
+let loadMs = NaN;
+let prepared = '';
 if (engine === 'snarkjs') {
+  const zkey = await readFile(zkeyPath);
   prove = () => snarkjs.groth16.prove(zkey, wtns);
 } else if (engine === 'native') {
-  const prover = await loadProver(zkey);
+  const t0 = performance.now();
+  const prover = await loadProver(zkeyPath);
+  loadMs = performance.now() - t0;
+  prepared = prover.prepared;
   prove = () => prover.prove(wtns);
 } else {
   throw new Error(`unknown engine ${engine}`);
@@ -38,4 +43,6 @@ const peak = peakMb();
 await releaseVerifier();
 const g = globalThis as { curve_bn128?: { terminate(): Promise<void> } | null };
 if (g.curve_bn128) await g.curve_bn128.terminate();
-process.stdout.write(`${JSON.stringify({ engine, times, cpu, baselineMb, peakMb: peak })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ engine, loadMs, prepared, times, cpu, baselineMb, peakMb: peak })}\n`,
+);

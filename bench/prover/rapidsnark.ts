@@ -3,9 +3,10 @@
 //      rapidsnark  - its `prover` command line (RAPIDSNARK_PROVER=/path/to/prover; skipped when unset),
 //      ours, C++   - native/tools/bench_prove.cpp compiled here from the addon's sources (one proof),
 //    timed from outside with /usr/bin/time (wall, user+system CPU, peak RSS); our driver also reports
-//    its key load and its prove-only time, and a load-only run of it splits our process CPU into
-//    start + key load and the proof (rapidsnark maps its key and uses it in place: its fixed part is a
-//    few ms, so its process CPU is its proof's);
+//    its key load, its prove-only time and the key's resident pages, and a load-only run of it splits
+//    our process CPU into start + key load and the proof (both map their keys and use them in place:
+//    the fixed part is a few ms, so the process CPU is the proof's). The key's prepared file is removed
+//    first and the first load (full validation, prepared file written) timed once per circuit;
 //  * ours through Node: `bench/prover/measure.ts native` (loadProver + prove, self-check included),
 //    one process per path, 1 warm-up then `rounds` proofs in process;
 //  * paths: AVX-512 IFMA when the CPU has it, and the AVX2-only scalar path (ZKPROVER_NO_AVX512=1);
@@ -15,7 +16,7 @@
 // How to build rapidsnark for this comparison: bench/prover/README.md.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
@@ -47,6 +48,7 @@ const sources = [
   'fft',
   'fft_avx512',
   'formats',
+  'key_file',
   'msm_avx512',
   'pairing',
   'prover',
@@ -136,12 +138,37 @@ interface Series {
   load: number[];
   /** CPU of a process that only loads the key (start + load), to split our process CPU. */
   loadOnlyCpu: number[];
+  /** Resident file-backed memory the proof added over the load (the mapped key's pages), MB. */
+  keyResident: number[];
 }
-const empty = (): Series => ({ wall: [], cpu: [], peak: [], prove: [], load: [], loadOnlyCpu: [] });
+const empty = (): Series => ({
+  wall: [],
+  cpu: [],
+  peak: [],
+  prove: [],
+  load: [],
+  loadOnlyCpu: [],
+  keyResident: [],
+});
+interface DriverOut {
+  path: string;
+  prepared: string;
+  loadMs: number;
+  prove: number[];
+  verified: boolean;
+  rssMb: { fileAfterLoad: number; anonAfterLoad: number; fileAfterProofs: number; anonAfterProofs: number };
+}
+const driverOut = (r: Run) => JSON.parse(r.stdout.trim().split('\n').pop() as string) as DriverOut;
 const rows: Record<string, unknown>[] = [];
 
 for (const c of cases) {
   const vkey = await exportVerificationKey(c.zkey);
+  const keyFileMb = statSync(c.zkey).size / 2 ** 20;
+  // First load of the key: no prepared file yet, so it is validated in full and one is written (once per
+  // circuit: both SIMD paths share the file). Every later load below reuses it.
+  await rm(`${c.zkey}.prep`, { force: true });
+  const first = driverOut(timedProcess(DRIVER, [c.zkey, c.wtns, '0'], envFor(paths[0])));
+  if (first.prepared !== 'written') throw new Error(`first load of ${c.name}: prepared ${first.prepared}`);
   const rapid = empty();
   const ours: Record<string, Series> = Object.fromEntries(paths.map((p) => [p, empty()]));
   const driverPath: Record<string, string> = {};
@@ -167,13 +194,9 @@ for (const c of cases) {
     }
     for (const p of paths) {
       const r = timedProcess(DRIVER, [c.zkey, c.wtns, '1'], envFor(p));
-      const out = JSON.parse(r.stdout.trim().split('\n').pop() as string) as {
-        path: string;
-        loadMs: number;
-        prove: number[];
-        verified: boolean;
-      };
+      const out = driverOut(r);
       if (!out.verified) throw new Error(`our proof for ${c.name} does not verify`);
+      if (out.prepared !== 'reused') throw new Error(`${c.name}: the prepared key was not reused`);
       driverPath[p] = out.path;
       const loadOnly = timedProcess(DRIVER, [c.zkey, c.wtns, '0'], envFor(p));
       if (warm) continue;
@@ -184,10 +207,14 @@ for (const c of cases) {
       s.peak.push(r.peakMb);
       s.prove.push(out.prove[0]);
       s.load.push(out.loadMs);
+      s.keyResident.push(out.rssMb.fileAfterProofs - out.rssMb.fileAfterLoad);
     }
   }
   // Through Node: the product API, one process per path.
-  const node: Record<string, { times: number[]; cpu: number[]; baselineMb: number; peakMb: number }> = {};
+  const node: Record<
+    string,
+    { loadMs: number; prepared: string; times: number[]; cpu: number[]; baselineMb: number; peakMb: number }
+  > = {};
   for (const p of paths) {
     const out = execFileSync(
       process.execPath,
@@ -222,7 +249,10 @@ for (const c of cases) {
       oursProcessMs: median(s.wall),
       oursCpuMs: median(s.cpu),
       oursPeakMb: median(s.peak),
+      keyFileMb,
+      firstLoadMs: first.loadMs,
       oursLoadMs: median(s.load),
+      oursKeyResidentMb: median(s.keyResident),
       oursProveMs: median(s.prove),
       oursLoadOnlyCpuMs: median(s.loadOnlyCpu),
       // Our proof's own CPU: the process CPU minus that of a load-only process.
@@ -230,6 +260,7 @@ for (const c of cases) {
       nodeProveMs: median(node[p].times),
       nodeProveCpuMs: median(node[p].cpu),
       nodePeakMb: node[p].peakMb,
+      nodeLoadMs: node[p].loadMs,
       processRatio: rapidWall / median(s.wall),
       cpuRatio: rapidCpu / median(s.cpu),
       proveCpuRatio: rapidCpu / (median(s.cpu) - median(s.loadOnlyCpu)),
@@ -239,9 +270,12 @@ for (const c of cases) {
     rows.push(row);
     console.log(
       `${c.name} ours [${p} -> ${driverPath[p]}]: process ${ms(row.oursProcessMs)} wall, ${ms(row.oursCpuMs)} CPU, ` +
-        `peak ${row.oursPeakMb.toFixed(0)} MB, key load ${ms(row.oursLoadMs)}, prove-only ${ms(row.oursProveMs)} ` +
+        `peak ${row.oursPeakMb.toFixed(0)} MB, key load ${row.oursLoadMs.toFixed(2)} ms ` +
+        `(first ${ms(row.firstLoadMs)}; key ${keyFileMb.toFixed(1)} MB, resident ${row.oursKeyResidentMb.toFixed(1)} MB), ` +
+        `prove-only ${ms(row.oursProveMs)} ` +
         `(${ms(row.oursProveCpuMs)} CPU); ` +
-        `through Node ${ms(row.nodeProveMs)} (self-check incl.)` +
+        `through Node ${ms(row.nodeProveMs)} (self-check incl.; loadProver ${row.nodeLoadMs.toFixed(1)} ms, ` +
+        `peak ${row.nodePeakMb.toFixed(0)} MB)` +
         (RAPIDSNARK
           ? ` | rapidsnark/ours: process ${row.processRatio.toFixed(2)}x, CPU ${row.cpuRatio.toFixed(2)}x, ` +
             `rapidsnark process / our prove-only ${row.proveOnlyRatio.toFixed(2)}x wall, ` +

@@ -1,12 +1,15 @@
-// N-API surface of the prover: loadKey, prove, devSetup (all asynchronous) and testOps (synchronous
+// N-API surface of the prover: loadKey, checkKey, prove, verify, devSetup (all asynchronous) and testOps (synchronous
 // field/curve/FFT primitives exported only so tests can compare them with @noble/curves).
 #include <napi.h>
 
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "bigint.hpp"
 #include "async.hpp"
 #include "formats.hpp"
+#include "key_file.hpp"
 #include "prover.hpp"
 #include "setup.hpp"
 #include "test_ops.hpp"
@@ -23,27 +26,69 @@ std::vector<uint8_t> copyBytes(const Napi::Value& v, const char* name) {
 
 std::string fqDecimal(const Fq& x) { return limbsToDecimal(Fq::fromMont(x).v); }
 
+Napi::Array g1Json(Napi::Env env, const G1A& p) {
+  Napi::Array r = Napi::Array::New(env, 2);
+  r.Set(0u, fqDecimal(p.x));
+  r.Set(1u, fqDecimal(p.y));
+  return r;
+}
+Napi::Array g2Json(Napi::Env env, const G2A& p) {
+  Napi::Array x = Napi::Array::New(env, 2), y = Napi::Array::New(env, 2), r = Napi::Array::New(env, 2);
+  x.Set(0u, fqDecimal(p.x.c0));
+  x.Set(1u, fqDecimal(p.x.c1));
+  y.Set(0u, fqDecimal(p.y.c0));
+  y.Set(1u, fqDecimal(p.y.c1));
+  r.Set(0u, x);
+  r.Set(1u, y);
+  return r;
+}
+
+// loadKey(path | bytes) -> Promise<{handle, nVars, nPublic, domainSize, vk, prepared}>. A path is mapped
+// and used in place with its prepared file (key_file.hpp); bytes are validated in full and copied.
+// `prepared` says which: "reused", "written", "unsaved" (path), or "none" (bytes).
 Napi::Value loadKey(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  auto bytes = std::make_shared<std::vector<uint8_t>>(copyBytes(info[0], "zkey"));
-  return runAsync<std::shared_ptr<ZKey>>(
-      env,
-      [bytes] {
-        std::shared_ptr<ZKey> key = parseZKey(bytes->data(), bytes->size());
-        bytes->clear();
-        bytes->shrink_to_fit();
-        return key;
-      },
-      [](Napi::Env env, std::shared_ptr<ZKey>& key) -> Napi::Value {
-        auto* holder = new std::shared_ptr<ZKey>(key);
-        Napi::Object o = Napi::Object::New(env);
-        o.Set("handle", Napi::External<std::shared_ptr<ZKey>>::New(
-                            env, holder, [](Napi::Env, std::shared_ptr<ZKey>* h) { delete h; }));
-        o.Set("nVars", key->nVars);
-        o.Set("nPublic", key->nPublic);
-        o.Set("domainSize", key->domainSize);
-        return o;
-      });
+  struct Loaded {
+    std::shared_ptr<ZKey> key;
+    std::string prepared;
+  };
+  std::function<Loaded()> work;
+  if (info[0].IsString()) {
+    std::string path = info[0].As<Napi::String>().Utf8Value();
+    work = [path] {
+      LoadedKey k = loadZKeyFile(path);
+      return Loaded{std::shared_ptr<ZKey>(std::move(k.key)), prepStatusName(k.status)};
+    };
+  } else {
+    auto bytes = std::make_shared<std::vector<uint8_t>>(copyBytes(info[0], "zkey"));
+    work = [bytes] {
+      std::shared_ptr<ZKey> key = parseZKey(bytes->data(), bytes->size());
+      bytes->clear();
+      bytes->shrink_to_fit();
+      return Loaded{key, "none"};
+    };
+  }
+  return runAsync<Loaded>(env, work, [](Napi::Env env, Loaded& loaded) -> Napi::Value {
+    const std::shared_ptr<ZKey>& key = loaded.key;
+    auto* holder = new std::shared_ptr<ZKey>(key);
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("handle", Napi::External<std::shared_ptr<ZKey>>::New(
+                        env, holder, [](Napi::Env, std::shared_ptr<ZKey>* h) { delete h; }));
+    o.Set("nVars", key->nVars);
+    o.Set("nPublic", key->nPublic);
+    o.Set("domainSize", key->domainSize);
+    o.Set("prepared", loaded.prepared);
+    Napi::Object vk = Napi::Object::New(env);
+    vk.Set("alpha1", g1Json(env, key->alpha1));
+    vk.Set("beta2", g2Json(env, key->beta2));
+    vk.Set("gamma2", g2Json(env, key->gamma2));
+    vk.Set("delta2", g2Json(env, key->delta2));
+    Napi::Array ic = Napi::Array::New(env, key->IC.size());
+    for (size_t i = 0; i < key->IC.size(); i++) ic.Set((uint32_t)i, g1Json(env, key->IC[i]));
+    vk.Set("IC", ic);
+    o.Set("vk", vk);
+    return o;
+  });
 }
 
 // checkKey(handle) -> Promise<number>: every G2 point of a loaded key in the prime-order subgroup

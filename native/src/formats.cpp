@@ -45,22 +45,29 @@ G2A readG2(ByteReader& r, const std::string& what) {
 }
 
 template <class P, class ReadFn>
-std::vector<P> readPoints(const BinFile& f, uint32_t id, size_t count, size_t pointSize, const char* name, ReadFn fn) {
-  ByteReader r = f.reader(id);
-  if (r.remaining() != count * pointSize)
-    throw FormatError(std::string("zkey: section ") + std::to_string(id) + " (" + name + ") has size " +
-                      std::to_string(r.remaining()) + ", expected " + std::to_string(count * pointSize));
-  std::vector<P> out(count);
+std::shared_ptr<std::vector<P>> readPoints(const uint8_t* data, size_t count, size_t pointSize, const char* name,
+                                           ReadFn fn) {
+  ByteReader r(data, count * pointSize, std::string("zkey ") + name);
+  auto out = std::make_shared<std::vector<P>>(count);
   std::string what = std::string("zkey ") + name;
-  for (size_t i = 0; i < count; i++) out[i] = fn(r, what);
+  for (size_t i = 0; i < count; i++) (*out)[i] = fn(r, what);
   return out;
+}
+
+template <class T>
+Span<T> keep(ZKey& key, std::shared_ptr<std::vector<T>> v) {
+  Span<T> s{v->data(), v->size()};
+  key.storage.push_back(std::move(v));
+  return s;
 }
 
 }  // namespace
 
-std::unique_ptr<ZKey> parseZKey(const uint8_t* data, size_t size) {
+ZKeyLayout readZKeyLayout(const uint8_t* data, size_t size) {
   BinFile f(data, size, "zkey", 1, "zkey");
-  auto z = std::make_unique<ZKey>();
+  ZKeyLayout out;
+  out.key = std::make_unique<ZKey>();
+  ZKey* z = out.key.get();
   {
     ByteReader r = f.reader(1);
     uint32_t protocol = r.u32();
@@ -85,49 +92,61 @@ std::unique_ptr<ZKey> parseZKey(const uint8_t* data, size_t size) {
     z->delta2 = readG2(r, "zkey delta2");
   }
   {
+    ByteReader r = f.reader(3);
+    const size_t n = (size_t)z->nPublic + 1;
+    if (r.remaining() != n * 64)
+      throw FormatError("zkey: section 3 (IC) has size " + std::to_string(r.remaining()) + ", expected " +
+                        std::to_string(n * 64));
+    z->IC.resize(n);
+    for (size_t i = 0; i < n; i++) z->IC[i] = readG1(r, "zkey IC");
+  }
+  {
     ByteReader r = f.reader(4);
     uint32_t n = r.u32();
-    if ((size_t)n * 44 != r.remaining()) throw FormatError("zkey: coefficient section size mismatch");
-    z->coefs.resize(n);
-    for (uint32_t i = 0; i < n; i++) {
-      Coef& c = z->coefs[i];
-      c.matrix = r.u32();
-      c.constraint = r.u32();
-      c.signal = r.u32();
-      uint64_t v[4];
-      std::memcpy(v, r.bytes(32), 32);
-      if (c.matrix > 1 || c.constraint >= z->domainSize || c.signal >= z->nVars || limbsGeq(v, FrParams::P))
-        throw FormatError("zkey: coefficient " + std::to_string(i) + " is out of range");
-      // Stored as v*R^2; one Montgomery reduction gives v*R, the Montgomery form of v.
-      c.value = Fr::fromMont(Fr::raw(v));
-    }
+    if ((size_t)n * kCoefRecord != r.remaining()) throw FormatError("zkey: coefficient section size mismatch");
+    z->nCoefs = n;
+    z->coefs = r.bytes((size_t)n * kCoefRecord);
   }
-  z->IC = readPoints<G1A>(f, 3, (size_t)z->nPublic + 1, 64, "IC", readG1);
-  // The five query sections are independent: read, check (and convert for the vector MSM, the
-  // prover's working copy of its bases) on the pool. Errors are reported in section order, as a
-  // sequential read would.
-  const bool vec = avx512MsmEnabled();
+  const size_t counts[10] = {0, 0, 0, 0, 0, z->nVars, z->nVars, z->nVars, (size_t)z->nVars - z->nPublic - 1,
+                             z->domainSize};
+  const char* names[10] = {"", "", "", "", "", "A", "B1", "B2", "C", "H"};
+  for (uint32_t id = 5; id <= 9; id++) {
+    Section s = f.section(id);
+    const size_t want = counts[id] * (id == 7 ? 128 : 64);
+    if (s.size != want)
+      throw FormatError(std::string("zkey: section ") + std::to_string(id) + " (" + names[id] + ") has size " +
+                        std::to_string(s.size) + ", expected " + std::to_string(want));
+    out.sections[id] = s.data;
+  }
+  return out;
+}
+
+void validateZKeyBody(ZKeyLayout& layout, bool withVector) {
+  ZKey* z = layout.key.get();
+  for (uint32_t i = 0; i < z->nCoefs; i++) {
+    const uint8_t* rec = z->coefs + (size_t)i * kCoefRecord;
+    uint32_t head[3];
+    uint64_t v[4];
+    std::memcpy(head, rec, 12);
+    std::memcpy(v, rec + 12, 32);
+    if (head[0] > 1 || head[1] >= z->domainSize || head[2] >= z->nVars || limbsGeq(v, FrParams::P))
+      throw FormatError("zkey: coefficient " + std::to_string(i) + " is out of range");
+  }
+  // The five query sections are independent: read, check (and convert for the vector MSM) on the pool.
+  // Errors are reported in section order, as a sequential read would.
+  std::shared_ptr<std::vector<G1A>> A, B1, C, H;
+  std::shared_ptr<std::vector<G2A>> B2;
+  std::shared_ptr<std::vector<uint64_t>> v52[5];
+  auto conv = [&](int k, auto& pts) {
+    if (withVector) v52[k] = std::make_shared<std::vector<uint64_t>>(toBases52(pts->data(), pts->size()));
+  };
+  const uint8_t* const* sec = layout.sections;
   std::vector<std::function<void()>> jobs = {
-      [&] {
-        z->A = readPoints<G1A>(f, 5, z->nVars, 64, "A", readG1);
-        if (vec) z->A52 = toBases52(z->A.data(), z->A.size());
-      },
-      [&] {
-        z->B1 = readPoints<G1A>(f, 6, z->nVars, 64, "B1", readG1);
-        if (vec) z->B1_52 = toBases52(z->B1.data(), z->B1.size());
-      },
-      [&] {
-        z->B2 = readPoints<G2A>(f, 7, z->nVars, 128, "B2", readG2);
-        if (vec) z->B2_52 = toBases52(z->B2.data(), z->B2.size());
-      },
-      [&] {
-        z->C = readPoints<G1A>(f, 8, z->nVars - z->nPublic - 1, 64, "C", readG1);
-        if (vec) z->C52 = toBases52(z->C.data(), z->C.size());
-      },
-      [&] {
-        z->H = readPoints<G1A>(f, 9, z->domainSize, 64, "H", readG1);
-        if (vec) z->H52 = toBases52(z->H.data(), z->H.size());
-      },
+      [&] { A = readPoints<G1A>(sec[5], z->nVars, 64, "A", readG1), conv(0, A); },
+      [&] { B1 = readPoints<G1A>(sec[6], z->nVars, 64, "B1", readG1), conv(1, B1); },
+      [&] { B2 = readPoints<G2A>(sec[7], z->nVars, 128, "B2", readG2), conv(2, B2); },
+      [&] { C = readPoints<G1A>(sec[8], z->nVars - z->nPublic - 1, 64, "C", readG1), conv(3, C); },
+      [&] { H = readPoints<G1A>(sec[9], z->domainSize, 64, "H", readG1), conv(4, H); },
   };
   std::vector<std::string> errors(jobs.size());
   ThreadPool::instance().parallelFor(jobs.size(), [&](size_t i) {
@@ -139,7 +158,29 @@ std::unique_ptr<ZKey> parseZKey(const uint8_t* data, size_t size) {
   });
   for (const std::string& e : errors)
     if (!e.empty()) throw FormatError(e);
-  return z;
+  z->A = keep(*z, A);
+  z->B1 = keep(*z, B1);
+  z->B2 = keep(*z, B2);
+  z->C = keep(*z, C);
+  z->H = keep(*z, H);
+  if (withVector) {
+    z->A52 = keep(*z, v52[0]);
+    z->B1_52 = keep(*z, v52[1]);
+    z->B2_52 = keep(*z, v52[2]);
+    z->C52 = keep(*z, v52[3]);
+    z->H52 = keep(*z, v52[4]);
+  }
+}
+
+std::unique_ptr<ZKey> parseZKey(const uint8_t* data, size_t size) {
+  ZKeyLayout layout = readZKeyLayout(data, size);
+  ZKey* z = layout.key.get();
+  // The coefficients are used where they lie: keep a copy of their section, not of the whole input.
+  auto coefs = std::make_shared<std::vector<uint8_t>>(z->coefs, z->coefs + (size_t)z->nCoefs * kCoefRecord);
+  z->coefs = coefs->data();
+  z->storage.push_back(coefs);
+  validateZKeyBody(layout, avx512MsmEnabled());
+  return std::move(layout.key);
 }
 
 void checkKeySubgroups(const ZKey& key) {

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "binfile.hpp"
@@ -10,30 +11,57 @@
 
 namespace zk {
 
-struct Coef {
-  uint32_t matrix;      // 0 = A, 1 = B
-  uint32_t constraint;  // row in the evaluation domain
-  uint32_t signal;
-  Fr value;  // Montgomery form
+// A read-only array inside storage the key owns (a file mapping or a vector).
+template <class T>
+struct Span {
+  const T* ptr = nullptr;
+  size_t n = 0;
+  const T* data() const { return ptr; }
+  size_t size() const { return n; }
+  bool empty() const { return n == 0; }
+  const T& operator[](size_t i) const { return ptr[i]; }
 };
+
+// A coefficient record of zkey section 4, used where it lies: u32 matrix (0 = A, 1 = B), u32 constraint,
+// u32 signal, then the value v as stored, v*R^2 mod r (R = 2^256): a Montgomery multiplication of it
+// with a plain witness value w gives v*w*R, the Montgomery form of v*w, with no conversion.
+constexpr size_t kCoefRecord = 44;
 
 struct ZKey {
   uint32_t nVars = 0, nPublic = 0, domainSize = 0;
   int log2Domain = 0;
   G1A alpha1, beta1, delta1;
   G2A beta2, gamma2, delta2;
-  std::vector<Coef> coefs;  // sorted by constraint within each matrix
-  std::vector<G1A> A, B1, C, H;
   std::vector<G1A> IC;  // verification key part, for the self-check of every proof
-  std::vector<G2A> B2;
-  // The query bases again in the AVX-512 MSM's form (msm_avx512.hpp), when that path is enabled.
-  std::vector<uint64_t> A52, B1_52, C52, H52, B2_52;
+  // Section 4 records (kCoefRecord bytes each, any alignment; read with memcpy).
+  const uint8_t* coefs = nullptr;
+  uint32_t nCoefs = 0;
+  Span<G1A> A, B1, C, H;
+  Span<G2A> B2;
+  // The query bases again in the AVX-512 MSM's form (msm_avx512.hpp), or empty.
+  Span<uint64_t> A52, B1_52, C52, H52, B2_52;
+  // What the pointers above point into: file mappings and/or vectors.
+  std::vector<std::shared_ptr<const void>> storage;
 };
 
-// Parses and validates a Groth16 BN254 zkey (primes, sizes, points on the curve).
+// Parses and validates a Groth16 BN254 zkey held in memory (primes, sizes, coefficient ranges, points on
+// the curve); the key keeps its own copies of what it uses.
 std::unique_ptr<ZKey> parseZKey(const uint8_t* data, size_t size);
 
-// The check parseZKey leaves out because it costs ~0.16 ms of CPU per point: every G2 point of the key
+// The parts of a zkey every load reads and checks (container, header, IC, section sizes): cheap. The
+// query points and coefficients are only located here; validateZKeyBody checks them.
+struct ZKeyLayout {
+  std::unique_ptr<ZKey> key;  // header fields and IC filled in; coefs points into the data
+  const uint8_t* sections[10] = {};  // data of sections 5..9 (A, B1, B2, C, H) at [5..9]
+};
+ZKeyLayout readZKeyLayout(const uint8_t* data, size_t size);
+
+// Full validation of what readZKeyLayout left out: every coefficient in range, every query point on
+// its curve (coordinates < q). Fills key.A..key.H with owned, aligned copies (and their 52-bit forms
+// when withVector).
+void validateZKeyBody(ZKeyLayout& layout, bool withVector);
+
+// The check validation leaves out because it costs ~0.16 ms of CPU per point: every G2 point of the key
 // (beta2, gamma2, delta2 and the B2 query) in the order-r subgroup. For importing keys from outside;
 // throws a FormatError naming the first point that is not.
 void checkKeySubgroups(const ZKey& key);

@@ -92,8 +92,8 @@ inline double costOf(const std::vector<size_t>& countByBits, int maxBits, int c,
 // equal scalars from piling onto the same bucket in every window. The merged entries' bases are
 // appended to `merged` and numbered from n (the number of original bases) on; entries whose merged
 // base is infinity (the points cancelled) are dropped.
-template <class F>
-void mergeEqualScalars(const Affine<F>* bases, size_t n, std::vector<Entry>& entries,
+template <class F, class BaseAt>
+void mergeEqualScalars(const BaseAt& baseAt, size_t n, std::vector<Entry>& entries,
                        std::vector<Affine<F>>& merged) {
   const size_t m = entries.size();
   if (m < 2) return;
@@ -118,7 +118,8 @@ void mergeEqualScalars(const Affine<F>* bases, size_t n, std::vector<Entry>& ent
       count.push_back((uint32_t)(j - i));
       for (size_t k = i; k < j; k++) {
         const Entry& e = entries[order[k]];
-        pts.push_back(e.neg ? bases[e.base].negate() : bases[e.base]);
+        const Affine<F> p = baseAt(e.base);
+        pts.push_back(e.neg ? p.negate() : p);
       }
     }
     i = j;
@@ -185,7 +186,8 @@ inline void prefetchPoint(const Affine<F>* p) {
 // Scalar bucket phase: a (window x point range) task grid, each window split into point ranges when
 // it is long compared to its bucket count.
 template <class F>
-void sumWindowsScalar(const Affine<F>* bases, const std::vector<msm_detail::Entry>& entries,
+void sumWindowsScalar(const Affine<F>* bases, size_t nBases, const Affine<F>* merged,
+                      const std::vector<msm_detail::Entry>& entries,
                       const std::vector<int32_t>& digits, const std::vector<size_t>& windowLen,
                       const msm_detail::Windows& win, unsigned nThreads, ThreadPool& pool,
                       std::vector<XYZZ<F>>& windowSum) {
@@ -208,14 +210,16 @@ void sumWindowsScalar(const Affine<F>* bases, const std::vector<msm_detail::Entr
     BucketAccumulator<F> acc(win.half(task.window));
     // The bases are visited in scalar order, i.e. at random: fetch them a few entries ahead, since
     // waiting for those loads cost about a tenth of the scalar MSM (perf, policy_tx_2_2).
+    // Merged bases (numbered from nBases on) live in their own array, so the key's bases are never copied.
     constexpr size_t kAhead = 12;
+    auto base = [&](uint32_t k) -> const Affine<F>* { return k < nBases ? &bases[k] : &merged[k - nBases]; };
     for (size_t i = task.begin; i < task.end; i++) {
-      if (i + kAhead < task.end) prefetchPoint(&bases[entries[i + kAhead].base]);
+      if (i + kAhead < task.end) prefetchPoint(base(entries[i + kAhead].base));
       int32_t v = digits[i * nWindows + task.window];
       if (v == 0) continue;
       const msm_detail::Entry& e = entries[i];
       bool negate = (v < 0) != (e.neg != 0);
-      acc.add(v < 0 ? -v - 1 : v - 1, bases[e.base], negate);
+      acc.add(v < 0 ? -v - 1 : v - 1, *base(e.base), negate);
     }
     acc.finish(sets[t].buckets, sets[t].overflow);
   });
@@ -226,7 +230,7 @@ void sumWindowsScalar(const Affine<F>* bases, const std::vector<msm_detail::Entr
 // AVX-512 bucket phase: a task owns a group of windows (their buckets side by side, so one batch of
 // pending additions rarely collides and shares one inversion across more additions).
 template <class F>
-void sumWindowsVector(const Affine<F>* bases, const uint64_t* bases52, const std::vector<msm_detail::Entry>& entries,
+void sumWindowsVector(const uint64_t* bases52, const std::vector<msm_detail::Entry>& entries,
                       const std::vector<int32_t>& digits, const std::vector<size_t>& windowLen,
                       const msm_detail::Windows& win, ThreadPool& pool, std::vector<XYZZ<F>>& windowSum) {
   const int nWindows = win.count();
@@ -261,7 +265,7 @@ void sumWindowsVector(const Affine<F>* bases, const uint64_t* bases52, const std
     }
     std::vector<Affine<F>> buckets;
     std::vector<XYZZ<F>> overflow;
-    accumulateBuckets52(bases52, bases, ops.data(), ops.size(), offset.back(), buckets, overflow);
+    accumulateBuckets52(bases52, ops.data(), ops.size(), offset.back(), buckets, overflow);
     for (int j = j0; j < j1; j++) {
       const size_t off = offset[j - j0], len = (size_t)win.half(j);
       BucketSet<F>& set = sets[j];
@@ -273,18 +277,28 @@ void sumWindowsVector(const Affine<F>* bases, const uint64_t* bases52, const std
   for (int j = 0; j < nWindows; j++) windowSum[j] = sums[j];
 }
 
-// bases52: the same bases in the AVX-512 path's form (toBases52), or null for the scalar path.
+// bases52: the same bases in the AVX-512 path's form (toBases52), or null for the scalar path. The
+// vector path reads only bases52 (so only those pages of a mapped key are touched); bases may then be null.
 // mergeEqual: look for equal scalars (mergeEqualScalars); off for scalars with no structure (H).
 template <class F>
 XYZZ<F> msm(const Affine<F>* bases, ScalarView scalars, const uint64_t* bases52 = nullptr,
             bool mergeEqual = true, ThreadPool& pool = ThreadPool::instance()) {
   using namespace msm_detail;
   const uint64_t* R = FrParams::P;
+  const bool vec = bases52 != nullptr && avx512MsmEnabled();
+  constexpr size_t PW = kBase52Words<F>;  // words per point in the vector path's form
+  auto isInfinity = [&](size_t i) {
+    if (!vec) return bases[i].isInfinity();
+    const uint64_t* w = bases52 + i * PW;
+    for (size_t k = 0; k < PW; k++)
+      if (w[k] != 0) return false;
+    return true;
+  };
   std::vector<Entry> entries;
   entries.reserve(scalars.n);
   for (size_t i = 0; i < scalars.n; i++) {
     const uint64_t* k = scalars.at(i);
-    if (limbsZero(k) || bases[i].isInfinity()) continue;
+    if (limbsZero(k) || isInfinity(i)) continue;
     Entry e;
     e.base = (uint32_t)i;
     if (limbsGeq(k, HALF_R) && !(k[0] == HALF_R[0] && k[1] == HALF_R[1] && k[2] == HALF_R[2] && k[3] == HALF_R[3])) {
@@ -302,24 +316,23 @@ XYZZ<F> msm(const Affine<F>* bases, ScalarView scalars, const uint64_t* bases52 
     e.bits = (uint16_t)bitLength(e.mag);
     entries.push_back(e);
   }
-  // Merged entries refer to bases past the original ones: the bases (and their vector-path form) are
-  // then used from copies with the merged bases appended.
-  std::vector<Affine<F>> merged, allBases;
+  // Merged entries refer to bases numbered from scalars.n on: the scalar path keeps them in their own
+  // array; the vector path (whose gathers take one array) uses a copy of bases52 with theirs appended.
+  std::vector<Affine<F>> merged;
   std::vector<uint64_t> allBases52;
-  if (mergeEqual) mergeEqualScalars(bases, scalars.n, entries, merged);
-  if (!merged.empty()) {
-    allBases.reserve(scalars.n + merged.size());
-    allBases.insert(allBases.end(), bases, bases + scalars.n);
-    allBases.insert(allBases.end(), merged.begin(), merged.end());
-    bases = allBases.data();
-    if (bases52 != nullptr) {
-      std::vector<uint64_t> extra = toBases52(merged.data(), merged.size());
-      const size_t stride = extra.size() / merged.size();
-      allBases52.reserve(scalars.n * stride + extra.size());
-      allBases52.insert(allBases52.end(), bases52, bases52 + scalars.n * stride);
-      allBases52.insert(allBases52.end(), extra.begin(), extra.end());
-      bases52 = allBases52.data();
-    }
+  if (mergeEqual) {
+    if (vec)
+      mergeEqualScalars<F>([&](uint32_t i) { return fromBase52(bases52 + i * PW, (const F*)nullptr); },
+                           scalars.n, entries, merged);
+    else
+      mergeEqualScalars<F>([&](uint32_t i) { return bases[i]; }, scalars.n, entries, merged);
+  }
+  if (vec && !merged.empty()) {
+    std::vector<uint64_t> extra = toBases52(merged.data(), merged.size());
+    allBases52.reserve(scalars.n * PW + extra.size());
+    allBases52.insert(allBases52.end(), bases52, bases52 + scalars.n * PW);
+    allBases52.insert(allBases52.end(), extra.begin(), extra.end());
+    bases52 = allBases52.data();
   }
   if (entries.empty()) return XYZZ<F>::infinity();
   // Counting sort by bit length, longest first (stable).
@@ -340,7 +353,6 @@ XYZZ<F> msm(const Affine<F>* bases, ScalarView scalars, const uint64_t* bases52 
     entries.swap(sorted);
   }
 
-  const bool vec = bases52 != nullptr && avx512MsmEnabled();
   // A bucket's reduction is two batched affine additions (reduceBucketSets), about two scalar bucket
   // additions; for the vector path (eight lanes of IFMA per bucket addition) the weights were tuned on
   // policy_tx_2_2.
@@ -382,9 +394,9 @@ XYZZ<F> msm(const Affine<F>* bases, ScalarView scalars, const uint64_t* bases52 
 
   std::vector<XYZZ<F>> windowSum(nWindows, XYZZ<F>::infinity());
   if (vec)
-    sumWindowsVector(bases, bases52, entries, digits, windowLen, win, pool, windowSum);
+    sumWindowsVector(bases52, entries, digits, windowLen, win, pool, windowSum);
   else
-    sumWindowsScalar(bases, entries, digits, windowLen, win, pool.size(), pool, windowSum);
+    sumWindowsScalar(bases, scalars.n, merged.data(), entries, digits, windowLen, win, pool.size(), pool, windowSum);
   XYZZ<F> total = windowSum[nWindows - 1];
   for (int j = nWindows - 2; j >= 0; j--) {
     for (int k = 0; k < win.width[j]; k++) total = XYZZ<F>::dbl(total);

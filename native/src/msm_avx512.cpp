@@ -19,17 +19,21 @@
 
 namespace zk {
 
-bool avx512MsmEnabled() {
+bool avx512MsmSupported() {
 #if ZK_HAVE_AVX512_PATH
-  static const bool on = [] {
+  static const bool has = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512ifma") &&
-           std::getenv("ZKPROVER_NO_AVX512") == nullptr;
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512ifma");
   }();
-  return on;
+  return has;
 #else
   return false;
 #endif
+}
+
+bool avx512MsmEnabled() {
+  static const bool on = avx512MsmSupported() && std::getenv("ZKPROVER_NO_AVX512") == nullptr;
+  return on;
 }
 
 }  // namespace zk
@@ -71,6 +75,33 @@ struct Lanes<Fq> {
   static inline void scatter(uint64_t* base, __m512i idx, __mmask8 m, const E& e) {
     for (int j = 0; j < 5; j++) _mm512_mask_i64scatter_epi64((long long*)(base + j), m, idx, e.l[j], 8);
   }
+  // Bases are stored packed: the same value (< p) in four 64-bit words (toBases52), split into 52-bit
+  // limbs as they are gathered: four gathers and a few shifts instead of five gathers of 80 bytes.
+  static constexpr int BW = 4;
+  static inline E gatherPacked(const uint64_t* base, __m512i idx, __mmask8 m) {
+    __m512i w[4];
+    for (int k = 0; k < 4; k++)
+      w[k] = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), m, idx, (const long long*)(base + k), 8);
+    const __m512i mask = _mm512_set1_epi64((long long)M52);
+    E r;
+    r.l[0] = _mm512_and_si512(w[0], mask);
+    r.l[1] = _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(w[0], 52), _mm512_slli_epi64(w[1], 12)), mask);
+    r.l[2] = _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(w[1], 40), _mm512_slli_epi64(w[2], 24)), mask);
+    r.l[3] = _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(w[2], 28), _mm512_slli_epi64(w[3], 36)), mask);
+    r.l[4] = _mm512_srli_epi64(w[3], 16);
+    return r;
+  }
+  static inline void unpack(const uint64_t* w, uint64_t* out) {
+    out[0] = w[0] & M52;
+    out[1] = ((w[0] >> 52) | (w[1] << 12)) & M52;
+    out[2] = ((w[1] >> 40) | (w[2] << 24)) & M52;
+    out[3] = ((w[2] >> 28) | (w[3] << 36)) & M52;
+    out[4] = w[3] >> 16;
+  }
+  static inline void pack(const Fq& a, uint64_t* out) {
+    Fq t = Fq::dbl(Fq::dbl(Fq::dbl(Fq::dbl(a))));  // a * 2^256 -> a * 2^260 (mod p), as toLimbs52
+    std::copy(t.v, t.v + 4, out);
+  }
   static inline void toWords(const Fq& a, uint64_t* out) { toLimbs52(a, out); }
   static inline Fq fromWords(const uint64_t* in) { return fromLimbs52<FqTag>(in); }
   static inline void negWords(uint64_t* y) { negLimbs(y); }
@@ -96,6 +127,18 @@ struct Lanes<Fq2> {
   static constexpr int W = 10;
   static inline E gather(const uint64_t* base, __m512i idx, __mmask8 m) {
     return E{Lanes<Fq>::gather(base, idx, m), Lanes<Fq>::gather(base + 5, idx, m)};
+  }
+  static constexpr int BW = 8;
+  static inline E gatherPacked(const uint64_t* base, __m512i idx, __mmask8 m) {
+    return E{Lanes<Fq>::gatherPacked(base, idx, m), Lanes<Fq>::gatherPacked(base + 4, idx, m)};
+  }
+  static inline void unpack(const uint64_t* w, uint64_t* out) {
+    Lanes<Fq>::unpack(w, out);
+    Lanes<Fq>::unpack(w + 4, out + 5);
+  }
+  static inline void pack(const Fq2& a, uint64_t* out) {
+    Lanes<Fq>::pack(a.c0, out);
+    Lanes<Fq>::pack(a.c1, out + 4);
   }
   static inline void scatter(uint64_t* base, __m512i idx, __mmask8 m, const E& e) {
     Lanes<Fq>::scatter(base, idx, m, e.c0);
@@ -125,12 +168,12 @@ class VecBuckets {
   typedef Lanes<F> L;
   typedef typename L::E E;
   typedef typename L::Ops Ops;
-  static constexpr int W = L::W, PW = 2 * L::W;  // words per coordinate, per point
+  // Buckets: W words per coordinate (52-bit limbs), PW per point; bases: packed, BW per coordinate.
+  static constexpr int W = L::W, PW = 2 * L::W, BW = L::BW, BPW = 2 * L::BW;
 
  public:
-  VecBuckets(const uint64_t* bases52, const Affine<F>* bases, size_t nBuckets)
+  VecBuckets(const uint64_t* bases52, size_t nBuckets)
       : bases52_(bases52),
-        bases_(bases),
         nBuckets_(nBuckets),
         // One pending addition per 8 buckets keeps collisions (deferred additions) rare; a deep deferred
         // queue keeps them out of the scalar spill path (tuned on policy_tx_2_2).
@@ -189,7 +232,6 @@ class VecBuckets {
 
  private:
   const uint64_t* bases52_;
-  const Affine<F>* bases_;
   const size_t nBuckets_;
   const size_t kBatch;
   const size_t kMaxDeferred;
@@ -212,7 +254,7 @@ class VecBuckets {
     __mmask8 neg = 0;
     for (size_t i = 0; i < cnt; i++) {
       const BucketOp& op = pending_[first + i];
-      ip[i] = (int64_t)op.base * PW;
+      ip[i] = (int64_t)op.base * BPW;
       ib[i] = (int64_t)(op.bucket & ~kBucketNegate) * PW;
       if (op.bucket & kBucketNegate) neg |= (__mmask8)(1u << i);
     }
@@ -223,15 +265,24 @@ class VecBuckets {
   void takePoint(const BucketOp& op) {
     const uint32_t b = op.bucket & ~kBucketNegate;
     uint64_t* dst = &words_[(size_t)b * PW];
-    std::copy(bases52_ + (size_t)op.base * PW, bases52_ + (size_t)op.base * PW + PW, dst);
+    L::unpack(bases52_ + (size_t)op.base * BPW, dst);
+    L::unpack(bases52_ + (size_t)op.base * BPW + BW, dst + W);
     if (op.bucket & kBucketNegate) L::negWords(dst + W);
     full_[b] = 1;
+  }
+
+  // A base as an affine point (for the rare scalar additions): the 64-bit form is never read.
+  Affine<F> base(uint32_t i) const {
+    uint64_t w[PW];
+    L::unpack(bases52_ + (size_t)i * BPW, w);
+    L::unpack(bases52_ + (size_t)i * BPW + BW, w + W);
+    return Affine<F>{L::fromWords(w), L::fromWords(w + W)};
   }
 
   // A scalar XYZZ addition into the bucket's overflow accumulator.
   void spill(const BucketOp& op) {
     if (overflow_.empty()) overflow_.assign(nBuckets_, XYZZ<F>::infinity());
-    const Affine<F>& p = bases_[op.base];
+    const Affine<F> p = base(op.base);
     overflow_[op.bucket & ~kBucketNegate].addAffine((op.bucket & kBucketNegate) ? p.negate() : p);
   }
 
@@ -266,7 +317,7 @@ class VecBuckets {
     E run = one_;
     for (size_t g = 0; g < groups; g++) {
       Group gr = group(g);
-      E px = L::gather(bases52_, gr.idxP, gr.valid);
+      E px = L::gatherPacked(bases52_, gr.idxP, gr.valid);
       E bx = L::gather(B, gr.idxB, gr.valid);
       E d = Ops::sub(px, bx);
       __mmask8 zero = Ops::isZeroMask(Ops::canonical(d)) & gr.valid;
@@ -283,8 +334,8 @@ class VecBuckets {
       Group gr = group(g);
       E invD = Ops::mul(inv, prefix_[g]);
       inv = Ops::mul(inv, den_[g]);
-      E px = L::gather(bases52_, gr.idxP, gr.valid);
-      E py = L::gather(bases52_ + W, gr.idxP, gr.valid);
+      E px = L::gatherPacked(bases52_, gr.idxP, gr.valid);
+      E py = L::gatherPacked(bases52_ + BW, gr.idxP, gr.valid);
       E bx = L::gather(B, gr.idxB, gr.valid);
       E by = L::gather(B + W, gr.idxB, gr.valid);
       py = Ops::blend(gr.neg, py, Ops::neg(py));
@@ -319,7 +370,7 @@ class VecBuckets {
   void finishSpecial(const BucketOp& op) {
     const uint32_t b = op.bucket & ~kBucketNegate;
     uint64_t* w = &words_[(size_t)b * PW];
-    Affine<F> p = bases_[op.base];
+    Affine<F> p = base(op.base);
     if (op.bucket & kBucketNegate) p = p.negate();
     F by = L::fromWords(w + W);
     if (by != p.y) {
@@ -334,20 +385,20 @@ class VecBuckets {
 
 template <class F>
 std::vector<uint64_t> convertBases(const Affine<F>* bases, size_t n) {
-  constexpr int W = Lanes<F>::W;
-  std::vector<uint64_t> out(n * 2 * W, 0);
+  constexpr int BW = Lanes<F>::BW;
+  std::vector<uint64_t> out(n * 2 * BW, 0);
   for (size_t i = 0; i < n; i++) {
     if (bases[i].isInfinity()) continue;
-    Lanes<F>::toWords(bases[i].x, &out[i * 2 * W]);
-    Lanes<F>::toWords(bases[i].y, &out[i * 2 * W + W]);
+    Lanes<F>::pack(bases[i].x, &out[i * 2 * BW]);
+    Lanes<F>::pack(bases[i].y, &out[i * 2 * BW + BW]);
   }
   return out;
 }
 
 template <class F>
-void accumulate(const uint64_t* bases52, const Affine<F>* bases, const BucketOp* ops, size_t nOps, size_t nBuckets,
+void accumulate(const uint64_t* bases52, const BucketOp* ops, size_t nOps, size_t nBuckets,
                 std::vector<Affine<F>>& buckets, std::vector<XYZZ<F>>& overflow) {
-  VecBuckets<F> acc(bases52, bases, nBuckets);
+  VecBuckets<F> acc(bases52, nBuckets);
   for (size_t i = 0; i < nOps; i++) acc.add(ops[i]);
   acc.finish(buckets, overflow);
 }
@@ -357,14 +408,25 @@ void accumulate(const uint64_t* bases52, const Affine<F>* bases, const BucketOp*
 std::vector<uint64_t> toBases52(const G1A* bases, size_t n) { return convertBases(bases, n); }
 std::vector<uint64_t> toBases52(const G2A* bases, size_t n) { return convertBases(bases, n); }
 
-void accumulateBuckets52(const uint64_t* bases52, const G1A* bases, const BucketOp* ops, size_t nOps,
-                         size_t nBuckets, std::vector<G1A>& buckets, std::vector<G1P>& overflow) {
-  accumulate(bases52, bases, ops, nOps, nBuckets, buckets, overflow);
+void accumulateBuckets52(const uint64_t* bases52, const BucketOp* ops, size_t nOps, size_t nBuckets,
+                         std::vector<G1A>& buckets, std::vector<G1P>& overflow) {
+  accumulate(bases52, ops, nOps, nBuckets, buckets, overflow);
 }
-void accumulateBuckets52(const uint64_t* bases52, const G2A* bases, const BucketOp* ops, size_t nOps,
-                         size_t nBuckets, std::vector<G2A>& buckets, std::vector<G2P>& overflow) {
-  accumulate(bases52, bases, ops, nOps, nBuckets, buckets, overflow);
+void accumulateBuckets52(const uint64_t* bases52, const BucketOp* ops, size_t nOps, size_t nBuckets,
+                         std::vector<G2A>& buckets, std::vector<G2P>& overflow) {
+  accumulate(bases52, ops, nOps, nBuckets, buckets, overflow);
 }
+
+template <class F>
+Affine<F> fromPacked(const uint64_t* p) {
+  constexpr int W = Lanes<F>::W, BW = Lanes<F>::BW;
+  uint64_t w[2 * W];
+  Lanes<F>::unpack(p, w);
+  Lanes<F>::unpack(p + BW, w + W);
+  return Affine<F>{Lanes<F>::fromWords(w), Lanes<F>::fromWords(w + W)};
+}
+G1A fromBase52(const uint64_t* w, const Fq*) { return fromPacked<Fq>(w); }
+G2A fromBase52(const uint64_t* w, const Fq2*) { return fromPacked<Fq2>(w); }
 
 }  // namespace zk
 #pragma GCC pop_options
@@ -374,9 +436,9 @@ void accumulateBuckets52(const uint64_t* bases52, const G2A* bases, const Bucket
 namespace zk {
 std::vector<uint64_t> toBases52(const G1A*, size_t) { return {}; }
 std::vector<uint64_t> toBases52(const G2A*, size_t) { return {}; }
-void accumulateBuckets52(const uint64_t*, const G1A*, const BucketOp*, size_t, size_t, std::vector<G1A>&,
-                         std::vector<G1P>&) {}
-void accumulateBuckets52(const uint64_t*, const G2A*, const BucketOp*, size_t, size_t, std::vector<G2A>&,
-                         std::vector<G2P>&) {}
+void accumulateBuckets52(const uint64_t*, const BucketOp*, size_t, size_t, std::vector<G1A>&, std::vector<G1P>&) {}
+void accumulateBuckets52(const uint64_t*, const BucketOp*, size_t, size_t, std::vector<G2A>&, std::vector<G2P>&) {}
+G1A fromBase52(const uint64_t*, const Fq*) { return G1A::infinity(); }
+G2A fromBase52(const uint64_t*, const Fq2*) { return G2A::infinity(); }
 }  // namespace zk
 #endif

@@ -10,11 +10,21 @@ namespace zk {
 
 // True when the CPU has AVX-512F and IFMA and ZKPROVER_NO_AVX512 is unset (checked once).
 bool avx512MsmEnabled();
+// True when the CPU has AVX-512F and IFMA, whatever ZKPROVER_NO_AVX512 says.
+bool avx512MsmSupported();
 
-// Bases in the vector path's form: per point x then y, each 5 (G1) or 10 (G2) 52-bit limbs in
-// Montgomery form with R = 2^260. Infinity stays all-zero. Built once per key.
+// Bases in the vector path's form: per point x then y, each coordinate in Montgomery form with R = 2^260
+// (x * 2^260 mod p, < p) packed in 4 (G1) or 8 (G2) 64-bit words, the same size as the key's own form;
+// the vector path splits them into 52-bit limbs as it gathers them. Infinity stays all-zero.
 std::vector<uint64_t> toBases52(const G1A* bases, size_t n);
 std::vector<uint64_t> toBases52(const G2A* bases, size_t n);
+// Words per point of that form.
+template <class F>
+constexpr size_t kBase52Words = 8 * (sizeof(F) / sizeof(Fq));
+
+// One point of that form back as an affine point (the F argument only selects G1 or G2).
+G1A fromBase52(const uint64_t* words, const Fq*);
+G2A fromBase52(const uint64_t* words, const Fq2*);
 
 // One bucket addition: bucket index (bit 31 set = subtract the base) and base index.
 struct BucketOp {
@@ -25,9 +35,9 @@ constexpr uint32_t kBucketNegate = 1u << 31;
 
 // Applies ops to nBuckets buckets that start empty. On return buckets[k] is the affine sum of its
 // additions, plus overflow[k] when overflow is non-empty (additions that piled onto a hot bucket).
-void accumulateBuckets52(const uint64_t* bases52, const G1A* bases, const BucketOp* ops, size_t nOps,
-                         size_t nBuckets, std::vector<G1A>& buckets, std::vector<G1P>& overflow);
-void accumulateBuckets52(const uint64_t* bases52, const G2A* bases, const BucketOp* ops, size_t nOps,
-                         size_t nBuckets, std::vector<G2A>& buckets, std::vector<G2P>& overflow);
+void accumulateBuckets52(const uint64_t* bases52, const BucketOp* ops, size_t nOps, size_t nBuckets,
+                         std::vector<G1A>& buckets, std::vector<G1P>& overflow);
+void accumulateBuckets52(const uint64_t* bases52, const BucketOp* ops, size_t nOps, size_t nBuckets,
+                         std::vector<G2A>& buckets, std::vector<G2P>& overflow);
 
 }  // namespace zk

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <string>
 
 #include "fft.hpp"
@@ -42,14 +43,26 @@ struct PhaseTimer {
 // Returns plain-form scalars for the H MSM.
 std::vector<uint64_t> computeH(const ZKey& key, const Witness& w) {
   const size_t n = key.domainSize;
-  std::vector<Fr> wm(key.nVars);
-  for (size_t i = 0; i < key.nVars; i++) wm[i] = Fr::toMont(Fr::raw(w.at(i)));
-
   std::vector<Fr> a(n, Fr::zero()), b(n, Fr::zero()), c(n);
-  for (const Coef& cf : key.coefs) {
-    std::vector<Fr>& dst = cf.matrix == 0 ? a : b;
-    dst[cf.constraint] = Fr::add(dst[cf.constraint], Fr::mul(cf.value, wm[cf.signal]));
+  // The coefficients are read where they lie in the key file (v*R^2 as stored) and multiplied by the
+  // plain witness value: the Montgomery product is v*w*R, no conversion on either side. Their ranges
+  // were checked when the key was first validated; the index checks stay, so a key file rewritten in
+  // place under a running prover gives an error, never an out-of-bounds access.
+  bool bad = false;
+  const uint8_t* rec = key.coefs;
+  for (uint32_t i = 0; i < key.nCoefs; i++, rec += kCoefRecord) {
+    uint32_t head[3];
+    Fr v;
+    std::memcpy(head, rec, 12);
+    std::memcpy(v.v, rec + 12, 32);
+    if (head[0] > 1 || head[1] >= n || head[2] >= key.nVars) {
+      bad = true;
+      break;
+    }
+    std::vector<Fr>& dst = head[0] == 0 ? a : b;
+    dst[head[1]] = Fr::add(dst[head[1]], Fr::mul(v, Fr::raw(w.at(head[2]))));
   }
+  if (bad) throw std::runtime_error("zkey coefficients changed since the key was loaded (replace key files by renaming, never in place)");
   for (size_t i = 0; i < n; i++) c[i] = Fr::mul(a[i], b[i]);
   if (avx512MsmEnabled() && key.log2Domain >= kMinLog2Ntt52) {
     std::vector<uint64_t> h(4 * n);
@@ -85,7 +98,7 @@ std::vector<uint64_t> computeH(const ZKey& key, const Witness& w) {
   return h;
 }
 
-inline const uint64_t* ptrOrNull(const std::vector<uint64_t>& v) { return v.empty() ? nullptr : v.data(); }
+inline const uint64_t* ptrOrNull(const Span<uint64_t>& v) { return v.empty() ? nullptr : v.data(); }
 
 template <class F>
 XYZZ<F> mulPoint(const Affine<F>& p, const uint64_t k[4]) {
@@ -112,11 +125,15 @@ Proof prove(const ZKey& key, const Witness& w) {
     // the longest dependent path) first, the G2 MSM (the largest single MSM) next, and the G1 witness
     // MSMs fill the remaining capacity.
     TaskGroup group;
+    std::exception_ptr hError;  // a task must not throw on a pool thread: passed on after the wait
     group.run([&] {
       std::vector<uint64_t> h;
-      {
+      try {
         PhaseTimer t("H evals");
         h = computeH(key, w);
+      } catch (...) {
+        hError = std::current_exception();
+        return;
       }
       PhaseTimer t("msm H");
       piH = msm(key.H.data(), ScalarView{h.data(), key.domainSize}, ptrOrNull(key.H52), false);
@@ -138,6 +155,7 @@ Proof prove(const ZKey& key, const Witness& w) {
       piC = msm(key.C.data(), priv, ptrOrNull(key.C52));
     });
     group.wait();
+    if (hError) std::rethrow_exception(hError);
   }
 
   uint64_t r[4], s[4];

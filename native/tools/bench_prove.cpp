@@ -1,7 +1,8 @@
 // Standalone driver (not part of the addon): loads a zkey + wtns, proves N times, checks each proof,
 // and prints the timings. Used for profiling (set ZKPROVER_PROFILE=1) and by bench/prover/rapidsnark.ts
 // as the "ours, C++" engine next to rapidsnark's command line. Build: see native/tools/README.md.
-// The last line of output is one JSON object: {"path", "loadMs", "prove": [ms...], "check": [ms...]}.
+// The last line of output is one JSON object: {"path", "prepared", "loadMs", "prove": [ms...], "check": [ms...],
+// "verified", "rssMb": resident file-backed and anonymous memory after the load and after the proofs}.
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "formats.hpp"
+#include "key_file.hpp"
 #include "msm_avx512.hpp"
 #include "prover.hpp"
 #include "verifier.hpp"
@@ -24,6 +26,17 @@ static std::vector<uint8_t> slurp(const char* p) {
   return out;
 }
 
+// Resident memory from /proc/self/status (Linux; -1 elsewhere): file-backed pages (the mapped key
+// files among them) and anonymous ones (heap), in MB.
+static double statusMb(const char* field) {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  const size_t n = std::strlen(field);
+  while (std::getline(f, line))
+    if (line.compare(0, n, field) == 0 && line.size() > n && line[n] == ':') return std::atof(line.c_str() + n + 1) / 1024;
+  return -1;
+}
+
 static double msSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
 }
@@ -35,9 +48,10 @@ int main(int argc, char** argv) {
   }
   int runs = argc > 3 ? std::atoi(argv[3]) : 3;
   auto t0 = std::chrono::steady_clock::now();
-  auto zb = slurp(argv[1]);
-  auto key = zk::parseZKey(zb.data(), zb.size());
+  zk::LoadedKey loaded = zk::loadZKeyFile(argv[1]);
+  const std::unique_ptr<zk::ZKey>& key = loaded.key;
   double loadMs = msSince(t0);
+  const double fileAfterLoad = statusMb("RssFile"), anonAfterLoad = statusMb("RssAnon");
   auto wb = slurp(argv[2]);
   zk::Witness w = zk::parseWtns(wb.data(), wb.size());
   std::string prove = "[", check = "[";
@@ -57,7 +71,10 @@ int main(int argc, char** argv) {
     check += (i ? "," : "") + std::to_string(vms);
   }
   const char* path = zk::avx512MsmEnabled() ? "avx512-ifma" : zk::kUseAdx ? "scalar-adx" : "scalar-portable";
-  std::printf("{\"path\":\"%s\",\"loadMs\":%.3f,\"prove\":%s],\"check\":%s],\"verified\":%s}\n", path, loadMs,
-              prove.c_str(), check.c_str(), allOk ? "true" : "false");
+  std::printf(
+      "{\"path\":\"%s\",\"prepared\":\"%s\",\"loadMs\":%.3f,\"prove\":%s],\"check\":%s],\"verified\":%s,"
+      "\"rssMb\":{\"fileAfterLoad\":%.1f,\"anonAfterLoad\":%.1f,\"fileAfterProofs\":%.1f,\"anonAfterProofs\":%.1f}}\n",
+      path, zk::prepStatusName(loaded.status), loadMs, prove.c_str(), check.c_str(), allOk ? "true" : "false",
+      fileAfterLoad, anonAfterLoad, statusMb("RssFile"), statusMb("RssAnon"));
   return allOk ? 0 : 1;
 }

@@ -5,10 +5,16 @@
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { proofToBytes, type SnarkjsProof } from '../crypto/proof-bytes.ts';
-import { addon } from './native-addon.ts';
-import { type VerificationKey, verificationKeyFromZkey, verifyProof } from './verifier.ts';
+import { addon, type PreparedStatus } from './native-addon.ts';
+import {
+  type VerificationKey,
+  verificationKeyFromPoints,
+  verificationKeyFromZkey,
+  verifyProof,
+} from './verifier.ts';
 
 export type { VerificationKey } from './verifier.ts';
+export type { PreparedStatus } from './native-addon.ts';
 
 export type Groth16Proof = SnarkjsProof & { protocol: 'groth16'; curve: 'bn128' };
 
@@ -23,7 +29,10 @@ export interface Prover {
   readonly nVars: number;
   readonly nPublic: number;
   readonly domainSize: number;
-  readonly verificationKey: VerificationKey;
+  /** How the key was loaded (see PreparedStatus): "reused" when a path's prepared file matched it. */
+  readonly prepared: PreparedStatus;
+  /** The key's snarkjs verification key (computed on first use: it needs one pairing). */
+  verificationKey(): Promise<VerificationKey>;
   prove(wtns: Uint8Array): Promise<ProveResult>;
 }
 
@@ -67,15 +76,34 @@ export async function exportVerificationKey(zkey: string | Uint8Array): Promise<
   return verificationKeyFromZkey(await bytesOf(zkey, 'zkey'));
 }
 
+/**
+ * Loads a proving key. A path is mapped and used in place: the first load validates it in full and writes
+ * a prepared file beside it (`<path>.prep`), later loads of the unchanged file only check that file's
+ * header (a few ms); any change to the key (content, replacement, even a touch) makes it validated again.
+ * Replace a key file by writing a new one and renaming it over the old, never by rewriting it in place.
+ * Bytes are validated in full on every call.
+ */
 export async function loadProver(zkey: string | Uint8Array): Promise<Prover> {
-  const bytes = await bytesOf(zkey, 'zkey');
-  const key = await addon.loadKey(bytes); // validates the whole key first, with clear errors
-  const verificationKey = await verificationKeyFromZkey(bytes);
+  if (typeof zkey !== 'string' && !(zkey instanceof Uint8Array))
+    throw new TypeError('zkey must be a file path or a Uint8Array');
+  let key: Awaited<ReturnType<typeof addon.loadKey>>;
+  try {
+    key = await addon.loadKey(zkey); // validates the whole key (or finds it validated), with clear errors
+  } catch (err) {
+    if (typeof zkey === 'string' && /^cannot (open|stat|map) /.test((err as Error).message))
+      throw new Error(`cannot read zkey ${zkey}: ${(err as Error).message}`);
+    throw err;
+  }
+  let vkey: Promise<VerificationKey> | undefined;
   return {
     nVars: key.nVars,
     nPublic: key.nPublic,
     domainSize: key.domainSize,
-    verificationKey,
+    prepared: key.prepared,
+    verificationKey() {
+      vkey ??= verificationKeyFromPoints(key.vk);
+      return vkey;
+    },
     async prove(wtns: Uint8Array): Promise<ProveResult> {
       if (!(wtns instanceof Uint8Array)) throw new TypeError('wtns must be a Uint8Array');
       let out: Awaited<ReturnType<typeof addon.prove>>;

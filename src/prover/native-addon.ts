@@ -7,11 +7,21 @@ import path from 'node:path';
 export type G1Json = [string, string];
 export type G2Json = [[string, string], [string, string]];
 
+/**
+ * How a key given by path was loaded: its prepared file matched and was used ("reused"), or the key was
+ * validated in full and a prepared file written ("written") or not writable ("unsaved"); "none" for a
+ * key given as bytes.
+ */
+export type PreparedStatus = 'reused' | 'written' | 'unsaved' | 'none';
+
 export interface KeyInfo {
   handle: unknown;
   nVars: number;
   nPublic: number;
   domainSize: number;
+  prepared: PreparedStatus;
+  /** The verification key's points, as the key holds them (decimal, not Montgomery). */
+  vk: NativeVerifyingKey;
 }
 
 export interface NativeProof {
@@ -49,7 +59,11 @@ export interface NativeVerifyingKey {
 }
 
 export interface NativeAddon {
-  loadKey(zkey: Uint8Array): Promise<KeyInfo>;
+  /**
+   * A path is mapped and used in place, validated in full only when its prepared file (`<path>.prep`)
+   * does not match it (then written for the next load); bytes are validated in full and copied.
+   */
+  loadKey(zkey: string | Uint8Array): Promise<KeyInfo>;
   prove(handle: unknown, wtns: Uint8Array): Promise<NativeProof>;
   /**
    * Checks every G2 point of a loaded key (beta2, gamma2, delta2, the B2 query) for membership of the

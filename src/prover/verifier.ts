@@ -2,7 +2,7 @@
 // snarkjs's own helpers share one process-wide curve with worker threads that must be terminated
 // explicitly; terminating it under another user hangs that user, so the prover never touches it.
 import { Worker } from 'node:worker_threads';
-import { addon, type G1Json, type G2Json } from './native-addon.ts';
+import { addon, type G1Json, type G2Json, type NativeVerifyingKey } from './native-addon.ts';
 
 const R = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
 const Q = 21888242871839275222246405745257275088696311157297823662689037894645226208583n;
@@ -147,20 +147,39 @@ export async function verificationKeyFromZkey(zkey: Uint8Array): Promise<Verific
   const pts = h + 4 + 32 + 4 + 32 + 12;
   if (header.size < pts - h + 64 * 3 + 128 * 3 || ic.size !== (nPublic + 1) * 64)
     throw new Error('zkey: header size mismatch');
-  const alpha1 = g1At(zkey, pts);
-  const beta2 = g2At(zkey, pts + 128);
-  const alphabeta = await call<unknown>('pairing', { p: alpha1, q: beta2 });
-  return {
+  return withAlphaBeta({
     protocol: 'groth16',
     curve: 'bn128',
     nPublic,
-    vk_alpha_1: alpha1,
-    vk_beta_2: beta2,
+    vk_alpha_1: g1At(zkey, pts),
+    vk_beta_2: g2At(zkey, pts + 128),
     vk_gamma_2: g2At(zkey, pts + 256),
     vk_delta_2: g2At(zkey, pts + 448),
-    vk_alphabeta_12: alphabeta,
     IC: Array.from({ length: nPublic + 1 }, (_, i) => g1At(zkey, ic.start + 64 * i)),
-  };
+  });
+}
+
+const g1Of = ([x, y]: G1Json) => (x === '0' && y === '0' ? ['0', '1', '0'] : [x, y, '1']);
+const g2Of = ([x, y]: G2Json) => [x, y, ['1', '0']];
+
+/** The same verification key from the points a loaded key reports (the addon's `KeyInfo.vk`). */
+export function verificationKeyFromPoints(vk: NativeVerifyingKey): Promise<VerificationKey> {
+  return withAlphaBeta({
+    protocol: 'groth16',
+    curve: 'bn128',
+    nPublic: vk.IC.length - 1,
+    vk_alpha_1: g1Of(vk.alpha1),
+    vk_beta_2: g2Of(vk.beta2),
+    vk_gamma_2: g2Of(vk.gamma2),
+    vk_delta_2: g2Of(vk.delta2),
+    IC: vk.IC.map(g1Of),
+  });
+}
+
+async function withAlphaBeta(vk: Omit<VerificationKey, 'vk_alphabeta_12'>): Promise<VerificationKey> {
+  const alphabeta = await call<unknown>('pairing', { p: vk.vk_alpha_1, q: vk.vk_beta_2 });
+  const { IC, ...rest } = vk;
+  return { ...rest, vk_alphabeta_12: alphabeta, IC };
 }
 
 const isDecimal = (v: unknown): v is string => typeof v === 'string' && /^[0-9]{1,78}$/.test(v);

@@ -14,13 +14,23 @@ import {
   verify,
   type VerificationKey,
 } from '../../src/prover/index.ts';
-import { ceremonyZkey, compileCircuit, devZkey, readJson, witness, type CompiledCircuit } from './helpers.ts';
+import {
+  ceremonyZkey,
+  compileCircuit,
+  devZkey,
+  readJson,
+  useSingleThreadSnarkjsCurve,
+  witness,
+  type CompiledCircuit,
+} from './helpers.ts';
 
 const R = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
 let small: CompiledCircuit;
 let tiny: CompiledCircuit;
 
 test.before(async () => {
+  // snarkjs's default curve runs worker threads that could keep this process alive after its tests.
+  await useSingleThreadSnarkjsCurve();
   small = await compileCircuit('small');
   tiny = await compileCircuit('tiny');
 });
@@ -90,7 +100,7 @@ test('the smallest circuit (4-row domain) proves and verifies in both directions
   const ceremony = await ceremonyZkey(tiny);
   const prover2 = await loadProver(ceremony);
   const ours2 = await prover2.prove(wtns);
-  t.true(await verify(prover2.verificationKey, ours2.proof, ours2.publicSignals));
+  t.true(await verify(await prover2.verificationKey(), ours2.proof, ours2.publicSignals));
 });
 
 test('zero witness values everywhere except the constant still give a valid proof', async (t) => {
@@ -98,7 +108,7 @@ test('zero witness values everywhere except the constant still give a valid proo
   const prover = await loadProver(zkey);
   const { proof, publicSignals } = await prover.prove(await witness(tiny, { a: 0, b: 0 }));
   t.deepEqual(publicSignals, ['0', '0']);
-  t.true(await verify(prover.verificationKey, proof, publicSignals));
+  t.true(await verify(await prover.verificationKey(), proof, publicSignals));
 });
 
 test('concurrent proofs in one process all verify with their own public signals', async (t) => {
@@ -114,7 +124,7 @@ test('concurrent proofs in one process all verify with their own public signals'
   const results = await Promise.all(jobs);
   for (const { i, p, result } of results) {
     t.is(result.publicSignals[1], String(i));
-    t.true(await verify(p.verificationKey, result.proof, result.publicSignals));
+    t.true(await verify(await p.verificationKey(), result.proof, result.publicSignals));
   }
   // Proofs are randomised: two proofs of the same witness differ.
   const w = await witness(small, smallInputs(5, 5, 5));
@@ -182,7 +192,7 @@ test('truncated, corrupt or foreign wtns bytes are rejected with clear errors', 
   await t.throwsAsync(prover.prove('not bytes' as unknown as Uint8Array), { instanceOf: TypeError });
   // The prover still works afterwards.
   const ok = await prover.prove(wtns);
-  t.true(await verify(prover.verificationKey, ok.proof, ok.publicSignals));
+  t.true(await verify(await prover.verificationKey(), ok.proof, ok.publicSignals));
 });
 
 test('truncated, corrupt or foreign zkey bytes are rejected with clear errors', async (t) => {
@@ -214,7 +224,7 @@ test('verify answers false, never throws, for malformed proofs, signals and keys
   const { zkey } = await devZkey(tiny);
   const prover = await loadProver(zkey);
   const { proof, publicSignals } = await prover.prove(await witness(tiny, { a: 3, b: 4 }));
-  const vk = prover.verificationKey;
+  const vk = await prover.verificationKey();
   t.true(await verify(vk, proof, publicSignals));
   t.false(await verify(vk, proof, ['12'])); // wrong count
   t.false(await verify(vk, proof, ['12', R.toString()])); // not below r

@@ -23,7 +23,12 @@ export interface CircuitDescription {
   wires: number;
   /** Public outputs + public inputs: the number of public signals a proof carries. */
   publicSignals: number;
-  zkeySha256: string;
+  /**
+   * SHA-256 of the zkey file (hex). Hashing a large key costs more than loading it (~75 ms for the
+   * 37 MiB policy key), so it runs in the background from the moment the circuit is described and
+   * ListCircuits waits for it.
+   */
+  zkeySha256: Promise<string>;
   developmentKey: boolean;
   /** snarkjs verification key JSON. */
   verificationKey: Record<string, unknown>;
@@ -104,13 +109,15 @@ export async function describeCircuit(files: CircuitFiles): Promise<CircuitDescr
     );
   }
   const developmentKey = zkey.contributions === 0 || zkey.contributionSection.includes(DEV_KEY_MARKER);
+  const zkeySha256 = sha256File(files.zkey);
+  zkeySha256.catch(() => undefined); // reported by ListCircuits, never as an unhandled rejection
   return {
     id: files.id,
     files,
     constraints: r1cs.nConstraints,
     wires: r1cs.nWires,
     publicSignals,
-    zkeySha256: await sha256File(files.zkey),
+    zkeySha256,
     developmentKey,
     verificationKey,
   };

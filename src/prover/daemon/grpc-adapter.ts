@@ -23,7 +23,7 @@ export interface ProverHandlers {
   verify(
     call: grpc.ServerUnaryCall<VerifyRequestMessage, VerifyResponseMessage>,
   ): Promise<VerifyResponseMessage>;
-  listCircuits(): ListCircuitsResponseMessage;
+  listCircuits(): Promise<ListCircuitsResponseMessage>;
 }
 
 export interface GrpcServerOptions {

@@ -158,16 +158,18 @@ export async function startProverDaemon(options: ProverDaemonOptions): Promise<P
     return { valid, verify_ms: performance.now() - started };
   }
 
-  function listCircuits(): ListCircuitsResponseMessage {
+  async function listCircuits(): Promise<ListCircuitsResponseMessage> {
     requireServing();
-    const list: CircuitInfoMessage[] = catalog.list().map((c) => ({
-      id: c.id,
-      constraints: c.constraints,
-      public_inputs: c.publicSignals,
-      wires: c.wires,
-      zkey_sha256: c.zkeySha256,
-      development_key: c.developmentKey,
-    }));
+    const list: CircuitInfoMessage[] = await Promise.all(
+      catalog.list().map(async (c) => ({
+        id: c.id,
+        constraints: c.constraints,
+        public_inputs: c.publicSignals,
+        wires: c.wires,
+        zkey_sha256: await c.zkeySha256,
+        development_key: c.developmentKey,
+      })),
+    );
     return { circuits: list };
   }
 
