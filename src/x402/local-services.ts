@@ -7,8 +7,16 @@ import { Keypair } from '@stellar/stellar-sdk';
 import { startDemoService, type DemoServiceHandle } from './demo-service.ts';
 import { ensureChannelAccounts, startFacilitator, type FacilitatorHandle } from './facilitator/index.ts';
 
-/** Channel accounts of the local facilitator unless told otherwise: settlements that can land in one ledger. */
-export const LOCAL_CHANNELS = 16;
+/**
+ * Channel accounts of the local facilitator unless told otherwise: settlements that can land in one ledger
+ * (a burst of 1000 payments needs four ledgers). The sandbox's friendbot makes them all in one ledger.
+ */
+export const LOCAL_CHANNELS = 256;
+/**
+ * How often the local facilitator looks for its settlements on the ledger: the sandbox is its own, and
+ * closes a ledger every second, so a channel account is free again sooner than with the default 250 ms.
+ */
+const LOCAL_POLL_MS = 100;
 
 export interface LocalX402Options {
   rpcUrl: string;
@@ -31,12 +39,14 @@ export interface LocalX402 {
 export async function startLocalX402(opts: LocalX402Options): Promise<LocalX402> {
   const channels = Array.from({ length: opts.channelCount ?? LOCAL_CHANNELS }, () => Keypair.random());
   const payTo = Keypair.random();
-  await ensureChannelAccounts(opts.rpcUrl, [...channels, payTo]);
+  // the embedded sandbox's friendbot: every account in the same ledger
+  await ensureChannelAccounts(opts.rpcUrl, [...channels, payTo], channels.length + 1);
   const facilitator = await startFacilitator({
     ...opts.facilitator,
     rpcUrl: opts.rpcUrl,
     networkPassphrase: opts.networkPassphrase,
     channels,
+    pollMs: LOCAL_POLL_MS,
   });
   let demo: DemoServiceHandle;
   try {

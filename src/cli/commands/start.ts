@@ -9,7 +9,7 @@ import { createLogger } from '../../proxy/util/logger.ts';
 import { STANDALONE_PASSPHRASE } from '../../ledger/networks.ts';
 import { parseListen } from '../../listen.ts';
 import { parsePassphrase } from './sandbox.ts';
-import { localX402Env } from '../../x402/local-services.ts';
+import { LOCAL_CHANNELS, localX402Env } from '../../x402/local-services.ts';
 import { startPoolSandboxThread } from '../threads/sandbox-thread.ts';
 import { startLocalX402Thread } from '../threads/x402-thread.ts';
 import { parseIntFlag } from './facilitator.ts';
@@ -184,9 +184,9 @@ export function registerStart(program: Command): void {
               },
               channelCount: parseIntFlag(
                 'POOL_PROXY_FACILITATOR_CHANNELS',
-                process.env.POOL_PROXY_FACILITATOR_CHANNELS ?? '16',
+                process.env.POOL_PROXY_FACILITATOR_CHANNELS ?? String(LOCAL_CHANNELS),
                 1,
-                256,
+                1024,
               ),
             },
             { onExit: fatal('the x402 facilitator and demo service') },

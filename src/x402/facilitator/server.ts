@@ -81,11 +81,18 @@ function parseRequest(
   };
 }
 
-/** Accounts created through friendbot at the same time (each creation waits for a ledger to close). */
+/**
+ * Accounts created through a friendbot at the same time (each creation waits for a ledger to close): kind
+ * to a public friendbot by default; our own sandbox's friendbot takes hundreds in one ledger.
+ */
 const FRIENDBOT_CONCURRENCY = 16;
 
 /** Creates any channel account that does not exist yet through the network's friendbot (sandboxes, testnet). */
-export async function ensureChannelAccounts(rpcUrl: string, channels: Keypair[]): Promise<void> {
+export async function ensureChannelAccounts(
+  rpcUrl: string,
+  channels: Keypair[],
+  concurrency = FRIENDBOT_CONCURRENCY,
+): Promise<void> {
   const server = rpcServer(rpcUrl);
   let friendbotUrl: string | undefined;
   const ensure = async (kp: Keypair) => {
@@ -101,8 +108,8 @@ export async function ensureChannelAccounts(rpcUrl: string, channels: Keypair[])
     if (!res.ok)
       throw new Error(`friendbot could not create ${kp.publicKey()}: ${res.status} ${await res.text()}`);
   };
-  for (let i = 0; i < channels.length; i += FRIENDBOT_CONCURRENCY)
-    await Promise.all(channels.slice(i, i + FRIENDBOT_CONCURRENCY).map(ensure));
+  for (let i = 0; i < channels.length; i += concurrency)
+    await Promise.all(channels.slice(i, i + concurrency).map(ensure));
 }
 
 /** Parses POOL_PROXY_FACILITATOR_SECRETS-style text: comma-separated secret seeds (S…). */
