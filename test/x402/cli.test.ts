@@ -13,6 +13,7 @@ import test from 'ava';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { startSandbox, tokenBalance } from './helpers.ts';
 import { freeLoopbackPort as freePort } from '../../src/listen.ts';
+import { LOCAL_CHANNELS } from '../../src/x402/local-services.ts';
 
 const CLI = fileURLToPath(new URL('../../bin/pool-proxy.js', import.meta.url));
 
@@ -151,7 +152,7 @@ test('pool-proxy start runs the facilitator and the demo service, funds the pool
   t.regex(demoUrl, /\/demo\/quote$/);
   const supported = await (await fetch(`${facilitatorUrl}/supported`)).json();
   t.is(supported.kinds[0].network, 'stellar:local');
-  t.is(supported.signers['stellar:*'].length, 16);
+  t.is(supported.signers['stellar:*'].length, LOCAL_CHANNELS);
   const unpaid = await fetch(demoUrl);
   t.is(unpaid.status, 402);
   const required = JSON.parse(Buffer.from(unpaid.headers.get('payment-required')!, 'base64').toString());
