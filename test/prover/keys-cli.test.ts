@@ -84,6 +84,7 @@ test('keys import installs a ceremony zkey with its verification key, and refuse
   t.notRegex(ok.stdout, /DEVELOPMENT/);
   const installed = path.join(circuits, 'small', 'small.zkey');
   t.deepEqual(await readFile(installed), await readFile(ceremony));
+  t.true(existsSync(`${installed}.prep`), 'the installed key is prepared for mapping');
   const vk = JSON.parse(await readFile(path.join(circuits, 'small', 'verification_key.json'), 'utf8'));
   t.deepEqual(vk, await exportVerificationKey(ceremony));
 

@@ -48,6 +48,9 @@ export function registerKeys(program: Command): void {
         const tmp = `${art.zkey}.importing-${process.pid}`;
         await writeFile(tmp, bytes);
         await rename(tmp, art.zkey);
+        // loading the installed file validates it once more and writes its prepared form beside it
+        // (`<zkey>.prep`), so the daemon's first start maps it in milliseconds
+        await addon.loadKey(art.zkey);
         await writeFile(art.vkey, `${JSON.stringify(vkey, null, 1)}\n`);
         console.log(`installed ${art.zkey}`);
         console.log(`wrote ${art.vkey}`);

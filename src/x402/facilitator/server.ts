@@ -155,7 +155,25 @@ export function inProcessClient(facilitator: x402Facilitator): FacilitatorClient
 export async function startFacilitator(opts: FacilitatorOptions): Promise<FacilitatorHandle> {
   const scheme = new ExactStellarFacilitatorScheme(opts);
   const facilitator = new x402Facilitator().register(scheme.network as `${string}:${string}`, scheme);
-  const client = inProcessClient(facilitator);
+  // once closed, the in-process client refuses too, as a facilitator that stopped answering HTTP would
+  let closed = false;
+  const open = inProcessClient(facilitator);
+  const client: FacilitatorClient = {
+    verify: (payload, requirements) =>
+      closed
+        ? Promise.resolve({ isValid: false, invalidReason: 'facilitator_closed' })
+        : open.verify(payload, requirements),
+    settle: (payload, requirements) =>
+      closed
+        ? Promise.resolve({
+            success: false,
+            errorReason: 'facilitator_closed',
+            transaction: '',
+            network: requirements.network,
+          })
+        : open.settle(payload, requirements),
+    getSupported: () => open.getSupported(),
+  };
   const server: Server = createServer((req, res) => {
     void (async () => {
       const path = new URL(req.url ?? '/', 'http://x').pathname.replace(/\/+$/, '');
@@ -199,6 +217,7 @@ export async function startFacilitator(opts: FacilitatorOptions): Promise<Facili
     client,
     close: () =>
       new Promise<void>((resolve) => {
+        closed = true;
         scheme.close();
         server.close(() => resolve());
         server.closeAllConnections();
