@@ -21,6 +21,7 @@ export function signInvocation(
   networkPassphrase: string,
 ): SignedAuthEntry {
   const nonce = randomBytes(8).readBigInt64BE();
+  const nonceXdr = xdr.Int64.fromString(nonce.toString());
   const invocation = new xdr.SorobanAuthorizedInvocation({
     function: xdr.SorobanAuthorizedFunction.sorobanAuthorizedFunctionTypeContractFn(call),
     subInvocations: [],
@@ -28,7 +29,7 @@ export function signInvocation(
   const preimage = xdr.HashIdPreimage.envelopeTypeSorobanAuthorization(
     new xdr.HashIdPreimageSorobanAuthorization({
       networkId: hash(Buffer.from(networkPassphrase)),
-      nonce: xdr.Int64.fromString(nonce.toString()),
+      nonce: nonceXdr,
       signatureExpirationLedger: expiration,
       invocation,
     }),
@@ -46,7 +47,7 @@ export function signInvocation(
     credentials: xdr.SorobanCredentials.sorobanCredentialsAddress(
       new xdr.SorobanAddressCredentials({
         address: new Address(signer.publicKey()).toScAddress(),
-        nonce: xdr.Int64.fromString(nonce.toString()),
+        nonce: nonceXdr,
         signatureExpirationLedger: expiration,
         signature: xdr.ScVal.scvVec([accountSignature]),
       }),

@@ -8,7 +8,13 @@ import type { AddressInfo } from 'node:net';
 import { Keypair } from '@stellar/stellar-sdk';
 import { x402Facilitator } from '@x402/core/facilitator';
 import type { FacilitatorClient } from '@x402/core/server';
-import type { PaymentPayload, PaymentRequirements, SupportedResponse } from '@x402/core/types';
+import type {
+  PaymentPayload,
+  PaymentRequirements,
+  SettleResponse,
+  SupportedResponse,
+  VerifyResponse,
+} from '@x402/core/types';
 import { rpcServer } from '../rpc.ts';
 import { ExactStellarFacilitatorScheme, type FacilitatorSchemeOptions } from './scheme.ts';
 
@@ -130,24 +136,41 @@ export function parseChannelSecrets(text: string): Keypair[] {
 
 /**
  * The facilitator as @x402/core's FacilitatorClient without HTTP in between, for a resource server in the
- * same process; the HTTP routes answer through it too. A payment kind nobody registered is a refusal.
+ * same process; the HTTP routes answer through it too. A payment kind nobody registered is a refusal, and so
+ * is everything once `isOpen` says the facilitator was closed (as one that stopped answering HTTP would).
  */
-export function inProcessClient(facilitator: x402Facilitator): FacilitatorClient {
+export function inProcessClient(
+  facilitator: x402Facilitator,
+  isOpen: () => boolean = () => true,
+): FacilitatorClient {
+  const refusal = (reason: string, message?: string) => ({
+    verify: <VerifyResponse>{
+      isValid: false,
+      invalidReason: reason,
+      ...(message && { invalidMessage: message }),
+    },
+    settle: (network: SettleResponse['network']): SettleResponse => ({
+      success: false,
+      errorReason: reason,
+      ...(message && { errorMessage: message }),
+      transaction: '',
+      network,
+    }),
+  });
+  const closed = refusal('facilitator_closed');
   return {
-    verify: (payload, requirements) =>
-      facilitator.verify(payload, requirements).catch((e: Error) => ({
-        isValid: false,
-        invalidReason: 'unsupported_payment_kind',
-        invalidMessage: e.message,
-      })),
-    settle: (payload, requirements) =>
-      facilitator.settle(payload, requirements).catch((e: Error) => ({
-        success: false,
-        errorReason: 'unsupported_payment_kind',
-        errorMessage: e.message,
-        transaction: '',
-        network: requirements.network,
-      })),
+    verify: async (payload, requirements) => {
+      if (!isOpen()) return closed.verify;
+      return facilitator
+        .verify(payload, requirements)
+        .catch((e: Error) => refusal('unsupported_payment_kind', e.message).verify);
+    },
+    settle: async (payload, requirements) => {
+      if (!isOpen()) return closed.settle(requirements.network);
+      return facilitator
+        .settle(payload, requirements)
+        .catch((e: Error) => refusal('unsupported_payment_kind', e.message).settle(requirements.network));
+    },
     getSupported: async () => facilitator.getSupported() as SupportedResponse,
   };
 }
@@ -155,25 +178,8 @@ export function inProcessClient(facilitator: x402Facilitator): FacilitatorClient
 export async function startFacilitator(opts: FacilitatorOptions): Promise<FacilitatorHandle> {
   const scheme = new ExactStellarFacilitatorScheme(opts);
   const facilitator = new x402Facilitator().register(scheme.network as `${string}:${string}`, scheme);
-  // once closed, the in-process client refuses too, as a facilitator that stopped answering HTTP would
   let closed = false;
-  const open = inProcessClient(facilitator);
-  const client: FacilitatorClient = {
-    verify: (payload, requirements) =>
-      closed
-        ? Promise.resolve({ isValid: false, invalidReason: 'facilitator_closed' })
-        : open.verify(payload, requirements),
-    settle: (payload, requirements) =>
-      closed
-        ? Promise.resolve({
-            success: false,
-            errorReason: 'facilitator_closed',
-            transaction: '',
-            network: requirements.network,
-          })
-        : open.settle(payload, requirements),
-    getSupported: () => open.getSupported(),
-  };
+  const client = inProcessClient(facilitator, () => !closed);
   const server: Server = createServer((req, res) => {
     void (async () => {
       const path = new URL(req.url ?? '/', 'http://x').pathname.replace(/\/+$/, '');
