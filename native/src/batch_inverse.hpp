@@ -3,6 +3,10 @@
 // Over Fq2 the chain runs on norms in Fq, since 1/d = conj(d) / N(d) with N(d) = d0^2 + d1^2: 7 base
 // multiplications per element instead of 9 for the chain in Fq2 (3 Fq2 multiplications).
 // Every d must be nonzero (a nonzero Fq2 element has a nonzero norm: -1 is not a square in Fq).
+// The running products form kChains interleaved chains (element i joins chain i % kChains): each product
+// waits for the one before it, so a single chain runs at the multiplication's latency, while two let
+// the core overlap them. Full-scalar circuit, AVX2-only, one thread: 760 -> 685 ms per proof; three,
+// four or six chains gained nothing more.
 #pragma once
 #include <cstddef>
 #include <vector>
@@ -11,29 +15,46 @@
 
 namespace zk {
 
+constexpr size_t kChains = 2;
+
+// inv[k] = 1 / run[k] for every chain, with one inversion: 1/run_k = (prod_{j != k} run_j) / prod_j run_j.
+template <class F>
+ZK_INLINE void invertChains(const F (&run)[kChains], F (&inv)[kChains]) {
+  F before[kChains];  // before[k] = run_0 * ... * run_{k-1}
+  before[0] = F::one();
+  for (size_t k = 1; k < kChains; k++) before[k] = F::mul(before[k - 1], run[k - 1]);
+  F all = F::invVartime(F::mul(before[kChains - 1], run[kChains - 1]));
+  for (size_t k = kChains; k-- > 0;) {  // all = 1 / (run_0 * ... * run_k) on entry
+    inv[k] = F::mul(all, before[k]);
+    all = F::mul(all, run[k]);
+  }
+}
+
 template <class F>
 class BatchInverse {
  public:
   void begin(size_t n) {
     den_.resize(n);
     prefix_.resize(n);
-    run_ = F::one();
+    for (F& r : run_) r = F::one();
   }
   ZK_INLINE void push(size_t i, const F& d) {
+    F& run = run_[i % kChains];
     den_[i] = d;
-    prefix_[i] = run_;
-    run_ = F::mul(run_, d);
+    prefix_[i] = run;
+    run = F::mul(run, d);
   }
-  void invert() { inv_ = F::invVartime(run_); }
+  void invert() { invertChains(run_, inv_); }
   ZK_INLINE F next(size_t i) {
-    F r = F::mul(inv_, prefix_[i]);
-    inv_ = F::mul(inv_, den_[i]);
+    F& inv = inv_[i % kChains];
+    F r = F::mul(inv, prefix_[i]);
+    inv = F::mul(inv, den_[i]);
     return r;
   }
 
  private:
   std::vector<F> den_, prefix_;
-  F run_, inv_;
+  F run_[kChains], inv_[kChains];
 };
 
 template <>
@@ -43,26 +64,28 @@ class BatchInverse<Fq2> {
     den_.resize(n);
     norm_.resize(n);
     prefix_.resize(n);
-    run_ = Fq::one();
+    for (Fq& r : run_) r = Fq::one();
   }
   ZK_INLINE void push(size_t i, const Fq2& d) {
+    Fq& run = run_[i % kChains];
     den_[i] = d;
     Fq n = Fq::add(Fq::sqr(d.c0), Fq::sqr(d.c1));
     norm_[i] = n;
-    prefix_[i] = run_;
-    run_ = Fq::mul(run_, n);
+    prefix_[i] = run;
+    run = Fq::mul(run, n);
   }
-  void invert() { inv_ = Fq::invVartime(run_); }
+  void invert() { invertChains(run_, inv_); }
   ZK_INLINE Fq2 next(size_t i) {
-    Fq ni = Fq::mul(inv_, prefix_[i]);
-    inv_ = Fq::mul(inv_, norm_[i]);
+    Fq& inv = inv_[i % kChains];
+    Fq ni = Fq::mul(inv, prefix_[i]);
+    inv = Fq::mul(inv, norm_[i]);
     return Fq2{Fq::mul(den_[i].c0, ni), Fq::neg(Fq::mul(den_[i].c1, ni))};
   }
 
  private:
   std::vector<Fq2> den_;
   std::vector<Fq> norm_, prefix_;
-  Fq run_, inv_;
+  Fq run_[kChains], inv_[kChains];
 };
 
 }  // namespace zk
