@@ -112,9 +112,9 @@ class BucketAccumulator {
           continue;
         }
         F x2 = F::sqr(op.p.x);
-        lambda = F::mul(F::add(F::dbl(x2), x2), invD);
+        lambda = F::mulLazy(F::add(F::dbl(x2), x2), invD);
       } else {
-        lambda = F::mul(F::sub(op.p.y, b.y), invD);
+        lambda = F::mulLazy(F::sub(op.p.y, b.y), invD);
       }
       F x3 = F::sub(F::sub(F::sqr(lambda), b.x), op.p.x);
       F y3 = F::sub(F::mul(lambda, F::sub(b.x, x3)), b.y);

@@ -52,9 +52,9 @@ void batchAddAffine(Affine<F>* const* dst, const Affine<F>* const* src, size_t n
         continue;
       }
       F x2 = F::sqr(b.x);
-      lambda = F::mul(F::add(F::dbl(x2), x2), invD);
+      lambda = F::mulLazy(F::add(F::dbl(x2), x2), invD);
     } else {
-      lambda = F::mul(F::sub(b.y, a.y), invD);
+      lambda = F::mulLazy(F::sub(b.y, a.y), invD);
     }
     F x3 = F::sub(F::sub(F::sqr(lambda), a.x), b.x);
     F y3 = F::sub(F::mul(lambda, F::sub(a.x, x3)), a.y);

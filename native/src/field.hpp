@@ -62,6 +62,7 @@ struct Fp {
   static inline Fp zero() { return Fp{{0, 0, 0, 0}}; }
   static inline Fp one() { return Fp{{C::ONE[0], C::ONE[1], C::ONE[2], C::ONE[3]}}; }
   static inline Fp raw(const uint64_t a[4]) { return Fp{{a[0], a[1], a[2], a[3]}}; }
+  static inline const uint64_t* modulus() { return C::P; }
   inline bool isZero() const { return limbsZero(v); }
   inline bool operator==(const Fp& o) const {
     return ((v[0] ^ o.v[0]) | (v[1] ^ o.v[1]) | (v[2] ^ o.v[2]) | (v[3] ^ o.v[3])) == 0;
@@ -116,6 +117,30 @@ struct Fp {
     }
 #endif
     reduceOnce(r.v);
+    return r;
+  }
+  // a + b without the final subtraction, in [0, 2P) for reduced inputs: only as an operand of mul()
+  // or mulLazy() (see mulLazy).
+  static ZK_INLINE Fp addLazy(const Fp& a, const Fp& b) {
+    Fp r;
+#if ZK_X86_ADX
+    unsigned long long r0, r1, r2, r3;
+    unsigned char c = _addcarry_u64(0, a.v[0], b.v[0], &r0);
+    c = _addcarry_u64(c, a.v[1], b.v[1], &r1);
+    c = _addcarry_u64(c, a.v[2], b.v[2], &r2);
+    _addcarry_u64(c, a.v[3], b.v[3], &r3);
+    r.v[0] = r0;
+    r.v[1] = r1;
+    r.v[2] = r2;
+    r.v[3] = r3;
+#else
+    u128 c = 0;
+    for (int i = 0; i < 4; i++) {
+      c = (u128)a.v[i] + b.v[i] + (uint64_t)c;
+      r.v[i] = (uint64_t)c;
+      c >>= 64;
+    }
+#endif
     return r;
   }
   static ZK_INLINE Fp sub(const Fp& a, const Fp& b) {
@@ -188,6 +213,26 @@ struct Fp {
     return r;
   }
 #endif
+
+  // The same product left in [0, 2P) (no final subtraction), for chains of multiplications whose values
+  // are never compared, negated or added: with 4P < 2^256, inputs below 2P give a result below 2P, and a
+  // later mul() brings it back below P.
+  static ZK_INLINE Fp mulLazy(const Fp& a, const Fp& b) {
+#if ZK_X86_ADX
+    if (__builtin_expect(kUseAdx, 1)) {
+      uint64_t t0, t1, t2, t3, t4, lo, hi;
+      __asm__(
+#include "mont_mul_adx.inc"
+          : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4), [lo] "=&r"(lo),
+            [hi] "=&r"(hi)
+          : [a] "r"(a.v), [b] "r"(b.v), [p] "r"(C::P), [inv] "m"(C::INV), "m"(*(const uint64_t(*)[4])a.v),
+            "m"(*(const uint64_t(*)[4])b.v), "m"(*(const uint64_t(*)[4])C::P)
+          : "rdx", "cc");
+      return Fp{{t4, t0, t1, t2}};
+    }
+#endif
+    return mulPortable(a, b);
+  }
 
   __attribute__((noinline)) static Fp mulPortable(const Fp& a, const Fp& b) {
     uint64_t t[4] = {0, 0, 0, 0};
@@ -406,17 +451,19 @@ struct Fq2 {
   static ZK_INLINE Fq2 sub(const Fq2& a, const Fq2& b) { return Fq2{Fq::sub(a.c0, b.c0), Fq::sub(a.c1, b.c1)}; }
   static ZK_INLINE Fq2 neg(const Fq2& a) { return Fq2{Fq::neg(a.c0), Fq::neg(a.c1)}; }
   static ZK_INLINE Fq2 dbl(const Fq2& a) { return add(a, a); }
-  // Karatsuba: 3 base multiplications.
+  // Karatsuba: 3 base multiplications (the sums are only multiplied, so they stay unreduced).
   static ZK_INLINE Fq2 mul(const Fq2& a, const Fq2& b) {
     Fq t0 = Fq::mul(a.c0, b.c0);
     Fq t1 = Fq::mul(a.c1, b.c1);
-    Fq t2 = Fq::mul(Fq::add(a.c0, a.c1), Fq::add(b.c0, b.c1));
+    Fq t2 = Fq::mul(Fq::addLazy(a.c0, a.c1), Fq::addLazy(b.c0, b.c1));
     return Fq2{Fq::sub(t0, t1), Fq::sub(Fq::sub(t2, t0), t1)};
   }
+  // No lazy form over Fq2: the Karatsuba subtractions need reduced products. Here for generic code.
+  static ZK_INLINE Fq2 mulLazy(const Fq2& a, const Fq2& b) { return mul(a, b); }
   // (a + bu)^2 = (a+b)(a-b) + 2ab u
   static ZK_INLINE Fq2 sqr(const Fq2& a) {
     Fq t = Fq::mul(a.c0, a.c1);
-    return Fq2{Fq::mul(Fq::add(a.c0, a.c1), Fq::sub(a.c0, a.c1)), Fq::add(t, t)};
+    return Fq2{Fq::mul(Fq::addLazy(a.c0, a.c1), Fq::sub(a.c0, a.c1)), Fq::add(t, t)};
   }
   static inline Fq2 inv(const Fq2& a) {
     Fq n = Fq::add(Fq::sqr(a.c0), Fq::sqr(a.c1));

@@ -29,6 +29,25 @@ std::string show(const F& x) {
   return limbsToDecimal(F::fromMont(x).v);
 }
 
+// (a + b)^3 through the unreduced forms (addLazy, then mulLazy twice, each fed the last): every
+// unreduced value must stay below 2P, the bound that makes them safe operands.
+template <class F>
+F lazyCube(Napi::Env env, const F& a, const F& b) {
+  uint64_t twoP[4];
+  u128 c = 0;
+  for (int i = 0; i < 4; i++) {
+    c = ((u128)F::modulus()[i] << 1) + (uint64_t)c;
+    twoP[i] = (uint64_t)c;
+    c >>= 64;
+  }
+  auto check = [&](const F& x) {
+    if (limbsGeq(x.v, twoP)) throw Napi::RangeError::New(env, "unreduced value not below 2P");
+    return x;
+  };
+  const F s = check(F::addLazy(a, b));
+  return check(F::mulLazy(check(F::mulLazy(s, s)), s));
+}
+
 template <class F>
 Napi::Value fieldOp(const Napi::CallbackInfo& info) {
   std::string op = info[0].As<Napi::String>().Utf8Value();
@@ -43,6 +62,7 @@ Napi::Value fieldOp(const Napi::CallbackInfo& info) {
     if (op == "add") r = F::add(a, b);
     else if (op == "sub") r = F::sub(a, b);
     else if (op == "mul") r = F::mul(a, b);
+    else if (op == "lazy") r = lazyCube(info.Env(), a, b);
     else throw Napi::Error::New(info.Env(), "unknown op " + op);
   }
   return Napi::String::New(info.Env(), show(r));

@@ -32,7 +32,7 @@ export interface NativeProof {
 }
 
 export type MsmPath = 'scalar' | 'vector' | 'auto';
-export type FieldOp = 'add' | 'sub' | 'mul' | 'neg' | 'sqr' | 'inv' | 'invVartime';
+export type FieldOp = 'add' | 'sub' | 'mul' | 'neg' | 'sqr' | 'inv' | 'invVartime' | 'lazy';
 
 /** Field, curve, MSM and FFT primitives exposed only for differential tests. */
 export interface TestOps {

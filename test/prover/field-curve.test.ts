@@ -36,6 +36,7 @@ function checkField(t: import('ava').ExecutionContext, name: 'fq' | 'fr', m: big
       t.is(ops[name]('add', A, B), ((a + b) % m).toString());
       t.is(ops[name]('sub', A, B), ((((a - b) % m) + m) % m).toString());
       t.is(ops[name]('mul', A, B), ((a * b) % m).toString());
+      t.is(ops[name]('lazy', A, B), ((a + b) ** 3n % m).toString(), `unreduced chain ${A} ${B}`);
     }
     t.is(ops[name]('neg', a.toString()), ((m - a) % m).toString());
     t.is(ops[name]('sqr', a.toString()), ((a * a) % m).toString());
@@ -280,7 +281,7 @@ test('roots of unity are the snarkjs ones and the NTT matches a direct DFT', (t)
   }
 });
 
-test('the portable (non-ADX) multiplication gives the same results as the ADX one', async (t) => {
+test('the portable (non-ADX) multiplication gives the same results as the ADX one, unreduced chains included', async (t) => {
   const { execFile } = await import('node:child_process');
   const { promisify } = await import('node:util');
   const pairs = [
@@ -290,15 +291,16 @@ test('the portable (non-ADX) multiplication gives the same results as the ADX on
   const script = `
     import { addon } from ${JSON.stringify(new URL('../../src/prover/native-addon.ts', import.meta.url).href)};
     const pairs = JSON.parse(process.argv[1]);
-    console.log(JSON.stringify(pairs.map(([a, b]) => [addon.testOps.fq('mul', a, b), addon.testOps.fr('mul', String(BigInt(a) % ${R}n), String(BigInt(b) % ${R}n))])));
+    console.log(JSON.stringify(pairs.map(([a, b]) => [addon.testOps.fq('mul', a, b), addon.testOps.fr('mul', String(BigInt(a) % ${R}n), String(BigInt(b) % ${R}n)), addon.testOps.fq('lazy', a, b)])));
   `;
   const { stdout } = await promisify(execFile)(
     process.execPath,
     ['--import=tsx', '--input-type=module', '-e', script, JSON.stringify(pairs.map((p) => p.map(String)))],
     { env: { ...process.env, ZKPROVER_PORTABLE: '1' } },
   );
-  const portable = JSON.parse(stdout) as [string, string][];
+  const portable = JSON.parse(stdout) as [string, string, string][];
   pairs.forEach(([a, b], i) => {
+    t.is(portable[i][2], ((a + b) ** 3n % Q).toString(), 'unreduced chain, portable');
     t.is(portable[i][0], ((a * b) % Q).toString());
     t.is(portable[i][0], ops.fq('mul', a.toString(), b.toString()));
     t.is(portable[i][1], (((a % R) * (b % R)) % R).toString());
