@@ -381,13 +381,8 @@ XYZZ<F> msm(const Affine<F>* bases, ScalarView scalars, const uint64_t* bases52 
     for (; j < nWindows && win.start[j] <= e.bits; j++) {
       const int32_t half = win.half(j);
       int32_t w = (int32_t)(extractBits(e.mag, win.start[j], win.width[j]) + carry);
-      if (w > half) {
-        w -= 2 * half;
-        carry = 1;
-      } else {
-        carry = 0;
-      }
-      digits[i * nWindows + j] = w;
+      carry = w > half;  // without a branch: it goes either way at random
+      digits[i * nWindows + j] = w - (int32_t)carry * 2 * half;
     }
     for (int k = 0; k < j; k++) windowLen[k] = i + 1;
   }
