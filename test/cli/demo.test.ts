@@ -3,13 +3,12 @@
 // With --start it runs its own service and stops it. Bad --proxy values, --proxy with --start and an
 // unreachable proxy exit 1 with a clear message.
 import anyTest, { type TestFn } from 'ava';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scValToNative } from '@stellar/stellar-sdk';
-import { CLI, freePort, type RunningService, startService, USDC } from '../web/helpers/pool-proxy-start.ts';
+import { freePort, type RunningService, startService, USDC } from '../web/helpers/pool-proxy-start.ts';
+import { runCli } from '../helpers/cli.ts';
 
 const test = anyTest as TestFn<{ service: RunningService }>;
 
@@ -25,13 +24,9 @@ async function demo(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, 'demo', ...args], { env: { ...process.env, ...env } });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  const [code] = await once(child, 'exit');
-  return { code: code as number | null, stdout, stderr };
+  const run = runCli(['demo', ...args], env);
+  const code = await run.exited;
+  return { code, stdout: run.stdout(), stderr: run.stderr() };
 }
 
 const short = (id: string) => `${id.slice(0, 5)}…${id.slice(-4)}`;

@@ -1,38 +1,14 @@
+// `pool-proxy start` as a real process: the embedded sandbox, prover daemon and proxy come up on the given
+// addresses, the sandbox operator is funded, SIGTERM stops it cleanly, and bad flags are refused.
 import test from 'ava';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Address, Contract, TransactionBuilder, rpc, scValToNative } from '@stellar/stellar-sdk';
 import { freeLoopbackPort as freePort } from '../../src/listen.ts';
+import { runCli } from '../helpers/cli.ts';
 
-const CLI = fileURLToPath(new URL('../../bin/pool-proxy.js', import.meta.url));
-
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-function start(args: string[], env: Record<string, string>): Started {
-  const child = spawn(process.execPath, [CLI, 'start', ...args], { env: { ...process.env, ...env } });
-  let output = '';
-  child.stdout.on('data', (d) => (output += d));
-  child.stderr.on('data', (d) => (output += d));
-  const exited = once(child, 'exit').then(([code]) => code as number | null);
-  return { child, output: () => output, exited };
-}
-
-async function waitFor(s: Started, pattern: RegExp): Promise<void> {
-  const deadline = Date.now() + 8 * 60_000;
-  while (!pattern.test(s.output())) {
-    if (s.child.exitCode !== null) throw new Error(`pool-proxy start exited early:\n${s.output()}`);
-    if (Date.now() > deadline) throw new Error(`no ${pattern} in:\n${s.output()}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const start = (args: string[], env: Record<string, string>) => runCli(['start', ...args], env);
 
 test('pool-proxy start runs sandbox, prover daemon and proxy, funds the sandbox operator, and stops on SIGTERM', async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'pool-proxy-start-'));
@@ -56,7 +32,7 @@ test('pool-proxy start runs sandbox, prover daemon and proxy, funds the sandbox 
     { POOL_PROXY_PORT: String(proxyPort) },
   );
   t.teardown(() => void s.child.kill('SIGKILL'));
-  await waitFor(s, /"msg":"ready\."/);
+  await s.waitFor(/"msg":"ready\."/, 8 * 60_000);
 
   t.regex(s.output(), new RegExp(`sandbox ledger\\s+http://127\\.0\\.0\\.1:${sandboxPort}/rpc`));
   t.regex(s.output(), new RegExp(`prover daemon\\s+127\\.0\\.0\\.1:${proverPort}`));

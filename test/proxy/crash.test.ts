@@ -4,12 +4,9 @@
 // the pool contract's USDC (this sandbox has no other depositor), nothing is credited or debited twice, and
 // in the end the agent withdraws its whole balance.
 import test from 'ava';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   Account,
   Address,
@@ -20,18 +17,14 @@ import {
   TransactionBuilder,
 } from '@stellar/stellar-sdk';
 import { freeLoopbackPort as freePort } from '../../src/listen.ts';
+import { type CliRun, runCli } from '../helpers/cli.ts';
 
-const CLI = fileURLToPath(new URL('../../bin/pool-proxy.js', import.meta.url));
 const USDC = 10_000_000n;
 const STEPS = ['before-prove', 'during-prove', 'before-send', 'after-send', 'after-confirm'];
 const PAYMENT_STEPS = ['before-send', 'after-send', 'after-confirm'];
 const AGENT = 'crash-agent';
 
-interface Service {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<unknown>;
-}
+type Service = CliRun;
 
 let dataDir: string;
 let ports: { sandbox: number; prover: number; proxy: number; facilitator: number; demo: number };
@@ -39,8 +32,7 @@ const proxyUrl = (path: string) => `http://127.0.0.1:${ports.proxy}${path}`;
 const operator = { 'content-type': 'application/json', 'x-pool-operator': 'true' };
 
 async function startService(fault?: string): Promise<Service> {
-  const env: Record<string, string> = {
-    ...(process.env as Record<string, string>),
+  const env: Record<string, string | undefined> = {
     POOL_PROXY_PORT: String(ports.proxy),
     POOL_PROXY_TX_TIMEOUT_SECONDS: '10',
     POOL_PROXY_RECONCILE_INTERVAL_MS: '500',
@@ -50,13 +42,10 @@ async function startService(fault?: string): Promise<Service> {
     // a payment killed after it was sent is released once its authorization expires: keep that short
     POOL_PROXY_DEMO_MAX_TIMEOUT_SECONDS: '30',
     POOL_PROXY_FACILITATOR_CHANNELS: '2',
+    POOL_PROXY_FAULT: fault,
   };
-  delete env.POOL_PROXY_FAULT;
-  if (fault !== undefined) env.POOL_PROXY_FAULT = fault;
-  const child = spawn(
-    process.execPath,
+  const run = runCli(
     [
-      CLI,
       'start',
       '--data-dir',
       dataDir,
@@ -71,19 +60,10 @@ async function startService(fault?: string): Promise<Service> {
       '--demo',
       `127.0.0.1:${ports.demo}`,
     ],
-    { env },
+    env,
   );
-  let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
-  const exited = once(child, 'exit');
-  const deadline = Date.now() + 5 * 60_000;
-  while (!/"msg":"ready\."/.test(output)) {
-    if (child.exitCode !== null) throw new Error(`pool-proxy start exited early:\n${output}`);
-    if (Date.now() > deadline) throw new Error(`pool-proxy start not ready:\n${output}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { child, output: () => output, exited };
+  await run.waitFor(/"msg":"ready\."/);
+  return run;
 }
 
 async function usdcOf(address: string): Promise<bigint> {

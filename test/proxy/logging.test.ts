@@ -3,8 +3,7 @@
 // incoming sane X-Request-Id is kept and echoed), a line per login and per refusal with its problem code,
 // ledger-close and failed-transaction lines from the sandbox, the stop lines — and no token, signature,
 // challenge or master key anywhere. On a terminal the same logger writes coloured lines instead.
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { once } from 'node:events';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,9 +13,9 @@ import test from 'ava';
 import { jsonLogger } from '../../src/proxy/util/logger.ts';
 import { getJson, postJson } from './helpers/http.ts';
 import { freeLoopbackPort as freePort } from '../../src/listen.ts';
+import { type CliRun, runCli } from '../helpers/cli.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const CLI = join(ROOT, 'bin/pool-proxy.js');
 
 interface Line {
   level: string;
@@ -25,16 +24,14 @@ interface Line {
   [field: string]: unknown;
 }
 
-let child: ChildProcess;
-let stdout = '';
-let stderr = '';
-let exited: Promise<number | null>;
+let service: CliRun;
 let proxyUrl: string;
 let sandboxUrl: string;
 const dataDir = mkdtempSync(join(tmpdir(), 'pp-logging-'));
 
 function lines(): Line[] {
-  return stdout
+  return service
+    .stdout()
     .split('\n')
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l) as Line);
@@ -45,8 +42,9 @@ async function waitForLine(match: (line: Line) => boolean, what: string): Promis
   for (;;) {
     const found = lines().find(match);
     if (found) return found;
-    if (child.exitCode !== null) throw new Error(`pool-proxy start exited early:\n${stdout}\n${stderr}`);
-    if (Date.now() > deadline) throw new Error(`no line ${what} in:\n${stdout}`);
+    if (service.child.exitCode !== null)
+      throw new Error(`pool-proxy start exited early:\n${service.output()}`);
+    if (Date.now() > deadline) throw new Error(`no line ${what} in:\n${service.stdout()}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -55,13 +53,8 @@ test.before(async () => {
   const [sandboxPort, proverPort, proxyPort] = [await freePort(), await freePort(), await freePort()];
   sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
   proxyUrl = `http://127.0.0.1:${proxyPort}`;
-  const env: NodeJS.ProcessEnv = { ...process.env, POOL_PROXY_PORT: String(proxyPort) };
-  for (const name of ['POOL_PROXY_RPC_URL', 'POOL_PROXY_PROVER_ADDRESSES', 'POOL_PROXY_LOG_LEVEL'])
-    delete env[name];
-  child = spawn(
-    process.execPath,
+  service = runCli(
     [
-      CLI,
       'start',
       '--data-dir',
       dataDir,
@@ -72,16 +65,18 @@ test.before(async () => {
       '--ledger-ms',
       '200',
     ],
-    { env },
+    {
+      POOL_PROXY_PORT: String(proxyPort),
+      POOL_PROXY_RPC_URL: undefined,
+      POOL_PROXY_PROVER_ADDRESSES: undefined,
+      POOL_PROXY_LOG_LEVEL: undefined,
+    },
   );
-  child.stdout!.on('data', (d) => (stdout += d));
-  child.stderr!.on('data', (d) => (stderr += d));
-  exited = once(child, 'exit').then(([code]) => code as number | null);
   await waitForLine((l) => l.msg === 'ready.', 'ready.');
 });
 
 test.after.always(() => {
-  child?.kill('SIGKILL');
+  service?.child.kill('SIGKILL');
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -107,7 +102,7 @@ test.serial('start-up progress: genesis, prover, proxy, ready — every stdout l
     t.regex(line.level, /^(debug|info|warn|error)$/);
     t.false(Number.isNaN(Date.parse(line.time)));
   }
-  t.is(stderr.trim(), '', 'nothing on stderr');
+  t.is(service.stderr().trim(), '', 'nothing on stderr');
 });
 
 test.serial(
@@ -189,7 +184,7 @@ test.serial(
       route: 'unmatched',
     });
 
-    const all = stdout + stderr;
+    const all = service.output();
     const nonce = /Nonce: ([0-9a-f]+)/.exec(json.challenge)![1];
     for (const secret of [
       verified.json.token,
@@ -251,8 +246,8 @@ test.serial('the sandbox logs ledger closes and each failed transaction with its
 });
 
 test.serial('SIGTERM: a stopping line, the proxy stops, then "stopped." and exit 0', async (t) => {
-  child.kill('SIGTERM');
-  t.is(await exited, 0, stderr);
+  service.child.kill('SIGTERM');
+  t.is(await service.exited, 0, service.stderr());
   const messages = lines().map((l) => l.msg);
   const stopping = messages.indexOf('stopping (SIGTERM)…');
   t.true(stopping >= 0);

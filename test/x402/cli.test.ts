@@ -2,46 +2,16 @@
 // /supported with its channel accounts, stops on SIGTERM; bad flags and bad secrets are refused with a clear
 // message), and `pool-proxy start`, which runs the facilitator and the demo service beside the embedded
 // sandbox, funds the pool wallet's float and prints their URLs.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Keypair } from '@stellar/stellar-sdk';
 import test from 'ava';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { startSandbox, tokenBalance } from './helpers.ts';
 import { freeLoopbackPort as freePort } from '../../src/listen.ts';
 import { LOCAL_CHANNELS } from '../../src/x402/local-services.ts';
-
-const CLI = fileURLToPath(new URL('../../bin/pool-proxy.js', import.meta.url));
-
-interface Run {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-function run(args: string[], env: Record<string, string | undefined> = {}): Run {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } });
-  let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
-  const exited = once(child, 'exit').then(([code]) => code as number | null);
-  return { child, output: () => output, exited };
-}
-
-async function waitFor(r: Run, pattern: RegExp, ms = 5 * 60_000): Promise<RegExpMatchArray> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const m = pattern.exec(r.output());
-    if (m) return m;
-    if (r.child.exitCode !== null) throw new Error(`exited early:\n${r.output()}`);
-    if (Date.now() > deadline) throw new Error(`no ${pattern} in:\n${r.output()}`);
-    await new Promise((res) => setTimeout(res, 100));
-  }
-}
+import { runCli as run } from '../helpers/cli.ts';
 
 let sandbox: Sandbox;
 test.before(async () => {
@@ -65,8 +35,8 @@ test('pool-proxy facilitator starts, answers /supported with its channel account
     POOL_PROXY_FACILITATOR_SECRETS: channels.map((c) => c.secret()).join(','),
   });
   t.teardown(() => void r.child.kill('SIGKILL'));
-  const [, url] = await waitFor(r, /facilitator\s+(http:\/\/\S+)/);
-  await waitFor(r, /^ready\.$/m);
+  const [, url] = await r.waitFor(/facilitator\s+(http:\/\/\S+)/);
+  await r.waitFor(/^ready\.$/m);
   const supported = await (await fetch(`${url}/supported`)).json();
   t.deepEqual(supported.kinds, [
     { x402Version: 2, scheme: 'exact', network: 'stellar:local', extra: { areFeesSponsored: true } },
@@ -83,7 +53,7 @@ test('pool-proxy facilitator makes fresh channel accounts when none are given', 
     clean,
   );
   t.teardown(() => void r.child.kill('SIGKILL'));
-  const [, url] = await waitFor(r, /facilitator\s+(http:\/\/\S+)/);
+  const [, url] = await r.waitFor(/facilitator\s+(http:\/\/\S+)/);
   const supported = await (await fetch(`${url}/supported`)).json();
   t.is(supported.signers['stellar:*'].length, 3);
   r.child.kill('SIGTERM');
@@ -146,9 +116,9 @@ test('pool-proxy start runs the facilitator and the demo service, funds the pool
     },
   );
   t.teardown(() => void r.child.kill('SIGKILL'));
-  await waitFor(r, /"msg":"ready\."/);
-  const facilitatorUrl = (await waitFor(r, /x402 facilitator\s+(http:\/\/[^\s"]+)/))[1]!;
-  const demoUrl = (await waitFor(r, /x402 demo\s+(http:\/\/[^\s"]+)/))[1]!;
+  await r.waitFor(/"msg":"ready\."/);
+  const facilitatorUrl = (await r.waitFor(/x402 facilitator\s+(http:\/\/[^\s"]+)/))[1]!;
+  const demoUrl = (await r.waitFor(/x402 demo\s+(http:\/\/[^\s"]+)/))[1]!;
   t.regex(demoUrl, /\/demo\/quote$/);
   const supported = await (await fetch(`${facilitatorUrl}/supported`)).json();
   t.is(supported.kinds[0].network, 'stellar:local');

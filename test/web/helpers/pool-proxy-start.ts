@@ -1,12 +1,9 @@
 // Runs `pool-proxy start` (sandbox ledger + prover daemon + proxy) as a child process on free loopback
 // ports (the local x402 facilitator and demo service included) with a fresh data directory, for tests that
 // drive the whole service from outside (browser, demo).
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   Account,
   Address,
@@ -17,8 +14,8 @@ import {
   TransactionBuilder,
 } from '@stellar/stellar-sdk';
 import { freeLoopbackPort as freePort } from '../../../src/listen.ts';
+import { runCli } from '../../helpers/cli.ts';
 
-export const CLI = fileURLToPath(new URL('../../../bin/pool-proxy.js', import.meta.url));
 export const USDC = 10_000_000n;
 
 export { freePort };
@@ -47,10 +44,8 @@ export async function startService(env: Record<string, string> = {}): Promise<Ru
     await freePort(),
     await freePort(),
   ];
-  const child: ChildProcess = spawn(
-    process.execPath,
+  const run = runCli(
     [
-      CLI,
       'start',
       '--data-dir',
       dataDir,
@@ -66,38 +61,21 @@ export async function startService(env: Record<string, string> = {}): Promise<Ru
       `127.0.0.1:${demoPort}`,
     ],
     {
-      env: {
-        ...process.env,
-        POOL_PROXY_PORT: String(proxyPort),
-        POOL_PROXY_RATE_LIMIT_IP_PER_SECOND: '0',
-        POOL_PROXY_RATE_LIMIT_TOKEN_PER_SECOND: '0',
-        POOL_PROXY_INDEXER_POLL_MS: '100',
-        // Short payment batches keep the tests quick; the privacy of the window is not under test here.
-        POOL_PROXY_BATCH_WINDOW_MS: '500',
-        ...env,
-      },
+      POOL_PROXY_PORT: String(proxyPort),
+      POOL_PROXY_RATE_LIMIT_IP_PER_SECOND: '0',
+      POOL_PROXY_RATE_LIMIT_TOKEN_PER_SECOND: '0',
+      POOL_PROXY_INDEXER_POLL_MS: '100',
+      // Short payment batches keep the tests quick; the privacy of the window is not under test here.
+      POOL_PROXY_BATCH_WINDOW_MS: '500',
+      ...env,
     },
   );
-  let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
-  const exited = once(child, 'exit');
   const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await run.stop();
     rmSync(dataDir, { recursive: true, force: true });
   };
   try {
-    const deadline = Date.now() + 8 * 60_000;
-    while (!/"msg":"ready\."/.test(output)) {
-      if (child.exitCode !== null) throw new Error(`pool-proxy start exited early:\n${output}`);
-      if (Date.now() > deadline) throw new Error(`pool-proxy start is not ready:\n${output}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await run.waitFor(/"msg":"ready\."/, 8 * 60_000);
   } catch (error) {
     await stop();
     throw error;
@@ -118,7 +96,7 @@ export async function startService(env: Record<string, string> = {}): Promise<Ru
     networkPassphrase: info.networkPassphrase,
     token: info.contracts.token,
     server,
-    output: () => output,
+    output: run.output,
     async fund(address, usdc) {
       const res = await fetch(`${sandboxUrl}/friendbot?addr=${address}&usdc=${usdc}`);
       if (!res.ok) throw new Error(`friendbot: ${await res.text()}`);
