@@ -102,6 +102,10 @@ export class LedgerClient {
   /**
    * Prepares, signs with `signer` (the source) and submits, holding the source's lock throughout. `hooks`
    * let a caller journal the signed transaction (hash and time bound) before it is sent, and mark the send.
+   * The lock serialises this client's transactions; another process (or client) spending from the same
+   * account can still take the sequence number first, and the ledger then refuses ours at submission with
+   * txBadSeq, having applied nothing. Such a transaction is built, signed (and handed to `hooks.signed`)
+   * again on the account's current sequence, up to BAD_SEQ_ATTEMPTS times in all.
    */
   async invokeAndConfirm(
     signer: Keypair,
@@ -111,10 +115,17 @@ export class LedgerClient {
     hooks: SendHooks = {},
   ): Promise<Confirmed> {
     return this.#sources.run(signer.publicKey(), async () => {
-      const tx = await this.prepareInvocation(signer.publicKey(), contractId, method, args);
-      tx.sign(signer);
-      await hooks.signed?.({ hash: txHashOf(tx), maxTime: Number(tx.timeBounds?.maxTime ?? 0) });
-      return this.submitAndConfirm(tx, hooks);
+      for (let attempt = 1; ; attempt++) {
+        const tx = await this.prepareInvocation(signer.publicKey(), contractId, method, args);
+        tx.sign(signer);
+        await hooks.signed?.({ hash: txHashOf(tx), maxTime: Number(tx.timeBounds?.maxTime ?? 0) });
+        try {
+          return await this.submitAndConfirm(tx, hooks);
+        } catch (error) {
+          const stale = error instanceof LedgerRejected && error.resultCode === 'txBadSeq';
+          if (!stale || attempt >= BAD_SEQ_ATTEMPTS) throw error;
+        }
+      }
     });
   }
 
@@ -129,11 +140,14 @@ export class LedgerClient {
     }
     if (sent.status !== 'ERROR') hooks.sent?.();
     if (sent.status === 'ERROR') {
-      throw new LedgerRejected(
-        `the ledger refused the transaction: ${describeResult(sent.errorResult)}`,
+      const code = resultCodeOf(sent.errorResult);
+      const rejected = new LedgerRejected(
+        `the ledger refused the transaction: ${code ?? 'no result'}`,
         contractErrorOf(sent, this.settings.contracts ?? {}),
         hash,
       );
+      rejected.resultCode = code;
+      throw rejected;
     }
     try {
       return await this.waitFor(hash);
@@ -204,6 +218,8 @@ export class LedgerRejected extends ProblemError {
   readonly contractError: ContractError | undefined;
   /** A host error (e.g. Storage/ExceededLimit) when no contract error explains the failure. */
   hostError: HostErrorInfo | undefined;
+  /** The transaction result code when the ledger refused it at submission (e.g. txBadSeq). */
+  resultCode: string | undefined;
   constructor(detail: string, contractError: ContractError | undefined, txHash?: string) {
     super(
       'ledger_rejected',
@@ -215,6 +231,9 @@ export class LedgerRejected extends ProblemError {
     this.contractError = contractError;
   }
 }
+
+/** Builds and signs of one invocation when another spender keeps taking the sequence number first. */
+const BAD_SEQ_ATTEMPTS = 3;
 
 export interface SendHooks {
   /** Awaited after signing and before sending: the transaction's hash and time bound (unix seconds, 0 = none). */
@@ -267,8 +286,9 @@ function firstLine(text: string): string {
   return text.split('\n')[0].slice(0, 300);
 }
 
-function describeResult(result: xdr.TransactionResult | undefined): string {
-  if (result === undefined) return 'no result';
+/** The result code's name (txBadSeq, txInsufficientFee, ...) of a refused transaction. */
+function resultCodeOf(result: xdr.TransactionResult | undefined): string | undefined {
+  if (result === undefined) return undefined;
   try {
     return String((result.result as unknown as { type?: string }).type ?? 'unknown error');
   } catch {

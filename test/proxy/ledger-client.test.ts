@@ -1,0 +1,93 @@
+// The proxy's ledger client against a real sandbox over its RPC, when another spender shares its source
+// account (a second proxy on the same operator, or the sandbox's friendbot minting as the admin): a
+// transaction whose sequence number was taken meanwhile is refused with txBadSeq and nothing is applied;
+// the client builds and signs it again on the current sequence (each signed hash handed to the caller
+// first), and gives up with the typed result code after a bounded number of attempts.
+import test from 'ava';
+import { Address, nativeToScVal } from '@stellar/stellar-sdk';
+import type { PoolSandbox } from '../../contracts/network.ts';
+import { LedgerClient, LedgerRejected } from '../../src/proxy/services/ledger-client.ts';
+import { newAccount, startSandbox } from '../x402/helpers.ts';
+
+let sandbox: PoolSandbox;
+test.before(async () => {
+  ({ sandbox } = await startSandbox({ ledgerMs: 100 }));
+});
+test.after.always(async () => {
+  await sandbox?.close();
+});
+
+const client = () =>
+  new LedgerClient({
+    rpcUrl: sandbox.rpcUrl,
+    networkPassphrase: sandbox.info.networkPassphrase,
+    baseFee: 100,
+    txTimeoutSeconds: 60,
+    confirmTimeoutMs: 30_000,
+  });
+
+test('a transaction whose sequence another client took is signed again and lands once', async (t) => {
+  const source = await newAccount(sandbox);
+  const token = sandbox.info.contracts.token;
+  const args = [new Address(source.publicKey()).toScVal()];
+  const other = [new Address(sandbox.info.contracts.pool).toScVal()]; // not the same transaction as ours
+  const [ours, theirs] = [client(), client()];
+  const signed: string[] = [];
+  const confirmed = await ours.invokeAndConfirm(source, token, 'balance', args, {
+    signed: async ({ hash }) => {
+      signed.push(hash);
+      // The other spender lands a transaction on the same sequence before ours is sent.
+      if (signed.length === 1) await theirs.invokeAndConfirm(source, token, 'balance', other);
+    },
+  });
+  t.is(signed.length, 2, 'built and signed again once');
+  t.not(signed[0], signed[1]);
+  t.is(confirmed.hash, signed[1]);
+  t.is((await ours.status(signed[0]!)).status, 'NOT_FOUND', 'the refused one was never applied');
+  t.is((await ours.status(signed[1]!)).status, 'SUCCESS');
+});
+
+test('a sequence taken at every attempt ends in ledger_rejected with the result code, after three', async (t) => {
+  const source = await newAccount(sandbox);
+  const token = sandbox.info.contracts.token;
+  const args = [new Address(source.publicKey()).toScVal()];
+  const other = [new Address(sandbox.info.contracts.pool).toScVal()]; // not the same transaction as ours
+  const [ours, theirs] = [client(), client()];
+  const signed: string[] = [];
+  const error = await t.throwsAsync(
+    ours.invokeAndConfirm(source, token, 'balance', args, {
+      signed: async ({ hash }) => {
+        signed.push(hash);
+        await theirs.invokeAndConfirm(source, token, 'balance', other);
+      },
+    }),
+    { instanceOf: LedgerRejected },
+  );
+  t.is(error?.code, 'ledger_rejected');
+  t.is(error?.resultCode, 'txBadSeq');
+  t.regex(error?.message ?? '', /txBadSeq/);
+  t.is(signed.length, 3);
+  for (const hash of signed) t.is((await ours.status(hash)).status, 'NOT_FOUND');
+});
+
+test('a refusal that is not about the sequence is not retried', async (t) => {
+  const source = await newAccount(sandbox);
+  const signed: string[] = [];
+  // The token refuses a transfer of more than the account holds: the simulation fails, nothing is signed.
+  const error = await t.throwsAsync(
+    client().invokeAndConfirm(
+      source,
+      sandbox.info.contracts.token,
+      'transfer',
+      [
+        new Address(source.publicKey()).toScVal(),
+        new Address(sandbox.info.contracts.pool).toScVal(),
+        nativeToScVal(1_000_000_000n, { type: 'i128' }),
+      ],
+      { signed: async ({ hash }) => void signed.push(hash) },
+    ),
+    { instanceOf: LedgerRejected },
+  );
+  t.is(error?.resultCode, undefined);
+  t.is(signed.length, 0);
+});
