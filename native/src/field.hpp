@@ -72,17 +72,29 @@ struct Fp {
   // Conditional subtraction of the modulus, branch-free.
   static ZK_INLINE void reduceOnce(uint64_t t[4]) {
 #if ZK_X86_ADX
-    unsigned long long s0, s1, s2, s3;
-    unsigned char br = _subborrow_u64(0, t[0], C::P[0], &s0);
-    br = _subborrow_u64(br, t[1], C::P[1], &s1);
-    br = _subborrow_u64(br, t[2], C::P[2], &s2);
-    br = _subborrow_u64(br, t[3], C::P[3], &s3);
-    if (!br) {
-      t[0] = s0;
-      t[1] = s1;
-      t[2] = s2;
-      t[3] = s3;
-    }
+    // In assembly, as sub(): four subtractions of P, then four conditional moves on "no borrow".
+    uint64_t t0 = t[0], t1 = t[1], t2 = t[2], t3 = t[3], s0, s1, s2, s3;
+    __asm__(
+        "movq %[t0], %[s0]\n\t"
+        "movq %[t1], %[s1]\n\t"
+        "movq %[t2], %[s2]\n\t"
+        "movq %[t3], %[s3]\n\t"
+        "subq %[p0], %[s0]\n\t"
+        "sbbq %[p1], %[s1]\n\t"
+        "sbbq %[p2], %[s2]\n\t"
+        "sbbq %[p3], %[s3]\n\t"
+        "cmovncq %[s0], %[t0]\n\t"
+        "cmovncq %[s1], %[t1]\n\t"
+        "cmovncq %[s2], %[t2]\n\t"
+        "cmovncq %[s3], %[t3]\n\t"
+        : [t0] "+&r"(t0), [t1] "+&r"(t1), [t2] "+&r"(t2), [t3] "+&r"(t3), [s0] "=&r"(s0), [s1] "=&r"(s1),
+          [s2] "=&r"(s2), [s3] "=&r"(s3)
+        : [p0] "m"(C::P[0]), [p1] "m"(C::P[1]), [p2] "m"(C::P[2]), [p3] "m"(C::P[3])
+        : "cc");
+    t[0] = t0;
+    t[1] = t1;
+    t[2] = t2;
+    t[3] = t3;
 #else
     uint64_t s[4];
     u128 br = 0;
