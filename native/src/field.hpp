@@ -109,25 +109,7 @@ struct Fp {
   }
 
   static ZK_INLINE Fp add(const Fp& a, const Fp& b) {
-    Fp r;
-#if ZK_X86_ADX
-    unsigned long long r0, r1, r2, r3;
-    unsigned char c = _addcarry_u64(0, a.v[0], b.v[0], &r0);
-    c = _addcarry_u64(c, a.v[1], b.v[1], &r1);
-    c = _addcarry_u64(c, a.v[2], b.v[2], &r2);
-    _addcarry_u64(c, a.v[3], b.v[3], &r3);
-    r.v[0] = r0;
-    r.v[1] = r1;
-    r.v[2] = r2;
-    r.v[3] = r3;
-#else
-    u128 c = 0;
-    for (int i = 0; i < 4; i++) {
-      c = (u128)a.v[i] + b.v[i] + (uint64_t)c;
-      r.v[i] = (uint64_t)c;
-      c >>= 64;
-    }
-#endif
+    Fp r = addLazy(a, b);
     reduceOnce(r.v);
     return r;
   }

@@ -26,12 +26,21 @@ const client = () =>
     confirmTimeoutMs: 30_000,
   });
 
-test('a transaction whose sequence another client took is signed again and lands once', async (t) => {
+/** A funded source account, two clients spending from it, and two different calls (not one transaction). */
+async function twoSpenders() {
   const source = await newAccount(sandbox);
-  const token = sandbox.info.contracts.token;
-  const args = [new Address(source.publicKey()).toScVal()];
-  const other = [new Address(sandbox.info.contracts.pool).toScVal()]; // not the same transaction as ours
-  const [ours, theirs] = [client(), client()];
+  return {
+    source,
+    token: sandbox.info.contracts.token,
+    args: [new Address(source.publicKey()).toScVal()],
+    other: [new Address(sandbox.info.contracts.pool).toScVal()],
+    ours: client(),
+    theirs: client(),
+  };
+}
+
+test('a transaction whose sequence another client took is signed again and lands once', async (t) => {
+  const { source, token, args, other, ours, theirs } = await twoSpenders();
   const signed: string[] = [];
   const confirmed = await ours.invokeAndConfirm(source, token, 'balance', args, {
     signed: async ({ hash }) => {
@@ -48,11 +57,7 @@ test('a transaction whose sequence another client took is signed again and lands
 });
 
 test('a sequence taken at every attempt ends in ledger_rejected with the result code, after three', async (t) => {
-  const source = await newAccount(sandbox);
-  const token = sandbox.info.contracts.token;
-  const args = [new Address(source.publicKey()).toScVal()];
-  const other = [new Address(sandbox.info.contracts.pool).toScVal()]; // not the same transaction as ours
-  const [ours, theirs] = [client(), client()];
+  const { source, token, args, other, ours, theirs } = await twoSpenders();
   const signed: string[] = [];
   const error = await t.throwsAsync(
     ours.invokeAndConfirm(source, token, 'balance', args, {
