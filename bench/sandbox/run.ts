@@ -30,6 +30,7 @@ import { poolCallArgs, poolProofFromSignals } from '../../src/ledger/pool-args.t
 import { loadProver, releaseVerifier } from '../../src/prover/index.ts';
 import { type PoolSandbox as Sandbox, startPoolSandbox } from '../../contracts/network.ts';
 import { STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
+import { fundMany } from './fund.ts';
 
 const nTransfers = Number(process.argv[2] ?? 200);
 const nTransacts = Number(process.argv[3] ?? 8);
@@ -46,23 +47,6 @@ async function open(dataDir?: string) {
   await sandbox.ledger.stop();
   const server = new rpc.Server(sandbox.rpcUrl, { allowHttp: true });
   return { sandbox, server };
-}
-
-async function fundMany(sandbox: Sandbox, n: number, usdc: string): Promise<Keypair[]> {
-  const kps = Array.from({ length: n }, () => Keypair.random());
-  let done = false;
-  const all = Promise.all(
-    kps.map((kp) => fetch(`${sandbox.url}/friendbot?addr=${kp.publicKey()}&usdc=${usdc}`)),
-  ).finally(() => {
-    done = true;
-  });
-  // friendbot answers once its grant is in a closed ledger: keep closing until every request is served
-  while (!done) {
-    await sandbox.ledger.closeLedger();
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  for (const r of await all) if (r.status !== 200) throw new Error(`friendbot ${r.status}`);
-  return kps;
 }
 
 async function signedCall(

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { Address, Contract, Keypair, nativeToScVal, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
 import { circuitArtifacts, POLICY_CIRCUIT } from '../../src/circuit/index.ts';
 import { STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
+import { fundMany } from './fund.ts';
 
 const n = Number(process.argv[2] ?? 400);
 const rounds = Number(process.argv[3] ?? 10);
@@ -72,19 +73,7 @@ async function open(name: string, start: Start, dataDir?: string): Promise<Bench
     await commit(batch);
     bench.commitMs += performance.now() - t0;
   };
-  const kps = Array.from({ length: n }, () => Keypair.random());
-  let done = false;
-  const all = Promise.all(
-    kps.map((kp) => fetch(`${sandbox.url}/friendbot?addr=${kp.publicKey()}&usdc=100`)),
-  ).finally(() => {
-    done = true;
-  });
-  while (!done) {
-    await sandbox.ledger.closeLedger();
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  for (const r of await all) if (r.status !== 200) throw new Error(`friendbot ${r.status}`);
-  bench.senders = kps;
+  bench.senders = await fundMany(sandbox, n, '100');
   return bench;
 }
 
