@@ -210,6 +210,12 @@ struct Fp {
 
 #if ZK_X86_ADX
   static ZK_INLINE Fp mulAdx(const Fp& a, const Fp& b) {
+    Fp r = mulAdxUnreduced(a, b);
+    reduceOnce(r.v);
+    return r;
+  }
+  // The CIOS product before its final subtraction: below 2P for operands below 2P (see mulLazy).
+  static ZK_INLINE Fp mulAdxUnreduced(const Fp& a, const Fp& b) {
     uint64_t t0, t1, t2, t3, t4, lo, hi;
     __asm__(
 #include "mont_mul_adx.inc"
@@ -218,29 +224,16 @@ struct Fp {
         : [a] "r"(a.v), [b] "r"(b.v), [p] "r"(C::P), [inv] "m"(C::INV), "m"(*(const uint64_t(*)[4])a.v),
           "m"(*(const uint64_t(*)[4])b.v), "m"(*(const uint64_t(*)[4])C::P)
         : "rdx", "cc");
-    Fp r{{t4, t0, t1, t2}};
-    reduceOnce(r.v);
-    return r;
+    return Fp{{t4, t0, t1, t2}};
   }
 #endif
 
   // The same product left in [0, 2P) (no final subtraction), for chains of multiplications whose values
   // are never compared, negated or added: with 4P < 2^256, inputs below 2P give a result below 2P, and a
-  // later mul() brings it back below P. The assembly is repeated here rather than shared with mulAdx through
-  // a helper returning the unreduced limbs: that version made the scalar-path proof 6% slower (GCC 12).
+  // later mul() brings it back below P.
   static ZK_INLINE Fp mulLazy(const Fp& a, const Fp& b) {
 #if ZK_X86_ADX
-    if (__builtin_expect(kUseAdx, 1)) {
-      uint64_t t0, t1, t2, t3, t4, lo, hi;
-      __asm__(
-#include "mont_mul_adx.inc"
-          : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4), [lo] "=&r"(lo),
-            [hi] "=&r"(hi)
-          : [a] "r"(a.v), [b] "r"(b.v), [p] "r"(C::P), [inv] "m"(C::INV), "m"(*(const uint64_t(*)[4])a.v),
-            "m"(*(const uint64_t(*)[4])b.v), "m"(*(const uint64_t(*)[4])C::P)
-          : "rdx", "cc");
-      return Fp{{t4, t0, t1, t2}};
-    }
+    if (__builtin_expect(kUseAdx, 1)) return mulAdxUnreduced(a, b);
 #endif
     return mulPortable(a, b);
   }
