@@ -2,7 +2,8 @@
 // account (a second proxy on the same operator, or the sandbox's friendbot minting as the admin): a
 // transaction whose sequence number was taken meanwhile is refused with txBadSeq and nothing is applied;
 // the client builds and signs it again on the current sequence (each signed hash handed to the caller
-// first), and gives up with the typed result code after a bounded number of attempts.
+// first), and gives up with the typed result code after a bounded number of attempts; other refusals are
+// not retried.
 import test from 'ava';
 import { Address, nativeToScVal } from '@stellar/stellar-sdk';
 import type { PoolSandbox } from '../../contracts/network.ts';
@@ -17,12 +18,12 @@ test.after.always(async () => {
   await sandbox?.close();
 });
 
-const client = () =>
+const client = (txTimeoutSeconds = 60) =>
   new LedgerClient({
     rpcUrl: sandbox.rpcUrl,
     networkPassphrase: sandbox.info.networkPassphrase,
     baseFee: 100,
-    txTimeoutSeconds: 60,
+    txTimeoutSeconds,
     confirmTimeoutMs: 30_000,
   });
 
@@ -75,7 +76,30 @@ test('a sequence taken at every attempt ends in ledger_rejected with the result 
   for (const hash of signed) t.is((await ours.status(hash)).status, 'NOT_FOUND');
 });
 
-test('a refusal that is not about the sequence is not retried', async (t) => {
+test('a refusal at submission that is not about the sequence is not retried', async (t) => {
+  const source = await newAccount(sandbox);
+  const signed: string[] = [];
+  // A time bound of one second, passed before the transaction is sent: the ledger refuses it (txTooLate).
+  const error = await t.throwsAsync(
+    client(1).invokeAndConfirm(
+      source,
+      sandbox.info.contracts.token,
+      'balance',
+      [new Address(source.publicKey()).toScVal()],
+      {
+        signed: async ({ hash }) => {
+          signed.push(hash);
+          await new Promise((r) => setTimeout(r, 2_200));
+        },
+      },
+    ),
+    { instanceOf: LedgerRejected },
+  );
+  t.is(error?.resultCode, 'txTooLate');
+  t.is(signed.length, 1, 'signed once: only txBadSeq is built again');
+});
+
+test('a refused simulation signs nothing and carries no result code', async (t) => {
   const source = await newAccount(sandbox);
   const signed: string[] = [];
   // The token refuses a transfer of more than the account holds: the simulation fails, nothing is signed.
