@@ -6,7 +6,7 @@
 
 import { Address, humanizeEvents, nativeToScVal, rpc, scValToNative, xdr } from '@stellar/stellar-sdk';
 import { X402Error } from './errors.ts';
-import { rpcServer } from './rpc.ts';
+import { rpcServer } from '../ledger/rpc-server.ts';
 
 export interface ExpectedTransfer {
   payer: string;

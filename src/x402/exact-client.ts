@@ -23,7 +23,8 @@ import { x402Network } from '../ledger/networks.ts';
 import { type SignedAuthEntry, signInvocation } from './auth-entry.ts';
 import { X402Error } from './errors.ts';
 import { TransferResources } from './transfer-resources.ts';
-import { expirationLedger, latestLedgerOf, ledgerSecondsOf, rpcServer } from './rpc.ts';
+import { rpcServer } from '../ledger/rpc-server.ts';
+import { expirationLedger, latestLedgerOf, ledgerSecondsOf } from './rpc.ts';
 
 /** Source account of the unsigned transaction: the facilitator rebuilds it with its own account. */
 const NULL_ACCOUNT = 'GAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAWHF';

@@ -49,7 +49,6 @@ export {
   DEFAULT_LEDGER_SECONDS,
   measureLedgerSeconds,
   ledgerSecondsOf,
-  rpcServer,
   expirationLedger,
   type LedgerSecondsRange,
 } from './rpc.ts';

@@ -9,8 +9,6 @@ import { X402Error } from './errors.ts';
 /** Ledger close time assumed when the RPC retains too few ledgers to measure it (Stellar's target is 5 s). */
 export const DEFAULT_LEDGER_SECONDS = 5;
 
-export { rpcServer } from '../ledger/rpc-server.ts';
-
 /** A hash no transaction has: asking for it returns only the RPC's ledger range and close times. */
 const PROBE_HASH = '0'.repeat(64);
 

@@ -10,7 +10,7 @@ import {
   parseChannelSecrets,
   startFacilitator,
 } from '../../x402/facilitator/index.ts';
-import { rpcServer } from '../../x402/rpc.ts';
+import { rpcServer } from '../../ledger/rpc-server.ts';
 import { parseListen, parsePassphrase } from './sandbox.ts';
 
 interface FacilitatorCliOptions {

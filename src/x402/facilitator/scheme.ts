@@ -33,7 +33,8 @@ import type {
 } from '@x402/core/types';
 import { x402Network } from '../../ledger/networks.ts';
 import { signTransaction } from '../../ledger/ed25519.ts';
-import { expirationLedger, latestLedgerOf, ledgerSecondsOf, rpcServer } from '../rpc.ts';
+import { rpcServer } from '../../ledger/rpc-server.ts';
+import { expirationLedger, latestLedgerOf, ledgerSecondsOf } from '../rpc.ts';
 import { ChannelPool } from './channels.ts';
 import { FinalityWatcher } from './finality.ts';
 

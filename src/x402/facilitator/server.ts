@@ -15,7 +15,7 @@ import type {
   SupportedResponse,
   VerifyResponse,
 } from '@x402/core/types';
-import { rpcServer } from '../rpc.ts';
+import { rpcServer } from '../../ledger/rpc-server.ts';
 import { ExactStellarFacilitatorScheme, type FacilitatorSchemeOptions } from './scheme.ts';
 
 const MAX_BODY = 256 * 1024;
