@@ -23,7 +23,12 @@ export async function submitDeposit(
   if (record === undefined || record.kind !== 'wallet_deposit' || record.data?.wallet !== wallet)
     throw new ProblemError('not_found', 'unknown prepareId');
   if (record.state !== 'prepared')
-    throw new ProblemError('invalid_request', `prepareId was already used (${record.state})`);
+    throw new ProblemError(
+      'invalid_request',
+      record.reason?.code === 'cancelled'
+        ? 'prepareId was cancelled; prepare a new deposit'
+        : `prepareId was already used (${record.state})`,
+    );
   if (Date.now() > Number(record.data?.expiresAt)) {
     ctx.outstanding.remove(prepareId);
     await releaseOperation(ctx, prepareId, 'expired');

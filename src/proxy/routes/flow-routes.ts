@@ -4,17 +4,20 @@ import { formatAmount, parseAmount } from '../domain/amount.ts';
 import { ProblemError } from '../errors.ts';
 import type { ApiRouter } from '../http/api-router.ts';
 import {
+  CancelledDeposit,
   DepositResult,
   DepositSubmitRequest,
   depositPrepareRequest,
   operatorDepositRequest,
   PoolInfo,
   PreparedDeposit,
+  PrepareIdParams,
   WithdrawResult,
   withdrawRequest,
 } from '../http/schemas.ts';
 import { x402Network } from '../../ledger/networks.ts';
 import type { PaymentsConfig } from '../config.ts';
+import { cancelDeposit } from '../flows/cancel-deposit.ts';
 import { operatorDeposit } from '../flows/operator-deposit.ts';
 import { prepareDeposit } from '../flows/prepare-deposit.ts';
 import { submitDeposit } from '../flows/submit-deposit.ts';
@@ -51,6 +54,22 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolRuntime, limits:
         parseAmount(body.amount, limits.maxDeposit),
       );
     },
+  });
+
+  api.add({
+    method: 'delete',
+    path: '/api/deposit/prepare/:prepareId',
+    summary: 'Cancel a prepared deposit the wallet will not sign',
+    description:
+      'Nothing moved at prepare, so nothing moves now: the prepareId can no longer be submitted, and the allowlist ' +
+      'registrations it held back may proceed. Cancelling again answers the same. A deposit already submitted ' +
+      'answers 409; another wallet’s prepareId answers 404 like an unknown one.',
+    tag: 'deposit',
+    access: 'wallet',
+    params: PrepareIdParams,
+    response: CancelledDeposit,
+    errors: ['not_found', 'conflict', 'service_unavailable'],
+    handler: async ({ params, auth }) => cancelDeposit(runtime.require(), auth!.sub, params.prepareId),
   });
 
   api.add({
@@ -106,6 +125,7 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolRuntime, limits:
       return {
         status: 'confirmed' as const,
         txHash: result.txHash,
+        amount: formatAmount(result.amount),
         zkProof: { generated: true, onChain: true, timeMs: result.proveMs },
       };
     },
