@@ -98,6 +98,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     maxWithdraw: config.limits.maxWithdraw,
     paymentCap: config.limits.paymentCap,
     payments: config.payments,
+    prepareTtlSeconds: config.limits.prepareTtlSeconds,
   });
   registerPaymentRoutes(api, pool, config.limits.paymentCap);
 

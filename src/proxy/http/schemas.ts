@@ -279,6 +279,10 @@ export const PoolInfo = z
     circuitId: z.string(),
     maxDeposit: z.string(),
     maxWithdraw: z.string(),
+    registrationWaitMaxSeconds: z.number().int().openapi({
+      description:
+        "The longest a new agent's first deposit waits at prepare for its allowlist registration, which is held back while other wallets' prepared deposits are outstanding (at most one prepare lifetime)",
+    }),
     friendbotUrl: z.string().optional().openapi({
       description: 'Only on the embedded sandbox: `GET {friendbotUrl}?addr=G…&usdc=N` funds an account',
     }),

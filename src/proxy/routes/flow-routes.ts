@@ -30,6 +30,8 @@ export interface FlowLimits {
   maxWithdraw: bigint;
   paymentCap: bigint;
   payments: PaymentsConfig;
+  /** Lifetime of a prepared deposit, which bounds a new agent's wait for its registration. */
+  prepareTtlSeconds: number;
 }
 
 export function registerFlowRoutes(api: ApiRouter, runtime: PoolRuntime, limits: FlowLimits): void {
@@ -186,6 +188,7 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolRuntime, limits:
         circuitId,
         maxDeposit: formatAmount(limits.maxDeposit),
         maxWithdraw: formatAmount(limits.maxWithdraw),
+        registrationWaitMaxSeconds: limits.prepareTtlSeconds,
         ...(deployment.friendbotUrl ? { friendbotUrl: deployment.friendbotUrl } : {}),
         payments: {
           enabled: limits.payments.poolWalletSecret !== '',
