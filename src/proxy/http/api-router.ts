@@ -5,19 +5,19 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { z } from 'zod';
 import type { TokenClaims, TokenService } from '../auth/tokens.ts';
-import { OPERATOR_OWNER } from '../domain/agent-id.ts';
+import { OPERATOR_OWNER } from '../../api/agent-id.ts';
 import {
   type FieldIssue,
   PROBLEM_STATUS,
   PROBLEM_TITLES,
   type ProblemCode,
   ProblemError,
-} from '../errors.ts';
-import { checkJsonContentType, parseJsonObject, readBody } from './json-body.ts';
-import { isLoopbackAddress } from './loopback.ts';
-import type { ProxyMetrics } from './metrics.ts';
+} from '../../api/problem.ts';
+import { checkJsonContentType, parseJsonObject, readBody } from '../../http/json-body.ts';
+import { isLoopbackAddress } from '../../http/loopback.ts';
+import type { ProxyMetrics } from '../util/metrics.ts';
 import type { RateLimiter } from './rate-limit.ts';
-import { Problem } from './schemas.ts';
+import { Problem } from '../../api/schemas.ts';
 
 /**
  * public: anyone; wallet: Bearer JWT; loopback: callers on this host's loopback interface only;

@@ -3,7 +3,7 @@
 // whose order says nothing about who asked first. The queue is bounded. Each payment's outcome goes back to
 // the request waiting for it.
 import { randomInt, randomUUID } from 'node:crypto';
-import { ProblemError } from '../errors.ts';
+import { ProblemError } from '../../api/problem.ts';
 import type { Logger } from '../util/logger.ts';
 import type { PaymentOutcome } from './context.ts';
 

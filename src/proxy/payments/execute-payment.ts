@@ -15,7 +15,7 @@ import {
   type SignedPayment,
   X402Error,
 } from '../../x402/index.ts';
-import { formatAmount } from '../domain/amount.ts';
+import { formatAmount } from '../../api/amount.ts';
 import { fault } from '../util/faults.ts';
 import type { PaymentContext, PaymentOutcome, PaymentReceipt } from './context.ts';
 import { settlePaymentFailure } from './payment-state.ts';

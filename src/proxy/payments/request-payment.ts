@@ -7,8 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { isX402Error, type Quote, quote, type SafeRequest, X402Error } from '../../x402/index.ts';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
-import { formatAmount } from '../domain/amount.ts';
-import { ProblemError } from '../errors.ts';
+import { formatAmount } from '../../api/amount.ts';
+import { ProblemError } from '../../api/problem.ts';
 import { requireAgent } from '../flows/require-agent.ts';
 import { isFinal } from '../journal/journal.ts';
 import type { PaymentContext, PaymentOutcome } from './context.ts';
