@@ -4,7 +4,7 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Context, Middleware, Next } from 'koa';
 import { ProblemError } from '../api/problem.ts';
-import { bearerToken } from '../proxy/http/api-router.ts';
+import { bearerToken } from '../http/bearer.ts';
 import { readBody } from '../http/json-body.ts';
 import { PoolApi } from '../api/client.ts';
 import { createPoolMcpServer } from './tools.ts';

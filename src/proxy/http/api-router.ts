@@ -14,6 +14,7 @@ import {
   ProblemError,
 } from '../../api/problem.ts';
 import { checkJsonContentType, parseJsonObject, readBody } from '../../http/json-body.ts';
+import { bearerToken } from '../../http/bearer.ts';
 import { isLoopbackAddress } from '../../http/loopback.ts';
 import type { ProxyMetrics } from '../util/metrics.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -94,26 +95,6 @@ function validate<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
     );
   }
   return result.data;
-}
-
-export function bearerToken(ctx: Context): string {
-  const header = ctx.get('authorization');
-  if (header === '') {
-    throw new ProblemError(
-      'unauthorized',
-      'missing Authorization: Bearer <token>; log in with /api/auth/challenge',
-      {
-        headers: { 'WWW-Authenticate': 'Bearer' },
-      },
-    );
-  }
-  const match = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/.exec(header);
-  if (!match) {
-    throw new ProblemError('unauthorized', 'Authorization header must be "Bearer <jwt>"', {
-      headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
-    });
-  }
-  return match[1];
 }
 
 export class ApiRouter {
