@@ -5,21 +5,12 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { ProblemError } from '../../api/problem.ts';
 import type { Logger } from '../util/logger.ts';
-import type { PaymentOutcome } from './context.ts';
+import type { BatchSummary, PaymentResult as PaymentOutcome } from '../../api/types.ts';
 
 export interface BatchItem {
   paymentId: string;
   /** Runs the payment inside batch `batchId`; never throws (failures are outcomes). */
   execute: (batchId: string) => Promise<PaymentOutcome>;
-}
-
-export interface BatchSummary {
-  batchId: string;
-  size: number;
-  executedAt: string;
-  durationMs: number;
-  confirmed: number;
-  failed: number;
 }
 
 export interface BatchOperatorOptions {

@@ -21,26 +21,3 @@ export interface PaymentContext {
   batches: BatchOperator;
   float: PoolWalletFloat;
 }
-
-/** A payment's answer to its caller. */
-export interface PaymentOutcome {
-  paymentId: string;
-  paymentStatus: 'confirmed' | 'failed' | 'pending';
-  batchId: string;
-  receipt?: PaymentReceipt;
-  serviceStatus?: number;
-  contentType?: string;
-  /** the service's body: UTF-8 text, or base64 when `contentEncoding` says so */
-  content?: string;
-  contentEncoding?: 'utf8' | 'base64';
-  reason?: { code: string; detail: string };
-}
-
-export interface PaymentReceipt {
-  amount: string;
-  asset: string;
-  payTo: string;
-  network: string;
-  transaction: string;
-  settledAt: string;
-}

@@ -17,7 +17,8 @@ import {
 } from '../../x402/index.ts';
 import { formatAmount } from '../../api/amount.ts';
 import { fault } from '../util/faults.ts';
-import type { PaymentContext, PaymentOutcome, PaymentReceipt } from './context.ts';
+import type { PaymentResult as PaymentOutcome, PaymentReceipt } from '../../api/types.ts';
+import type { PaymentContext } from './context.ts';
 import { settlePaymentFailure } from './payment-state.ts';
 
 export interface QueuedPayment {
