@@ -217,7 +217,7 @@ export class PoolRuntime {
         spendLock: new KeyedMutex(),
         proofLanes: new KeyedMutex(),
       };
-      const payments = createPayments(flows, config.payments, config.limits.paymentCap);
+      const payments = createPayments(flows, config.payments, config.limits.paymentCap, masterKey);
       const reconcilers: Partial<Record<string, Reconciler>> = payments
         ? { payment: (record) => reconcilePayment(payments.pctx, record) }
         : {};

@@ -99,7 +99,12 @@ async function pay(
   try {
     outcome = pctx.batches.enqueue({
       paymentId,
-      execute: (batchId) => executePayment(pctx, { paymentId, agent, quote: q, request }, batchId),
+      execute: (batchId) =>
+        executePayment(
+          pctx,
+          { paymentId, agent, quote: q, request, idempotencyKey: idempotency?.key },
+          batchId,
+        ),
     });
   } catch (error) {
     // The queue filled up while this payment was being checked: nothing was signed, give the money back.
