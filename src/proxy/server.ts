@@ -48,14 +48,16 @@ export function recoverCommand(config: ProxyConfig): string {
 export async function startProxy(config: ProxyConfig, options: StartOptions = {}): Promise<ProxyHandle> {
   const logger = options.logger ?? createLogger();
   const masterKey = loadMasterKey(config.masterKeyHex, config.masterKeyFile);
-  const store = await EncryptedStore.open(config.storeDir, masterKey).catch((error: unknown) => {
-    if (!(error instanceof StoreDamagedError)) throw error;
-    throw new StoreDamagedError(
-      error.dir,
-      error.damage,
-      `To move it aside and rebuild it from the master key and the chain, run: ${recoverCommand(config)}`,
-    );
-  });
+  const store = await EncryptedStore.open(config.databaseUrl || config.storeDir, masterKey).catch(
+    (error: unknown) => {
+      if (!(error instanceof StoreDamagedError)) throw error;
+      throw new StoreDamagedError(
+        error.dir,
+        error.damage,
+        `To move it aside and rebuild it from the master key and the chain, run: ${recoverCommand(config)}`,
+      );
+    },
+  );
   const metrics = createMetrics();
   const tokens = new TokenService(masterKey, config.jwt);
   const publicUrl = new URL(config.publicUrl);
