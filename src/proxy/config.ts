@@ -3,7 +3,7 @@
 import { STANDALONE_PASSPHRASE, x402Network } from '../ledger/networks.ts';
 import { isIP } from 'node:net';
 import { isAbsolute, join, resolve } from 'node:path';
-import { parseConfigAmount } from './domain/amount.ts';
+import { parseConfigAmount } from '../api/amount.ts';
 
 export interface RateLimitConfig {
   /** Sustained requests per second; 0 disables the limit. */

@@ -6,7 +6,7 @@
 // stored, until the challenge expires (`sweepExpired` removes it then).
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Keypair } from '@stellar/stellar-sdk';
-import { ProblemError } from '../errors.ts';
+import { ProblemError } from '../../api/problem.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
 import { KeyedMutex } from '../util/keyed-mutex.ts';
 import { type ChallengeFields, formatChallenge, parseChallenge } from './challenge-message.ts';

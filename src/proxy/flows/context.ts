@@ -1,7 +1,7 @@
 // What every money flow needs, as one object: the store and its journal, the note book and agents, the
 // ledger, the prover, the deployment, and the service's limits. Built once when the pool connects
 // (`pool-runtime.ts`); each flow is a function of this context and its request.
-import type { ProxyMetrics } from '../http/metrics.ts';
+import type { ProxyMetrics } from '../util/metrics.ts';
 import type { Journal } from '../journal/journal.ts';
 import type { AgentKeyring } from '../services/agent-keyring.ts';
 import type { AgentRegistry } from '../services/agents.ts';

@@ -1,7 +1,7 @@
 // Bounded cost per wallet: how many deposits a wallet may be preparing at once (each costs a proof), and how
 // many new agents it may register per hour (each costs the operator an allowlist insert). The operator's own
 // agents are not limited here. Counts are kept in memory: a restart forgets them, which only ever allows more.
-import { ProblemError } from '../errors.ts';
+import { ProblemError } from '../../api/problem.ts';
 
 export interface WalletQuotaLimits {
   concurrentPrepares: number;

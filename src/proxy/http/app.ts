@@ -2,10 +2,10 @@
 // rate limit, the wallet page, then the API routes. Route modules register themselves on the ApiRouter;
 // this file only wires the pipeline.
 import Koa, { type Context, type Middleware, type Next } from 'koa';
-import { ProblemError } from '../errors.ts';
+import { ProblemError } from '../../api/problem.ts';
 import type { Logger } from '../util/logger.ts';
 import type { ApiRouter } from './api-router.ts';
-import type { ProxyMetrics } from './metrics.ts';
+import type { ProxyMetrics } from '../util/metrics.ts';
 import { problemMiddleware } from './problem.ts';
 import { bindRequest, problemOf } from './request-context.ts';
 import type { RateLimiter } from './rate-limit.ts';

@@ -6,7 +6,7 @@
 //                                              transfer is confirmed and the agent debited once; unused and
 //                                              expired → released; still valid → decided later
 import { confirmTransfer, findAuthorizationUse, type PaymentRecord, X402Error } from '../../x402/index.ts';
-import { formatAmount } from '../domain/amount.ts';
+import { formatAmount } from '../../api/amount.ts';
 import type { OperationRecord } from '../journal/journal.ts';
 import type { PaymentContext } from './context.ts';
 import { confirmPayment } from './execute-payment.ts';

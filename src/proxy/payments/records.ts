@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { EncryptedStore, StoreOp } from '../store/encrypted-store.ts';
 import { KeyedMutex } from '../util/keyed-mutex.ts';
-import type { PaymentOutcome } from './context.ts';
+import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
 
 interface KeyRecord {
   paymentId: string;

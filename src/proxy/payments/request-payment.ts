@@ -7,11 +7,12 @@
 import { randomUUID } from 'node:crypto';
 import { isX402Error, type Quote, quote, type SafeRequest, X402Error } from '../../x402/index.ts';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
-import { formatAmount } from '../domain/amount.ts';
-import { ProblemError } from '../errors.ts';
+import { formatAmount } from '../../api/amount.ts';
+import { ProblemError } from '../../api/problem.ts';
 import { requireAgent } from '../flows/require-agent.ts';
 import { isFinal } from '../journal/journal.ts';
-import type { PaymentContext, PaymentOutcome } from './context.ts';
+import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
+import type { PaymentContext } from './context.ts';
 import { executePayment } from './execute-payment.ts';
 import { settlePaymentFailure } from './payment-state.ts';
 import { fingerprint } from './records.ts';
@@ -98,7 +99,12 @@ async function pay(
   try {
     outcome = pctx.batches.enqueue({
       paymentId,
-      execute: (batchId) => executePayment(pctx, { paymentId, agent, quote: q, request }, batchId),
+      execute: (batchId) =>
+        executePayment(
+          pctx,
+          { paymentId, agent, quote: q, request, idempotencyKey: idempotency?.key },
+          batchId,
+        ),
     });
   } catch (error) {
     // The queue filled up while this payment was being checked: nothing was signed, give the money back.

@@ -6,7 +6,7 @@ import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
 import { KeyedMutex } from '../util/keyed-mutex.ts';
 
-import { OPERATOR_OWNER } from '../domain/agent-id.ts';
+import { OPERATOR_OWNER } from '../../api/agent-id.ts';
 
 export { OPERATOR_OWNER };
 

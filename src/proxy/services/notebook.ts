@@ -2,8 +2,8 @@
 //   available = Σ unspent confirmed notes − reserved (in-flight withdrawals/payments) − unsettled debits.
 // Every change is one atomic store batch taken under the agent's lock, so concurrent requests cannot
 // overdraw, and every credit is keyed by commitment, so replays (restart, re-indexing) credit once.
-import { formatAmount } from '../domain/amount.ts';
-import { ProblemError } from '../errors.ts';
+import { formatAmount } from '../../api/amount.ts';
+import { ProblemError } from '../../api/problem.ts';
 import type { EncryptedStore, StoreOp } from '../store/encrypted-store.ts';
 import { KeyedMutex } from '../util/keyed-mutex.ts';
 
