@@ -25,6 +25,7 @@ import { PoolRuntime } from './pool-runtime.ts';
 import { PoolStatsService } from './services/stats.ts';
 import { deriveKey } from './store/derived-keys.ts';
 import { EncryptedStore } from './store/encrypted-store.ts';
+import { joinCluster } from './cluster/cluster.ts';
 import { loadMasterKey } from './store/master-key.ts';
 import { StoreDamagedError } from '../storage/open-level.ts';
 import { createLogger, type Logger } from './util/logger.ts';
@@ -58,6 +59,10 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
       );
     },
   );
+  const cluster = await joinCluster(store, logger).catch(async (error: unknown) => {
+    await store.close();
+    throw error;
+  });
   const metrics = createMetrics();
   const tokens = new TokenService(masterKey, config.jwt);
   const publicUrl = new URL(config.publicUrl);
@@ -71,7 +76,8 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
 
   const api = new ApiRouter({
     tokens,
-    tokenLimiter: new RateLimiter(config.rateLimit.token),
+    tokenLimiter:
+      cluster?.limiter('token', config.rateLimit.token) ?? new RateLimiter(config.rateLimit.token),
     metrics,
     maxBodyBytes: config.limits.maxBodyBytes,
   });
@@ -93,7 +99,17 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
   const notes = new NoteBook(store);
   const stats = new PoolStatsService(store, agents, notes);
   registerAccountRoutes(api, agents, notes, stats);
-  const pool = new PoolRuntime({ config, store, masterKey, agents, notes, metrics, logger, stats });
+  const pool = new PoolRuntime({
+    config,
+    store,
+    masterKey,
+    agents,
+    notes,
+    metrics,
+    logger,
+    stats,
+    cluster,
+  });
   registerFlowRoutes(api, pool, {
     maxDeposit: config.limits.maxDeposit,
     maxWithdraw: config.limits.maxWithdraw,
@@ -104,7 +120,13 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
 
   const friendbot = sandboxFriendbotUrl(config.ledger);
   const web = webMiddleware({ connectOrigins: friendbot ? [new URL(friendbot).origin] : [] });
-  const app = createApp({ api, metrics, ipLimiter: new RateLimiter(config.rateLimit.ip), logger, web });
+  const app = createApp({
+    api,
+    metrics,
+    ipLimiter: cluster?.limiter('ip', config.rateLimit.ip) ?? new RateLimiter(config.rateLimit.ip),
+    logger,
+    web,
+  });
   // MCP over Streamable HTTP at /mcp (src/mcp/http.ts): the wallet's token is forwarded to this REST API.
   const verifyToken = (token: string) => tokens.verify(token);
   app.use(mcpHttpMiddleware({ proxyUrl: () => url, verifyToken, maxBodyBytes: config.limits.maxBodyBytes }));
@@ -134,6 +156,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
       await pool.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await cluster?.close();
       await store.close();
       logger.log('info', 'proxy stopped', { url });
     },

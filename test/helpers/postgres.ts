@@ -4,10 +4,10 @@
 // once, `database()` for each test that wants an empty database, `stop()` at the end.
 import { execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { freeLoopbackPort } from '../../src/listen.ts';
 
 export interface PostgresServer {
   /** `postgres://` URL of the server's default database. */
@@ -25,14 +25,6 @@ function binDir(): string {
     if (existsSync(join(dir, 'pg_ctl'))) return dir;
   }
   throw new Error('PostgreSQL is not installed: apt-get install -y postgresql');
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Runs a PostgreSQL binary, as the `postgres` user when this process is root. */
@@ -56,7 +48,7 @@ export async function startPostgres(): Promise<PostgresServer> {
   run(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
   let port = 0;
   for (let attempt = 0; ; attempt++) {
-    port = await freePort();
+    port = await freeLoopbackPort();
     const options = [
       `-p ${port}`,
       '-c listen_addresses=127.0.0.1',

@@ -1,13 +1,16 @@
 // The encrypted store on PostgreSQL (a real server from Debian's package, one for the whole file): the
 // database holds only ciphertext under opaque keys, tampering is detected, batches are all-or-nothing,
 // prefixes list in LevelDB's order, and the schema migrations are versioned, run once and refuse a newer
-// database.
+// database. Two stores on one database stand for two processes: mutex and lease sections exclude each other,
+// and the rate limits and wallet quotas they share hold for both together.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import pg from 'pg';
+import { SharedWalletQuotas } from '../../src/proxy/cluster/shared-quotas.ts';
+import { SharedRateLimiter } from '../../src/proxy/cluster/shared-rate-limit.ts';
 import { ConfigError, loadConfig } from '../../src/proxy/config.ts';
 import { EncryptedStore, StoreTamperError } from '../../src/proxy/store/encrypted-store.ts';
 import { SCHEMA_VERSION } from '../../src/proxy/store/migrations.ts';
@@ -223,5 +226,48 @@ test('a lease excludes across processes and its writes are visible before it end
     });
   await Promise.all(Array.from({ length: 12 }, (_, i) => section(stores[i % 2]!, i)));
   t.is(most, 1);
+  await Promise.all(stores.map((s) => s.close()));
+});
+
+test('a rate limit and wallet quotas shared by two processes hold for both together', async (t) => {
+  const url = await server.database();
+  const master = randomBytes(32);
+  const stores = [await EncryptedStore.open(url, master), await EncryptedStore.open(url, master)];
+  let now = 1_000_000;
+  const limiters = stores.map(
+    (s) =>
+      new SharedRateLimiter(s.backend as PostgresBackend, s, 'token', { perSecond: 1, burst: 5 }, () => now),
+  );
+  const first = await Promise.all(Array.from({ length: 20 }, (_, i) => limiters[i % 2]!.take('GWALLET')));
+  t.is(first.filter((d) => d.allowed).length, 5, 'one bucket of 5 for both processes');
+  t.true(first.filter((d) => !d.allowed).every((d) => d.retryAfterSeconds === 1));
+  t.true((await limiters[0]!.take('GOTHER')).allowed, 'another client has its own bucket');
+  now += 2000;
+  const later = await Promise.all([0, 1, 0].map((i) => limiters[i]!.take('GWALLET')));
+  t.is(later.filter((d) => d.allowed).length, 2, 'two seconds refill two tokens');
+  const probe = new pg.Client({ connectionString: url });
+  await probe.connect();
+  const rows = await probe.query('SELECT key FROM rate_buckets');
+  await probe.end();
+  t.false(JSON.stringify(rows.rows).includes('GWALLET'), 'clients are HMACs in the database');
+
+  const limits = { concurrentPrepares: 2, newAgentsPerHour: 3 };
+  const quotas = stores.map((s) => new SharedWalletQuotas(s, limits, 60_000));
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const running = [quotas[0]!.preparing('GW', () => held), quotas[1]!.preparing('GW', () => held)];
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  await t.throwsAsync(
+    quotas[1]!.preparing('GW', async () => 'third'),
+    { message: /already has 2 deposits/ },
+  );
+  t.is(await quotas[0]!.preparing('GOTHER', async () => 'ok'), 'ok');
+  release();
+  await Promise.all(running);
+  t.is(await quotas[1]!.preparing('GW', async () => 'after'), 'after', 'slots end with their prepares');
+  await Promise.all([0, 1, 0].map((i) => quotas[i]!.takeNewAgent('GW')));
+  await t.throwsAsync(Promise.resolve(quotas[1]!.takeNewAgent('GW')), {
+    message: /3 new agents in the last hour/,
+  });
   await Promise.all(stores.map((s) => s.close()));
 });

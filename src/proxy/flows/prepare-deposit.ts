@@ -45,7 +45,7 @@ export async function prepareDeposit(
       );
     }
     if (!ctx.registrar.isRegistered(ref)) {
-      ctx.quotas.takeNewAgent(wallet);
+      await ctx.quotas.takeNewAgent(wallet);
       await ctx.registrar.ensure(ref);
     }
     const deadline = ctx.registrar.deadline;

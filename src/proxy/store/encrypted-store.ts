@@ -3,7 +3,7 @@
 // associated data (a value moved to another key fails to decrypt). Record-key segments that name agents,
 // wallets or notes are HMACs, so neither the files nor the database reveal identities.
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
-import type { StoreBackend } from './backend.ts';
+import type { Mutex, StoreBackend } from './backend.ts';
 import { LevelBackend } from './level-backend.ts';
 import { isPostgresUrl, PostgresBackend } from './postgres-backend.ts';
 import { deriveKey } from './derived-keys.ts';
@@ -59,6 +59,19 @@ export class EncryptedStore {
       throw error;
     }
     return store;
+  }
+
+  /**
+   * Serialises read-check-write sections per key across every process on this store (backend.ts); on
+   * PostgreSQL the section's writes commit together.
+   */
+  mutex(scope: string): Mutex {
+    return this.#db.mutex(scope);
+  }
+
+  /** Serialises long sections (ledger or prover calls between writes) per key across processes. */
+  lease(scope: string): Mutex {
+    return this.#db.lease(scope);
   }
 
   /** Where the records live (LevelDB or PostgreSQL). */

@@ -18,6 +18,17 @@ export const MIGRATIONS: readonly Migration[] = [
             value bytea NOT NULL
           )`,
   },
+  {
+    version: 2,
+    name: 'rate-buckets',
+    // Token buckets shared by the replicas (cluster/shared-rate-limit.ts); keys are HMACs of the client.
+    sql: `CREATE TABLE rate_buckets (
+            key text COLLATE "C" PRIMARY KEY,
+            tokens double precision NOT NULL,
+            updated_ms bigint NOT NULL,
+            allowed boolean NOT NULL
+          )`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
