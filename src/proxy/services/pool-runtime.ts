@@ -15,7 +15,6 @@ import type { NoteBook } from './notebook.ts';
 import { PoolIndexer } from './pool-indexer.ts';
 import { PoolTransactionProver } from './pool-transaction.ts';
 import type { FlowContext } from '../flows/context.ts';
-import { OutstandingPrepares } from '../flows/outstanding-prepares.ts';
 import { reconcile, type Reconciler } from '../flows/reconcile.ts';
 import type { PaymentContext } from '../payments/context.ts';
 import { reconcilePayment } from '../payments/reconcile-payment.ts';
@@ -173,7 +172,6 @@ export class PoolRuntime {
         logger,
       );
       const keyring = new AgentKeyring(masterKey);
-      const outstanding = new OutstandingPrepares();
       const liveIndexer = indexer;
       const registrar = new AspRegistrar({
         ledger,
@@ -181,9 +179,8 @@ export class PoolRuntime {
         indexer: liveIndexer,
         keyring,
         logger,
-        outstandingUntil: () => outstanding.latest(),
+        schedule: config.registration,
       });
-      outstanding.onChange(() => registrar.nudge());
       const flows: FlowContext = {
         store,
         journal: new Journal(store),
@@ -209,7 +206,6 @@ export class PoolRuntime {
           prepareTtlSeconds: config.limits.prepareTtlSeconds,
           txTimeoutSeconds: config.ledger.txTimeoutSeconds,
         },
-        outstanding,
         quotas: new WalletQuotas({
           concurrentPrepares: config.limits.walletConcurrentPrepares,
           newAgentsPerHour: config.limits.walletNewAgentsPerHour,
@@ -230,6 +226,7 @@ export class PoolRuntime {
         return;
       }
       this.#connected = { flows, payments, deployment, indexer, prover };
+      registrar.start();
       payments?.settlement.start();
       logger.log('info', 'pool connected', {
         rpcUrl: config.ledger.rpcUrl,
