@@ -58,6 +58,8 @@ export interface ProxyConfig {
     /** New agents (allowlist registrations) one wallet may create per hour. */
     walletNewAgentsPerHour: number;
   };
+  /** When new agents' keys are inserted into the allowlist (services/asp-registrar.ts). */
+  registration: RegistrationSchedule;
   rateLimit: { ip: RateLimitConfig; token: RateLimitConfig };
   ledger: LedgerConfig;
   indexer: { startLedger: number; pollIntervalMs: number };
@@ -65,6 +67,17 @@ export interface ProxyConfig {
   reconcileIntervalMs: number;
   payments: PaymentsConfig;
   prover: { addresses: string[]; circuitId: string; timeoutMs: number };
+}
+
+export interface RegistrationSchedule {
+  /** interval between registration slots (ms); slots fall on its multiples since the epoch */
+  slotMs: number;
+  /** shortest validity a prepared deposit is given (ms) */
+  windowMs: number;
+  /** most keys inserted in one slot */
+  perSlot: number;
+  /** longest a request is held waiting for a slot (ms); a longer wait answers 503 with Retry-After */
+  holdMs: number;
 }
 
 export interface PaymentsConfig {
@@ -114,6 +127,22 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   if (value < min || value > max)
     throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
   return value;
+}
+
+function registrationSchedule(env: Env): RegistrationSchedule {
+  const slot = integer(env, 'POOL_PROXY_REGISTRATION_SLOT_SECONDS', 20, 2, 3600);
+  const window = integer(env, 'POOL_PROXY_SIGNING_WINDOW_SECONDS', 15, 1, 3600);
+  if (window >= slot) {
+    throw new ConfigError(
+      `POOL_PROXY_SIGNING_WINDOW_SECONDS (${window}) must be shorter than POOL_PROXY_REGISTRATION_SLOT_SECONDS (${slot})`,
+    );
+  }
+  return {
+    slotMs: slot * 1000,
+    windowMs: window * 1000,
+    perSlot: integer(env, 'POOL_PROXY_REGISTRATIONS_PER_SLOT', 16, 1, 1000),
+    holdMs: integer(env, 'POOL_PROXY_REGISTRATION_HOLD_SECONDS', 30, 1, 300) * 1000,
+  };
 }
 
 function decimal(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -259,6 +288,7 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
       walletConcurrentPrepares: integer(env, 'POOL_PROXY_WALLET_CONCURRENT_PREPARES', 2, 1, 100),
       walletNewAgentsPerHour: integer(env, 'POOL_PROXY_WALLET_NEW_AGENTS_PER_HOUR', 10, 1, 10_000),
     },
+    registration: registrationSchedule(env),
     rateLimit: {
       ip: rateLimit(env, 'POOL_PROXY_RATE_LIMIT_IP', 100, 200),
       token: rateLimit(env, 'POOL_PROXY_RATE_LIMIT_TOKEN', 50, 100),

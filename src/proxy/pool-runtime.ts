@@ -15,7 +15,6 @@ import type { NoteBook } from './services/notebook.ts';
 import { PoolIndexer } from './services/pool-indexer.ts';
 import { PoolTransactionProver } from './services/pool-transaction.ts';
 import type { FlowContext } from './flows/context.ts';
-import { OutstandingPrepares } from './flows/outstanding-prepares.ts';
 import { reconcile, type Reconciler } from './flows/reconcile.ts';
 import type { PaymentContext } from './payments/context.ts';
 import { reconcilePayment } from './payments/reconcile-payment.ts';
@@ -185,7 +184,6 @@ export class PoolRuntime {
         logger,
       );
       const keyring = new AgentKeyring(masterKey);
-      const outstanding = new OutstandingPrepares();
       const liveIndexer = indexer;
       const registrar = new AspRegistrar({
         ledger,
@@ -193,9 +191,8 @@ export class PoolRuntime {
         indexer: liveIndexer,
         keyring,
         logger,
-        outstandingUntil: () => outstanding.latest(),
+        schedule: config.registration,
       });
-      outstanding.onChange(() => registrar.nudge());
       const flows: FlowContext = {
         store,
         journal: new Journal(store, this.#deps.cluster?.runs),
@@ -221,7 +218,6 @@ export class PoolRuntime {
           prepareTtlSeconds: config.limits.prepareTtlSeconds,
           txTimeoutSeconds: config.ledger.txTimeoutSeconds,
         },
-        outstanding,
         quotas: walletQuotas(config, this.#deps.cluster),
         spendLock: store.lease('spend'),
         proofLanes: store.lease('proof-lane'),
@@ -239,6 +235,7 @@ export class PoolRuntime {
         return;
       }
       this.#connected = { flows, payments, deployment, indexer, prover };
+      registrar.start();
       payments?.settlement.start();
       logger.log('info', 'pool connected', {
         rpcUrl: config.ledger.rpcUrl,
