@@ -17,6 +17,7 @@ import { startPoolSandboxThread } from '../threads/sandbox-thread.ts';
 import { startLocalX402Thread } from '../threads/x402-thread.ts';
 import { parseIntFlag } from './facilitator.ts';
 import { addListenOptions, type ListenOptions, listenProblems, plannedListens } from './start-listeners.ts';
+import { replicaEnvs } from './replicas.ts';
 
 /** Test USDC minted to the operator of a new embedded sandbox. */
 const OPERATOR_TEST_USDC = 10_000;
@@ -29,6 +30,7 @@ interface StartOptions extends ListenOptions {
   circuits: string;
   networkPassphrase: string;
   build?: boolean;
+  replicas: string;
 }
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
@@ -74,6 +76,11 @@ export function registerStart(program: Command): void {
       '--build',
       'run `npm run build` (incremental) once the addresses are known to be free; `npm start` does',
     )
+    .option(
+      '--replicas <n>',
+      'proxies on consecutive ports from POOL_PROXY_PORT, sharing the store (needs POOL_PROXY_DATABASE_URL when > 1)',
+      '1',
+    )
     .action(async (opts: StartOptions) => {
       // One logger for the whole service: JSON lines on stdout, pretty coloured lines on a terminal.
       const logger = createLogger();
@@ -102,9 +109,9 @@ export function registerStart(program: Command): void {
       try {
         // Every address is checked free first (bin/pool-proxy.js did so before loading the CLI; this covers
         // other callers), then the proxy's own settings, so a bad one fails at once.
-        const taken = await listenProblems(plannedListens(opts, env));
+        const taken = await listenProblems(plannedListens(opts, env, opts.replicas));
         if (taken.length > 0) throw new Error(taken.join('; '));
-        loadConfig(env);
+        const replicas = replicaEnvs(env, loadConfig(env), opts.replicas);
         if (opts.build) await runBuild();
         const networkPassphrase = parsePassphrase(opts.networkPassphrase);
         const artifacts = circuitArtifacts(POLICY_CIRCUIT.id, opts.circuits);
@@ -225,15 +232,17 @@ export function registerStart(program: Command): void {
           });
         }
 
-        const proxy: ProxyHandle = await startProxy(loadConfig(env), {
-          logger: logger.child({ component: 'proxy' }),
-        });
-        stops.push(() => proxy.close());
-        logger.log('info', "proxy: connecting to the ledger and the prover, reading the pool's events…");
-        await proxy.ready;
-        logger.log('info', `proxy           ${proxy.url}   (GET /health, /openapi.json, /api/pool/info)`, {
-          url: proxy.url,
-        });
+        for (const [i, replica] of replicas.entries()) {
+          const proxy: ProxyHandle = await startProxy(loadConfig({ ...env, ...replica }), {
+            logger: logger.child({ component: replicas.length > 1 ? `proxy-${i + 1}` : 'proxy' }),
+          });
+          stops.push(() => proxy.close());
+          logger.log('info', "proxy: connecting to the ledger and the prover, reading the pool's events…");
+          await proxy.ready;
+          logger.log('info', `proxy           ${proxy.url}   (GET /health, /openapi.json, /api/pool/info)`, {
+            url: proxy.url,
+          });
+        }
         logger.log('info', 'ready.');
       } catch (err) {
         await stopAll();

@@ -3,8 +3,8 @@
 // is refused until it expires (revocations.ts).
 import { createPrivateKey, createPublicKey, type KeyObject, randomUUID } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
-import { isAccountAddress } from '../domain/address.ts';
-import { ProblemError } from '../errors.ts';
+import { isAccountAddress } from '../../api/address.ts';
+import { ProblemError } from '../../api/problem.ts';
 import { deriveKey } from '../store/derived-keys.ts';
 import type { TokenRevocations } from './revocations.ts';
 
@@ -71,7 +71,7 @@ export class TokenService {
    */
   async verify(token: string): Promise<TokenClaims> {
     const claims = await this.#verifyUnrevoked(token);
-    if (this.#revocations?.has(claims.jti))
+    if (await this.#revocations?.isRevoked(claims.jti))
       throw new ProblemError('unauthorized', 'token was ended by Log out; log in again', {
         headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
       });

@@ -4,7 +4,7 @@ import type { LoginService } from '../auth/login.ts';
 import type { TokenService } from '../auth/tokens.ts';
 import type { ApiRouter } from '../http/api-router.ts';
 import { requestLog } from '../http/request-context.ts';
-import { AuthChallenge, AuthToken, ChallengeQuery, LogoutResult, VerifyRequest } from '../http/schemas.ts';
+import { AuthChallenge, AuthToken, ChallengeQuery, LogoutResult, VerifyRequest } from '../../api/schemas.ts';
 
 export function registerAuthRoutes(api: ApiRouter, login: LoginService, tokens: TokenService): void {
   api.add({

@@ -2,9 +2,9 @@
 // validate requests at runtime and generate /openapi.json, so the two cannot drift apart.
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { isAccountAddress } from '../domain/address.ts';
-import { AGENT_ID_PATTERN } from '../domain/agent-id.ts';
-import { formatAmount, parseAmount } from '../domain/amount.ts';
+import { isAccountAddress } from './address.ts';
+import { AGENT_ID_PATTERN } from './agent-id.ts';
+import { formatAmount, parseAmount } from './amount.ts';
 
 extendZodWithOpenApi(z);
 
@@ -281,7 +281,7 @@ export const PoolInfo = z
     maxWithdraw: z.string(),
     registrationWaitMaxSeconds: z.number().int().openapi({
       description:
-        "The longest a new agent's first deposit waits at prepare for its allowlist registration, which is held back while other wallets' prepared deposits are outstanding (at most one prepare lifetime)",
+        "About the longest a new agent's key waits for its allowlist registration slot (the slot interval plus the signing window), plus the time to insert the keys ahead of it; a prepare held longer answers `503 registration_pending` with Retry-After",
     }),
     friendbotUrl: z.string().optional().openapi({
       description: 'Only on the embedded sandbox: `GET {friendbotUrl}?addr=G…&usdc=N` funds an account',
