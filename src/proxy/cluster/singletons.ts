@@ -23,14 +23,12 @@ export interface Singletons {
 
 export function leadSingletons(backend: PostgresBackend, jobs: SingletonJobs, logger: Logger): Singletons {
   const reconcileFirst = async (job: string) => {
-    await jobs
-      .reconcile()
-      .catch((error) =>
-        logger.log('warn', 'reconciliation on election failed; will retry', {
-          job,
-          error: (error as Error).message,
-        }),
-      );
+    await jobs.reconcile().catch((error) =>
+      logger.log('warn', 'reconciliation on election failed; will retry', {
+        job,
+        error: (error as Error).message,
+      }),
+    );
   };
   const reconciler = new Campaign(
     backend,
