@@ -7,7 +7,7 @@ import { loadConfig } from '../../proxy/config.ts';
 import { startProxy, type ProxyHandle } from '../../proxy/server.ts';
 import { createLogger } from '../../proxy/util/logger.ts';
 import { STANDALONE_PASSPHRASE } from '../../ledger/networks.ts';
-import { parseListen } from '../../listen.ts';
+import { DEFAULT_PROVER_LISTEN, parseListen } from '../../listen.ts';
 import { parsePassphrase } from './sandbox.ts';
 import { LOCAL_CHANNELS, localX402Env } from '../../x402/local-services.ts';
 import { startPoolSandboxThread } from '../threads/sandbox-thread.ts';
@@ -53,7 +53,7 @@ export function registerStart(program: Command): void {
     .option(
       '--prover <host:port>',
       'embedded prover daemon address',
-      process.env.POOL_PROXY_PROVER_LISTEN ?? '127.0.0.1:50051',
+      process.env.POOL_PROXY_PROVER_LISTEN ?? DEFAULT_PROVER_LISTEN,
     )
     .option(
       '--ledger-ms <n>',
