@@ -22,6 +22,7 @@ import { createPayments, type Payments } from './payments/runtime.ts';
 import { type WalletQuotaPolicy, WalletQuotas } from './flows/wallet-quotas.ts';
 import { Journal } from './journal/journal.ts';
 import type { Cluster } from './cluster/cluster.ts';
+import type { Singletons } from './cluster/singletons.ts';
 import { AgentKeyring } from './services/agent-keyring.ts';
 import { AspRegistrar } from './services/asp-registrar.ts';
 import { NoteCrediting } from './services/note-crediting.ts';
@@ -65,6 +66,7 @@ export class PoolRuntime {
   #stopped = false;
   #retry: NodeJS.Timeout | undefined;
   #reconciler: NodeJS.Timeout | undefined;
+  #singletons: Singletons | undefined;
   readonly ready: Promise<void>;
   #markReady!: () => void;
 
@@ -139,6 +141,7 @@ export class PoolRuntime {
     this.#stopped = true;
     clearTimeout(this.#retry);
     clearInterval(this.#reconciler);
+    await this.#singletons?.stop();
     await this.#connected?.payments?.pctx.batches.stop();
     await this.#connected?.payments?.settlement.stop();
     this.#connected?.flows.registrar.stop();
@@ -227,9 +230,15 @@ export class PoolRuntime {
         ? { payment: (record) => reconcilePayment(payments.pctx, record) }
         : {};
       await indexer.start(config.indexer.pollIntervalMs);
-      // Operations left unfinished by a previous run are decided before new requests are served.
-      await reconcile(flows, Date.now(), reconcilers);
+      const reconcileNow = () => reconcile(flows, Date.now(), reconcilers);
+      // Beside other replicas, reconciliation and settlement run on their elected leader, which
+      // reconciles first; alone, operations left by a previous run are decided before requests are served.
+      const singletons = this.#deps.cluster?.lead({ reconcile: reconcileNow });
+      this.#singletons = singletons;
+      if (singletons === undefined) await reconcileNow();
+      if (payments !== undefined && singletons !== undefined) payments.settlement.gate = singletons.maySettle;
       if (this.#stopped) {
+        await singletons?.stop();
         await indexer.stop();
         prover.close();
         return;
@@ -243,7 +252,7 @@ export class PoolRuntime {
         ledger: indexer.ledger,
       });
       this.#reconciler = setInterval(() => {
-        reconcile(flows, Date.now(), reconcilers).catch((error) =>
+        (singletons === undefined ? reconcileNow() : singletons.reconcile()).catch((error) =>
           logger.log('warn', 'reconciliation failed; will retry', { error: (error as Error).message }),
         );
       }, config.reconcileIntervalMs);

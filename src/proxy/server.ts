@@ -25,9 +25,9 @@ import { NoteBook } from './services/notebook.ts';
 import { PoolRuntime } from './pool-runtime.ts';
 import { PoolStatsService } from './services/stats.ts';
 import { deriveKey } from './store/derived-keys.ts';
-import { EncryptedStore } from './store/encrypted-store.ts';
+import { EncryptedStore, StoreTamperError } from './store/encrypted-store.ts';
 import { joinCluster } from './cluster/cluster.ts';
-import { loadMasterKey } from './store/master-key.ts';
+import { loadMasterKey, MasterKeyError } from './store/master-key.ts';
 import { StoreDamagedError } from '../storage/open-level.ts';
 import { createLogger, type Logger } from './util/logger.ts';
 
@@ -49,9 +49,24 @@ export function recoverCommand(config: ProxyConfig): string {
 
 export async function startProxy(config: ProxyConfig, options: StartOptions = {}): Promise<ProxyHandle> {
   const logger = options.logger ?? createLogger();
-  const masterKey = loadMasterKey(config.masterKeyHex, config.masterKeyFile);
+  const masterKey = loadMasterKey(
+    config.masterKeyHex,
+    config.masterKeyFile,
+    config.databaseUrl ? undefined : config.storeDir,
+  );
+  const where = config.databaseUrl ? 'the PostgreSQL store' : `the store in ${config.storeDir}`;
   const store = await EncryptedStore.open(config.databaseUrl || config.storeDir, masterKey).catch(
     (error: unknown) => {
+      if (error instanceof StoreTamperError) {
+        const source =
+          config.masterKeyHex !== ''
+            ? 'POOL_PROXY_MASTER_KEY'
+            : `the master key file ${config.masterKeyFile}`;
+        throw new MasterKeyError(
+          `${source} does not open ${where}: the store was made with another master key ` +
+            `(or its key-check record was modified). Start with the key the store was made with.`,
+        );
+      }
       if (!(error instanceof StoreDamagedError)) throw error;
       throw new StoreDamagedError(
         error.dir,

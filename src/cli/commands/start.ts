@@ -16,8 +16,8 @@ import { LOCAL_CHANNELS, localX402Env } from '../../x402/local-services.ts';
 import { startPoolSandboxThread } from '../threads/sandbox-thread.ts';
 import { startLocalX402Thread } from '../threads/x402-thread.ts';
 import { parseIntFlag } from './facilitator.ts';
-import { addListenOptions, type ListenOptions, listenProblems, plannedListens } from './start-listeners.ts';
 import { replicaEnvs } from './replicas.ts';
+import { addListenOptions, type ListenOptions, listenProblems, plannedListens } from './start-listeners.ts';
 
 /** Test USDC minted to the operator of a new embedded sandbox. */
 const OPERATOR_TEST_USDC = 10_000;
