@@ -281,7 +281,7 @@ export const PoolInfo = z
     maxWithdraw: z.string(),
     registrationWaitMaxSeconds: z.number().int().openapi({
       description:
-        "The longest a new agent's first deposit waits at prepare for its allowlist registration, which is held back while other wallets' prepared deposits are outstanding (at most one prepare lifetime)",
+        "About the longest a new agent's key waits for its allowlist registration slot (the slot interval plus the signing window), plus the time to insert the keys ahead of it; a prepare held longer answers `503 registration_pending` with Retry-After",
     }),
     friendbotUrl: z.string().optional().openapi({
       description: 'Only on the embedded sandbox: `GET {friendbotUrl}?addr=G…&usdc=N` funds an account',

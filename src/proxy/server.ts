@@ -80,7 +80,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     throw error;
   });
   const metrics = createMetrics();
-  const tokens = new TokenService(masterKey, config.jwt, await TokenRevocations.open(store));
+  const tokens = new TokenService(masterKey, config.jwt, new TokenRevocations(store));
   const publicUrl = new URL(config.publicUrl);
   const login = new LoginService(store, tokens, {
     domain: publicUrl.host,
@@ -131,7 +131,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     maxWithdraw: config.limits.maxWithdraw,
     paymentCap: config.limits.paymentCap,
     payments: config.payments,
-    prepareTtlSeconds: config.limits.prepareTtlSeconds,
+    registration: config.registration,
   });
   registerPaymentRoutes(api, pool, config.limits.paymentCap);
 

@@ -38,8 +38,8 @@ function lines(): Line[] {
     .map((l) => JSON.parse(l) as Line);
 }
 
-async function waitForLine(match: (line: Line) => boolean, what: string): Promise<Line> {
-  const deadline = Date.now() + 5 * 60_000;
+async function waitForLine(match: (line: Line) => boolean, what: string, ms = 5 * 60_000): Promise<Line> {
+  const deadline = Date.now() + ms;
   for (;;) {
     const found = lines().find(match);
     if (found) return found;
@@ -83,7 +83,8 @@ test.before(async () => {
       POOL_PROXY_LOG_LEVEL: undefined,
     },
   );
-  await waitForLine((l) => l.msg === 'ready.', 'ready.');
+  // As long as the other tests of `pool-proxy start` allow: a loaded machine takes minutes to start it.
+  await waitForLine((l) => l.msg === 'ready.', 'ready.', 8 * 60_000);
 });
 
 test.after.always(() => {

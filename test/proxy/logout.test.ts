@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Keypair } from '@stellar/stellar-sdk';
 import test from 'ava';
-import { TokenRevocations } from '../../src/proxy/auth/revocations.ts';
+import { RECHECK_MS, TokenRevocations } from '../../src/proxy/auth/revocations.ts';
 import { TokenService } from '../../src/proxy/auth/tokens.ts';
 import { EncryptedStore } from '../../src/proxy/store/encrypted-store.ts';
 import { getJson, postJson, rawRequest } from './helpers/http.ts';
@@ -97,16 +97,21 @@ test('Log out refuses a missing, malformed or foreign token, and other methods',
   t.truthy(spec.paths['/api/auth/logout']?.post?.responses['401'], 'documented in OpenAPI');
 });
 
-test('revocations of expired tokens are swept from the store', async (t) => {
+test('revocations of expired tokens are swept; another replica sees a revocation within a second', async (t) => {
   const store = await EncryptedStore.open(mkdtempSync(join(tmpdir(), 'pp-revoked-')), randomBytes(32));
   t.teardown(() => store.close());
-  const revocations = await TokenRevocations.open(store);
+  const revocations = new TokenRevocations(store);
   const now = Math.floor(Date.now() / 1000);
   await revocations.revoke('old', now - 10);
   await revocations.revoke('live', now + 3600);
   t.is(await revocations.sweepExpired(now), 1);
-  t.false(revocations.has('old'));
-  t.true(revocations.has('live'));
-  const reopened = await TokenRevocations.open(store);
-  t.deepEqual([reopened.has('old'), reopened.has('live')], [false, true]);
+  t.false(await revocations.isRevoked('old'));
+  t.true(await revocations.isRevoked('live'));
+  // Another process on the same store (a replica) sees a revocation within RECHECK_MS of its last look.
+  const replica = new TokenRevocations(store);
+  const seen = Date.now();
+  t.false(await replica.isRevoked('later', seen));
+  await revocations.revoke('later', now + 3600);
+  t.false(await replica.isRevoked('later', seen + 10), 'its "not revoked" answer is trusted briefly');
+  t.true(await replica.isRevoked('later', seen + RECHECK_MS), 'then the store is asked again');
 });

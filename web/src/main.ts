@@ -303,12 +303,41 @@ function markStep(step: string | undefined): void {
 }
 
 function registrationWait(): string {
-  const seconds = state.info?.registrationWaitMaxSeconds ?? 300;
-  const bound = seconds >= 120 ? `${Math.ceil(seconds / 60)} minutes` : `${seconds} seconds`;
+  const seconds = state.info?.registrationWaitMaxSeconds ?? 60;
   return (
-    "This is a new agent: its key is first added to the pool's allowlist. While other wallets' deposits wait " +
-    `for their signatures, that waits until they are signed or expire — at most ${bound} — then the proof runs.`
+    "This is a new agent: its key is first added to the pool's allowlist in the next registration slot — " +
+    `usually within ${seconds} seconds — then the proof runs.`
   );
+}
+
+/** How often the page retries a prepare the proxy answered `registration_pending` (the key stays queued). */
+const REGISTRATION_RETRIES = 3;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Prepares the deposit, waiting for the new agent's registration slot when the proxy says it is pending. */
+async function prepareWithRegistration(
+  epoch: number,
+  wallet: Wallet,
+  amount: string,
+  agentId: string | undefined,
+): Promise<{ prepareId: string; transactionXDR: string }> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await api.prepareDeposit(wallet.address, amount, agentId);
+    } catch (error) {
+      const problem = toProblem(error);
+      if (problem.code !== 'registration_pending' || attempt > REGISTRATION_RETRIES) throw problem;
+      const at = Date.parse(problem.retryAt ?? '') || Date.now() + 10_000;
+      const wait = $('deposit-wait');
+      wait.textContent =
+        "The new agent's allowlist registration is scheduled: the deposit continues by about " +
+        `${new Date(at).toLocaleTimeString()}.`;
+      wait.hidden = false;
+      await sleep(Math.max(1000, at - Date.now()));
+      stillCurrent(epoch);
+    }
+  }
 }
 
 /** Cancels a prepared deposit that will not be signed; whether the proxy confirmed it. */
@@ -337,8 +366,9 @@ async function onDeposit(): Promise<void> {
   let prepareId: string | undefined;
   try {
     markStep('prove');
-    const prepared = await api.prepareDeposit(
-      wallet.address,
+    const prepared = await prepareWithRegistration(
+      epoch,
+      wallet,
       amount,
       agentId === wallet.address ? undefined : agentId,
     );

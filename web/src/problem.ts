@@ -19,6 +19,8 @@ export class Problem extends Error {
   readonly issues: FieldIssue[];
   /** Set by a flow that failed after it sent a transaction whose outcome is not known. */
   moved: Moved = 'nothing';
+  /** When the proxy expects a retry to succeed (its `registrationAt`), for a problem that says to retry. */
+  retryAt?: string;
 
   constructor(title: string, detail: string, code = 'error', status = 0, issues: FieldIssue[] = []) {
     super(`${title}: ${detail}`);
@@ -46,13 +48,15 @@ export function problemFromResponse(status: number, statusText: string, body: un
             )
             .slice(0, 10)
         : [];
-      return new Problem(
+      const problem = new Problem(
         b.title,
         typeof b.detail === 'string' ? b.detail : '',
         typeof b.code === 'string' ? b.code : 'error',
         status,
         issues,
       );
+      if (typeof b.registrationAt === 'string') problem.retryAt = b.registrationAt;
+      return problem;
     }
   }
   return new Problem(
@@ -139,6 +143,12 @@ export function explain(problem: Problem): Problem {
         problem,
         'Other deposits landed first',
         'The pool moved on while this deposit waited, so it must be prepared again. Deposit again.',
+      );
+    case 'registration_pending':
+      return rewritten(
+        problem,
+        'The new agent is not registered yet',
+        "Its key waits for the pool's next allowlist registration slot. Deposit again in a minute.",
       );
     case 'unauthorized':
       return rewritten(problem, 'Your session ended', 'Log in again to continue.');

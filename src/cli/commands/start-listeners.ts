@@ -87,21 +87,31 @@ interface PlannedListen {
   movedBy: string;
 }
 
-/** Every address `start` will bind with these options and environment; malformed ones throw, naming the flag. */
-export function plannedListens(opts: ListenOptions, env: Env): PlannedListen[] {
+/**
+ * Every address `start` will bind with these options and environment (`replicas` proxies on consecutive ports
+ * with --replicas); malformed ones throw, naming the flag.
+ */
+export function plannedListens(opts: ListenOptions, env: Env, replicas = '1'): PlannedListen[] {
   const planned = START_LISTENERS.filter((l) => l.runs(env)).map((l) => ({
     address: parseListen(opts[l.key], l.flag),
     part: l.part,
     movedBy: `${l.flag} HOST:PORT (or ${l.env})`,
   }));
-  // The proxy's own address; a malformed value is left to the proxy's configuration check, which names it.
+  // The proxies' own addresses; a malformed value is left to the configuration check, which names it.
   const portText = env.POOL_PROXY_PORT ?? String(DEFAULT_PROXY_PORT);
-  if (/^\d{1,5}$/.test(portText) && Number(portText) <= 65535)
-    planned.push({
-      address: { host: env.POOL_PROXY_HOST || DEFAULT_PROXY_HOST, port: Number(portText) },
-      part: 'the proxy (REST API, MCP and the wallet page)',
-      movedBy: 'POOL_PROXY_PORT (and POOL_PROXY_HOST)',
-    });
+  const count = /^\d{1,2}$/.test(replicas) ? Math.max(1, Number(replicas)) : 1;
+  if (/^\d{1,5}$/.test(portText) && Number(portText) + count - 1 <= 65535) {
+    const port = Number(portText);
+    for (let i = 0; i < (port === 0 ? 1 : count); i++)
+      planned.push({
+        address: { host: env.POOL_PROXY_HOST || DEFAULT_PROXY_HOST, port: port === 0 ? 0 : port + i },
+        part:
+          count > 1
+            ? `proxy replica ${i + 1} (REST API, MCP and the wallet page)`
+            : 'the proxy (REST API, MCP and the wallet page)',
+        movedBy: 'POOL_PROXY_PORT (and POOL_PROXY_HOST)',
+      });
+  }
   return planned;
 }
 
@@ -161,7 +171,7 @@ export async function preflightStart(args: string[], env: Env = process.env): Pr
   ) as ListenOptions;
   let problems: string[];
   try {
-    problems = await listenProblems(plannedListens(opts, env));
+    problems = await listenProblems(plannedListens(opts, env, flagValue(args, '--replicas')));
   } catch (error) {
     problems = [(error as Error).message];
   }

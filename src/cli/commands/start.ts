@@ -29,8 +29,8 @@ interface StartOptions extends ListenOptions {
   ledgerMs: string;
   circuits: string;
   networkPassphrase: string;
-  replicas: string;
   build?: boolean;
+  replicas: string;
 }
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
@@ -109,7 +109,7 @@ export function registerStart(program: Command): void {
       try {
         // Every address is checked free first (bin/pool-proxy.js did so before loading the CLI; this covers
         // other callers), then the proxy's own settings, so a bad one fails at once.
-        const taken = await listenProblems(plannedListens(opts, env));
+        const taken = await listenProblems(plannedListens(opts, env, opts.replicas));
         if (taken.length > 0) throw new Error(taken.join('; '));
         const replicas = replicaEnvs(env, loadConfig(env), opts.replicas);
         if (opts.build) await runBuild();

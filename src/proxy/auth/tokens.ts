@@ -71,7 +71,7 @@ export class TokenService {
    */
   async verify(token: string): Promise<TokenClaims> {
     const claims = await this.#verifyUnrevoked(token);
-    if (this.#revocations?.has(claims.jti))
+    if (await this.#revocations?.isRevoked(claims.jti))
       throw new ProblemError('unauthorized', 'token was ended by Log out; log in again', {
         headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
       });

@@ -1,5 +1,6 @@
 // Wallet deposit, the way out: a prepared deposit the wallet will not sign is cancelled at once instead of
-// staying outstanding until its expiry (which also holds back the allowlist registrations of other agents).
+// staying outstanding until its expiry, and the registrar's promise of its validity is given up, so queued
+// allowlist registrations need not wait for it.
 // Nothing moved at prepare, so cancelling releases nothing but the prepared operation itself; a deposit
 // already submitted can no longer be cancelled. The claim is the journal's `prepared → released` transition,
 // so a submit and a cancel of the same prepareId racing each other end with exactly one winner.

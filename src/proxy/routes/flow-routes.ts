@@ -16,7 +16,7 @@ import {
   withdrawRequest,
 } from '../../api/schemas.ts';
 import { x402Network } from '../../ledger/networks.ts';
-import type { PaymentsConfig } from '../config.ts';
+import type { PaymentsConfig, RegistrationSchedule } from '../config.ts';
 import { cancelDeposit } from '../flows/cancel-deposit.ts';
 import { operatorDeposit } from '../flows/operator-deposit.ts';
 import { prepareDeposit } from '../flows/prepare-deposit.ts';
@@ -30,8 +30,8 @@ export interface FlowLimits {
   maxWithdraw: bigint;
   paymentCap: bigint;
   payments: PaymentsConfig;
-  /** Lifetime of a prepared deposit, which bounds a new agent's wait for its registration. */
-  prepareTtlSeconds: number;
+  /** The allowlist's registration slots, which bound a new agent's wait for its registration. */
+  registration: RegistrationSchedule;
 }
 
 export function registerFlowRoutes(api: ApiRouter, runtime: PoolRuntime, limits: FlowLimits): void {
@@ -64,7 +64,7 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolRuntime, limits:
     summary: 'Cancel a prepared deposit the wallet will not sign',
     description:
       'Nothing moved at prepare, so nothing moves now: the prepareId can no longer be submitted, and the allowlist ' +
-      'registrations it held back may proceed. Cancelling again answers the same. A deposit already submitted ' +
+      'registrations queued behind its promised validity may proceed. Cancelling again answers the same. A deposit already submitted ' +
       'answers 409; another wallet’s prepareId answers 404 like an unknown one.',
     tag: 'deposit',
     access: 'wallet',
@@ -188,7 +188,10 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolRuntime, limits:
         circuitId,
         maxDeposit: formatAmount(limits.maxDeposit),
         maxWithdraw: formatAmount(limits.maxWithdraw),
-        registrationWaitMaxSeconds: limits.prepareTtlSeconds,
+        // A key lands by its slot: at the latest one slot interval plus the signing window after it was queued.
+        registrationWaitMaxSeconds: Math.ceil(
+          (limits.registration.slotMs + limits.registration.windowMs) / 1000,
+        ),
         ...(deployment.friendbotUrl ? { friendbotUrl: deployment.friendbotUrl } : {}),
         payments: {
           enabled: limits.payments.poolWalletSecret !== '',
