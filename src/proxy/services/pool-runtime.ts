@@ -23,10 +23,22 @@ import { createPayments, type Payments } from '../payments/runtime.ts';
 import { WalletQuotas } from '../flows/wallet-quotas.ts';
 import { Journal } from '../journal/journal.ts';
 import { KeyedMutex } from '../util/keyed-mutex.ts';
+import { scopedId } from '../domain/agent-ref.ts';
+import { FLOAT_ACCOUNT_ID } from '../domain/float-account.ts';
+import { usdcBalance } from '../flows/usdc-balance.ts';
 import { AgentKeyring } from './agent-keyring.ts';
 import { AspRegistrar } from './asp-registrar.ts';
 import { NoteCrediting } from './note-crediting.ts';
 import type { PoolStatsService } from './stats.ts';
+
+export interface OperatorBooks {
+  /** stroops held by the pool wallet (undefined when payments are off) */
+  poolWallet: bigint | undefined;
+  floatAccount: bigint;
+  agentNotes: bigint;
+  unsettled: bigint;
+  settling: boolean;
+}
 
 export interface PoolRuntimeDeps {
   config: ProxyConfig;
@@ -95,9 +107,34 @@ export class PoolRuntime {
     return payments.pctx;
   }
 
-  /** Settles agents' payment debts now (the settlement job also runs on its own). */
+  /** Runs a settlement round now (the settlement job also runs on its own). */
   async settleNow(): Promise<void> {
     await this.#connected?.payments?.settlement.runOnce();
+  }
+
+  /**
+   * The operator's books (loopback only: per-account movements must not be public): what the pool wallet
+   * holds, the float account's notes, all agents' confirmed notes, their unsettled debts, and whether a
+   * settlement round or a refill is under way.
+   */
+  async books(): Promise<OperatorBooks> {
+    const flows = this.require();
+    const payments = this.#connected?.payments;
+    let agentNotes = 0n;
+    let unsettled = 0n;
+    for (const a of await flows.agents.all()) {
+      const account = await flows.notes.account(scopedId(a));
+      agentNotes += account.notes;
+      unsettled += account.unsettled;
+    }
+    return {
+      poolWallet:
+        payments === undefined ? undefined : await usdcBalance(flows, payments.pctx.poolWallet.publicKey()),
+      floatAccount: (await flows.notes.account(FLOAT_ACCOUNT_ID)).notes,
+      agentNotes,
+      unsettled,
+      settling: (payments?.settlement.running ?? false) || (payments?.refill.running ?? false),
+    };
   }
 
   /** Health details: the pool wallet's float, when payments are on. */
@@ -130,6 +167,7 @@ export class PoolRuntime {
     clearInterval(this.#reconciler);
     await this.#connected?.payments?.pctx.batches.stop();
     await this.#connected?.payments?.settlement.stop();
+    await this.#connected?.payments?.refill.stop();
     this.#connected?.flows.registrar.stop();
     await this.#connected?.indexer.stop();
     this.#connected?.prover.close();
@@ -231,6 +269,7 @@ export class PoolRuntime {
       }
       this.#connected = { flows, payments, deployment, indexer, prover };
       payments?.settlement.start();
+      payments?.refill.start();
       logger.log('info', 'pool connected', {
         rpcUrl: config.ledger.rpcUrl,
         pool: deployment.contracts.pool,

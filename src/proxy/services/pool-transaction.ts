@@ -49,10 +49,18 @@ export interface PlannedOutput {
   amount: bigint;
 }
 
+export interface TransferOutput {
+  amount: bigint;
+  /** keys of the note's owner */
+  to: AgentCrypto;
+  /** scoped id of the note book to credit (default: the operation's agent) */
+  owner?: string;
+}
+
 export interface ProvedTransaction {
   args: { proof: xdr.ScVal; extData: xdr.ScVal };
   /** Output notes (amount > 0 only) with their commitments, to credit once confirmed. */
-  outputs: Array<{ commitment: bigint; amount: bigint; blinding: bigint }>;
+  outputs: Array<{ commitment: bigint; amount: bigint; blinding: bigint; owner?: string }>;
   nullifiers: bigint[];
   proveMs: number;
 }
@@ -80,7 +88,7 @@ export class PoolTransactionProver {
 
   /**
    * Proves: spend `inputs` (≤ 2 notes of the agent), create two outputs to the agent's key (the second
-   * always zero-valued, its encrypted output replaced by the sealed agent `registration`), and move
+   * always zero-valued, its encrypted output replaced by the sealed agent `registration` when given), and move
    * `extAmount` in (> 0) or out (< 0, to `recipient`).
    */
   async prove(
@@ -89,11 +97,39 @@ export class PoolTransactionProver {
     amount: bigint,
     extAmount: bigint,
     recipient: string,
-    registration: Uint8Array,
+    registration?: Uint8Array,
+  ): Promise<ProvedTransaction> {
+    return this.proveTransfer(
+      agent,
+      inputs,
+      [
+        { amount, to: agent },
+        { amount: 0n, to: agent },
+      ],
+      extAmount,
+      recipient,
+      registration,
+    );
+  }
+
+  /**
+   * Proves a transaction that spends `inputs` (≤ 2 notes of `spender`) and creates `outputs`, each a note to
+   * its own key (`owner`, a scoped id, says whose note book credits it; default: the operation's agent). Both
+   * encrypted outputs are 120-byte notes, unless `registration` replaces the second (which must be zero).
+   */
+  async proveTransfer(
+    spender: AgentCrypto,
+    inputs: NoteRecord[],
+    outputs: [TransferOutput, TransferOutput],
+    extAmount: bigint,
+    recipient: string,
+    registration?: Uint8Array,
   ): Promise<ProvedTransaction> {
     if (inputs.length > POLICY_CIRCUIT.nIns) throw new Error('at most two notes per proof');
+    if (registration !== undefined && outputs[1].amount !== 0n)
+      throw new Error('a registration replaces only a zero-valued second output');
     const tree = this.#indexer.poolTree;
-    const sk = agent.keys.noteSecretKey;
+    const sk = spender.keys.noteSecretKey;
     const spent: SpentNote[] = inputs.map((note) => ({
       amount: note.amount,
       secretKey: sk,
@@ -102,32 +138,32 @@ export class PoolTransactionProver {
     }));
     while (spent.length < POLICY_CIRCUIT.nIns) spent.push(dummyInput(sk));
 
-    const aspIndex = findLeaf(this.#indexer, agent.membershipLeaf);
+    const aspIndex = findLeaf(this.#indexer, spender.membershipLeaf);
     const membership = {
       root: this.#indexer.aspTree.root,
-      blinding: agent.membershipBlinding,
+      blinding: spender.membershipBlinding,
       path: this.#indexer.aspTree.path(aspIndex),
     };
     const nonMembership = this.#indexer.blocklist.nonMembershipProof(
-      agent.keys.notePublicKey,
+      spender.keys.notePublicKey,
       POLICY_CIRCUIT.smtLevels,
     );
 
-    const outputs = [amount, 0n].map((value) => ({
-      amount: value,
-      publicKey: agent.keys.notePublicKey,
+    const created = outputs.map((o) => ({
+      amount: o.amount,
+      publicKey: o.to.keys.notePublicKey,
       blinding: randomFieldElement(),
     }));
     const extData: ExtData = {
       recipient,
       extAmount,
-      encryptedOutput0: encryptNote(outputs[0], agent.keys.encryptionPublicKey),
-      encryptedOutput1: registration,
+      encryptedOutput0: encryptNote(created[0], outputs[0].to.keys.encryptionPublicKey),
+      encryptedOutput1: registration ?? encryptNote(created[1], outputs[1].to.keys.encryptionPublicKey),
     };
     const prepared = buildTransactionInputs({
       root: tree.root,
       inputs: spent,
-      outputs,
+      outputs: created,
       extData,
       membership: [membership, membership],
       nonMembership: [nonMembership, nonMembership],
@@ -156,8 +192,13 @@ export class PoolTransactionProver {
         proof: poolProofToScVal(poolProofFromSignals(proof, prepared.publicSignals)),
         extData: extDataToScVal(extData),
       },
-      outputs: outputs
-        .map((o, i) => ({ commitment: prepared.commitments[i], amount: o.amount, blinding: o.blinding }))
+      outputs: created
+        .map((o, i) => ({
+          commitment: prepared.commitments[i],
+          amount: o.amount,
+          blinding: o.blinding,
+          ...(outputs[i].owner !== undefined && { owner: outputs[i].owner }),
+        }))
         .filter((o) => o.amount > 0n),
       nullifiers: prepared.nullifiers,
       proveMs,
