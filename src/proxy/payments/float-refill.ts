@@ -2,10 +2,11 @@
 // (the operator's shielded account that settlements pay into) by withdrawals to the pool wallet. The job wakes
 // at random times (mean POOL_PROXY_FLOAT_REFILL_INTERVAL_MS, ± half); when the pool wallet holds less than
 // POOL_PROXY_FLOAT_LOW it withdraws what brings it back to POOL_PROXY_FLOAT_TARGET, rounded DOWN to whole
-// POOL_PROXY_FLOAT_UNITs and capped by what the float account's two largest notes hold (padding transfers of
-// the settlement rounds merge its notes over time, so no consolidation happens at refill time). An amount thus
-// depends on the float's level and the unit, never on any one agent's debts; over time the refills add up to
-// what was paid (public anyway), less what the float account keeps back (under one unit plus recent debts).
+// POOL_PROXY_FLOAT_UNITs. The amount is a function of the pool wallet's public balance and the settings only:
+// never capped by what the float account holds (that would publish a rounded sum of the debts settled so
+// far). When the float account cannot pay it yet from two notes, the refill waits: settlements fill the
+// account and the rounds' padding transfers merge its notes. Over time the refills add up to what was paid
+// (public anyway), less what the float account keeps back.
 //
 // A refill is a journaled operation (`float_refill`): the amount is reserved on the float account before its
 // notes are locked and the disbursement is proved and sent; reconciliation decides one a crash interrupted.
@@ -18,22 +19,21 @@ import { selectNotes } from '../flows/spend-notes.ts';
 import { usdcBalance } from '../flows/usdc-balance.ts';
 import type { PaymentContext } from './context.ts';
 
-/** The refill the float needs now (0 = none): to the target, whole units, within two notes of the float account. */
+/** The refill the float needs now (0 = none): up to the target in whole units, if the float account can pay it. */
 export async function refillAmount(pctx: PaymentContext): Promise<bigint> {
   const { flows, config } = pctx;
   const { target, low, unit } = config.float;
   const held = await usdcBalance(flows, pctx.poolWallet.publicKey());
   if (held >= low) return 0n;
+  const amount = ((target - held) / unit) * unit;
+  if (amount <= 0n) return 0n;
   const largest = (await flows.notes.unspentNotes(FLOAT_ACCOUNT_ID))
     .map((n) => n.amount)
     .sort((a, b) => (a > b ? -1 : a < b ? 1 : 0))
     .slice(0, 2)
     .reduce((s, v) => s + v, 0n);
-  const available = await flows.notes.available(FLOAT_ACCOUNT_ID);
-  let amount = target - held;
-  if (amount > largest) amount = largest;
-  if (amount > available) amount = available;
-  return (amount / unit) * unit;
+  if (amount > largest || amount > (await flows.notes.available(FLOAT_ACCOUNT_ID))) return 0n;
+  return amount;
 }
 
 /** Refills the pool wallet now if its float is low; returns the amount withdrawn (0 = none). */

@@ -9,8 +9,9 @@
 // that no payment moves, and every round makes exactly POOL_PROXY_SETTLE_ROUND_SIZE transfers of one shape
 // (two nullifiers, two commitments, two 120-byte encrypted notes, signed by the operator): agents' settlements
 // in random order, an agent's note consolidation when two notes do not cover its debt, and padding transfers
-// of the float account (merging its two smallest notes) for the slots left. A round is skipped only when no
-// agent owes anything. More indebted agents than slots wait for the next round.
+// of the float account (merging its two smallest notes) for the slots left. A round is skipped when no agent
+// owes anything and the float account has at most two notes (nothing to merge for its refills). More indebted
+// agents than slots wait for the next round.
 //
 // A settlement is a journaled operation: the debt moves into its reservation (available balances never
 // move), and goes back to the agent's debts if it fails; reconciliation decides one a crash interrupted.
@@ -139,7 +140,7 @@ export class SettlementJob {
     const owing: AgentRef[] = [];
     for (const a of await flows.agents.all())
       if ((await flows.notes.account(scopedId(a))).unsettled > 0n) owing.push(a);
-    if (owing.length === 0) return;
+    if (owing.length === 0 && (await flows.notes.unspentNotes(FLOAT_ACCOUNT_ID)).length <= 2) return;
     for (let i = owing.length - 1; i > 0; i--) {
       const j = randomInt(i + 1);
       [owing[i], owing[j]] = [owing[j]!, owing[i]!];
