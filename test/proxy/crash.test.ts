@@ -290,16 +290,21 @@ test.serial(
       const left = await apiBalance();
       const destination = Keypair.random().publicKey();
       t.true((await fetch(`http://127.0.0.1:${ports.sandbox}/friendbot?addr=${destination}`)).ok);
-      const all = await fetch(proxyUrl('/api/withdraw'), {
-        method: 'POST',
-        headers: operator,
-        body: JSON.stringify({
-          agentId: AGENT,
-          amount: `${left / USDC}.${(left % USDC).toString().padStart(7, '0')}`,
-          destination,
-        }),
-      });
-      t.is(all.status, 200, await all.text());
+      // (On a loaded machine the 10 s time bound can pass before the ledger applies it: ledger_rejected
+      // txTooLate, nothing applied; the withdrawal is asked again.)
+      let all: Response | undefined;
+      for (let attempt = 0; attempt < 3 && all?.status !== 200; attempt++) {
+        all = await fetch(proxyUrl('/api/withdraw'), {
+          method: 'POST',
+          headers: operator,
+          body: JSON.stringify({
+            agentId: AGENT,
+            amount: `${left / USDC}.${(left % USDC).toString().padStart(7, '0')}`,
+            destination,
+          }),
+        });
+      }
+      t.is(all?.status, 200, await all?.text());
       t.is(await usdcOf(destination), left);
     } finally {
       service.child.kill('SIGTERM');

@@ -3,7 +3,9 @@
 // would publish the agent's spending (its amount is the sum of the agent's payments, which an observer
 // matches by subset-sum). So debts move INSIDE the pool: a shielded transfer (`transact`, ext_amount 0)
 // spends the agent's notes into its change and a note of the operator's float account
-// (`domain/float-account.ts`); the float account refills the pool wallet separately (`float-refill.ts`).
+// (`domain/float-account.ts`); when one agent note covers the debt, the float account's largest note is the
+// second input, so the float account's notes merge as debts arrive. The float account refills the pool wallet
+// separately (`float-refill.ts`).
 //
 // Nothing here counts agents: rounds start on a random schedule (mean POOL_PROXY_SETTLE_INTERVAL_MS, ± half)
 // that no payment moves, and every round makes exactly POOL_PROXY_SETTLE_ROUND_SIZE transfers of one shape
@@ -51,16 +53,28 @@ export async function settleAgent(pctx: PaymentContext, ref: AgentRef): Promise<
       );
       const own = flows.keyring.crypto(agent);
       const float = flows.keyring.crypto(FLOAT_ACCOUNT_ID);
+      // One agent note leaves the second input free: the float account's largest note joins the transfer, so
+      // its notes merge as debts arrive (locked for this operation, released with it if it fails).
+      const merged =
+        notes.length === 1
+          ? await flows.spendLock.run(FLOAT_ACCOUNT_ID, async () => {
+              const largest = (await flows.notes.unspentNotes(FLOAT_ACCOUNT_ID)).sort((a, b) =>
+                a.amount > b.amount ? -1 : a.amount < b.amount ? 1 : 0,
+              )[0];
+              if (largest !== undefined) await flows.notes.lock(FLOAT_ACCOUNT_ID, opId, [largest.commitment]);
+              return largest;
+            })
+          : undefined;
       const { confirmed } = await proveAndRelay(
         flows,
         { opId, flow: 'settlement', agent, owner: ref.owner },
         () =>
           flows.prover.proveTransfer(
             own,
-            notes,
+            merged === undefined ? notes : [...notes, { note: merged, owner: float }],
             [
               { amount: total - debt, to: own },
-              { amount: debt, to: float, owner: FLOAT_ACCOUNT_ID },
+              { amount: debt + (merged?.amount ?? 0n), to: float, owner: FLOAT_ACCOUNT_ID },
             ],
             0n,
             flows.deployment.operator.publicKey(),

@@ -49,6 +49,12 @@ export interface PlannedOutput {
   amount: bigint;
 }
 
+/** An input note with the keys of its owner, when that is not the transaction's spender. */
+export interface OwnedNote {
+  note: NoteRecord;
+  owner: AgentCrypto;
+}
+
 export interface TransferOutput {
   amount: bigint;
   /** keys of the note's owner */
@@ -113,13 +119,14 @@ export class PoolTransactionProver {
   }
 
   /**
-   * Proves a transaction that spends `inputs` (≤ 2 notes of `spender`) and creates `outputs`, each a note to
+   * Proves a transaction that spends `inputs` (≤ 2 notes of `spender`, or of the owner given with a note: a
+   * settlement spends an agent's note and a float-account note together) and creates `outputs`, each a note to
    * its own key (`owner`, a scoped id, says whose note book credits it; default: the operation's agent). Both
    * encrypted outputs are 120-byte notes, unless `registration` replaces the second (which must be zero).
    */
   async proveTransfer(
     spender: AgentCrypto,
-    inputs: NoteRecord[],
+    inputs: Array<NoteRecord | OwnedNote>,
     outputs: [TransferOutput, TransferOutput],
     extAmount: bigint,
     recipient: string,
@@ -129,24 +136,27 @@ export class PoolTransactionProver {
     if (registration !== undefined && outputs[1].amount !== 0n)
       throw new Error('a registration replaces only a zero-valued second output');
     const tree = this.#indexer.poolTree;
-    const sk = spender.keys.noteSecretKey;
-    const spent: SpentNote[] = inputs.map((note) => ({
+    // Each input is proved with its owner's key (the spender's unless given), and so its allowlist and
+    // blocklist proofs; dummy inputs use the spender's.
+    const owned = inputs.map((i) => ('note' in i ? i : { note: i, owner: spender }));
+    const spent: SpentNote[] = owned.map(({ note, owner }) => ({
       amount: note.amount,
-      secretKey: sk,
+      secretKey: owner.keys.noteSecretKey,
       blinding: note.blinding,
       path: tree.path(note.leafIndex),
     }));
-    while (spent.length < POLICY_CIRCUIT.nIns) spent.push(dummyInput(sk));
-
-    const aspIndex = findLeaf(this.#indexer, spender.membershipLeaf);
-    const membership = {
+    const keys = owned.map(({ owner }) => owner);
+    while (spent.length < POLICY_CIRCUIT.nIns) {
+      spent.push(dummyInput(spender.keys.noteSecretKey));
+      keys.push(spender);
+    }
+    const membership = keys.map((k) => ({
       root: this.#indexer.aspTree.root,
-      blinding: spender.membershipBlinding,
-      path: this.#indexer.aspTree.path(aspIndex),
-    };
-    const nonMembership = this.#indexer.blocklist.nonMembershipProof(
-      spender.keys.notePublicKey,
-      POLICY_CIRCUIT.smtLevels,
+      blinding: k.membershipBlinding,
+      path: this.#indexer.aspTree.path(findLeaf(this.#indexer, k.membershipLeaf)),
+    }));
+    const nonMembership = keys.map((k) =>
+      this.#indexer.blocklist.nonMembershipProof(k.keys.notePublicKey, POLICY_CIRCUIT.smtLevels),
     );
 
     const created = outputs.map((o) => ({
@@ -165,8 +175,8 @@ export class PoolTransactionProver {
       inputs: spent,
       outputs: created,
       extData,
-      membership: [membership, membership],
-      nonMembership: [nonMembership, nonMembership],
+      membership,
+      nonMembership,
     });
     const started = performance.now();
     let proof: Uint8Array;
