@@ -128,8 +128,11 @@ async function killedAt(service: Service, request: () => Promise<unknown>): Prom
     throw new Error(`the process died, but not at the fault:\n${service.output()}`);
 }
 
-test.before(async () => {
+const dataDirs: string[] = [];
+/** Each test runs its own `pool-proxy start` (data directory and ports): one never meets another's leftovers. */
+async function freshPlace(): Promise<void> {
   dataDir = mkdtempSync(join(tmpdir(), 'pool-proxy-crash-'));
+  dataDirs.push(dataDir);
   ports = {
     sandbox: await freePort(),
     prover: await freePort(),
@@ -137,13 +140,17 @@ test.before(async () => {
     facilitator: await freePort(),
     demo: await freePort(),
   };
+}
+test.beforeEach(freshPlace);
+test.after.always(() => {
+  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
 });
-test.after.always(() => rmSync(dataDir, { recursive: true, force: true }));
 
 test.serial(
   'kill -9 at every step of a withdrawal and an operator deposit loses and doubles nothing',
   async (t) => {
     let service = await startService();
+    t.teardown(() => void service.child.kill('SIGKILL'));
     const deposit = (amount: string) =>
       fetch(proxyUrl('/api/deposit'), {
         method: 'POST',
@@ -247,6 +254,7 @@ test.serial(
   'kill -9 at every step of a settlement transfer and a float refill loses and doubles nothing',
   async (t) => {
     let service = await startService();
+    t.teardown(() => void service.child.kill('SIGKILL'));
     const deposit = await fetch(proxyUrl('/api/deposit'), {
       method: 'POST',
       headers: operator,
