@@ -70,8 +70,17 @@ function signPrepared(xdrText: string, signer: Keypair): string {
   return tx.toXDR();
 }
 
+/** Prepares, retrying after `registration_pending` as a client does (Retry-After). */
+async function prepareRetrying(wallet: Wallet, amount: string, agentId?: string): Promise<RawResponse> {
+  for (;;) {
+    const prepared = await prepare(wallet, amount, agentId);
+    if (prepared.status !== 503 || prepared.json.code !== 'registration_pending') return prepared;
+    await new Promise((r) => setTimeout(r, Number(prepared.headers['retry-after']) * 1000));
+  }
+}
+
 async function deposit(wallet: Wallet, amount: string, agentId?: string): Promise<RawResponse> {
-  const prepared = await prepare(wallet, amount, agentId);
+  const prepared = await prepareRetrying(wallet, amount, agentId);
   if (prepared.status !== 200) throw new Error(`prepare: ${prepared.text}`);
   return postJson(
     url('/api/deposit/submit'),
@@ -139,9 +148,12 @@ test.serial(
       },
       bearer(wallet.token),
     );
-    t.is(replay.status, 400, 'a prepareId is single-use');
-    t.regex(replay.json.detail, /already used/);
+    // Submitting it again answers what happened: the same confirmed transaction, credited once.
+    t.is(replay.status, 200, replay.text);
+    t.is(replay.json.status, 'confirmed');
+    t.is(replay.json.txHash, submitted.json.txHash);
     t.is(await balance(wallet), '12.3456789');
+    t.is(await poolBalance(), poolBefore + 123_456_789n, 'sent once');
   },
 );
 
@@ -244,6 +256,47 @@ test.serial(
   },
 );
 
+test.serial(
+  'a deposit the wallet sent itself is confirmed by submit, credited once (and again on a second submit)',
+  async (t) => {
+    const wallet = await newWallet(10);
+    const poolBefore = await poolBalance();
+    const prepared = await prepareRetrying(wallet, '3');
+    t.is(prepared.status, 200, prepared.text);
+    const signed = signPrepared(prepared.json.transactionXDR, wallet.kp);
+    // The wallet sends it through the RPC itself, and it lands.
+    const sent = await stack.server.sendTransaction(
+      TransactionBuilder.fromXDR(signed, stack.config.ledger.networkPassphrase),
+    );
+    t.is(sent.status, 'PENDING', JSON.stringify(sent));
+    const landed = await stack.server.pollTransaction(sent.hash, { attempts: 60 });
+    t.is(landed.status, rpc.Api.GetTransactionStatus.SUCCESS);
+    for (let i = 0; i < 2; i++) {
+      const submitted = await postJson(
+        url('/api/deposit/submit'),
+        { prepareId: prepared.json.prepareId, signedTransactionXDR: signed },
+        bearer(wallet.token),
+      );
+      t.is(submitted.status, 200, submitted.text);
+      t.is(submitted.json.status, 'confirmed');
+      t.is(submitted.json.txHash, sent.hash);
+    }
+    t.is(await balance(wallet), '3.0000000', 'credited once');
+    t.is(await poolBalance(), poolBefore + 3n * USDC);
+    // A tampered envelope is still refused, landed or not.
+    const other = Keypair.random();
+    const tampered = await postJson(
+      url('/api/deposit/submit'),
+      {
+        prepareId: prepared.json.prepareId,
+        signedTransactionXDR: signPrepared(prepared.json.transactionXDR, other),
+      },
+      bearer(wallet.token),
+    );
+    t.is(tampered.status, 422, tampered.text);
+  },
+);
+
 test.serial('an expired prepareId is refused and credits nothing', async (t) => {
   const { proxy } = await stack.startProxy({
     POOL_PROXY_PREPARE_TTL_SECONDS: '10',
@@ -259,8 +312,11 @@ test.serial('an expired prepareId is refused and credits nothing', async (t) => 
       bearer(token),
     );
     t.is(prepared.status, 200, prepared.text);
+    // Until its TTL the deposit may still be sent while no registration replaced its root; after it, never.
+    const ttlEnd = Date.now() + 10_000;
     const expiresAt = Date.parse(prepared.json.expiresAt);
-    await new Promise((r) => setTimeout(r, Math.max(0, expiresAt - Date.now()) + 500));
+    t.true(expiresAt <= ttlEnd);
+    await new Promise((r) => setTimeout(r, Math.max(0, ttlEnd - Date.now()) + 500));
     const late = await postJson(
       `${proxy.url}/api/deposit/submit`,
       {

@@ -1,6 +1,6 @@
 // After a confirmation: wait until the indexer has credited the transaction's outputs to the agent (or to each
 // output's own owner, e.g. the float account's note of a settlement).
-import { ProblemError } from '../errors.ts';
+import { ProblemError } from '../../api/problem.ts';
 import type { FlowContext } from './context.ts';
 
 export async function awaitCredit(

@@ -2,7 +2,7 @@
 // outputs) and closes it; an uncertain one (sent, not decided in time) keeps everything held — the journal
 // says `submitted` — and reconciliation decides it by hash, so a late landing can never overdraw.
 import { FLOAT_ACCOUNT_ID } from '../domain/float-account.ts';
-import { ProblemError } from '../errors.ts';
+import { ProblemError } from '../../api/problem.ts';
 import { UncertainOutcome } from '../services/ledger-client.ts';
 import type { FlowContext } from './context.ts';
 

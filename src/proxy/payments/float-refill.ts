@@ -12,7 +12,7 @@
 // notes are locked and the disbursement is proved and sent; reconciliation decides one a crash interrupted.
 import { randomInt, randomUUID } from 'node:crypto';
 import { FLOAT_ACCOUNT, FLOAT_ACCOUNT_ID } from '../domain/float-account.ts';
-import type { ProblemError } from '../errors.ts';
+import type { ProblemError } from '../../api/problem.ts';
 import { settleFailure } from '../flows/settle-failure.ts';
 import { proveAndRelay } from '../flows/relay.ts';
 import { selectNotes } from '../flows/spend-notes.ts';
@@ -109,6 +109,9 @@ export class FloatRefillJob {
     return this.#running !== undefined;
   }
 
+  /** Asked before every check: false skips it (another replica leads settlement and refills). */
+  gate: () => Promise<boolean> = async () => true;
+
   start(): void {
     this.#schedule();
   }
@@ -124,7 +127,8 @@ export class FloatRefillJob {
     const mean = this.#pctx.config.float.refillIntervalMs;
     const delay = Math.round(mean / 2) + randomInt(Math.max(1, mean));
     this.#timer = setTimeout(() => {
-      this.#running = refillFloat(this.#pctx)
+      this.#running = this.gate()
+        .then((lead) => (lead ? refillFloat(this.#pctx) : 0n))
         .catch(() => undefined)
         .finally(() => {
           this.#running = undefined;

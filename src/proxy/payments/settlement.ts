@@ -20,7 +20,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import { FLOAT_ACCOUNT, FLOAT_ACCOUNT_ID } from '../domain/float-account.ts';
-import type { ProblemError } from '../errors.ts';
+import type { ProblemError } from '../../api/problem.ts';
 import { consolidate } from '../flows/consolidate.ts';
 import { proveAndRelay } from '../flows/relay.ts';
 import { settleFailure } from '../flows/settle-failure.ts';
@@ -149,7 +149,14 @@ export class SettlementJob {
     this.#timer.unref();
   }
 
+  /**
+   * Asked before every round and every slot: false skips them (another replica leads settlement, or this
+   * one lost its leadership meanwhile). Always true for a proxy alone on its store.
+   */
+  gate: () => Promise<boolean> = async () => true;
+
   async #round(): Promise<void> {
+    if (!(await this.gate())) return;
     const { flows, config } = this.#pctx;
     const owing: AgentRef[] = [];
     for (const a of await flows.agents.all())
@@ -160,9 +167,10 @@ export class SettlementJob {
       [owing[i], owing[j]] = [owing[j]!, owing[i]!];
     }
     // The float account's key joins the allowlist once (at once when it is there already).
-    await flows.registrar.ensure(FLOAT_ACCOUNT);
+    await flows.registrar.register(FLOAT_ACCOUNT);
     let slots = 0;
-    while (slots < config.settleRoundSize && !this.#stopped) {
+    while (slots < config.settleRoundSize) {
+      if (this.#stopped || !(await this.gate())) return;
       const next = owing.shift();
       try {
         if (next === undefined) {
