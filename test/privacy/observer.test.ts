@@ -81,7 +81,8 @@ test.before(async () => {
     networkPassphrase: stack.config.ledger.networkPassphrase,
     asset: sandbox.info.contracts.token,
     facilitator: { host: '127.0.0.1', port: 0 },
-    demo: { host: '127.0.0.1', port: 0 },
+    // authorizations that outlive a slow burst on a loaded machine
+    demo: { host: '127.0.0.1', port: 0, maxTimeoutSeconds: 300 },
     channelCount: 16,
   });
   services['0.01'] = local.demo;
@@ -96,6 +97,7 @@ test.before(async () => {
       asset: sandbox.info.contracts.token,
       payTo,
       price: stroops(price).toString(),
+      maxTimeoutSeconds: 300,
     });
   }
   const hosts = Object.values(services).map((s) => new URL(s.url).host);
@@ -124,7 +126,7 @@ async function books(url = proxy.url) {
   };
 }
 
-async function until(what: string, check: () => Promise<boolean>, ms = 90_000): Promise<void> {
+async function until(what: string, check: () => Promise<boolean>, ms = 300_000): Promise<void> {
   const end = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);

@@ -117,6 +117,8 @@ export class SettlementJob {
   }
 
   start(): void {
+    // The float account's key joins the allowlist once, before any debt waits for it (a no-op once there).
+    void this.#pctx.flows.registrar.register(FLOAT_ACCOUNT).catch(() => undefined);
     this.#schedule();
   }
 
