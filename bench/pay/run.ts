@@ -6,8 +6,10 @@
 // The sandbox and the local x402 pair run on worker threads as `pool-proxy start` runs them (threads=0: all
 // on the main thread, for comparison). Also prints the process's CPU time (all threads) from the window's
 // end until the last answer, per payment.
+// Then settlement and refill after the burst: shielded transfers to the float account and float refills,
+// counted on the ledger with their fees and time.
 // Usage: npx tsx bench/pay/run.ts [agents=100] [payments=1000] [windowMs=15000] [channels=128] [ledgerMs=1000]
-//        [threads=1]
+//        [threads=1] [roundSize=8]
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -15,7 +17,14 @@ import { Agent, request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Keypair } from '@stellar/stellar-sdk';
+import {
+  FeeBumpTransaction,
+  humanizeEvents,
+  Keypair,
+  rpc,
+  scValToNative,
+  TransactionBuilder,
+} from '@stellar/stellar-sdk';
 import { startProverDaemon } from '../../src/prover/daemon/server.ts';
 import { loadConfig } from '../../src/proxy/config.ts';
 import { startProxy } from '../../src/proxy/server.ts';
@@ -25,9 +34,9 @@ import { startPoolSandboxThread } from '../../src/cli/threads/sandbox-thread.ts'
 import { startLocalX402Thread } from '../../src/cli/threads/x402-thread.ts';
 import { startLocalX402 } from '../../src/x402/local-services.ts';
 
-const [agents, payments, windowMs, channels, ledgerMs, threads] = [100, 1000, 15_000, 128, 1000, 1].map(
-  (d, i) => Number(process.argv[2 + i] ?? d),
-);
+const [agents, payments, windowMs, channels, ledgerMs, threads, roundSize] = [
+  100, 1000, 15_000, 128, 1000, 1, 8,
+].map((d, i) => Number(process.argv[2 + i] ?? d));
 const CIRCUITS_DIR = fileURLToPath(new URL('../../build/circuits', import.meta.url));
 // A fresh connection per request: a kept-alive socket the server closed meanwhile would reset a request.
 const http = new Agent({ keepAlive: false, maxSockets: 2048 });
@@ -61,6 +70,40 @@ function call(url: string, body?: unknown): Promise<{ status: number; json: any 
     if (payload) req.write(payload);
     req.end();
   });
+}
+
+const rpcBody = (method: string, params?: unknown) => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, ...(params !== undefined && { params }) }),
+});
+
+/** Every transaction from `startLedger` on: its source, fee, USDC transfers and whether it refilled the float. */
+async function ledgerTransactions(startLedger: number) {
+  const server = new rpc.Server(sandbox.rpcUrl, { allowHttp: true });
+  const out: { source: string; fee: number; transfers: number; refill: boolean; amount: string }[] = [];
+  let page = await server.getTransactions({ startLedger, pagination: { limit: 200 } });
+  for (;;) {
+    for (const tx of page.transactions) {
+      const transfers = humanizeEvents((tx.events?.contractEventsXdr ?? []).flat()).filter(
+        (e) => e.type === 'contract' && e.topics[0] === 'transfer',
+      );
+      const refill = transfers.find(
+        (e) =>
+          String(e.topics[1]) === info.contracts.pool && String(e.topics[2]) === info.accounts.poolWallet,
+      );
+      const parsed = TransactionBuilder.fromXDR(tx.envelopeXdr.toXDR('base64'), info.networkPassphrase);
+      out.push({
+        source: parsed instanceof FeeBumpTransaction ? parsed.innerTransaction.source : parsed.source,
+        fee: Number(tx.resultXdr.feeCharged),
+        transfers: transfers.length,
+        refill: refill !== undefined,
+        amount: refill === undefined ? '' : (Number(scValToNative(refill.data as never)) / 1e7).toFixed(2),
+      });
+    }
+    if (page.transactions.length < 200) return out;
+    page = await server.getTransactions({ pagination: { cursor: page.cursor, limit: 200 } });
+  }
 }
 
 const pct = (sorted: number[], p: number) =>
@@ -181,24 +224,60 @@ console.log(
     `event loops busy: ${burstElu.join(', ')}`,
 );
 
-// Settlement: the same store, restarted with a short settlement interval.
+// Settlement and refill: the same store, restarted with rounds back to back (shielded transfers of the
+// debts to the float account, padded with the float account's merges) and a float refilled whole units to its
+// full level. Counted on the ledger: the pool transactions from here on (operator `transact`s that move no
+// USDC; refills pool → pool wallet), their fees, and the seconds until nothing is owed and the float is back.
 await proxy.close();
+const settleFrom = (await (await fetch(`${sandbox.url}/rpc`, rpcBody('getLatestLedger'))).json()).result
+  .sequence;
 t = performance.now();
-const settler = await startProxy(loadConfig({ ...base, POOL_PROXY_SETTLE_INTERVAL_MS: '200' }), {
-  logger: silentLogger,
-});
+const settler = await startProxy(
+  loadConfig({
+    ...base,
+    POOL_PROXY_SETTLE_INTERVAL_MS: '200',
+    POOL_PROXY_SETTLE_ROUND_SIZE: String(roundSize),
+    POOL_PROXY_FLOAT_TARGET: String(FLOAT),
+    POOL_PROXY_FLOAT_LOW: String(FLOAT),
+    POOL_PROXY_FLOAT_UNIT: '1',
+    POOL_PROXY_FLOAT_REFILL_INTERVAL_MS: '1000',
+  }),
+  { logger: silentLogger },
+);
 {
   await settler.ready;
-  const target = `${FLOAT}.0000000`;
-  let now = '';
-  for (let i = 0; i < 3000 && now !== target; i++) {
+  let settledAt = NaN;
+  let books: Record<string, string | boolean> = {};
+  const paid = BigInt(payments) * 100_000n;
+  const unit = 10_000_000n;
+  const refilledTo = BigInt(FLOAT) * unit - (paid % unit);
+  for (let i = 0; i < 7200; i++) {
     await new Promise((r) => setTimeout(r, 500));
-    now = (await call(`${settler.url}/health`)).json?.poolWalletFloat ?? '';
+    books = (await call(`${settler.url}/api/operator/books`)).json ?? {};
+    if (Number.isNaN(settledAt) && books.unsettled === '0.0000000') settledAt = performance.now();
+    if (
+      !Number.isNaN(settledAt) &&
+      !books.settling &&
+      BigInt(String(books.poolWallet).replace('.', '')) >= refilledTo
+    )
+      break;
   }
-  console.log(
-    `settlement: float back to ${now} USDC in ${((performance.now() - t) / 1000).toFixed(1)} s (${agents} agents settled)`,
-  );
+  const refilledAt = performance.now();
   await settler.close();
+  const txs = await ledgerTransactions(settleFrom);
+  const pool = info.contracts.pool;
+  const shielded = txs.filter((x) => x.source === info.accounts.operator && x.transfers === 0);
+  const refills = txs.filter((x) => x.refill);
+  const fees = (list: typeof txs) => list.reduce((s, x) => s + x.fee, 0);
+  console.log(
+    `settlement: ${agents} agents' debts settled in ${((settledAt - t) / 1000).toFixed(1)} s: ${shielded.length} shielded ` +
+      `transfers (rounds of ${roundSize}: settlements, consolidations, padding), fees ${(fees(shielded) / 1e7).toFixed(4)} XLM`,
+  );
+  console.log(
+    `refill: pool wallet back to ${books.poolWallet} USDC ${((refilledAt - t) / 1000).toFixed(1)} s after the restart: ` +
+      `${refills.length} refills (${refills.map((r) => r.amount).join(', ')} USDC to ${pool.slice(0, 4)}… → pool wallet), ` +
+      `fees ${(fees(refills) / 1e7).toFixed(4)} XLM; per 1000 payments: ${(((shielded.length + refills.length) * 1000) / payments).toFixed(0)} transactions`,
+  );
 }
 await x402.close();
 await daemon.stop({ force: true });

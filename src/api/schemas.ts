@@ -244,6 +244,15 @@ export const PaymentList = z
     ),
   })
   .openapi('PaymentList');
+export const OperatorBooks = z
+  .object({
+    poolWallet: z.string().optional().openapi({ description: 'USDC the pool wallet holds (payments on)' }),
+    floatAccount: z.string().openapi({ description: 'USDC in the float account’s shielded notes' }),
+    agentNotes: z.string().openapi({ description: 'USDC in all agents’ confirmed notes' }),
+    unsettled: z.string().openapi({ description: 'payments made for agents, not yet settled' }),
+    settling: z.boolean().openapi({ description: 'a settlement round or a float refill is under way' }),
+  })
+  .openapi('OperatorBooks');
 export const AgentList = z.object({ agents: z.array(Balance) }).openapi('AgentList');
 export const BatchSummary = z
   .object({

@@ -92,8 +92,12 @@ export interface PaymentsConfig {
   queueMax: number;
   /** Payments of one batch executing at once. */
   batchConcurrency: number;
-  /** Mean interval of the settlement job (± half of it, at random). */
+  /** Mean interval between settlement rounds (± half of it, at random, whatever the payments). */
   settleIntervalMs: number;
+  /** Shielded transfers in every settlement round: agents' settlements, padded with float-account transfers. */
+  settleRoundSize: number;
+  /** The pool wallet's float: refilled from the float account to `target` when below `low`, in whole `unit`s. */
+  float: FloatConfig;
   /** `host[:port]` entries a payment may reach even though they resolve to private or loopback addresses. */
   allowedHosts: string[];
   /** Per-agent spending budgets (stroops; 0 = off). */
@@ -104,6 +108,15 @@ export interface PaymentsConfig {
   /** Shown in /api/pool/info: the local facilitator and the demo paid service, when running. */
   facilitatorUrl: string;
   demoServiceUrl: string;
+}
+
+export interface FloatConfig {
+  /** stroops */
+  target: bigint;
+  low: bigint;
+  unit: bigint;
+  /** Mean interval between float checks (± half of it, at random). */
+  refillIntervalMs: number;
 }
 
 export class ConfigError extends Error {
@@ -178,6 +191,20 @@ function amount(env: Env, name: string, fallback: string): bigint {
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
+}
+
+function floatConfig(env: Env): FloatConfig {
+  const target = amount(env, 'POOL_PROXY_FLOAT_TARGET', '100');
+  const low = amount(env, 'POOL_PROXY_FLOAT_LOW', '50');
+  const unit = amount(env, 'POOL_PROXY_FLOAT_UNIT', '1');
+  if (low > target) throw new ConfigError('POOL_PROXY_FLOAT_LOW must not be above POOL_PROXY_FLOAT_TARGET');
+  if (unit > target) throw new ConfigError('POOL_PROXY_FLOAT_UNIT must not be above POOL_PROXY_FLOAT_TARGET');
+  return {
+    target,
+    low,
+    unit,
+    refillIntervalMs: integer(env, 'POOL_PROXY_FLOAT_REFILL_INTERVAL_MS', 60_000, 100, 86_400_000),
+  };
 }
 
 /** An amount that may be absent or 0 (meaning: off). */
@@ -318,6 +345,8 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
       queueMax: integer(env, 'POOL_PROXY_PAYMENT_QUEUE_MAX', 10_000, 1, 1_000_000),
       batchConcurrency: integer(env, 'POOL_PROXY_BATCH_CONCURRENCY', 64, 1, 10_000),
       settleIntervalMs: integer(env, 'POOL_PROXY_SETTLE_INTERVAL_MS', 60_000, 100, 86_400_000),
+      settleRoundSize: integer(env, 'POOL_PROXY_SETTLE_ROUND_SIZE', 8, 1, 64),
+      float: floatConfig(env),
       allowedHosts: text(env, 'POOL_PROXY_PAY_ALLOWED_HOSTS', '')
         .split(',')
         .map((h) => h.trim())

@@ -27,6 +27,18 @@ import { AgentKeyring } from './services/agent-keyring.ts';
 import { AspRegistrar } from './services/asp-registrar.ts';
 import { NoteCrediting } from './services/note-crediting.ts';
 import type { PoolStatsService } from './services/stats.ts';
+import { scopedId } from './domain/agent-ref.ts';
+import { FLOAT_ACCOUNT_ID } from './domain/float-account.ts';
+import { usdcBalance } from './flows/usdc-balance.ts';
+
+export interface OperatorBooks {
+  /** stroops held by the pool wallet (undefined when payments are off) */
+  poolWallet: bigint | undefined;
+  floatAccount: bigint;
+  agentNotes: bigint;
+  unsettled: bigint;
+  settling: boolean;
+}
 
 export interface PoolRuntimeDeps {
   config: ProxyConfig;
@@ -108,9 +120,34 @@ export class PoolRuntime {
     return payments.pctx;
   }
 
-  /** Settles agents' payment debts now (the settlement job also runs on its own). */
+  /** Runs a settlement round now (the settlement job also runs on its own). */
   async settleNow(): Promise<void> {
     await this.#connected?.payments?.settlement.runOnce();
+  }
+
+  /**
+   * The operator's books (loopback only: per-account movements must not be public): what the pool wallet
+   * holds, the float account's notes, all agents' confirmed notes, their unsettled debts, and whether a
+   * settlement round or a refill is under way.
+   */
+  async books(): Promise<OperatorBooks> {
+    const flows = this.require();
+    const payments = this.#connected?.payments;
+    let agentNotes = 0n;
+    let unsettled = 0n;
+    for (const a of await flows.agents.all()) {
+      const account = await flows.notes.account(scopedId(a));
+      agentNotes += account.notes;
+      unsettled += account.unsettled;
+    }
+    return {
+      poolWallet:
+        payments === undefined ? undefined : await usdcBalance(flows, payments.pctx.poolWallet.publicKey()),
+      floatAccount: (await flows.notes.account(FLOAT_ACCOUNT_ID)).notes,
+      agentNotes,
+      unsettled,
+      settling: (payments?.settlement.running ?? false) || (payments?.refill.running ?? false),
+    };
   }
 
   /** Health details: the pool wallet's float, when payments are on. */
@@ -144,6 +181,7 @@ export class PoolRuntime {
     await this.#singletons?.stop();
     await this.#connected?.payments?.pctx.batches.stop();
     await this.#connected?.payments?.settlement.stop();
+    await this.#connected?.payments?.refill.stop();
     this.#connected?.flows.registrar.stop();
     await this.#connected?.indexer.stop();
     this.#connected?.prover.close();
@@ -236,7 +274,10 @@ export class PoolRuntime {
       const singletons = this.#deps.cluster?.lead({ reconcile: reconcileNow });
       this.#singletons = singletons;
       if (singletons === undefined) await reconcileNow();
-      if (payments !== undefined && singletons !== undefined) payments.settlement.gate = singletons.maySettle;
+      if (payments !== undefined && singletons !== undefined) {
+        payments.settlement.gate = singletons.maySettle;
+        payments.refill.gate = singletons.maySettle;
+      }
       if (this.#stopped) {
         await singletons?.stop();
         await indexer.stop();
@@ -246,6 +287,7 @@ export class PoolRuntime {
       this.#connected = { flows, payments, deployment, indexer, prover };
       registrar.start();
       payments?.settlement.start();
+      payments?.refill.start();
       logger.log('info', 'pool connected', {
         rpcUrl: config.ledger.rpcUrl,
         pool: deployment.contracts.pool,

@@ -57,6 +57,8 @@ test.serial('pool-proxy demo exits 0 and its observer table matches the chain', 
       to: String(scValToNative(e.topic[2]!)),
       amount: BigInt(scValToNative(e.value)),
     }));
+  const ledgers = new Map(events.events.map((e) => [e.txHash, e.ledger]));
+  const ledgerOf = (txHash: string) => ledgers.get(txHash) ?? Number.POSITIVE_INFINITY;
   const reported = report.observer.transfers.map(
     (m: { txHash: string; from: string; to: string; amount: string }) => ({
       txHash: m.txHash,
@@ -104,6 +106,34 @@ test.serial('pool-proxy demo exits 0 and its observer table matches the chain', 
     );
     t.regex(row.knows.observer, /^no:/);
   }
+
+  // The amount view, checked against the transfers read here: no public amount out of the pool to the pool
+  // wallet equals an agent's spending, and each payment could have come from every wallet that deposited.
+  const depositors = (ledger: number) =>
+    new Set(
+      onChain
+        .filter((m) => m.to === pool && m.from !== pool && ledgerOf(m.txHash) < ledger)
+        .map((m) => m.from),
+    ).size;
+  for (const p of report.parties) {
+    const spent = p.payments.reduce(
+      (s: bigint, x: { amount: string }) => s + BigInt(x.amount.replace('.', '')),
+      0n,
+    );
+    const row = report.knowledge.find((r: { fact: string }) => r.fact.startsWith(`${p.name}'s agent spent `));
+    t.truthy(row, `${p.name}'s spending row`);
+    const equal = onChain.some((m) => m.from === pool && m.to === report.poolWallet && m.amount === spent);
+    t.is(/^yes/.test(row.knows.observer), equal, row.knows.observer);
+    t.regex(row.knows.observer, /^no:/);
+    const funded = report.knowledge.find((r: { fact: string }) =>
+      r.fact.startsWith(`${p.name}'s wallet funded`),
+    );
+    const n = depositors(ledgerOf(p.payments[0].transaction));
+    t.is(funded.knows.observer, `no: ${n} depositing wallets could have paid it`);
+  }
+  t.true(
+    report.knowledge.some((r: { fact: string }) => / agents paid in the batch of ledgers /.test(r.fact)),
+  );
 
   // Independently: no transaction of the range carries an agent id.
   const txs = await service.server.getTransactions({

@@ -56,3 +56,34 @@ test('invalid values name the variable', (t) => {
   ];
   for (const [env, message] of cases) t.throws(() => loadConfig(env), { instanceOf: ConfigError, message });
 });
+
+test('settlement and float refill settings: defaults, values, and refused combinations', (t) => {
+  const defaults = loadConfig({ POOL_PROXY_DATA_DIR: '/tmp/pp-data' }).payments;
+  t.is(defaults.settleRoundSize, 8);
+  t.deepEqual(defaults.float, {
+    target: 100n * 10_000_000n,
+    low: 50n * 10_000_000n,
+    unit: 10_000_000n,
+    refillIntervalMs: 60_000,
+  });
+  const set = loadConfig({
+    POOL_PROXY_SETTLE_ROUND_SIZE: '3',
+    POOL_PROXY_FLOAT_TARGET: '2',
+    POOL_PROXY_FLOAT_LOW: '1.5',
+    POOL_PROXY_FLOAT_UNIT: '0.1',
+    POOL_PROXY_FLOAT_REFILL_INTERVAL_MS: '500',
+  }).payments;
+  t.is(set.settleRoundSize, 3);
+  t.deepEqual(set.float, { target: 20_000_000n, low: 15_000_000n, unit: 1_000_000n, refillIntervalMs: 500 });
+  const cases: Array<[Record<string, string>, RegExp]> = [
+    [{ POOL_PROXY_SETTLE_ROUND_SIZE: '0' }, /POOL_PROXY_SETTLE_ROUND_SIZE must be between 1 and 64/],
+    [{ POOL_PROXY_SETTLE_ROUND_SIZE: 'many' }, /POOL_PROXY_SETTLE_ROUND_SIZE must be a whole number/],
+    [{ POOL_PROXY_FLOAT_TARGET: '-1' }, /POOL_PROXY_FLOAT_TARGET/],
+    [{ POOL_PROXY_FLOAT_UNIT: '0' }, /POOL_PROXY_FLOAT_UNIT/],
+    [{ POOL_PROXY_FLOAT_LOW: '0.00000001' }, /POOL_PROXY_FLOAT_LOW/],
+    [{ POOL_PROXY_FLOAT_LOW: '200' }, /POOL_PROXY_FLOAT_LOW must not be above POOL_PROXY_FLOAT_TARGET/],
+    [{ POOL_PROXY_FLOAT_UNIT: '101' }, /POOL_PROXY_FLOAT_UNIT must not be above POOL_PROXY_FLOAT_TARGET/],
+    [{ POOL_PROXY_FLOAT_REFILL_INTERVAL_MS: '5' }, /between 100 and 86400000/],
+  ];
+  for (const [env, message] of cases) t.throws(() => loadConfig(env), { instanceOf: ConfigError, message });
+});

@@ -453,6 +453,11 @@ test.serial('operator deposit from a non-loopback address is refused (socket add
     );
     t.is(res.status, 403);
     t.is(res.json.code, 'forbidden');
+    // The operator's books (settlement movements over time) answer local callers only too.
+    const books = await getJson(`http://${external}:${port}/api/operator/books`, {
+      'x-pool-operator': 'true',
+    });
+    t.is(books.status, 403);
     t.is(config.host, '0.0.0.0');
   } finally {
     await proxy.close();

@@ -11,6 +11,7 @@ import { startLocalService } from '../demo/local-service.ts';
 import { observe } from '../demo/observer.ts';
 import { friendbot, type PoolInfo, ProxyClient, ProxyProblem } from '../demo/proxy-client.ts';
 import {
+  amountKnowledge,
   type DemoParty,
   knowledge,
   labeller,
@@ -177,7 +178,10 @@ export async function runDemo(proxyText: string, jsonFile: string | undefined, s
   const endLedger = (await server.getLatestLedger()).sequence;
 
   const view = await observe(info.rpcUrl, info.networkPassphrase, info.contracts, startLedger, endLedger);
-  const rows = knowledge(parties, view, info.contracts.pool, info.poolWallet);
+  const rows = [
+    ...knowledge(parties, view, info.contracts.pool, info.poolWallet),
+    ...amountKnowledge(parties, view, info.contracts.pool, info.poolWallet),
+  ];
   say('\nWhat each party knows ("observer" is computed from the chain below)\n');
   say(renderKnowledge(parties, rows));
   say(

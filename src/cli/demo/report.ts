@@ -2,6 +2,7 @@
 // observer column is computed from the chain, not assumed) and the observer's list of transactions and USDC
 // transfers. Plain text for the terminal; the same data as JSON for scripts and tests.
 import { StrKey } from '@stellar/stellar-sdk';
+import { amountView, candidatePayers, countSubsetSums } from './inference.ts';
 import type { ObserverView } from './observer.ts';
 
 export interface DemoParty {
@@ -140,6 +141,87 @@ export function knowledge(
       );
     }
   }
+  return rows;
+}
+
+/**
+ * The amount view: what arithmetic on the public amounts tells the observer (src/cli/demo/inference.ts), each
+ * answer computed from the chain: whether a public amount out of the pool equals an agent's spending
+ * (subset-sum), which depositing wallets could have made each payment, and whether the pool transactions
+ * after the batch count its payers.
+ */
+export function amountKnowledge(
+  parties: DemoParty[],
+  view: ObserverView,
+  pool: string,
+  poolWallet: string,
+): KnowledgeRow[] {
+  const av = amountView(view, { pool, poolWallet }, 3);
+  const rows: KnowledgeRow[] = [];
+  const row = (fact: string, owner: DemoParty | undefined, observer: string) => {
+    const knows: Record<string, string> = {};
+    for (const p of parties) knows[p.name] = p === owner ? 'yes' : 'no';
+    knows.proxy = 'yes';
+    knows.observer = observer;
+    rows.push({ fact, knows });
+  };
+  const outflows = av.refills.map((r) => usdc(r.amount));
+  for (const p of parties) {
+    if (p.payments.length === 0) continue;
+    const spent = p.payments.reduce((s, x) => s + toStroops(x.amount), 0n);
+    const batchTotal = av.batches
+      .filter((b) => b.payments.some((x) => p.payments.some((y) => y.transaction === x.txHash)))
+      .flatMap((b) => b.payments)
+      .reduce((s, x) => s + x.amount, 0n);
+    const equal = av.refills.filter((r) => r.amount === spent && r.amount !== batchTotal);
+    // A withdrawal back to the depositing wallet publishes deposit − withdrawal (docs/PRIVACY.md).
+    const back = av.withdrawals.filter((w) => w.to === p.wallet);
+    const subsets = countSubsetSums(
+      av.payments.map((x) => x.amount),
+      spent,
+    );
+    row(
+      `${p.name}'s agent spent ${usdc(spent)} USDC on payments`,
+      p,
+      equal.length > 0
+        ? `yes: the pool paid ${usdc(spent)} out to the pool wallet`
+        : back.length > 0
+          ? `maybe: a withdrawal went back to the depositing wallet (deposit − withdrawal is public)`
+          : `no: ${
+              outflows.length === 0
+                ? 'no amount left the pool for the pool wallet'
+                : `the pool's outflows (${outflows.join(', ')}) are float refills`
+            }; ${subsets} subsets of the public payments add up to it`,
+    );
+    for (const payment of p.payments) {
+      const moved = av.payments.find((x) => x.txHash === payment.transaction);
+      if (moved === undefined) continue;
+      const could = candidatePayers(av, moved);
+      row(
+        `${p.name}'s wallet funded the ${payment.amount} USDC payment ${short(payment.transaction)}`,
+        p,
+        could.length === 1
+          ? 'yes: no other wallet had deposited enough before it'
+          : `no: ${could.length} depositing wallets could have paid it`,
+      );
+    }
+  }
+  av.batches.forEach((b) => {
+    const payers = parties.filter((p) =>
+      p.payments.some((x) => b.payments.some((y) => y.txHash === x.transaction)),
+    ).length;
+    if (payers === 0) return;
+    const next = av.batches[av.batches.indexOf(b) + 1]?.firstLedger ?? Number.POSITIVE_INFINITY;
+    const after = av.refills.filter((r) => r.ledger > b.lastLedger && r.ledger < next);
+    const shielded = av.shielded.filter((s) => s.ledger > b.lastLedger && s.ledger < next).length;
+    row(
+      `${payers} agents paid in the batch of ledgers ${b.firstLedger}–${b.lastLedger}`,
+      undefined,
+      after.length === payers
+        ? `yes: ${after.length} public outflows to the pool wallet followed it`
+        : `no: ${b.payments.length} payments; ${shielded} shielded transfers and ${after.length} refills followed (settlement runs in rounds of a fixed size)`,
+    );
+  });
   return rows;
 }
 

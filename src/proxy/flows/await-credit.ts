@@ -1,4 +1,5 @@
-// After a confirmation: wait until the indexer has credited the transaction's outputs to the agent.
+// After a confirmation: wait until the indexer has credited the transaction's outputs to the agent (or to each
+// output's own owner, e.g. the float account's note of a settlement).
 import { ProblemError } from '../../api/problem.ts';
 import type { FlowContext } from './context.ts';
 
@@ -6,13 +7,14 @@ export async function awaitCredit(
   ctx: FlowContext,
   agent: string,
   ledger: number,
-  outputs: Array<{ commitment: bigint }>,
+  outputs: Array<{ commitment: bigint; owner?: string }>,
 ): Promise<void> {
   await ctx.indexer.waitForLedger(ledger);
   for (const o of outputs) {
     // The indexer credits the note; one more pass covers a poll that raced with this confirmation.
-    if (!(await ctx.notes.hasNote(agent, o.commitment))) await ctx.indexer.sync();
-    if (!(await ctx.notes.hasNote(agent, o.commitment))) {
+    const owner = o.owner ?? agent;
+    if (!(await ctx.notes.hasNote(owner, o.commitment))) await ctx.indexer.sync();
+    if (!(await ctx.notes.hasNote(owner, o.commitment))) {
       throw new ProblemError(
         'service_unavailable',
         'the transaction is confirmed but not indexed yet; the balance will follow',

@@ -1,16 +1,35 @@
-// Consolidation: merges the agent's two largest notes into one (ext_amount 0), so that two notes can cover a
-// larger amount. Its own journaled operation: the notes it locks are released if it fails.
+// Consolidation: merges up to two of an account's notes into one (ext_amount 0), so that two notes can cover a
+// larger amount. Its own journaled operation: the notes it locks are released if it fails. By default the two
+// largest notes of an agent, with the agent's sealed registration in the zero-valued output; a settlement round
+// uses it unsealed (both outputs ordinary 120-byte notes, like every transfer of the round), and the float
+// account's padding transfers merge its two smallest notes (or re-randomise one, or none: dummy inputs).
 import { randomUUID } from 'node:crypto';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import type { FlowContext } from './context.ts';
+import { sealFor } from './seal-for.ts';
 import { proveAndRelay } from './relay.ts';
 import { settleFailure } from './settle-failure.ts';
 
-export async function consolidate(ctx: FlowContext, ref: AgentRef): Promise<void> {
+export interface ConsolidateOptions {
+  /** carry the agent's sealed registration in the zero-valued output (default true) */
+  sealed?: boolean;
+  /** which two notes (default: the largest) */
+  pick?: 'largest' | 'smallest';
+  /** flow name for logs and fault injection (default `consolidate`) */
+  flow?: string;
+}
+
+export async function consolidate(
+  ctx: FlowContext,
+  ref: AgentRef,
+  opts: ConsolidateOptions = {},
+): Promise<void> {
   const agent = scopedId(ref);
+  const sign = opts.pick === 'smallest' ? 1 : -1;
   const notes = (await ctx.notes.unspentNotes(agent))
-    .sort((a, b) => (a.amount > b.amount ? -1 : 1))
+    .sort((a, b) => (a.amount > b.amount ? sign : a.amount < b.amount ? -sign : 0))
     .slice(0, 2);
+  const total = notes.reduce((s, n) => s + n.amount, 0n);
   const opId = randomUUID();
   await ctx.journal.begin({ opId, kind: 'consolidate', agent, state: 'proving', amount: 0n });
   try {
@@ -21,15 +40,15 @@ export async function consolidate(ctx: FlowContext, ref: AgentRef): Promise<void
     );
     const { confirmed } = await proveAndRelay(
       ctx,
-      { opId, flow: 'consolidate', agent, owner: ref.owner },
+      { opId, flow: opts.flow ?? 'consolidate', agent, owner: ref.owner },
       () =>
         ctx.prover.prove(
           ctx.keyring.crypto(agent),
           notes,
-          notes[0].amount + notes[1].amount,
+          total,
           0n,
           ctx.deployment.operator.publicKey(),
-          ctx.keyring.sealRegistration(ref),
+          opts.sealed === false ? undefined : sealFor(ctx, ref),
         ),
     );
     await ctx.journal.update(opId, { state: 'confirmed', txHash: confirmed.hash });

@@ -1,6 +1,7 @@
 // After a flow failed: a definite failure releases what the operation held (reservation, note locks, pending
 // outputs) and closes it; an uncertain one (sent, not decided in time) keeps everything held — the journal
 // says `submitted` — and reconciliation decides it by hash, so a late landing can never overdraw.
+import { FLOAT_ACCOUNT_ID } from '../domain/float-account.ts';
 import { ProblemError } from '../../api/problem.ts';
 import { UncertainOutcome } from '../services/ledger-client.ts';
 import type { FlowContext } from './context.ts';
@@ -25,8 +26,11 @@ export async function releaseOperation(
 ): Promise<void> {
   const record = await ctx.journal.get(opId);
   if (record === undefined) return;
-  // A settlement held part of the agent's unsettled debts, not new money: give it back to them.
-  if (record.kind === 'settlement') await ctx.notes.returnToUnsettled(record.agent, opId);
-  else await ctx.notes.release(record.agent, opId);
+  // A settlement held part of the agent's unsettled debts, not new money: give it back to them, and unlock the
+  // float-account note it may have merged.
+  if (record.kind === 'settlement') {
+    await ctx.notes.returnToUnsettled(record.agent, opId);
+    await ctx.notes.release(FLOAT_ACCOUNT_ID, opId);
+  } else await ctx.notes.release(record.agent, opId);
   await ctx.journal.update(opId, { state, reason }, ctx.crediting.dropPendingOps(record.outputs ?? []));
 }

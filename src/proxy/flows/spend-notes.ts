@@ -9,6 +9,7 @@ import type { Confirmed } from '../services/ledger-client.ts';
 import type { NoteRecord } from '../services/notebook.ts';
 import { consolidate } from './consolidate.ts';
 import type { FlowContext } from './context.ts';
+import { sealFor } from './seal-for.ts';
 import { proveAndRelay } from './relay.ts';
 
 export async function spendNotes(
@@ -40,22 +41,14 @@ export async function spendNotes(
     const { confirmed, proveMs } = await proveAndRelay(
       ctx,
       { opId, flow, agent, owner: ref.owner, method },
-      () =>
-        ctx.prover.prove(
-          crypto,
-          notes,
-          total - amount,
-          -amount,
-          recipient,
-          ctx.keyring.sealRegistration(ref),
-        ),
+      () => ctx.prover.prove(crypto, notes, total - amount, -amount, recipient, sealFor(ctx, ref)),
     );
     return { confirmed, proveMs, consolidations };
   });
 }
 
 /** Up to two unspent notes covering `amount` (smallest sufficient), or undefined when consolidation is needed. */
-async function selectNotes(
+export async function selectNotes(
   ctx: FlowContext,
   agent: string,
   amount: bigint,

@@ -1,5 +1,5 @@
 // The operation journal: every money operation (wallet deposit, operator deposit, withdrawal, consolidation,
-// payment, settlement) is a record in the store, written BEFORE it reserves or locks anything, and moved
+// payment, settlement, float refill) is a record in the store, written BEFORE it reserves or locks anything, and moved
 // through explicit states:
 //
 //   reserved → proving → submitted(txHash, maxTime) → confirmed | failed | released | expired
@@ -13,7 +13,13 @@ import { randomUUID } from 'node:crypto';
 import type { EncryptedStore, StoreOp } from '../store/encrypted-store.ts';
 
 export type OperationKind =
-  'wallet_deposit' | 'operator_deposit' | 'withdraw' | 'consolidate' | 'payment' | 'settlement';
+  | 'wallet_deposit'
+  | 'operator_deposit'
+  | 'withdraw'
+  | 'consolidate'
+  | 'payment'
+  | 'settlement'
+  | 'float_refill';
 
 export type OperationState =
   | 'reserved'
@@ -37,6 +43,8 @@ export interface PendingOutput {
   commitment: bigint;
   amount: bigint;
   blinding: bigint;
+  /** scoped id of the output's owner when it is not the operation's agent (a settlement's float note) */
+  owner?: string;
 }
 
 export interface OperationRecord {

@@ -1,6 +1,6 @@
 // Builds the payment side once the pool is connected: the pool wallet (its secret must match the deployment's
 // pool wallet), the network it pays on, safe fetching with the allow-listed hosts, the batch operator, the
-// float, and the settlement job. Payments are off (POST /api/pay answers 503) without a pool wallet secret.
+// float, the settlement job and the float refill job. Payments are off (POST /api/pay answers 503) without a pool wallet secret.
 import { Keypair, StrKey } from '@stellar/stellar-sdk';
 import { ConfigError, type PaymentsConfig } from '../config.ts';
 import { TransferResources } from '../../x402/index.ts';
@@ -10,11 +10,13 @@ import type { PaymentContext } from './context.ts';
 import { PoolWalletFloat } from './float.ts';
 import { PaymentNonces } from './payment-nonce.ts';
 import { PaymentRecords } from './records.ts';
+import { FloatRefillJob } from './float-refill.ts';
 import { SettlementJob } from './settlement.ts';
 
 export interface Payments {
   pctx: PaymentContext;
   settlement: SettlementJob;
+  refill: FloatRefillJob;
 }
 
 export function createPayments(
@@ -56,5 +58,5 @@ export function createPayments(
     logger: flows.logger,
     onBatch: (summary) => flows.stats.recordBatch(summary),
   });
-  return { pctx, settlement: new SettlementJob(pctx) };
+  return { pctx, settlement: new SettlementJob(pctx), refill: new FloatRefillJob(pctx) };
 }

@@ -1,44 +1,104 @@
-// Settlement keeps the books true: payments leave through the pool wallet's float, so the agents' notes must
-// pay the float back. A background job (mean interval POOL_PROXY_SETTLE_INTERVAL_MS, ± half at random, agents
-// in random order) spends each indebted agent's notes for its whole unsettled debt in one withdrawal to the
-// pool wallet — `disburse` (the pool's payout path) by default. Aggregated per agent and delayed, so the
-// ledger never mirrors individual payments. A settlement is a journaled operation: the debt it covers moves
-// into its reservation, and goes back to the agent's debts if it fails.
+// Settlement keeps the books true without telling the ledger who spent what. Payments leave through the pool
+// wallet's float, so each agent's debt must move out of its notes, but a public withdrawal of that debt
+// would publish the agent's spending (its amount is the sum of the agent's payments, which an observer
+// matches by subset-sum). So debts move INSIDE the pool: a shielded transfer (`transact`, ext_amount 0)
+// spends the agent's notes into its change and a note of the operator's float account
+// (`domain/float-account.ts`); when one agent note covers the debt, the float account's largest note is the
+// second input, so the float account's notes merge as debts arrive. The float account refills the pool wallet
+// separately (`float-refill.ts`).
+//
+// Nothing here counts agents: rounds start on a random schedule (mean POOL_PROXY_SETTLE_INTERVAL_MS, ± half)
+// that no payment moves, and every round makes exactly POOL_PROXY_SETTLE_ROUND_SIZE transfers of one shape
+// (two nullifiers, two commitments, two 120-byte encrypted notes, signed by the operator): agents' settlements
+// in random order, an agent's note consolidation when two notes do not cover its debt, and padding transfers
+// of the float account (merging its two smallest notes) for the slots left. A round is skipped when no agent
+// owes anything and the float account has at most two notes (nothing to merge for its refills). More indebted
+// agents than slots wait for the next round.
+//
+// A settlement is a journaled operation: the debt moves into its reservation (available balances never
+// move), and goes back to the agent's debts if it fails; reconciliation decides one a crash interrupted.
 import { randomInt, randomUUID } from 'node:crypto';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
-import { ProblemError } from '../../api/problem.ts';
+import { FLOAT_ACCOUNT, FLOAT_ACCOUNT_ID } from '../domain/float-account.ts';
+import type { ProblemError } from '../../api/problem.ts';
+import { consolidate } from '../flows/consolidate.ts';
+import { proveAndRelay } from '../flows/relay.ts';
 import { settleFailure } from '../flows/settle-failure.ts';
-import { spendNotes } from '../flows/spend-notes.ts';
+import { selectNotes } from '../flows/spend-notes.ts';
 import type { PaymentContext } from './context.ts';
 
-export async function settleAgent(pctx: PaymentContext, ref: AgentRef): Promise<bigint> {
+export type SlotOutcome = 'settled' | 'consolidated' | 'nothing owed';
+
+/** One slot for an agent: its whole debt to the float account, or a consolidation when two notes do not cover it. */
+export async function settleAgent(pctx: PaymentContext, ref: AgentRef): Promise<SlotOutcome> {
   const { flows } = pctx;
   const agent = scopedId(ref);
-  const debt = (await flows.notes.account(agent)).unsettled;
-  if (debt <= 0n) return 0n;
-  const opId = randomUUID();
-  await flows.journal.begin({ opId, kind: 'settlement', agent, state: 'reserved', amount: debt });
-  try {
-    await flows.notes.reserveFromUnsettled(agent, opId, debt);
-    const { confirmed } = await spendNotes(
-      flows,
-      ref,
-      opId,
-      'settlement',
-      debt,
-      pctx.poolWallet.publicKey(),
-      'disburse',
-    );
-    await flows.journal.update(opId, { state: 'confirmed', txHash: confirmed.hash });
-    flows.metrics.ledgerOperations.inc({ kind: 'settlement', outcome: 'confirmed' });
-    await flows.stats.recordTransaction();
-    flows.logger.log('info', 'settlement confirmed', { opId, txHash: confirmed.hash });
-    return debt;
-  } catch (error) {
-    await settleFailure(flows, opId, error);
-    flows.logger.log('warn', 'settlement failed; will retry', { opId, code: (error as ProblemError).code });
-    throw error;
-  }
+  return flows.spendLock.run(agent, async () => {
+    const debt = (await flows.notes.account(agent)).unsettled;
+    if (debt <= 0n) return 'nothing owed';
+    const notes = await selectNotes(flows, agent, debt);
+    if (notes === undefined) {
+      await consolidate(flows, ref, { sealed: false });
+      return 'consolidated';
+    }
+    const total = notes.reduce((s, n) => s + n.amount, 0n);
+    const opId = randomUUID();
+    await flows.journal.begin({ opId, kind: 'settlement', agent, state: 'reserved', amount: debt });
+    try {
+      await flows.notes.reserveFromUnsettled(agent, opId, debt);
+      await flows.notes.lock(
+        agent,
+        opId,
+        notes.map((n) => n.commitment),
+      );
+      const own = flows.keyring.crypto(agent);
+      const float = flows.keyring.crypto(FLOAT_ACCOUNT_ID);
+      // One agent note leaves the second input free: the float account's largest note joins the transfer, so
+      // its notes merge as debts arrive (locked for this operation, released with it if it fails).
+      const merged =
+        notes.length === 1
+          ? await flows.spendLock.run(FLOAT_ACCOUNT_ID, async () => {
+              const largest = (await flows.notes.unspentNotes(FLOAT_ACCOUNT_ID)).sort((a, b) =>
+                a.amount > b.amount ? -1 : a.amount < b.amount ? 1 : 0,
+              )[0];
+              if (largest !== undefined) await flows.notes.lock(FLOAT_ACCOUNT_ID, opId, [largest.commitment]);
+              return largest;
+            })
+          : undefined;
+      const { confirmed } = await proveAndRelay(
+        flows,
+        { opId, flow: 'settlement', agent, owner: ref.owner },
+        () =>
+          flows.prover.proveTransfer(
+            own,
+            merged === undefined ? notes : [...notes, { note: merged, owner: float }],
+            [
+              { amount: total - debt, to: own },
+              { amount: debt + (merged?.amount ?? 0n), to: float, owner: FLOAT_ACCOUNT_ID },
+            ],
+            0n,
+            flows.deployment.operator.publicKey(),
+          ),
+      );
+      await flows.journal.update(opId, { state: 'confirmed', txHash: confirmed.hash });
+      flows.metrics.ledgerOperations.inc({ kind: 'settlement', outcome: 'confirmed' });
+      await flows.stats.recordTransaction();
+      flows.logger.log('info', 'settlement confirmed', { opId, txHash: confirmed.hash });
+      return 'settled';
+    } catch (error) {
+      await settleFailure(flows, opId, error);
+      flows.logger.log('warn', 'settlement failed; will retry', { opId, code: (error as ProblemError).code });
+      throw error;
+    }
+  });
+}
+
+/** A padding slot: the float account merges its two smallest notes (a transfer of the same shape). */
+export async function paddingTransfer(pctx: PaymentContext): Promise<void> {
+  const { flows } = pctx;
+  await flows.spendLock.run(FLOAT_ACCOUNT_ID, () =>
+    consolidate(flows, FLOAT_ACCOUNT, { sealed: false, pick: 'smallest', flow: 'float_transfer' }),
+  );
 }
 
 export class SettlementJob {
@@ -51,7 +111,14 @@ export class SettlementJob {
     this.#pctx = pctx;
   }
 
+  /** Whether a round is under way. */
+  get running(): boolean {
+    return this.#running !== undefined;
+  }
+
   start(): void {
+    // The float account's key joins the allowlist once, before any debt waits for it (a no-op once there).
+    void this.#pctx.flows.registrar.register(FLOAT_ACCOUNT).catch(() => undefined);
     this.#schedule();
   }
 
@@ -61,10 +128,10 @@ export class SettlementJob {
     await this.#running;
   }
 
-  /** Settles every indebted agent now (tests and the periodic run). */
+  /** Runs one round now (tests and the periodic run). */
   async runOnce(): Promise<void> {
     while (this.#running !== undefined) await this.#running;
-    this.#running = this.#settleAll().finally(() => {
+    this.#running = this.#round().finally(() => {
       this.#running = undefined;
     });
     await this.#running;
@@ -76,32 +143,51 @@ export class SettlementJob {
     const delay = Math.round(mean / 2) + randomInt(Math.max(1, mean));
     this.#timer = setTimeout(() => {
       this.runOnce()
-        .catch(() => {})
+        .catch((error) =>
+          this.#pctx.flows.logger.log('warn', 'settlement round failed', { error: (error as Error).message }),
+        )
         .finally(() => this.#schedule());
     }, delay);
     this.#timer.unref();
   }
 
   /**
-   * Asked before every run and every agent: false skips them (another replica leads settlement, or this
+   * Asked before every round and every slot: false skips them (another replica leads settlement, or this
    * one lost its leadership meanwhile). Always true for a proxy alone on its store.
    */
   gate: () => Promise<boolean> = async () => true;
 
-  async #settleAll(): Promise<void> {
+  async #round(): Promise<void> {
     if (!(await this.gate())) return;
-    const agents = await this.#pctx.flows.agents.all();
-    for (let i = agents.length - 1; i > 0; i--) {
+    const { flows, config } = this.#pctx;
+    const owing: AgentRef[] = [];
+    for (const a of await flows.agents.all())
+      if ((await flows.notes.account(scopedId(a))).unsettled > 0n) owing.push(a);
+    if (owing.length === 0 && (await flows.notes.unspentNotes(FLOAT_ACCOUNT_ID)).length <= 2) return;
+    for (let i = owing.length - 1; i > 0; i--) {
       const j = randomInt(i + 1);
-      [agents[i], agents[j]] = [agents[j]!, agents[i]!];
+      [owing[i], owing[j]] = [owing[j]!, owing[i]!];
     }
-    for (const a of agents) {
+    // The float account's key joins the allowlist once (at once when it is there already).
+    await flows.registrar.register(FLOAT_ACCOUNT);
+    let slots = 0;
+    while (slots < config.settleRoundSize) {
       if (this.#stopped || !(await this.gate())) return;
+      const next = owing.shift();
       try {
-        await settleAgent(this.#pctx, a);
-      } catch {
-        // logged in settleAgent; the next run retries
+        if (next === undefined) {
+          await paddingTransfer(this.#pctx);
+        } else {
+          const outcome = await settleAgent(this.#pctx, next);
+          if (outcome === 'nothing owed') continue;
+          if (outcome === 'consolidated') owing.unshift(next);
+        }
+      } catch (error) {
+        flows.logger.log('warn', 'settlement slot failed; the next round retries', {
+          code: (error as ProblemError).code,
+        });
       }
+      slots += 1;
     }
   }
 }

@@ -4,7 +4,7 @@ import { formatAmount, parseAmount } from '../../api/amount.ts';
 import { ProblemError } from '../../api/problem.ts';
 import type { ApiRouter } from '../http/api-router.ts';
 import { isFinal } from '../journal/journal.ts';
-import { PaymentList, PaymentResult, PaymentsQuery, payRequest } from '../../api/schemas.ts';
+import { OperatorBooks, PaymentList, PaymentResult, PaymentsQuery, payRequest } from '../../api/schemas.ts';
 import { requestPayment } from '../payments/request-payment.ts';
 import { OPERATOR_OWNER } from '../services/agents.ts';
 import type { PoolRuntime } from '../pool-runtime.ts';
@@ -87,6 +87,31 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolRuntime, paym
             createdAt: new Date(r.createdAt).toISOString(),
           };
         }),
+      };
+    },
+  });
+
+  api.add({
+    method: 'get',
+    path: '/api/operator/books',
+    summary:
+      'The operator’s books: pool wallet float, float account, agents’ notes and debts (local callers only)',
+    description:
+      'For the operator and its checks: pool contract USDC = agentNotes + floatAccount, and pool wallet + float ' +
+      'account + unsettled stays what the float was. Per-account movements over time would show settlements, so ' +
+      'only callers on the local host get an answer.',
+    tag: 'pool',
+    access: 'loopback',
+    response: OperatorBooks,
+    errors: ['forbidden', 'service_unavailable'],
+    handler: async () => {
+      const b = await runtime.books();
+      return {
+        ...(b.poolWallet !== undefined && { poolWallet: formatAmount(b.poolWallet) }),
+        floatAccount: formatAmount(b.floatAccount),
+        agentNotes: formatAmount(b.agentNotes),
+        unsettled: formatAmount(b.unsettled),
+        settling: b.settling,
       };
     },
   });

@@ -5,6 +5,7 @@
 // registrations — which is how an empty store is rebuilt from the chain.
 import { decryptNote } from '../../crypto/index.ts';
 import { parseScopedId, scopedId } from '../domain/agent-ref.ts';
+import { FLOAT_ACCOUNT_ID, isInternalAccount } from '../domain/float-account.ts';
 import type { EncryptedStore, StoreOp } from '../store/encrypted-store.ts';
 import type { Logger } from '../util/logger.ts';
 import type { AgentKeyring } from './agent-keyring.ts';
@@ -24,7 +25,8 @@ interface NullifierIndex {
   commitment: bigint;
 }
 
-export type Output = { commitment: bigint; amount: bigint; blinding: bigint };
+/** A transaction's output; `owner` (a scoped id) when it is not the operation's own agent's note. */
+export type Output = { commitment: bigint; amount: bigint; blinding: bigint; owner?: string };
 
 export interface NoteCreditingDeps {
   store: EncryptedStore;
@@ -43,12 +45,15 @@ export class NoteCrediting {
     deps.indexer.onCommitments((commitments, nullifiers) => this.#onEvents(commitments, nullifiers));
   }
 
-  /** Store operations that register `outputs` as the agent's pending notes (commit them before sending). */
+  /**
+   * Store operations that register `outputs` as pending notes of the agent (or of each output's own `owner`,
+   * e.g. the float account's note of a settlement); commit them before sending.
+   */
   pendingOps(agentId: string, outputs: Output[]): StoreOp[] {
     return outputs.map((o) => ({
       type: 'put' as const,
       key: this.#pendingKey(o.commitment),
-      value: { agentId, amount: o.amount, blinding: o.blinding } satisfies PendingNote,
+      value: { agentId: o.owner ?? agentId, amount: o.amount, blinding: o.blinding } satisfies PendingNote,
     }));
   }
 
@@ -124,7 +129,8 @@ export class NoteCrediting {
       }
       for (const [agentId, change] of perAgent) {
         // The agent exists from its first confirmed note on (a deposit that never landed leaves nothing).
-        if (change.outputs.length > 0) await this.#d.agents.ensure(parseScopedId(agentId));
+        if (change.outputs.length > 0 && !isInternalAccount(agentId))
+          await this.#d.agents.ensure(parseScopedId(agentId));
         const locked = change.inputs.length
           ? (await this.#d.notes.notes(agentId)).find((n) => n.commitment === change.inputs[0])?.lockedBy
           : undefined;
@@ -148,11 +154,14 @@ export class NoteCrediting {
     }
   }
 
-  /** Tries every known agent's key on an output nobody expected (recovery from the chain alone). */
+  /**
+   * Tries the float account's key and every known agent's key on an output nobody expected (recovery from the
+   * chain alone).
+   */
   async #discover(event: CommitmentEvent): Promise<void> {
     if (event.encryptedOutput.length !== 120) return;
-    for (const agent of await this.#d.agents.all()) {
-      const scoped = scopedId(agent);
+    const accounts = [FLOAT_ACCOUNT_ID, ...(await this.#d.agents.all()).map((a) => scopedId(a))];
+    for (const scoped of accounts) {
       const plain = decryptNote(
         event.encryptedOutput,
         this.#d.keyring.crypto(scoped).keys.encryptionSecretKey,
@@ -171,7 +180,7 @@ export class NoteCrediting {
   async #credit(agentId: string, output: Output, event: CommitmentEvent, extra: StoreOp[]): Promise<void> {
     const note = confirmedNote(this.#d.keyring.crypto(agentId), output, event.leafIndex);
     // The agent exists from its first confirmed note on (a deposit that never landed leaves nothing).
-    await this.#d.agents.ensure(parseScopedId(agentId));
+    if (!isInternalAccount(agentId)) await this.#d.agents.ensure(parseScopedId(agentId));
     await this.#d.notes.credit(agentId, [note], [...extra, this.#nullifierOp(agentId, note)]);
     // Replaying history (recovery): the note may already be spent further on.
     if (this.#d.indexer.spent.has(note.nullifier)) {

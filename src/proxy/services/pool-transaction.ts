@@ -49,10 +49,24 @@ export interface PlannedOutput {
   amount: bigint;
 }
 
+/** An input note with the keys of its owner, when that is not the transaction's spender. */
+export interface OwnedNote {
+  note: NoteRecord;
+  owner: AgentCrypto;
+}
+
+export interface TransferOutput {
+  amount: bigint;
+  /** keys of the note's owner */
+  to: AgentCrypto;
+  /** scoped id of the note book to credit (default: the operation's agent) */
+  owner?: string;
+}
+
 export interface ProvedTransaction {
   args: { proof: xdr.ScVal; extData: xdr.ScVal };
   /** Output notes (amount > 0 only) with their commitments, to credit once confirmed. */
-  outputs: Array<{ commitment: bigint; amount: bigint; blinding: bigint }>;
+  outputs: Array<{ commitment: bigint; amount: bigint; blinding: bigint; owner?: string }>;
   nullifiers: bigint[];
   proveMs: number;
 }
@@ -80,7 +94,7 @@ export class PoolTransactionProver {
 
   /**
    * Proves: spend `inputs` (≤ 2 notes of the agent), create two outputs to the agent's key (the second
-   * always zero-valued, its encrypted output replaced by the sealed agent `registration`), and move
+   * always zero-valued, its encrypted output replaced by the sealed agent `registration` when given), and move
    * `extAmount` in (> 0) or out (< 0, to `recipient`).
    */
   async prove(
@@ -89,48 +103,80 @@ export class PoolTransactionProver {
     amount: bigint,
     extAmount: bigint,
     recipient: string,
-    registration: Uint8Array,
+    registration?: Uint8Array,
+  ): Promise<ProvedTransaction> {
+    return this.proveTransfer(
+      agent,
+      inputs,
+      [
+        { amount, to: agent },
+        { amount: 0n, to: agent },
+      ],
+      extAmount,
+      recipient,
+      registration,
+    );
+  }
+
+  /**
+   * Proves a transaction that spends `inputs` (≤ 2 notes of `spender`, or of the owner given with a note: a
+   * settlement spends an agent's note and a float-account note together) and creates `outputs`, each a note to
+   * its own key (`owner`, a scoped id, says whose note book credits it; default: the operation's agent). Both
+   * encrypted outputs are 120-byte notes, unless `registration` replaces the second (which must be zero).
+   */
+  async proveTransfer(
+    spender: AgentCrypto,
+    inputs: Array<NoteRecord | OwnedNote>,
+    outputs: [TransferOutput, TransferOutput],
+    extAmount: bigint,
+    recipient: string,
+    registration?: Uint8Array,
   ): Promise<ProvedTransaction> {
     if (inputs.length > POLICY_CIRCUIT.nIns) throw new Error('at most two notes per proof');
+    if (registration !== undefined && outputs[1].amount !== 0n)
+      throw new Error('a registration replaces only a zero-valued second output');
     const tree = this.#indexer.poolTree;
-    const sk = agent.keys.noteSecretKey;
-    const spent: SpentNote[] = inputs.map((note) => ({
+    // Each input is proved with its owner's key (the spender's unless given), and so its allowlist and
+    // blocklist proofs; dummy inputs use the spender's.
+    const owned = inputs.map((i) => ('note' in i ? i : { note: i, owner: spender }));
+    const spent: SpentNote[] = owned.map(({ note, owner }) => ({
       amount: note.amount,
-      secretKey: sk,
+      secretKey: owner.keys.noteSecretKey,
       blinding: note.blinding,
       path: tree.path(note.leafIndex),
     }));
-    while (spent.length < POLICY_CIRCUIT.nIns) spent.push(dummyInput(sk));
-
-    const aspIndex = findLeaf(this.#indexer, agent.membershipLeaf);
-    const membership = {
+    const keys = owned.map(({ owner }) => owner);
+    while (spent.length < POLICY_CIRCUIT.nIns) {
+      spent.push(dummyInput(spender.keys.noteSecretKey));
+      keys.push(spender);
+    }
+    const membership = keys.map((k) => ({
       root: this.#indexer.aspTree.root,
-      blinding: agent.membershipBlinding,
-      path: this.#indexer.aspTree.path(aspIndex),
-    };
-    const nonMembership = this.#indexer.blocklist.nonMembershipProof(
-      agent.keys.notePublicKey,
-      POLICY_CIRCUIT.smtLevels,
+      blinding: k.membershipBlinding,
+      path: this.#indexer.aspTree.path(findLeaf(this.#indexer, k.membershipLeaf)),
+    }));
+    const nonMembership = keys.map((k) =>
+      this.#indexer.blocklist.nonMembershipProof(k.keys.notePublicKey, POLICY_CIRCUIT.smtLevels),
     );
 
-    const outputs = [amount, 0n].map((value) => ({
-      amount: value,
-      publicKey: agent.keys.notePublicKey,
+    const created = outputs.map((o) => ({
+      amount: o.amount,
+      publicKey: o.to.keys.notePublicKey,
       blinding: randomFieldElement(),
     }));
     const extData: ExtData = {
       recipient,
       extAmount,
-      encryptedOutput0: encryptNote(outputs[0], agent.keys.encryptionPublicKey),
-      encryptedOutput1: registration,
+      encryptedOutput0: encryptNote(created[0], outputs[0].to.keys.encryptionPublicKey),
+      encryptedOutput1: registration ?? encryptNote(created[1], outputs[1].to.keys.encryptionPublicKey),
     };
     const prepared = buildTransactionInputs({
       root: tree.root,
       inputs: spent,
-      outputs,
+      outputs: created,
       extData,
-      membership: [membership, membership],
-      nonMembership: [nonMembership, nonMembership],
+      membership,
+      nonMembership,
     });
     const started = performance.now();
     let proof: Uint8Array;
@@ -156,8 +202,13 @@ export class PoolTransactionProver {
         proof: poolProofToScVal(poolProofFromSignals(proof, prepared.publicSignals)),
         extData: extDataToScVal(extData),
       },
-      outputs: outputs
-        .map((o, i) => ({ commitment: prepared.commitments[i], amount: o.amount, blinding: o.blinding }))
+      outputs: created
+        .map((o, i) => ({
+          commitment: prepared.commitments[i],
+          amount: o.amount,
+          blinding: o.blinding,
+          ...(outputs[i].owner !== undefined && { owner: outputs[i].owner }),
+        }))
         .filter((o) => o.amount > 0n),
       nullifiers: prepared.nullifiers,
       proveMs,
