@@ -1,6 +1,7 @@
 // Proxy configuration: every address, key and limit comes from an environment variable with a default
 // (documented in docs/CONFIG.md). Invalid values stop the start with a message naming the variable.
 import { STANDALONE_PASSPHRASE, x402Network } from '../ledger/networks.ts';
+import { DEFAULT_PROVER_LISTEN, DEFAULT_PROXY_HOST, DEFAULT_PROXY_PORT } from '../listen.ts';
 import { isIP } from 'node:net';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseConfigAmount } from '../api/amount.ts';
@@ -224,8 +225,8 @@ function databaseUrl(env: Env): string {
 
 /** Reads the configuration from `env` (normally process.env). Throws ConfigError on invalid values. */
 export function loadConfig(env: Env = process.env): ProxyConfig {
-  const host = text(env, 'POOL_PROXY_HOST', '127.0.0.1');
-  const port = integer(env, 'POOL_PROXY_PORT', 8080, 0, 65535);
+  const host = text(env, 'POOL_PROXY_HOST', DEFAULT_PROXY_HOST);
+  const port = integer(env, 'POOL_PROXY_PORT', DEFAULT_PROXY_PORT, 0, 65535);
   const dataDir = resolve(text(env, 'POOL_PROXY_DATA_DIR', './data'));
   const inData = (value: string) => (isAbsolute(value) ? value : join(dataDir, value));
 
@@ -254,7 +255,7 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
     networkPassphrase === STANDALONE_PASSPHRASE ? `${new URL(rpcUrl).origin}/sandbox/info` : '';
 
   const challengeTtlSeconds = integer(env, 'POOL_PROXY_CHALLENGE_TTL_SECONDS', 300, 10, 300);
-  const proverAddresses = text(env, 'POOL_PROXY_PROVER_ADDRESSES', '127.0.0.1:50051')
+  const proverAddresses = text(env, 'POOL_PROXY_PROVER_ADDRESSES', DEFAULT_PROVER_LISTEN)
     .split(',')
     .map((a) => a.trim())
     .filter((a) => a !== '');

@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LoginService } from './auth/login.ts';
 import { formatAmount } from '../api/amount.ts';
+import { TokenRevocations } from './auth/revocations.ts';
 import { TokenService } from './auth/tokens.ts';
 import type { ProxyConfig } from './config.ts';
 import { ApiRouter } from './http/api-router.ts';
@@ -79,7 +80,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     throw error;
   });
   const metrics = createMetrics();
-  const tokens = new TokenService(masterKey, config.jwt);
+  const tokens = new TokenService(masterKey, config.jwt, await TokenRevocations.open(store));
   const publicUrl = new URL(config.publicUrl);
   const login = new LoginService(store, tokens, {
     domain: publicUrl.host,
@@ -109,7 +110,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
       }),
     };
   });
-  registerAuthRoutes(api, login);
+  registerAuthRoutes(api, login, tokens);
   const agents = new AgentRegistry(store);
   const notes = new NoteBook(store);
   const stats = new PoolStatsService(store, agents, notes);
@@ -130,6 +131,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     maxWithdraw: config.limits.maxWithdraw,
     paymentCap: config.limits.paymentCap,
     payments: config.payments,
+    prepareTtlSeconds: config.limits.prepareTtlSeconds,
   });
   registerPaymentRoutes(api, pool, config.limits.paymentCap);
 
@@ -155,7 +157,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
   const url = `http://${host}:${address.port}`;
 
   const sweeper = setInterval(() => {
-    Promise.all([login.sweepExpired(), pool.sweep()]).catch((error) =>
+    Promise.all([login.sweepExpired(), tokens.sweepRevocations(), pool.sweep()]).catch((error) =>
       logger.log('warn', 'sweep failed', { error: String(error) }),
     );
   }, 60_000);

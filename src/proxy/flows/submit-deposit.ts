@@ -35,7 +35,12 @@ export async function submitDeposit(
   const onChain = await ctx.ledger.status(record.txHash!);
   if (onChain.status === 'SUCCESS') return landed(ctx, record, onChain.ledger ?? 0);
   if (record.state !== 'prepared')
-    throw new ProblemError('invalid_request', `prepareId was already used (${record.state})`);
+    throw new ProblemError(
+      'invalid_request',
+      record.reason?.code === 'cancelled'
+        ? 'prepareId was cancelled; prepare a new deposit'
+        : `prepareId was already used (${record.state})`,
+    );
   if (Date.now() > deadlineOf(record)) {
     ctx.registrar.release(prepareId);
     await releaseOperation(ctx, prepareId, 'expired');
