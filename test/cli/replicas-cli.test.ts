@@ -1,14 +1,22 @@
 // The replica commands' input, on a real PostgreSQL server. `pool-proxy store migrate --to postgres://…`: a
 // LevelDB store's records are copied unchanged into an empty database and read back with the same master key;
 // a database that already holds a store, a URL that is not postgres, a missing store and a missing master key
-// are refused with a clear message and change nothing. `start --replicas` and `serve` refuse what cannot
-// work before starting anything.
+// are refused with a clear message and change nothing. `store check|recover` on the database find a changed
+// record and set the records aside. `start --replicas` and `serve` refuse what cannot work before starting
+// anything. Few processes: on a loaded machine each `pool-proxy` start costs seconds, so what needs none is
+// called directly.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
+import pg from 'pg';
+import { startPoolSandbox } from '../../contracts/network.ts';
 import { EncryptedStore } from '../../src/proxy/store/encrypted-store.ts';
+import { replicaEnvs } from '../../src/cli/commands/replicas.ts';
+import { checkDatabaseStore } from '../../src/cli/commands/store-database.ts';
+import { migrateStore } from '../../src/cli/commands/store-migrate.ts';
+import { loadConfig } from '../../src/proxy/config.ts';
 import { runCli } from '../helpers/cli.ts';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.ts';
 
@@ -40,79 +48,110 @@ async function dataDir(): Promise<{ dir: string; master: Buffer }> {
 
 const cleanEnv = { POOL_PROXY_MASTER_KEY: undefined, POOL_PROXY_DATABASE_URL: undefined };
 
-test('the records move unchanged and open with the same master key; a second migration is refused', async (t) => {
+test.serial(
+  'store migrate: the records move unchanged and open with the same master key; a second is refused',
+  async (t) => {
+    const { dir, master } = await dataDir();
+    const url = await server.database();
+    const run = runCli(['store', 'migrate', '--data-dir', dir, '--to', url], cleanEnv);
+    t.is(await run.exited, 0, run.output());
+    t.regex(run.stdout(), /copied 1202 records from .*proxy-store to postgres:\/\//);
+    const store = await EncryptedStore.open(url, master);
+    const notes = await store.entries<{ amount: bigint }>(store.prefix('note', 'agent'));
+    t.is(notes.length, 1200);
+    t.deepEqual(await store.get(store.key('agent', 'GOWNER', 'agent-1')), {
+      owner: 'GOWNER',
+      agentId: 'agent-1',
+    });
+    await store.close();
+    await t.throwsAsync(migrateStore(join(dir, 'proxy-store'), url, master), {
+      message: /already holds 1202 records: migrate into an empty database/,
+    });
+  },
+);
+
+test.serial(
+  'store check and recover on PostgreSQL: a changed record is found, recover sets the records aside',
+  async (t) => {
+    const { dir, master } = await dataDir();
+    const url = await server.database();
+    await migrateStore(join(dir, 'proxy-store'), url, master);
+    t.is(await checkDatabaseStore(url, master), 1202);
+    const env = { ...cleanEnv, POOL_PROXY_DATABASE_URL: url };
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query(
+      "UPDATE kv SET value = overlay(value placing '\\x00'::bytea from 30 for 1) WHERE key = (SELECT min(key) FROM kv WHERE key LIKE 'note/%')",
+    );
+    const damaged = runCli(['store', 'check', '--data-dir', dir], env);
+    t.is(await damaged.exited, 1);
+    t.regex(
+      damaged.stderr(),
+      /1 of 1202 records in postgres:\/\/.* fail authentication .*run pool-proxy store recover/,
+    );
+    // recover checks the master key against the chain: give it a ledger
+    const sandbox = await startPoolSandbox({ port: 0, ledgerMs: 250 });
+    try {
+      const recovered = runCli(['store', 'recover', '--data-dir', dir], {
+        ...env,
+        POOL_PROXY_RPC_URL: sandbox.rpcUrl,
+        POOL_PROXY_SANDBOX_INFO_URL: `${sandbox.url}/sandbox/info`,
+      });
+      t.is(await recovered.exited, 0, recovered.output());
+      t.regex(recovered.stdout(), /moved the records of postgres:\/\/.* to table kv_damaged_\d+ \(kept/);
+    } finally {
+      await sandbox.close();
+    }
+    const { rows } = await client.query(
+      "SELECT count(*)::int AS n FROM pg_tables WHERE tablename LIKE 'kv_damaged_%'",
+    );
+    t.is(rows[0].n, 1, 'the old records are kept aside');
+    await client.end();
+    t.is(await checkDatabaseStore(url, master), 1, 'an empty store (its key check) for the same master key');
+  },
+);
+
+test.serial('store migrate refuses bad input with a clear message', async (t) => {
   const { dir, master } = await dataDir();
-  const url = await server.database();
-  const run = runCli(['store', 'migrate', '--data-dir', dir, '--to', url], cleanEnv);
-  t.is(await run.exited, 0, run.output());
-  t.regex(run.stdout(), /copied 1202 records from .*proxy-store to postgres:\/\//);
-  const store = await EncryptedStore.open(url, master);
-  const notes = await store.entries<{ amount: bigint }>(store.prefix('note', 'agent'));
-  t.is(notes.length, 1200);
-  t.deepEqual(await store.get(store.key('agent', 'GOWNER', 'agent-1')), {
-    owner: 'GOWNER',
-    agentId: 'agent-1',
+  const store = join(dir, 'proxy-store');
+  await t.throwsAsync(migrateStore(store, 'mysql://u@h/d', master), {
+    message: /--to must be a postgres:\/\/ URL/,
   });
-  await store.close();
-  const again = runCli(['store', 'migrate', '--data-dir', dir, '--to', url], cleanEnv);
-  t.is(await again.exited, 1);
-  t.regex(again.stderr(), /already holds 1202 records: migrate into an empty database/);
+  await t.throwsAsync(migrateStore(join(dir, 'nowhere'), await server.database(), master), {
+    message: /there is no store in .*nowhere/,
+  });
+  const run = runCli(['store', 'migrate', '--data-dir', dir, '--to', await server.database()], {
+    ...cleanEnv,
+    POOL_PROXY_MASTER_KEY_FILE: 'missing.key',
+  });
+  t.is(await run.exited, 1);
+  t.regex(run.stderr(), /no master key .*missing\.key is missing/);
 });
 
-test('bad input is refused with a clear message', async (t) => {
-  const { dir } = await dataDir();
-  const cases: Array<[string[], Record<string, string | undefined>, RegExp]> = [
-    [['--to', 'mysql://u@h/d'], cleanEnv, /--to must be a postgres:\/\/ URL/],
-    [
-      ['--to', await server.database()],
-      { ...cleanEnv, POOL_PROXY_STORE_DIR: 'nowhere' },
-      /there is no store in .*nowhere/,
-    ],
-    [
-      ['--to', await server.database()],
-      { ...cleanEnv, POOL_PROXY_MASTER_KEY_FILE: 'missing.key' },
-      /no master key .*missing\.key is missing/,
-    ],
-  ];
-  await Promise.all(
-    cases.map(async ([args, env, message]) => {
-      const run = runCli(['store', 'migrate', '--data-dir', dir, ...args], env);
-      t.is(await run.exited, 1);
-      t.regex(run.stderr(), message);
-    }),
-  );
-  const missing = runCli(['store', 'migrate', '--data-dir', dir], cleanEnv);
-  t.is(await missing.exited, 1);
-  t.regex(missing.stderr(), /required option '--to <url>'/);
-});
-
-test('start --replicas and serve refuse what cannot work, before starting anything', async (t) => {
+test.serial('start --replicas and serve refuse what cannot work, before starting anything', async (t) => {
+  const config = (env: Record<string, string>) => loadConfig(env);
+  t.throws(() => replicaEnvs({}, config({}), '2'), { message: /--replicas needs POOL_PROXY_DATABASE_URL/ });
+  for (const bad of ['0', 'three', '65'])
+    t.throws(() => replicaEnvs({}, config({}), bad), {
+      message: /--replicas must be a whole number from 1 to 64/,
+    });
+  const shared = { POOL_PROXY_DATABASE_URL: server.url };
+  t.throws(() => replicaEnvs(shared, config({ ...shared, POOL_PROXY_PORT: '65534' }), '3'), {
+    message: /ports 65534…65536 do not exist/,
+  });
+  t.deepEqual(replicaEnvs(shared, config({ ...shared, POOL_PROXY_PORT: '9000' }), '3'), [
+    { POOL_PROXY_PORT: '9000', POOL_PROXY_PUBLIC_URL: 'http://127.0.0.1:9000' },
+    { POOL_PROXY_PORT: '9001', POOL_PROXY_PUBLIC_URL: 'http://127.0.0.1:9000' },
+    { POOL_PROXY_PORT: '9002', POOL_PROXY_PUBLIC_URL: 'http://127.0.0.1:9000' },
+  ]);
   const dir = mkdtempSync(join(tmpdir(), 'pp-replicas-'));
-  const cases: Array<[string[], Record<string, string | undefined>, RegExp]> = [
-    [['start', '--replicas', '2'], cleanEnv, /--replicas needs POOL_PROXY_DATABASE_URL/],
-    [['start', '--replicas', '0'], cleanEnv, /--replicas must be a whole number from 1 to 64, got \\?"0/],
-    [['start', '--replicas', 'three'], cleanEnv, /--replicas must be a whole number from 1 to 64/],
-    [
-      ['start', '--replicas', '3'],
-      { ...cleanEnv, POOL_PROXY_DATABASE_URL: server.url, POOL_PROXY_PORT: '65534' },
-      /ports 65534…65536 do not exist/,
-    ],
-    [
-      ['serve'],
-      { ...cleanEnv, POOL_PROXY_DATABASE_URL: 'mysql://x@y/z' },
-      /POOL_PROXY_DATABASE_URL must be a postgres/,
-    ],
-    [
-      ['serve'],
-      { ...cleanEnv, POOL_PROXY_DATABASE_URL: server.url.replace(/\/postgres$/, '/missing_db') },
-      /cannot open the database postgres:\/\/.*missing_db/,
-    ],
-  ];
-  await Promise.all(
-    cases.map(async ([args, env, message]) => {
-      const run = runCli([...args, '--data-dir', dir], env);
-      t.is(await run.exited, 1, run.output());
-      t.regex(run.output(), message);
-    }),
-  );
+  const start = runCli(['start', '--replicas', '2', '--data-dir', dir], cleanEnv);
+  const serve = runCli(['serve', '--data-dir', dir], {
+    ...cleanEnv,
+    POOL_PROXY_DATABASE_URL: server.url.replace(/\/postgres$/, '/missing_db'),
+  });
+  t.is(await start.exited, 1);
+  t.regex(start.output(), /--replicas needs POOL_PROXY_DATABASE_URL/);
+  t.is(await serve.exited, 1);
+  t.regex(serve.output(), /cannot open the database postgres:\/\/.*missing_db/);
 });

@@ -12,6 +12,8 @@ import { freeLoopbackPort } from '../../src/listen.ts';
 export interface PostgresServer {
   /** `postgres://` URL of the server's default database. */
   url: string;
+  /** The server's data directory (its `postmaster.pid` names the server process). */
+  dataDir: string;
   /** A new empty database; returns its URL. */
   database(name?: string): Promise<string>;
   stop(): Promise<void>;
@@ -81,6 +83,7 @@ export async function startPostgres(): Promise<PostgresServer> {
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   return {
     url,
+    dataDir: data,
     async database(name = `test_${process.pid}_${++databases}`) {
       const client = new pg.Client({ connectionString: url });
       await client.connect();

@@ -309,7 +309,8 @@ test('one leader per job; when its connection dies another is elected within sec
   await admin.connect();
   const started = Date.now();
   await admin.query(
-    `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()`,
+    `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()
+       AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
   );
   await until(() => elections.length === 2, 10_000);
   t.true(Date.now() - started < 10_000);

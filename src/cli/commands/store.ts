@@ -11,6 +11,8 @@ import { loadMasterKey } from '../../proxy/store/master-key.ts';
 import { findDamage } from '../../storage/leveldb-integrity.ts';
 import { lockingProcess } from '../../storage/open-level.ts';
 import { registerStoreMigrate } from './store-migrate.ts';
+import { checkDatabaseStore, recoverDatabaseStore } from './store-database.ts';
+import { redactUrl } from '../../proxy/store/postgres-backend.ts';
 
 interface StoreOptions {
   dataDir: string;
@@ -70,11 +72,23 @@ export function registerStore(program: Command): void {
 
   store
     .command('check')
-    .description("check the proxy store's files against their checksums (exit 1 when damaged)")
+    .description(
+      "check the proxy store's files against their checksums, or on PostgreSQL every record against the master key (exit 1 when damaged)",
+    )
     .option(...dataDirOption)
-    .action((opts: StoreOptions) => {
+    .action(async (opts: StoreOptions) => {
       try {
         const config = configFor(opts);
+        if (config.databaseUrl !== '') {
+          if (config.masterKeyHex === '' && !existsSync(config.masterKeyFile))
+            throw new Error(
+              `no master key (${config.masterKeyFile} is missing and POOL_PROXY_MASTER_KEY is unset): a database store is checked with the key it was made with`,
+            );
+          const masterKey = loadMasterKey(config.masterKeyHex, config.masterKeyFile);
+          const records = await checkDatabaseStore(config.databaseUrl, masterKey);
+          console.log(`store ${redactUrl(config.databaseUrl)}: all ${records} records authenticate`);
+          return;
+        }
         if (!existsSync(config.storeDir)) throw new Error(`there is no store in ${config.storeDir}`);
         const damage = findDamage(config.storeDir);
         if (damage) {
@@ -107,6 +121,13 @@ export function registerStore(program: Command): void {
         const masterKey = loadMasterKey(config.masterKeyHex, config.masterKeyFile, config.storeDir);
         refuseIfInUse(config);
         await refuseForeignKey(config, masterKey);
+        if (config.databaseUrl !== '') {
+          const aside = await recoverDatabaseStore(config.databaseUrl, masterKey);
+          console.log(
+            `moved the records of ${redactUrl(config.databaseUrl)} to table ${aside} (kept; drop it once the service is back) and created an empty store for this master key`,
+          );
+          return;
+        }
         if (existsSync(config.storeDir)) {
           const damage = findDamage(config.storeDir);
           console.log(

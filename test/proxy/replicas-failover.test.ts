@@ -1,0 +1,251 @@
+// kill -9 among three replicas (`pool-proxy serve` processes on one PostgreSQL store, with the sandbox, a real
+// prover daemon and the local x402 pair): one replica dies in the middle of its batch of payments (fault
+// injection at `payment:after-send`), then the leader of reconciliation and settlement dies while its
+// settlement is on the ledger (`settlement:after-send`). Every payment ends confirmed exactly once or released, a new leader is elected
+// within 10 s of each death, the agent's API balance equals the pool's USDC, and the pool wallet's float comes
+// back.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Account, Address, Contract, rpc, scValToNative, TransactionBuilder } from '@stellar/stellar-sdk';
+import test from 'ava';
+import pg from 'pg';
+import { type PoolSandbox, startPoolSandbox } from '../../contracts/network.ts';
+import { type LocalX402Thread, startLocalX402Thread } from '../../src/cli/threads/x402-thread.ts';
+import { type ProverDaemon, startProverDaemon } from '../../src/prover/daemon/server.ts';
+import { localX402Env } from '../../src/x402/local-services.ts';
+import { STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
+import { type CliRun, runCli } from '../helpers/cli.ts';
+import { type PostgresServer, startPostgres } from '../helpers/postgres.ts';
+import { getJson, postJson } from './helpers/http.ts';
+import { CIRCUITS_DIR, USDC } from './helpers/stack.ts';
+
+const operator = { 'x-pool-operator': 'true' };
+const PRICE = USDC / 100n;
+const AGENT = 'failover-agent';
+
+let pgServer: PostgresServer;
+let sandbox: PoolSandbox;
+let daemon: ProverDaemon;
+let x402: LocalX402Thread;
+let databaseUrl: string;
+let baseEnv: Record<string, string | undefined>;
+const replicas: CliRun[] = [];
+
+test.before(async () => {
+  pgServer = await startPostgres();
+  databaseUrl = await pgServer.database();
+  sandbox = await startPoolSandbox({ port: 0, ledgerMs: 250 });
+  daemon = await startProverDaemon({
+    listen: '127.0.0.1:0',
+    circuitsDir: CIRCUITS_DIR,
+    engine: 'native',
+    witnessWorkers: 1,
+  });
+  await daemon.ready;
+  for (const [addr, usdc] of [
+    [sandbox.info.accounts.operator, 1000],
+    [sandbox.info.accounts.poolWallet, 100],
+  ] as const) {
+    const res = await fetch(`${sandbox.url}/friendbot?addr=${addr}&usdc=${usdc}`);
+    if (!res.ok) throw new Error(await res.text());
+  }
+  x402 = await startLocalX402Thread({
+    rpcUrl: sandbox.rpcUrl,
+    networkPassphrase: STANDALONE_PASSPHRASE,
+    asset: sandbox.info.contracts.token,
+    facilitator: { host: '127.0.0.1', port: 0 },
+    // authorizations of payments that were signed but never sent expire (and are released) sooner
+    demo: { host: '127.0.0.1', port: 0, maxTimeoutSeconds: 15 },
+  });
+  const secrets = sandbox.secrets();
+  baseEnv = {
+    ...localX402Env(x402, undefined),
+    POOL_PROXY_PORT: '0',
+    POOL_PROXY_DATABASE_URL: databaseUrl,
+    POOL_PROXY_MASTER_KEY: randomBytes(32).toString('hex'),
+    POOL_PROXY_RPC_URL: sandbox.rpcUrl,
+    POOL_PROXY_NETWORK_PASSPHRASE: STANDALONE_PASSPHRASE,
+    POOL_PROXY_SANDBOX_INFO_URL: `${sandbox.url}/sandbox/info`,
+    POOL_PROXY_OPERATOR_SECRET: secrets.operator,
+    POOL_PROXY_ASP_ADMIN_SECRET: secrets.admin,
+    POOL_PROXY_POOL_WALLET_SECRET: secrets.poolWallet,
+    POOL_PROXY_PROVER_ADDRESSES: daemon.address,
+    POOL_PROXY_PUBLIC_URL: 'http://pool.test',
+    POOL_PROXY_INDEXER_POLL_MS: '100',
+    POOL_PROXY_BATCH_WINDOW_MS: '1500',
+    POOL_PROXY_SETTLE_INTERVAL_MS: '3000',
+    POOL_PROXY_RECONCILE_INTERVAL_MS: '1000',
+    POOL_PROXY_LOG_LEVEL: 'info',
+  };
+});
+
+test.after.always(async () => {
+  await Promise.all(replicas.map((r) => r.stop(2000)));
+  await x402?.close();
+  await daemon?.stop({ force: true });
+  await sandbox?.close();
+  await pgServer?.stop();
+});
+
+async function serve(fault: string): Promise<{ run: CliRun; url: string }> {
+  const run = runCli(['serve', '--data-dir', mkdtempSync(join(tmpdir(), 'pp-failover-'))], {
+    ...baseEnv,
+    POOL_PROXY_FAULT: fault,
+  });
+  replicas.push(run);
+  const [, url] = await run.waitFor(/"msg":"proxy +(http:\/\/[^ ]+) /);
+  await run.waitFor(/"msg":"ready\."/);
+  return { run, url: url! };
+}
+
+async function epochs(): Promise<Record<string, number>> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ job: string; epoch: string }>(
+      'SELECT job, epoch FROM leader_epochs',
+    );
+    return Object.fromEntries(rows.map((r) => [r.job, Number(r.epoch)]));
+  } finally {
+    await client.end();
+  }
+}
+
+let lastSeen = '';
+
+async function until<T>(what: string, ms: number, check: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check().catch((error: Error) => {
+      lastSeen = error.message;
+      return undefined;
+    });
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last seen: ${lastSeen})`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+async function usdcOf(address: string): Promise<bigint> {
+  const server = new rpc.Server(sandbox.rpcUrl, { allowHttp: true });
+  const tx = new TransactionBuilder(new Account(sandbox.info.accounts.operator, '0'), {
+    fee: '100',
+    networkPassphrase: STANDALONE_PASSPHRASE,
+  })
+    .addOperation(new Contract(sandbox.info.contracts.token).call('balance', new Address(address).toScVal()))
+    .setTimeout(30)
+    .build();
+  const sim = await server.simulateTransaction(tx);
+  if (!rpc.Api.isSimulationSuccess(sim)) throw new Error(sim.error);
+  return BigInt(scValToNative(sim.result!.retval));
+}
+
+/** Resolves once `run` exited by its fault (within 3 minutes), with the time of the exit. */
+async function died(run: CliRun, fault: string): Promise<number> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`no fault ${fault} within 3 minutes:\n${run.output().slice(-4000)}`)),
+      180_000,
+    );
+  });
+  await Promise.race([run.exited, late]).finally(() => clearTimeout(timer));
+  if (!run.output().includes(`fault injection: killing the process at ${fault}`))
+    throw new Error(`the replica died, but not at ${fault}:\n${run.output()}`);
+  return Date.now();
+}
+
+/** The epochs under which `run` was elected, by job (from its log). */
+function ledBy(run: CliRun): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const line of run.stdout().split('\n')) {
+    if (!line.includes('"elected leader"')) continue;
+    const { job, epoch } = JSON.parse(line) as { job: string; epoch: number };
+    out[job] = epoch;
+  }
+  return out;
+}
+
+/** Waits until every job `dead` led has a successor; resolves with how long that took after `diedAt`. */
+async function successors(dead: CliRun, diedAt: number): Promise<number> {
+  const led = ledBy(dead);
+  await until('a new leader for every job the dead replica led', 30_000, async () => {
+    const now = await epochs();
+    return Object.entries(led).every(([job, epoch]) => (now[job] ?? 0) > epoch) ? true : undefined;
+  });
+  return Date.now() - diedAt;
+}
+
+test('kill -9 mid-batch and during a settlement: nothing lost or doubled, a new leader within 10 s', async (t) => {
+  // The first replica up leads settlement (and reconciliation) and dies at its settlement's send; the last
+  // dies in its batch; the second survives and takes over.
+  const leader = await serve('settlement:after-send');
+  const survivor = await serve('');
+  const batcher = await serve('payment:after-send');
+  await until('the first replica elected', 30_000, async () =>
+    Object.keys(ledBy(leader.run)).length === 2 ? true : undefined,
+  );
+  const float = await usdcOf(sandbox.info.accounts.poolWallet);
+  const started = Date.now();
+  const dep = await postJson(`${survivor.url}/api/deposit`, { agentId: AGENT, amount: '1' }, operator);
+  t.is(dep.status, 200, dep.text);
+
+  // A batch of four on one replica: it dies once the first paid request has left.
+  const asked = Array.from({ length: 4 }, () =>
+    postJson(
+      `${batcher.url}/api/pay`,
+      { agentId: AGENT, serviceUrl: x402.demo.quoteUrl, method: 'GET' },
+      operator,
+    ).catch((error: Error) => ({ status: 0, text: error.message, json: {} })),
+  );
+  const batchDeath = await died(batcher.run, 'payment:after-send');
+  t.true(
+    (await Promise.all(asked)).every((a) => a.status !== 200),
+    'no answer came from the dead replica',
+  );
+  t.true((await successors(batcher.run, batchDeath)) < 10_000, 'its jobs have new leaders within 10 s');
+
+  // The survivors decide its payments; the confirmed ones become debts, and the settlement leader dies at
+  // the settlement's send. The last replica is elected, reconciles the settlement first and finishes.
+  const settledAt = await died(leader.run, 'settlement:after-send');
+  t.true((await successors(leader.run, settledAt)) < 10_000, 'a new settlement leader within 10 s');
+  t.deepEqual(Object.keys(ledBy(survivor.run)).sort(), ['reconcile', 'settlement'], 'the survivor leads now');
+  t.log(`settlement leader killed after ${Math.round((settledAt - started) / 1000)} s`);
+  t.teardown(() => {
+    if (!t.passed)
+      t.log(
+        survivor.run
+          .output()
+          .split('\n')
+          .filter((l) => !l.includes('"request"'))
+          .slice(-40)
+          .join('\n'),
+      );
+  });
+
+  const confirmed = await until('every payment decided and the float paid back', 150_000, async () => {
+    const list = (await getJson(`${survivor.url}/api/payments`, operator)).json.payments as Array<{
+      paymentStatus: string;
+    }>;
+    const paid = BigInt(list.filter((p) => p.paymentStatus === 'confirmed').length);
+    const held = await usdcOf(sandbox.info.accounts.poolWallet);
+    lastSeen = `${list.map((p) => p.paymentStatus).join(',')}; float ${held} of ${float}`;
+    if (list.length !== 4 || list.some((p) => p.paymentStatus === 'pending')) return undefined;
+    return held === float ? paid : undefined;
+  });
+  t.true(confirmed >= 1n, 'the payment sent before the kill is confirmed');
+  const balance = (await getJson(`${survivor.url}/api/balance/${AGENT}`, operator)).json.balance as string;
+  t.is(BigInt(balance.replace('.', '')), USDC - confirmed * PRICE, 'each confirmed payment debited once');
+  t.is(
+    await usdcOf(sandbox.info.contracts.pool),
+    USDC - confirmed * PRICE,
+    'the API balance equals the pool USDC',
+  );
+  t.is(
+    await usdcOf(x402.demoPayTo),
+    confirmed * PRICE,
+    'the service received exactly the confirmed payments',
+  );
+});
