@@ -18,6 +18,7 @@ import type { FlowContext } from './flows/context.ts';
 import { reconcile, type Reconciler } from './flows/reconcile.ts';
 import type { PaymentContext } from './payments/context.ts';
 import { reconcilePayment } from './payments/reconcile-payment.ts';
+import { recoverPaymentHistory } from './payments/recover-history.ts';
 import { createPayments, type Payments } from './payments/runtime.ts';
 import { type WalletQuotaPolicy, WalletQuotas } from './flows/wallet-quotas.ts';
 import { Journal } from './journal/journal.ts';
@@ -273,6 +274,8 @@ export class PoolRuntime {
       // reconciles first; alone, operations left by a previous run are decided before requests are served.
       const singletons = this.#deps.cluster?.lead({ reconcile: reconcileNow });
       this.#singletons = singletons;
+      // A store rebuilt by `store recover` learns its past payments from the chain first.
+      if (payments !== undefined) await recoverPaymentHistory(payments.pctx, await indexer.firstLedger);
       if (singletons === undefined) await reconcileNow();
       if (payments !== undefined && singletons !== undefined) {
         payments.settlement.gate = singletons.maySettle;

@@ -218,3 +218,57 @@ export async function findAuthorizationUse(
     throw new X402Error('rpc_failed', `reading the ledger failed: ${(e as Error).message}`);
   }
 }
+
+/** One token transfer made from `payer` with its signed authorization, as the chain shows it. */
+export interface AuthorizedTransfer {
+  txHash: string;
+  ledger: number;
+  /** ledger close time (ISO 8601) */
+  closedAt: string;
+  payTo: string;
+  amount: bigint;
+  /** the payer's address-credential nonces in the transaction (i64) */
+  nonces: bigint[];
+}
+
+/**
+ * Every successful `transfer` of `asset` from `payer` since `startLedger`, with the nonces the payer signed
+ * for it: what a payer that derives its nonces needs to find its past payments again.
+ */
+export async function* transfersFrom(
+  rpcOrUrl: RpcLike,
+  asset: string,
+  payer: string,
+  startLedger: number,
+): AsyncGenerator<AuthorizedTransfer> {
+  const server = serverOf(rpcOrUrl);
+  const topic = (v: xdr.ScVal) => v.toXdr('base64');
+  const filter: rpc.Api.EventFilter = {
+    type: 'contract',
+    contractIds: [asset],
+    topics: [
+      [topic(nativeToScVal('transfer', { type: 'symbol' })), topic(new Address(payer).toScVal()), '*', '**'],
+    ],
+  };
+  let page = await server.getEvents({ filters: [filter], startLedger, limit: EVENTS_PAGE });
+  for (;;) {
+    for (const ev of page.events) {
+      if (!ev.inSuccessfulContractCall) continue;
+      const amount = amountOf(scValToNative(ev.value));
+      const to = ev.topic[2];
+      if (amount === undefined || to === undefined) continue;
+      const raw = await server._getTransaction(ev.txHash);
+      if (raw.status !== rpc.Api.GetTransactionStatus.SUCCESS || !raw.envelopeXdr) continue;
+      yield {
+        txHash: ev.txHash,
+        ledger: ev.ledger,
+        closedAt: ev.ledgerClosedAt,
+        payTo: String(scValToNative(to)),
+        amount,
+        nonces: noncesSignedBy(raw.envelopeXdr, payer).map((n) => BigInt(n)),
+      };
+    }
+    if (page.events.length < EVENTS_PAGE) return;
+    page = await server.getEvents({ filters: [filter], cursor: page.cursor, limit: EVENTS_PAGE });
+  }
+}

@@ -24,6 +24,8 @@ export {
 export {
   confirmTransfer,
   findAuthorizationUse,
+  transfersFrom,
+  type AuthorizedTransfer,
   type ExpectedTransfer,
   type ConfirmedTransfer,
   type AuthorizationRecord,

@@ -5,6 +5,7 @@
 // an observer of the ledger can see.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Address, humanizeEvents, Keypair, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
 import { x402Facilitator } from '@x402/core/facilitator';
@@ -17,6 +18,7 @@ import { TESTNET_PASSPHRASE } from '../../src/ledger/networks.ts';
 import type { ProxyHandle } from '../../src/proxy/server.ts';
 import { type LocalX402, startLocalX402 } from '../../src/x402/local-services.ts';
 import { startPaidService } from '../x402/helpers.ts';
+import { runCli } from '../helpers/cli.ts';
 import { getJson, postJson } from './helpers/http.ts';
 import { type Stack, startStack, USDC } from './helpers/stack.ts';
 
@@ -489,5 +491,64 @@ test.serial(
     );
     const sorted = [...order].sort((x, y) => (x as number) - (y as number));
     t.notDeepEqual(order, sorted, 'the chain order is not the request order');
+  },
+);
+
+test.serial(
+  'a retried payment never pays twice, even after the store is lost: recover rebuilds it from the chain and a replay names it',
+  async (t) => {
+    const dataDir = join(stack.env.POOL_PROXY_DATA_DIR!, 'lost-store');
+    const env = { ...paymentEnv, POOL_PROXY_DATA_DIR: dataDir, POOL_PROXY_SETTLE_INTERVAL_MS: '86400000' };
+    let a = (await stack.startProxy(env)).proxy;
+    t.teardown(() => a.close());
+    const at = (p: ProxyHandle, path: string) => `${p.url}${path}`;
+    t.is((await postJson(at(a, '/api/deposit'), { agentId: 'lost', amount: '0.5' }, operator)).status, 200);
+    const body = {
+      agentId: 'lost',
+      serviceUrl: local.demo.quoteUrl,
+      method: 'GET',
+      idempotencyKey: 'lost-key-0001',
+    };
+    const first = await postJson(at(a, '/api/pay'), body, operator);
+    t.is(first.status, 200, first.text);
+    t.is(first.json.paymentStatus, 'confirmed');
+    const service = local.demoPayTo;
+    const servicePaid = await stack.usdcBalance(service);
+    await a.close();
+
+    // The store is lost; `store recover` makes an empty one that asks the next start for the history.
+    rmSync(join(dataDir, 'proxy-store'), { recursive: true, force: true });
+    const recover = runCli(['store', 'recover', '--data-dir', dataDir], {
+      ...process.env,
+      ...stack.env,
+      ...env,
+      POOL_PROXY_PORT: undefined,
+    });
+    t.is(await recover.exited, 0, recover.output());
+    a = (await stack.startProxy(env)).proxy;
+
+    // The history lists the payment rebuilt from the chain.
+    const list = await getJson(at(a, '/api/payments'), operator);
+    t.is(list.status, 200, list.text);
+    const rebuilt = list.json.payments.find(
+      (p: { receipt?: { transaction: string } }) => p.receipt?.transaction === first.json.receipt.transaction,
+    );
+    t.truthy(rebuilt, list.text);
+    t.is(rebuilt.agentId, 'lost');
+    t.is(rebuilt.paymentStatus, 'confirmed');
+
+    // The same request with the same key: the original payment's answer, and the service is not paid again.
+    const replay = await postJson(at(a, '/api/pay'), body, operator);
+    t.is(replay.status, 200, replay.text);
+    t.is(replay.json.paymentStatus, 'confirmed');
+    t.is(replay.json.receipt.transaction, first.json.receipt.transaction, 'names the original payment');
+    t.is(replay.json.paymentId, rebuilt.paymentId);
+    const again = await postJson(at(a, '/api/pay'), body, operator);
+    t.deepEqual(again.json, replay.json, 'bound to the key from now on');
+    t.is(await stack.usdcBalance(service), servicePaid, 'the service was paid once');
+    // Another key of the same agent is a new payment (the rebuilt history does not swallow it).
+    const other = await postJson(at(a, '/api/pay'), { ...body, idempotencyKey: 'lost-key-0002' }, operator);
+    t.is(other.status, 200, other.text);
+    t.not(other.json.receipt.transaction, first.json.receipt.transaction);
   },
 );

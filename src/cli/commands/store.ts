@@ -5,6 +5,7 @@
 import { existsSync, renameSync } from 'node:fs';
 import type { Command } from 'commander';
 import { loadConfig, type ProxyConfig } from '../../proxy/config.ts';
+import { historyToRecoverKey } from '../../proxy/payments/recover-history.ts';
 import { EncryptedStore } from '../../proxy/store/encrypted-store.ts';
 import { findKeyOnChain } from '../../proxy/services/key-on-chain.ts';
 import { loadMasterKey } from '../../proxy/store/master-key.ts';
@@ -140,6 +141,8 @@ export function registerStore(program: Command): void {
           console.log(`moved ${config.storeDir} to ${aside} (kept; delete it once the service is back)`);
         }
         const fresh = await EncryptedStore.open(config.storeDir, masterKey);
+        // The next start also rebuilds the payment history it can from the chain.
+        await fresh.put(historyToRecoverKey(fresh), true);
         await fresh.close();
         console.log(`created an empty store in ${config.storeDir} for this master key`);
         console.log(

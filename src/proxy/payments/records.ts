@@ -38,13 +38,19 @@ export class PaymentRecords {
     const ops: StoreOp[] = [
       { type: 'put', key: this.#store.key('pay-owner', owner, paymentId), value: { paymentId } },
     ];
-    if (idempotency !== undefined)
-      ops.push({
+    if (idempotency !== undefined) ops.push(...this.bindKeyOps(owner, paymentId, idempotency));
+    return ops;
+  }
+
+  /** Store operations that bind an idempotency key to a payment. */
+  bindKeyOps(owner: string, paymentId: string, idempotency: { key: string; fingerprint: string }): StoreOp[] {
+    return [
+      {
         type: 'put',
         key: this.#store.key('pay-key', owner, idempotency.key),
         value: { paymentId, fingerprint: idempotency.fingerprint } satisfies KeyRecord,
-      });
-    return ops;
+      },
+    ];
   }
 
   async paymentsOf(owner: string): Promise<string[]> {

@@ -15,6 +15,7 @@ import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
 import type { PaymentContext } from './context.ts';
 import { executePayment } from './execute-payment.ts';
 import { settlePaymentFailure } from './payment-state.ts';
+import { findRecoveredPayment } from './recover-history.ts';
 import { fingerprint, type KeyRecord } from './records.ts';
 
 /** How long a repeated request waits for the first one's outcome beyond the batch window. */
@@ -51,6 +52,12 @@ export async function requestPayment(
   });
   const existing = await pctx.records.lookupKey(owner, key);
   if (existing !== undefined) return replay(pctx, existing, print);
+  // The key's record may have been lost with the store: a payment rebuilt from the chain answers for it.
+  const recovered = await findRecoveredPayment(pctx, scopedId(ref), key);
+  if (recovered !== undefined) {
+    await pctx.flows.store.batch(pctx.records.bindKeyOps(owner, recovered, { key, fingerprint: print }));
+    return outcomeOf(pctx, recovered);
+  }
   try {
     return await pay(pctx, ref, req, { key, fingerprint: print });
   } catch (error) {

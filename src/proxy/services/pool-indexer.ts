@@ -246,6 +246,11 @@ export class PoolIndexer {
     }
   }
 
+  /** The first ledger the indexer reads: see #firstLedger. */
+  get firstLedger(): Promise<number> {
+    return this.#firstLedger();
+  }
+
   /** The configured start ledger, or (0 = unset) the oldest ledger the RPC still retains events for. */
   async #firstLedger(): Promise<number> {
     if (this.#startLedger > 0) return this.#startLedger;
