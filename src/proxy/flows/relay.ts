@@ -4,7 +4,7 @@
 // made again (the service signs these itself), a bounded number of times, after any allowlist inserts under
 // way have landed.
 import { Address } from '@stellar/stellar-sdk';
-import { ProblemError } from '../errors.ts';
+import { ProblemError } from '../../api/problem.ts';
 import type { Confirmed } from '../services/ledger-client.ts';
 import type { ProvedTransaction } from '../services/pool-transaction.ts';
 import { fault } from '../util/faults.ts';
@@ -38,8 +38,8 @@ export async function proveAndRelay(
   const signer = method === 'disburse' ? ctx.deployment.aspAdmin : ctx.deployment.operator;
   for (let attempt = 1; ; attempt++) {
     await ctx.journal.update(op.opId, { state: 'proving' });
-    // Allowlist inserts under way would make this proof stale at once: let them land first (registrations
-    // held back for outstanding wallet deposits are not waited for; a later insert means proving again).
+    // Allowlist inserts under way would make this proof stale at once: let them land first (keys queued for
+    // later slots are not waited for; a later insert means proving again).
     await ctx.registrar.inserting();
     const proved = await ctx.proofLanes.run(op.owner, async () => {
       const proving = prove();

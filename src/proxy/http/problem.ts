@@ -2,7 +2,7 @@
 // Unknown exceptions become a 500 without internals; the log gets the details.
 import { inspect } from 'node:util';
 import type { Context, Next } from 'koa';
-import { PROBLEM_STATUS, PROBLEM_TITLES, type ProblemCode, ProblemError } from '../errors.ts';
+import { PROBLEM_STATUS, PROBLEM_TITLES, type ProblemCode, ProblemError } from '../../api/problem.ts';
 import type { Logger } from '../util/logger.ts';
 import { noteProblem } from './request-context.ts';
 
@@ -54,7 +54,7 @@ export function problemMiddleware(logger: Logger) {
           'the request failed inside the service; see the service log',
         );
       }
-      noteProblem(ctx, problem.code);
+      noteProblem(ctx, { code: problem.code, detail: problem.message });
       ctx.status = problem.status;
       for (const [name, value] of Object.entries(problem.headers ?? {})) ctx.set(name, value);
       ctx.type = PROBLEM_CONTENT_TYPE;

@@ -6,7 +6,7 @@
 // into its reservation, and goes back to the agent's debts if it fails.
 import { randomInt, randomUUID } from 'node:crypto';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
-import { ProblemError } from '../errors.ts';
+import { ProblemError } from '../../api/problem.ts';
 import { settleFailure } from '../flows/settle-failure.ts';
 import { spendNotes } from '../flows/spend-notes.ts';
 import type { PaymentContext } from './context.ts';
@@ -82,14 +82,21 @@ export class SettlementJob {
     this.#timer.unref();
   }
 
+  /**
+   * Asked before every run and every agent: false skips them (another replica leads settlement, or this
+   * one lost its leadership meanwhile). Always true for a proxy alone on its store.
+   */
+  gate: () => Promise<boolean> = async () => true;
+
   async #settleAll(): Promise<void> {
+    if (!(await this.gate())) return;
     const agents = await this.#pctx.flows.agents.all();
     for (let i = agents.length - 1; i > 0; i--) {
       const j = randomInt(i + 1);
       [agents[i], agents[j]] = [agents[j]!, agents[i]!];
     }
     for (const a of agents) {
-      if (this.#stopped) return;
+      if (this.#stopped || !(await this.gate())) return;
       try {
         await settleAgent(this.#pctx, a);
       } catch {

@@ -3,7 +3,7 @@
 // (at any depth) and at most MAX_JSON_DEPTH levels of nesting. Anything else is refused with a clear 4xx.
 import type { IncomingMessage } from 'node:http';
 import { visit } from 'jsonc-parser';
-import { ProblemError } from '../errors.ts';
+import { ProblemError } from '../api/problem.ts';
 
 /** Deepest nesting of objects/arrays a request body may have (the API's bodies are flat). */
 export const MAX_JSON_DEPTH = 32;
@@ -74,14 +74,24 @@ function tooLarge(maxBytes: number): ProblemError {
   });
 }
 
-/** Parses JSON text strictly; the top-level value must be an object. */
-export function parseJsonObject(body: Buffer): Record<string, unknown> {
+/**
+ * The body as text, refused unless it is UTF-8 and, as far as it is JSON, nests at most MAX_JSON_DEPTH
+ * levels and repeats no member name: the limits every JSON body of the proxy has (REST and MCP alike).
+ */
+export function checkedJsonText(body: Buffer): string {
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(body);
   } catch {
     throw new ProblemError('invalid_request', 'request body is not valid UTF-8');
   }
+  checkStructure(text);
+  return text;
+}
+
+/** Parses JSON text strictly; the top-level value must be an object. */
+export function parseJsonObject(body: Buffer): Record<string, unknown> {
+  const text = checkedJsonText(body);
   if (text.trim() === '')
     throw new ProblemError('invalid_request', 'request body is empty; a JSON object is required');
   let value: unknown;
@@ -93,7 +103,6 @@ export function parseJsonObject(body: Buffer): Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new ProblemError('invalid_request', 'request body must be a JSON object');
   }
-  checkStructure(text);
   return value as Record<string, unknown>;
 }
 
