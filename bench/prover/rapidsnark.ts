@@ -18,6 +18,7 @@
 // policy_tx_2_2 (the product key) and `fullsize` (30k constraints, every witness value full-size). Every
 // proof is checked: rapidsnark's with snarkjs, ours by the driver's pairing check or the daemon's.
 // Usage: RAPIDSNARK_PROVER=/path/rapidsnark/build_prover/src/prover npx tsx bench/prover/rapidsnark.ts [rounds=7] [proofs=5]
+//        [circuits=policy_tx_2_2,fullsize]
 // How to build rapidsnark for this comparison: bench/prover/README.md.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -35,6 +36,7 @@ import { type Daemon, startDaemon, waitServing } from './daemon-process.ts';
 
 const ROUNDS = Number(process.argv[2] ?? 7);
 const PROOFS = Math.max(2, Number(process.argv[3] ?? 5));
+const ONLY = process.argv[4]?.split(','); // circuits to run (default: all)
 const RAPIDSNARK = process.env.RAPIDSNARK_PROVER;
 const OUT = path.join(ROOT, 'bench', 'out', 'prover-rapidsnark');
 await mkdir(OUT, { recursive: true });
@@ -259,7 +261,7 @@ const rows: Record<string, unknown>[] = [];
 const table: string[] = [];
 const loadSeen: string[][] = [loadavg()];
 
-for (const c of cases) {
+for (const c of cases.filter((k) => !ONLY || ONLY.includes(k.name))) {
   const vkey = await exportVerificationKey(c.zkey);
   const keyFileMb = statSync(c.zkey).size / 2 ** 20;
   const checkRapid = async (proofFile: string, publicFile: string) => {
