@@ -5,6 +5,15 @@
 import { once } from 'node:events';
 import { type AddressInfo, createServer } from 'node:net';
 
+/**
+ * Where `pool-proxy start` and `pool-proxy prover` serve the prover daemon unless told otherwise. Every
+ * default port of the service lies below 32768: Linux hands out outgoing connections' local ports from
+ * 32768–60999 (`/proc/sys/net/ipv4/ip_local_port_range`), and a connection of any process holding the
+ * port there makes a listen on it fail with EADDRINUSE — which is how a restart once failed on gRPC's
+ * customary 50051.
+ */
+export const DEFAULT_PROVER_LISTEN = '127.0.0.1:8401';
+
 export interface ListenAddress {
   /** Host name or IP address, without the brackets of an IPv6 literal. */
   host: string;

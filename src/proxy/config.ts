@@ -1,7 +1,7 @@
 // Proxy configuration: every address, key and limit comes from an environment variable with a default
 // (documented in docs/CONFIG.md). Invalid values stop the start with a message naming the variable.
 import { STANDALONE_PASSPHRASE, x402Network } from '../ledger/networks.ts';
-import { DEFAULT_PROXY_HOST, DEFAULT_PROXY_PORT } from '../listen.ts';
+import { DEFAULT_PROVER_LISTEN, DEFAULT_PROXY_HOST, DEFAULT_PROXY_PORT } from '../listen.ts';
 import { isIP } from 'node:net';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseConfigAmount } from '../api/amount.ts';
@@ -255,7 +255,7 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
     networkPassphrase === STANDALONE_PASSPHRASE ? `${new URL(rpcUrl).origin}/sandbox/info` : '';
 
   const challengeTtlSeconds = integer(env, 'POOL_PROXY_CHALLENGE_TTL_SECONDS', 300, 10, 300);
-  const proverAddresses = text(env, 'POOL_PROXY_PROVER_ADDRESSES', '127.0.0.1:50051')
+  const proverAddresses = text(env, 'POOL_PROXY_PROVER_ADDRESSES', DEFAULT_PROVER_LISTEN)
     .split(',')
     .map((a) => a.trim())
     .filter((a) => a !== '');

@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import {
   bindError,
+  DEFAULT_PROVER_LISTEN,
   DEFAULT_PROXY_HOST,
   DEFAULT_PROXY_PORT,
   formatAddress,
@@ -45,7 +46,7 @@ export const START_LISTENERS: readonly StartListener[] = [
     key: 'prover',
     flag: '--prover',
     env: 'POOL_PROXY_PROVER_LISTEN',
-    fallback: '127.0.0.1:50051',
+    fallback: DEFAULT_PROVER_LISTEN,
     description: 'embedded prover daemon address',
     part: 'the prover daemon',
     runs: (env) => !env.POOL_PROXY_PROVER_ADDRESSES,
