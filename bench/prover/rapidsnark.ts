@@ -18,6 +18,7 @@
 // policy_tx_2_2 (the product key) and `fullsize` (30k constraints, every witness value full-size). Every
 // proof is checked: rapidsnark's with snarkjs, ours by the driver's pairing check or the daemon's.
 // Usage: RAPIDSNARK_PROVER=/path/rapidsnark/build_prover/src/prover npx tsx bench/prover/rapidsnark.ts [rounds=7] [proofs=5]
+//        [circuits=policy_tx_2_2,fullsize]
 // How to build rapidsnark for this comparison: bench/prover/README.md.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -35,6 +36,7 @@ import { type Daemon, startDaemon, waitServing } from './daemon-process.ts';
 
 const ROUNDS = Number(process.argv[2] ?? 7);
 const PROOFS = Math.max(2, Number(process.argv[3] ?? 5));
+const ONLY = process.argv[4]?.split(','); // circuits to run (default: all)
 const RAPIDSNARK = process.env.RAPIDSNARK_PROVER;
 const OUT = path.join(ROOT, 'bench', 'out', 'prover-rapidsnark');
 await mkdir(OUT, { recursive: true });
@@ -123,6 +125,7 @@ if (RAPIDSNARK) {
 
 interface Probe {
   usPerFault: number;
+  cpuUsPerFault: number;
   pageMs: number;
   mib: number;
   hugePages: { faults: number; ms: number; usPerFault: number };
@@ -130,7 +133,7 @@ interface Probe {
 const probe = (): Probe => JSON.parse(execFileSync(PROBE, ['64', '5'], { encoding: 'utf8' }).trim()) as Probe;
 const probeBefore = probe();
 console.log(
-  `page-fault cost: ${probeBefore.usPerFault.toFixed(1)} µs per 4 KiB minor fault (64 MiB touched: ${ms(probeBefore.pageMs)}; ` +
+  `page-fault cost: ${probeBefore.usPerFault.toFixed(1)} µs wall, ${probeBefore.cpuUsPerFault.toFixed(1)} µs CPU per 4 KiB minor fault (64 MiB touched: ${ms(probeBefore.pageMs)}; ` +
     `with huge pages ${probeBefore.hugePages.faults} faults, ${ms(probeBefore.hugePages.ms)}); load average ${loadavg().join(' ')}`,
 );
 
@@ -195,6 +198,7 @@ interface DriverOut {
   prepareMs: number;
   prove: number[];
   faults: number[];
+  cpu: number[];
   verified: boolean;
   arena: { expectMb: number; highWaterMb: number; arenas: number };
   rssMb: { fileAfterLoad: number; anonAfterLoad: number; fileAfterProofs: number; anonAfterProofs: number };
@@ -203,6 +207,7 @@ interface InProcessOut {
   createMs: number;
   prove: number[];
   faults: number[];
+  cpu: number[];
 }
 
 /** One engine's figures over the rounds. */
@@ -216,6 +221,8 @@ interface Series {
   warm: number[];
   firstFaults: number[];
   warmFaults: number[];
+  firstCpu: number[];
+  warmCpu: number[];
   daemon: number[];
   loadMs: number[];
   prepareMs: number[];
@@ -232,25 +239,29 @@ const empty = (): Series => ({
   warm: [],
   firstFaults: [],
   warmFaults: [],
+  firstCpu: [],
+  warmCpu: [],
   daemon: [],
   loadMs: [],
   prepareMs: [],
   arenaMb: [],
   keyResidentMb: [],
 });
-/** First proof and the median of the rest, from one in-process run. */
-function firstAndWarm(s: Series, prove: number[], faults: number[]): void {
-  s.first.push(prove[0]);
-  s.warm.push(median(prove.slice(1)));
-  s.firstFaults.push(faults[0]);
-  s.warmFaults.push(median(faults.slice(1)));
+/** First proof and the median of the rest (wall, faults, process CPU), from one in-process run. */
+function firstAndWarm(s: Series, run: { prove: number[]; faults: number[]; cpu: number[] }): void {
+  s.first.push(run.prove[0]);
+  s.warm.push(median(run.prove.slice(1)));
+  s.firstFaults.push(run.faults[0]);
+  s.warmFaults.push(median(run.faults.slice(1)));
+  s.firstCpu.push(run.cpu[0]);
+  s.warmCpu.push(median(run.cpu.slice(1)));
 }
 
 const rows: Record<string, unknown>[] = [];
 const table: string[] = [];
 const loadSeen: string[][] = [loadavg()];
 
-for (const c of cases) {
+for (const c of cases.filter((k) => !ONLY || ONLY.includes(k.name))) {
   const vkey = await exportVerificationKey(c.zkey);
   const keyFileMb = statSync(c.zkey).size / 2 ** 20;
   const checkRapid = async (proofFile: string, publicFile: string) => {
@@ -301,7 +312,7 @@ for (const c of cases) {
           );
           if (round === 0 || round === ROUNDS) await checkRapid(proofFile, publicFile);
           const out = lastJson<InProcessOut>(lib.stdout);
-          if (!warmUp) firstAndWarm(rapid, out.prove, out.faults);
+          if (!warmUp) firstAndWarm(rapid, out);
         }
       }
       for (const p of paths) {
@@ -334,7 +345,7 @@ for (const c of cases) {
         s.prepareMs.push(one.prepareMs);
         s.keyResidentMb.push(one.rssMb.fileAfterProofs - one.rssMb.fileAfterLoad);
         s.arenaMb.push(many.arena.highWaterMb);
-        firstAndWarm(s, many.prove, many.faults);
+        firstAndWarm(s, many);
         s.daemon.push(...latencies);
       }
       loadSeen.push(loadavg());
@@ -402,6 +413,7 @@ for (const c of cases) {
         warmMs: rapidWarm,
         firstFaults: median(rapid.firstFaults),
         warmFaults: median(rapid.warmFaults),
+        warmCpuMs: median(rapid.warmCpu),
       },
       ours: {
         processWallMs: median(s.processWall),
@@ -417,6 +429,7 @@ for (const c of cases) {
         warmMs: warm,
         firstFaults: median(s.firstFaults),
         warmFaults: median(s.warmFaults),
+        warmCpuMs: median(s.warmCpu),
         daemonMs: median(s.daemon),
         nodeFirstMs: node[p].first.ms,
         nodeWarmMs: median(node[p].times),
@@ -428,7 +441,9 @@ for (const c of cases) {
         processToProcess: rw / median(s.processWall),
         processToDaemon: rw / median(s.daemon),
         processToWarm: rw / warm,
+        processToWarmCpu: median(rapid.processCpu) / median(s.warmCpu),
         warmToWarm: rapidWarm / warm,
+        warmToWarmCpu: median(rapid.warmCpu) / median(s.warmCpu),
         oursFirstOverWarm: median(s.first) / warm,
         rapidFirstOverWarm: median(rapid.first) / rapidWarm,
         daemonOverWarm: median(s.daemon) / warm,
@@ -447,7 +462,8 @@ for (const c of cases) {
     table.push(
       `| ${c.name} | ${p} | ${ms(rw)} (${row.rapidsnark.processFaults.toFixed(0)}) | ${ms(row.rapidsnark.firstMs)} / ${ms(rapidWarm)} (${row.rapidsnark.warmFaults.toFixed(0)}) | ` +
         `${ms(o.processWallMs)} (${o.processFaults.toFixed(0)}) | ${ms(o.firstMs)} / ${ms(warm)} (${o.firstFaults.toFixed(0)} / ${o.warmFaults.toFixed(0)}) | ` +
-        `${ms(o.daemonMs)} | ${ratio(rw, o.processWallMs)} | ${ratio(rw, o.daemonMs)} | **${ratio(rw, warm)}** | ${ratio(rapidWarm, warm)} | ` +
+        `${ms(o.daemonMs)} | ${ratio(rw, o.processWallMs)} | ${ratio(rw, o.daemonMs)} | **${ratio(rw, warm)}** / ${ratio(row.rapidsnark.processCpuMs, o.warmCpuMs)} | ` +
+        `${ratio(rapidWarm, warm)} / ${ratio(row.rapidsnark.warmCpuMs, o.warmCpuMs)} | ` +
         `${r.oursFirstOverWarm.toFixed(2)} / ${r.rapidFirstOverWarm.toFixed(2)} | ${Number.isNaN(r.daemonOverWarm) ? '—' : r.daemonOverWarm.toFixed(2)} |`,
     );
   }
@@ -471,13 +487,14 @@ const machine = {
   node: process.version,
 };
 console.log(
-  `\npage-fault cost: ${probeBefore.usPerFault.toFixed(1)} µs before the rounds, ${probeAfter.usPerFault.toFixed(1)} µs after; ` +
+  `\npage-fault cost (wall / CPU per minor fault): ${probeBefore.usPerFault.toFixed(1)} / ${probeBefore.cpuUsPerFault.toFixed(1)} µs before the rounds, ` +
+    `${probeAfter.usPerFault.toFixed(1)} / ${probeAfter.cpuUsPerFault.toFixed(1)} µs after; ` +
     `load average (1/5/15 min) from ${loadSeen[0].join(' ')} to ${loadSeen[loadSeen.length - 1].join(' ')}`,
 );
 console.log(
   '\n| circuit | path | rapidsnark process (faults) | rapidsnark in process: first / warm (faults) | our one-shot process (faults) | ' +
     'ours in process: first / warm (faults first / warm) | our daemon Prove | rapidsnark process ÷ our process | ÷ our daemon Prove | ' +
-    '÷ our warm proof | rapidsnark warm ÷ our warm | first ÷ warm, ours / rapidsnark | daemon ÷ our warm |\n' +
+    '÷ our warm proof (wall / CPU) | rapidsnark warm ÷ our warm (wall / CPU) | first ÷ warm, ours / rapidsnark | daemon ÷ our warm |\n' +
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
 );
 for (const line of table) console.log(line);

@@ -3,7 +3,8 @@
 // proof. Not part of this project's build; bench/prover/rapidsnark.ts compiles it against a rapidsnark
 // build (bench/prover/README.md) when RAPIDSNARK_PROVER is set.
 // Usage: rapidsnark_inprocess <zkey> <wtns> <proofs> <proof.json> <public.json>
-// Prints one JSON line: {"createMs", "prove": [ms...], "faults": [minor faults per proof...]}; the last
+// Prints one JSON line: {"createMs", "prove": [ms...], "faults": [minor faults per proof...], "cpu": [process
+// CPU ms per proof...]}; the last
 // proof and its public signals are written to the two files (checked by the caller with snarkjs).
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -27,6 +28,12 @@ long minorFaults() {
   rusage u;
   getrusage(RUSAGE_SELF, &u);
   return u.ru_minflt;
+}
+
+double processCpuMs() {
+  rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
 }
 
 double msSince(std::chrono::steady_clock::time_point t) {
@@ -66,18 +73,21 @@ int main(int argc, char** argv) {
     return fail("create", error);
   const double createMs = msSince(t0);
 
-  std::string proof(16384, '\0'), pub(1 << 20, '\0'), times = "[", faults = "[";
+  std::string proof(16384, '\0'), pub(1 << 20, '\0'), times = "[", faults = "[", cpu = "[";
   for (int i = 0; i < proofs; i++) {
     unsigned long long proofSize = proof.size(), publicSize = pub.size();
     const long f0 = minorFaults();
+    const double c0 = processCpuMs();
     const auto t = std::chrono::steady_clock::now();
     int rc = groth16_prover_prove(prover, wtns.data(), wtns.size(), &proof[0], &proofSize, &pub[0], &publicSize,
                                   error, sizeof error);
     const double ms = msSince(t);
     const long nFaults = minorFaults() - f0;
+    const double cpuMs = processCpuMs() - c0;
     if (rc != PROVER_OK) return fail("prove", error);
     times += (i ? "," : "") + std::to_string(ms);
     faults += (i ? "," : "") + std::to_string(nFaults);
+    cpu += (i ? "," : "") + std::to_string(cpuMs);
     if (i == proofs - 1) {
       std::ofstream(argv[4]) << proof.substr(0, proofSize);
       std::ofstream(argv[5]) << pub.substr(0, publicSize);
@@ -85,6 +95,7 @@ int main(int argc, char** argv) {
   }
   groth16_prover_destroy(prover);
   ::munmap(zkey, (size_t)st.st_size);
-  std::printf("{\"createMs\":%.3f,\"prove\":%s],\"faults\":%s]}\n", createMs, times.c_str(), faults.c_str());
+  std::printf("{\"createMs\":%.3f,\"prove\":%s],\"faults\":%s],\"cpu\":%s]}\n", createMs, times.c_str(), faults.c_str(),
+              cpu.c_str());
   return 0;
 }

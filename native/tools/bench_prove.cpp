@@ -4,7 +4,7 @@
 // The key is loaded and readied as the addon does it (loadZKeyFile, then prepareProver: working memory
 // pre-faulted, tables, key pages), each proof runs in the key's working memory (withWorkingMemory).
 // The last line of output is one JSON object: {"path", "prepared", "loadMs", "prepareMs", "prove": [ms...],
-// "check": [ms...], "faults": [minor faults per proof...], "verified", "arena": {"expectMb", "highWaterMb",
+// "check": [ms...], "faults": [minor faults per proof...], "cpu": [process CPU ms per proof...], "verified", "arena": {"expectMb", "highWaterMb",
 // "hugePages"}, "rssMb": resident file-backed and anonymous memory after the load and after the proofs}.
 #include <sys/resource.h>
 
@@ -42,11 +42,16 @@ static double statusMb(const char* field) {
   return -1;
 }
 
-// Minor page faults of the whole process so far (every thread).
+// Minor page faults and CPU time (user + system, ms) of the whole process so far (every thread).
 static long minorFaults() {
   rusage u;
   getrusage(RUSAGE_SELF, &u);
   return u.ru_minflt;
+}
+static double processCpuMs() {
+  rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
 }
 
 static double msSince(std::chrono::steady_clock::time_point t) {
@@ -68,10 +73,11 @@ int main(int argc, char** argv) {
   const double prepareMs = msSince(tp);
   const double fileAfterLoad = statusMb("RssFile"), anonAfterLoad = statusMb("RssAnon");
   auto wb = slurp(argv[2]);
-  std::string prove = "[", check = "[", faults = "[";
+  std::string prove = "[", check = "[", faults = "[", cpu = "[";
   bool allOk = true;
   for (int i = 0; i < runs; i++) {
     const long f0 = minorFaults();
+    const double c0 = processCpuMs();
     auto t = std::chrono::steady_clock::now();
     // As the addon proves: the witness parsed and proved inside the key's working memory.
     std::vector<zk::U256> publics(key->nPublic);
@@ -82,6 +88,7 @@ int main(int argc, char** argv) {
     });
     double ms = msSince(t);
     const long nFaults = minorFaults() - f0;
+    const double cpuMs = processCpuMs() - c0;
     auto tv = std::chrono::steady_clock::now();
     bool ok = zk::verifyGroth16(zk::verifyingKeyOf(*key), proof, publics);
     double vms = msSince(tv);
@@ -89,15 +96,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "prove %.1f ms, %ld minor faults, %s (check %.1f ms)\n", ms, nFaults,
                  ok ? "verifies" : "DOES NOT VERIFY", vms);
     faults += (i ? "," : "") + std::to_string(nFaults);
+    cpu += (i ? "," : "") + std::to_string(cpuMs);
     prove += (i ? "," : "") + std::to_string(ms);
     check += (i ? "," : "") + std::to_string(vms);
   }
   const char* path = zk::avx512MsmEnabled() ? "avx512-ifma" : zk::kUseAdx ? "scalar-adx" : "scalar-portable";
   std::printf(
       "{\"path\":\"%s\",\"prepared\":\"%s\",\"loadMs\":%.3f,\"prepareMs\":%.3f,\"prove\":%s],\"check\":%s],"
-      "\"faults\":%s],\"verified\":%s,\"arena\":{\"expectMb\":%.2f,\"highWaterMb\":%.2f,\"arenas\":%zu},"
+      "\"faults\":%s],\"cpu\":%s],\"verified\":%s,\"arena\":{\"expectMb\":%.2f,\"highWaterMb\":%.2f,\"arenas\":%zu},"
       "\"rssMb\":{\"fileAfterLoad\":%.1f,\"anonAfterLoad\":%.1f,\"fileAfterProofs\":%.1f,\"anonAfterProofs\":%.1f}}\n",
-      path, zk::prepStatusName(loaded.status), loadMs, prepareMs, prove.c_str(), check.c_str(), faults.c_str(),
+      path, zk::prepStatusName(loaded.status), loadMs, prepareMs, prove.c_str(), check.c_str(), faults.c_str(), cpu.c_str(),
       allOk ? "true" : "false", zk::workingMemoryEstimate(*key) / 1048576.0, key->work->highWater() / 1048576.0,
       key->work->arenas(), fileAfterLoad, anonAfterLoad, statusMb("RssFile"), statusMb("RssAnon"));
   return allOk ? 0 : 1;
