@@ -42,8 +42,8 @@ interface Run {
   exited: Promise<number | null>;
 }
 
-function cli(args: string[]): Run {
-  const child = spawn(process.execPath, [CLI, ...args], { env });
+function cli(args: string[], overrides: NodeJS.ProcessEnv = {}): Run {
+  const child = spawn(process.execPath, [CLI, ...args], { env: { ...env, ...overrides } });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
@@ -125,7 +125,8 @@ test.serial(
       instanceOf: StoreLockedError,
     });
     t.regex(locked!.message, /is locked by another process/);
-    const second = cli(['start', '--data-dir', dataDir]);
+    // (on a port of its own: start checks its ports before it opens the store)
+    const second = cli(['start', '--data-dir', dataDir], { POOL_PROXY_PORT: String(await freePort()) });
     t.is(await second.exited, 1);
     t.regex(
       second.output(),

@@ -68,9 +68,12 @@ export class PostgresBackend implements StoreBackend {
       max: options.maxLeaseConnections ?? 50,
       connectionTimeoutMillis: 10_000,
     });
-    // An idle connection the server dropped must not crash the process; the pool replaces it.
-    pool.on('error', () => {});
-    leasePool.on('error', () => {});
+    // A connection the server dropped must not crash the process: an idle one is replaced by the pool; one
+    // checked out (a held lease, a transaction) fails its query in flight, and is released as broken.
+    for (const p of [pool, leasePool]) {
+      p.on('error', () => {});
+      p.on('connect', (client) => client.on('error', () => {}));
+    }
     const backend = new PostgresBackend(url, pool, leasePool);
     try {
       await backend.#migrate();
