@@ -304,7 +304,7 @@ export function createPoolMcpServer({ api, mode }: PoolMcpOptions): McpServer {
           async () => {
             const normalised = normaliseAmount(args.amount, 'amount');
             const agentId = agentOf(args);
-            const prepared = await api.prepareDeposit(normalised, wallet!, agentId);
+            const prepared = await api.prepareDeposit({ amount: normalised, publicKey: wallet!, agentId });
             return success(
               {
                 status: 'prepared' as const,
@@ -346,7 +346,7 @@ export function createPoolMcpServer({ api, mode }: PoolMcpOptions): McpServer {
       async ({ prepareId, signedTransactionXDR }, extra) =>
         guarded(
           async () => {
-            const result = await api.submitDeposit(prepareId, signedTransactionXDR);
+            const result = await api.submitDeposit({ prepareId, signedTransactionXDR });
             return success(
               {
                 status: result.status,
@@ -496,7 +496,7 @@ export function createPoolMcpServer({ api, mode }: PoolMcpOptions): McpServer {
         async () => {
           const normalised = normaliseAmount(args.amount, 'amount');
           const agentId = agentOf(args);
-          const result = await api.withdraw(normalised, args.destination, agentId);
+          const result = await api.withdraw({ amount: normalised, destination: args.destination, agentId });
           return success(
             {
               status: result.status,
