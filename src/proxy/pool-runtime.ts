@@ -27,6 +27,7 @@ import { AgentKeyring } from './services/agent-keyring.ts';
 import { AspRegistrar } from './services/asp-registrar.ts';
 import { NoteCrediting } from './services/note-crediting.ts';
 import type { PoolStatsService } from './services/stats.ts';
+import type { PoolAccess } from './routes/pool-access.ts';
 
 export interface PoolRuntimeDeps {
   config: ProxyConfig;
@@ -47,7 +48,7 @@ interface Connected {
   prover: ProverClient;
 }
 
-export class PoolRuntime {
+export class PoolRuntime implements PoolAccess {
   readonly #deps: PoolRuntimeDeps;
   #connected: Connected | undefined;
   #lastError = 'connecting';

@@ -20,7 +20,7 @@ import { prepareDeposit } from '../flows/prepare-deposit.ts';
 import { submitDeposit } from '../flows/submit-deposit.ts';
 import { withdraw } from '../flows/withdraw.ts';
 import { OPERATOR_OWNER } from '../services/agents.ts';
-import type { PoolRuntime } from '../pool-runtime.ts';
+import type { PoolAccess } from './pool-access.ts';
 
 export interface FlowLimits {
   maxDeposit: bigint;
@@ -29,7 +29,7 @@ export interface FlowLimits {
   payments: PaymentsConfig;
 }
 
-export function registerFlowRoutes(api: ApiRouter, runtime: PoolRuntime, limits: FlowLimits): void {
+export function registerFlowRoutes(api: ApiRouter, runtime: PoolAccess, limits: FlowLimits): void {
   api.add({
     method: 'post',
     path: '/api/deposit/prepare',
