@@ -15,7 +15,6 @@ import { Agent, request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Keypair } from '@stellar/stellar-sdk';
 import { startProverDaemon } from '../../src/prover/daemon/server.ts';
 import { loadConfig } from '../../src/proxy/config.ts';
 import { startProxy } from '../../src/proxy/server.ts';

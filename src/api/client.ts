@@ -13,6 +13,7 @@ import type {
   DepositResult,
   DepositSubmitRequest,
   Health,
+  OperatorDepositRequest,
   PayRequest,
   PaymentList,
   PaymentResult,
@@ -118,7 +119,7 @@ export class PoolApi {
   }
 
   /** Operator-funded deposit for a local agent (`POST /api/deposit`); the operator caller only. */
-  async operatorDeposit(agentId: string, amount: string): Promise<DepositResult> {
+  async operatorDeposit(request: OperatorDepositRequest): Promise<DepositResult> {
     if (this.#caller.kind !== 'operator') {
       // Never reachable with a wallet token: it would spend the operator's USDC for the wallet.
       throw new PoolApiError(
@@ -128,7 +129,7 @@ export class PoolApi {
         'operator deposits are for the local operator only',
       );
     }
-    return this.#call('POST', '/api/deposit', { agentId, amount });
+    return this.#call('POST', '/api/deposit', request);
   }
 
   /** Wallet deposit, step 1 (`POST /api/deposit/prepare`): proof and the unsigned transaction. */

@@ -265,7 +265,7 @@ export function createPoolMcpServer({ api, mode }: PoolMcpOptions): McpServer {
           async () => {
             const normalised = normaliseAmount(amount, 'amount');
             const agentId = mode.agentId;
-            const result = await api.operatorDeposit(agentId, normalised);
+            const result = await api.operatorDeposit({ agentId, amount: normalised });
             return success(
               {
                 status: result.status,

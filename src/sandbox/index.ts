@@ -15,13 +15,7 @@ import { createRpc } from './rpc.ts';
 import { createHttpServer } from './server.ts';
 import { type LedgerMeta, LedgerStore, type TxRecord } from './store.ts';
 
-export type {
-  FriendbotContext,
-  FriendbotExtension,
-  GenesisContext,
-  NetworkDefinition,
-  NetworkInfo,
-} from './network.ts';
+export type { NetworkDefinition, NetworkInfo } from './network.ts';
 export { STARTING_BALANCE } from './genesis.ts';
 export { STANDALONE_PASSPHRASE } from './ledger.ts';
 

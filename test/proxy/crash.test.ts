@@ -21,7 +21,6 @@ import { type CliRun, runCli } from '../helpers/cli.ts';
 
 const USDC = 10_000_000n;
 const STEPS = ['before-prove', 'during-prove', 'before-send', 'after-send', 'after-confirm'];
-const PAYMENT_STEPS = ['before-send', 'after-send', 'after-confirm'];
 const AGENT = 'crash-agent';
 
 type Service = CliRun;

@@ -45,10 +45,6 @@ export function agentCrypto(masterKey: Uint8Array, agent: AgentRef): AgentCrypto
   return { keys, membershipBlinding, membershipLeaf: membershipLeaf(keys.notePublicKey, membershipBlinding) };
 }
 
-export interface PlannedOutput {
-  amount: bigint;
-}
-
 export interface ProvedTransaction {
   args: { proof: xdr.ScVal; extData: xdr.ScVal };
   /** Output notes (amount > 0 only) with their commitments, to credit once confirmed. */
