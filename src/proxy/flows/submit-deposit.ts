@@ -3,6 +3,7 @@
 // A deposit the chain still found stale is answered `409 prepare_stale` ("prepare again"), never a host error.
 import { FeeBumpTransaction, Keypair, type Transaction, TransactionBuilder } from '@stellar/stellar-sdk';
 import { ProblemError } from '../../api/problem.ts';
+import { parseScopedId } from '../domain/agent-ref.ts';
 import type { OperationRecord } from '../journal/journal.ts';
 import { txHashOf } from '../services/ledger-client.ts';
 import { fault } from '../util/faults.ts';
@@ -17,7 +18,7 @@ export async function submitDeposit(
   wallet: string,
   prepareId: string,
   signedXdr: string,
-): Promise<FlowResult> {
+): Promise<FlowResult & { agentId: string }> {
   const record = await ctx.journal.get(prepareId);
   // Another wallet's prepareId answers exactly like an unknown one.
   if (record === undefined || record.kind !== 'wallet_deposit' || record.data?.wallet !== wallet)
@@ -62,7 +63,12 @@ export async function submitDeposit(
     ctx.metrics.ledgerOperations.inc({ kind: 'deposit', outcome: 'confirmed' });
     await ctx.stats.recordTransaction();
     ctx.logger.log('info', 'wallet deposit confirmed', { opId: prepareId, txHash: confirmed.hash });
-    return { txHash: confirmed.hash, amount: record.amount, proveMs: Number(record.data?.proveMs ?? 0) };
+    return {
+      txHash: confirmed.hash,
+      agentId: parseScopedId(record.agent).agentId,
+      amount: record.amount,
+      proveMs: Number(record.data?.proveMs ?? 0),
+    };
   } catch (error) {
     if (!(error instanceof ProblemError && error.code === 'ledger_rejected')) throw error;
     ctx.outstanding.remove(prepareId);

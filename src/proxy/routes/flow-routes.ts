@@ -81,6 +81,7 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolAccess, limits: 
       );
       return {
         status: 'confirmed' as const,
+        agentId: result.agentId,
         txHash: result.txHash,
         amount: formatAmount(result.amount),
         zkProof: { generated: true, onChain: true, timeMs: result.proveMs },
@@ -105,6 +106,7 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolAccess, limits: 
       );
       return {
         status: 'confirmed' as const,
+        agentId: body.agentId,
         txHash: result.txHash,
         zkProof: { generated: true, onChain: true, timeMs: result.proveMs },
       };
