@@ -9,10 +9,12 @@ import type {
   AuthToken,
   AuthVerifyRequest,
   Balance,
+  CancelledDeposit,
   DepositPrepareRequest,
   DepositResult,
   DepositSubmitRequest,
   Health,
+  LogoutResult,
   OperatorDepositRequest,
   PayRequest,
   PaymentList,
@@ -118,6 +120,11 @@ export class PoolApi {
     return this.#call('POST', '/api/auth/verify', request);
   }
 
+  /** Ends the wallet's token on the server (it answers 401 from then on). */
+  logout(): Promise<LogoutResult> {
+    return this.#call('POST', '/api/auth/logout');
+  }
+
   /** Operator-funded deposit for a local agent (`POST /api/deposit`); the operator caller only. */
   async operatorDeposit(request: OperatorDepositRequest): Promise<DepositResult> {
     if (this.#caller.kind !== 'operator') {
@@ -135,6 +142,11 @@ export class PoolApi {
   /** Wallet deposit, step 1 (`POST /api/deposit/prepare`): proof and the unsigned transaction. */
   prepareDeposit(request: DepositPrepareRequest): Promise<PreparedDeposit> {
     return this.#call('POST', '/api/deposit/prepare', request);
+  }
+
+  /** Cancels a prepared deposit that will not be signed (`DELETE /api/deposit/prepare/:prepareId`). */
+  cancelDeposit(prepareId: string): Promise<CancelledDeposit> {
+    return this.#call('DELETE', `/api/deposit/prepare/${encodeURIComponent(prepareId)}`);
   }
 
   /** Wallet deposit, step 2 (`POST /api/deposit/submit`): the wallet-signed transaction. */
@@ -164,7 +176,7 @@ export class PoolApi {
     return this.#call('POST', '/api/pay', request);
   }
 
-  async #call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  async #call<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
     const headers: Record<string, string> = { accept: 'application/json, application/problem+json' };
     if (this.#caller.kind === 'operator') headers['x-pool-operator'] = 'true';
     else if (this.#caller.kind === 'wallet') headers.authorization = `Bearer ${this.#caller.token}`;

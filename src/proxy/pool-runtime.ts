@@ -15,14 +15,14 @@ import type { NoteBook } from './services/notebook.ts';
 import { PoolIndexer } from './services/pool-indexer.ts';
 import { PoolTransactionProver } from './services/pool-transaction.ts';
 import type { FlowContext } from './flows/context.ts';
-import { OutstandingPrepares } from './flows/outstanding-prepares.ts';
 import { reconcile, type Reconciler } from './flows/reconcile.ts';
 import type { PaymentContext } from './payments/context.ts';
 import { reconcilePayment } from './payments/reconcile-payment.ts';
 import { createPayments, type Payments } from './payments/runtime.ts';
-import { WalletQuotas } from './flows/wallet-quotas.ts';
+import { type WalletQuotaPolicy, WalletQuotas } from './flows/wallet-quotas.ts';
 import { Journal } from './journal/journal.ts';
-import { KeyedMutex } from './util/keyed-mutex.ts';
+import type { Cluster } from './cluster/cluster.ts';
+import type { Singletons } from './cluster/singletons.ts';
 import { AgentKeyring } from './services/agent-keyring.ts';
 import { AspRegistrar } from './services/asp-registrar.ts';
 import { NoteCrediting } from './services/note-crediting.ts';
@@ -38,6 +38,8 @@ export interface PoolRuntimeDeps {
   metrics: ProxyMetrics;
   logger: Logger;
   stats: PoolStatsService;
+  /** The other replicas on a shared store (cluster/cluster.ts); undefined alone on LevelDB. */
+  cluster?: Cluster;
 }
 
 interface Connected {
@@ -48,6 +50,16 @@ interface Connected {
   prover: ProverClient;
 }
 
+/** Per-wallet quotas: shared by the replicas on a shared store, else this process's. */
+function walletQuotas(config: ProxyConfig, cluster: Cluster | undefined): WalletQuotaPolicy {
+  const limits = {
+    concurrentPrepares: config.limits.walletConcurrentPrepares,
+    newAgentsPerHour: config.limits.walletNewAgentsPerHour,
+  };
+  // A dead replica's prepare slot lapses after the longest a prepare can take (its proof, then a minute).
+  return cluster?.quotas(limits, config.prover.timeoutMs + 60_000) ?? new WalletQuotas(limits);
+}
+
 export class PoolRuntime implements PoolAccess {
   readonly #deps: PoolRuntimeDeps;
   #connected: Connected | undefined;
@@ -55,6 +67,7 @@ export class PoolRuntime implements PoolAccess {
   #stopped = false;
   #retry: NodeJS.Timeout | undefined;
   #reconciler: NodeJS.Timeout | undefined;
+  #singletons: Singletons | undefined;
   readonly ready: Promise<void>;
   #markReady!: () => void;
 
@@ -129,6 +142,7 @@ export class PoolRuntime implements PoolAccess {
     this.#stopped = true;
     clearTimeout(this.#retry);
     clearInterval(this.#reconciler);
+    await this.#singletons?.stop();
     await this.#connected?.payments?.pctx.batches.stop();
     await this.#connected?.payments?.settlement.stop();
     this.#connected?.flows.registrar.stop();
@@ -174,7 +188,6 @@ export class PoolRuntime implements PoolAccess {
         logger,
       );
       const keyring = new AgentKeyring(masterKey);
-      const outstanding = new OutstandingPrepares();
       const liveIndexer = indexer;
       const registrar = new AspRegistrar({
         ledger,
@@ -182,12 +195,11 @@ export class PoolRuntime implements PoolAccess {
         indexer: liveIndexer,
         keyring,
         logger,
-        outstandingUntil: () => outstanding.latest(),
+        schedule: config.registration,
       });
-      outstanding.onChange(() => registrar.nudge());
       const flows: FlowContext = {
         store,
-        journal: new Journal(store),
+        journal: new Journal(store, this.#deps.cluster?.runs),
         agents,
         notes,
         keyring,
@@ -210,27 +222,30 @@ export class PoolRuntime implements PoolAccess {
           prepareTtlSeconds: config.limits.prepareTtlSeconds,
           txTimeoutSeconds: config.ledger.txTimeoutSeconds,
         },
-        outstanding,
-        quotas: new WalletQuotas({
-          concurrentPrepares: config.limits.walletConcurrentPrepares,
-          newAgentsPerHour: config.limits.walletNewAgentsPerHour,
-        }),
-        spendLock: new KeyedMutex(),
-        proofLanes: new KeyedMutex(),
+        quotas: walletQuotas(config, this.#deps.cluster),
+        spendLock: store.lease('spend'),
+        proofLanes: store.lease('proof-lane'),
       };
-      const payments = createPayments(flows, config.payments, config.limits.paymentCap);
+      const payments = createPayments(flows, config.payments, config.limits.paymentCap, masterKey);
       const reconcilers: Partial<Record<string, Reconciler>> = payments
         ? { payment: (record) => reconcilePayment(payments.pctx, record) }
         : {};
       await indexer.start(config.indexer.pollIntervalMs);
-      // Operations left unfinished by a previous run are decided before new requests are served.
-      await reconcile(flows, Date.now(), reconcilers);
+      const reconcileNow = () => reconcile(flows, Date.now(), reconcilers);
+      // Beside other replicas, reconciliation and settlement run on their elected leader, which
+      // reconciles first; alone, operations left by a previous run are decided before requests are served.
+      const singletons = this.#deps.cluster?.lead({ reconcile: reconcileNow });
+      this.#singletons = singletons;
+      if (singletons === undefined) await reconcileNow();
+      if (payments !== undefined && singletons !== undefined) payments.settlement.gate = singletons.maySettle;
       if (this.#stopped) {
+        await singletons?.stop();
         await indexer.stop();
         prover.close();
         return;
       }
       this.#connected = { flows, payments, deployment, indexer, prover };
+      registrar.start();
       payments?.settlement.start();
       logger.log('info', 'pool connected', {
         rpcUrl: config.ledger.rpcUrl,
@@ -238,7 +253,7 @@ export class PoolRuntime implements PoolAccess {
         ledger: indexer.ledger,
       });
       this.#reconciler = setInterval(() => {
-        reconcile(flows, Date.now(), reconcilers).catch((error) =>
+        (singletons === undefined ? reconcileNow() : singletons.reconcile()).catch((error) =>
           logger.log('warn', 'reconciliation failed; will retry', { error: (error as Error).message }),
         );
       }, config.reconcileIntervalMs);

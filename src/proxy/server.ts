@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LoginService } from './auth/login.ts';
 import { formatAmount } from '../api/amount.ts';
+import { TokenRevocations } from './auth/revocations.ts';
 import { TokenService } from './auth/tokens.ts';
 import type { ProxyConfig } from './config.ts';
 import { ApiRouter } from './http/api-router.ts';
@@ -24,8 +25,9 @@ import { NoteBook } from './services/notebook.ts';
 import { PoolRuntime } from './pool-runtime.ts';
 import { PoolStatsService } from './services/stats.ts';
 import { deriveKey } from './store/derived-keys.ts';
-import { EncryptedStore } from './store/encrypted-store.ts';
-import { loadMasterKey } from './store/master-key.ts';
+import { EncryptedStore, StoreTamperError } from './store/encrypted-store.ts';
+import { joinCluster } from './cluster/cluster.ts';
+import { loadMasterKey, MasterKeyError } from './store/master-key.ts';
 import { StoreDamagedError } from '../storage/open-level.ts';
 import { createLogger, type Logger } from './util/logger.ts';
 
@@ -47,17 +49,38 @@ export function recoverCommand(config: ProxyConfig): string {
 
 export async function startProxy(config: ProxyConfig, options: StartOptions = {}): Promise<ProxyHandle> {
   const logger = options.logger ?? createLogger();
-  const masterKey = loadMasterKey(config.masterKeyHex, config.masterKeyFile);
-  const store = await EncryptedStore.open(config.storeDir, masterKey).catch((error: unknown) => {
-    if (!(error instanceof StoreDamagedError)) throw error;
-    throw new StoreDamagedError(
-      error.dir,
-      error.damage,
-      `To move it aside and rebuild it from the master key and the chain, run: ${recoverCommand(config)}`,
-    );
+  const masterKey = loadMasterKey(
+    config.masterKeyHex,
+    config.masterKeyFile,
+    config.databaseUrl ? undefined : config.storeDir,
+  );
+  const where = config.databaseUrl ? 'the PostgreSQL store' : `the store in ${config.storeDir}`;
+  const store = await EncryptedStore.open(config.databaseUrl || config.storeDir, masterKey).catch(
+    (error: unknown) => {
+      if (error instanceof StoreTamperError) {
+        const source =
+          config.masterKeyHex !== ''
+            ? 'POOL_PROXY_MASTER_KEY'
+            : `the master key file ${config.masterKeyFile}`;
+        throw new MasterKeyError(
+          `${source} does not open ${where}: the store was made with another master key ` +
+            `(or its key-check record was modified). Start with the key the store was made with.`,
+        );
+      }
+      if (!(error instanceof StoreDamagedError)) throw error;
+      throw new StoreDamagedError(
+        error.dir,
+        error.damage,
+        `To move it aside and rebuild it from the master key and the chain, run: ${recoverCommand(config)}`,
+      );
+    },
+  );
+  const cluster = await joinCluster(store, logger).catch(async (error: unknown) => {
+    await store.close();
+    throw error;
   });
   const metrics = createMetrics();
-  const tokens = new TokenService(masterKey, config.jwt);
+  const tokens = new TokenService(masterKey, config.jwt, await TokenRevocations.open(store));
   const publicUrl = new URL(config.publicUrl);
   const login = new LoginService(store, tokens, {
     domain: publicUrl.host,
@@ -69,7 +92,8 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
 
   const api = new ApiRouter({
     tokens,
-    tokenLimiter: new RateLimiter(config.rateLimit.token),
+    tokenLimiter:
+      cluster?.limiter('token', config.rateLimit.token) ?? new RateLimiter(config.rateLimit.token),
     metrics,
     maxBodyBytes: config.limits.maxBodyBytes,
   });
@@ -86,23 +110,40 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
       }),
     };
   });
-  registerAuthRoutes(api, login);
+  registerAuthRoutes(api, login, tokens);
   const agents = new AgentRegistry(store);
   const notes = new NoteBook(store);
   const stats = new PoolStatsService(store, agents, notes);
   registerAccountRoutes(api, agents, notes, stats);
-  const pool = new PoolRuntime({ config, store, masterKey, agents, notes, metrics, logger, stats });
+  const pool = new PoolRuntime({
+    config,
+    store,
+    masterKey,
+    agents,
+    notes,
+    metrics,
+    logger,
+    stats,
+    cluster,
+  });
   registerFlowRoutes(api, pool, {
     maxDeposit: config.limits.maxDeposit,
     maxWithdraw: config.limits.maxWithdraw,
     paymentCap: config.limits.paymentCap,
     payments: config.payments,
+    prepareTtlSeconds: config.limits.prepareTtlSeconds,
   });
   registerPaymentRoutes(api, pool, config.limits.paymentCap);
 
   const friendbot = sandboxFriendbotUrl(config.ledger);
   const web = webMiddleware({ connectOrigins: friendbot ? [new URL(friendbot).origin] : [] });
-  const app = createApp({ api, metrics, ipLimiter: new RateLimiter(config.rateLimit.ip), logger, web });
+  const app = createApp({
+    api,
+    metrics,
+    ipLimiter: cluster?.limiter('ip', config.rateLimit.ip) ?? new RateLimiter(config.rateLimit.ip),
+    logger,
+    web,
+  });
   // MCP over Streamable HTTP at /mcp (src/mcp/http.ts): the wallet's token is forwarded to this REST API.
   const verifyToken = (token: string) => tokens.verify(token);
   app.use(mcpHttpMiddleware({ proxyUrl: () => url, verifyToken, maxBodyBytes: config.limits.maxBodyBytes }));
@@ -116,7 +157,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
   const url = `http://${host}:${address.port}`;
 
   const sweeper = setInterval(() => {
-    Promise.all([login.sweepExpired(), pool.sweep()]).catch((error) =>
+    Promise.all([login.sweepExpired(), tokens.sweepRevocations(), pool.sweep()]).catch((error) =>
       logger.log('warn', 'sweep failed', { error: String(error) }),
     );
   }, 60_000);
@@ -132,6 +173,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
       await pool.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await cluster?.close();
       await store.close();
       logger.log('info', 'proxy stopped', { url });
     },

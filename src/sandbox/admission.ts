@@ -6,15 +6,8 @@ import { minBalance, readAccount } from './accounts.ts';
 import { isClassic, unsupportedOperations } from './classic.ts';
 import { Overlay } from './overlay.ts';
 import type { LedgerStore } from './store.ts';
-import {
-  BASE_FEE,
-  BASE_RESERVE,
-  errorResult,
-  feeBumpInnerError,
-  declaredResources,
-  resourcesFee,
-  type TxErrorCode,
-} from './xdr-records.ts';
+import { BASE_FEE, BASE_RESERVE, errorResult, feeBumpInnerError, type TxErrorCode } from './xdr-records.ts';
+import { declaredResources, resourcesFee } from './fees.ts';
 
 /** Validity of one transaction; `feeBumped`: its own fee is not charged; `signed`: signatures already checked. */
 export function validate(

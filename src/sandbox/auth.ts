@@ -234,7 +234,8 @@ function toAuthorized(node: RecordedNode): xdr.SorobanAuthorizedInvocation {
   });
 }
 
-function nonceEntry(address: string, nonce: bigint): xdr.LedgerEntryData {
+/** The (temporary) entry a consumed nonce leaves in the address's storage. */
+export function nonceEntry(address: string, nonce: bigint): xdr.LedgerEntryData {
   return xdr.LedgerEntryData.contractData(
     new xdr.ContractDataEntry({
       ext: xdr.ExtensionPoint.v0(),

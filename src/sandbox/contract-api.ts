@@ -48,6 +48,11 @@ export interface ContractDefinition {
   /** constructor run at deployment (like __constructor) */
   construct?: (env: ContractEnv, args: xdr.ScVal[]) => void | Promise<void>;
   functions: Record<string, ContractFunction>;
+  /**
+   * Estimated CPU instructions of one call, per function, for the fee model (the sandbox does not meter
+   * CPU); functions not listed cost CONTRACT_CALL_INSTRUCTIONS (src/sandbox/fees.ts)
+   */
+  instructions?: Readonly<Record<string, number>>;
 }
 
 // ---- argument readers (wrong types fail as Error(Value, UnexpectedType)) ----

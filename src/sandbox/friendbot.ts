@@ -19,7 +19,8 @@ import { accountEntryData, accountKey, keyId } from './keys.ts';
 import { createTrustline, readAccount, readTrustline, writeAccount } from './accounts.ts';
 import type { JobTransaction, Ledger } from './ledger.ts';
 import type { Overlay } from './overlay.ts';
-import { BASE_FEE, invokeResult, resourcesFee, transactionMeta } from './xdr-records.ts';
+import { BASE_FEE, invokeResult, transactionMeta } from './xdr-records.ts';
+import { resourcesFee } from './fees.ts';
 
 function signed(builder: TransactionBuilder, signer: Keypair) {
   const tx = builder.setTimeout(0).build();

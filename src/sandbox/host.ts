@@ -15,6 +15,7 @@ import {
   keyId,
   rawBytes,
 } from './keys.ts';
+import { CONTRACT_CALL_INSTRUCTIONS, STELLAR_ASSET_CALL_INSTRUCTIONS } from './fees.ts';
 import { checkCall } from './spec-check.ts';
 import type { Overlay } from './overlay.ts';
 import { stellarAssetContract } from './stellar-asset.ts';
@@ -74,6 +75,8 @@ export class Host {
   readonly events: xdr.ContractEvent[] = [];
   /** diagnostic events (errors where they arose), in order */
   readonly diagnostics: xdr.ContractEvent[] = [];
+  /** estimated CPU instructions of the calls made so far (fees.ts's per-call estimates) */
+  instructions = 0;
   private readonly logged = new WeakSet<HostError>();
   private readonly stack: Frame[] = [];
 
@@ -84,6 +87,10 @@ export class Host {
     if (this.stack.length >= MAX_CALL_DEPTH)
       throw new HostError('Context', 'ExceededLimit', 'call depth exceeded');
     const { def } = this.loadInstance(contractId);
+    this.instructions +=
+      def === this.ctx.registry.stellarAssetContract
+        ? STELLAR_ASSET_CALL_INSTRUCTIONS
+        : (def.instructions?.[fn] ?? CONTRACT_CALL_INSTRUCTIONS);
     this.stack.push({ contractId, fn, args, auth: new Map() });
     try {
       if (def.interface && !fn.startsWith('__')) checkCall(def.interface, fn, args);

@@ -1,18 +1,25 @@
 // simulateTransaction: runs the invocation against the committed state without changing it, in enforcing
 // or recording auth mode, and reports the return value, the footprint, the bytes read and written and the
-// resource fee they cost (xdr-records.ts's fee model), the auth entries to sign (with fresh nonces), the
+// resource fee they cost (fees.ts's fee model), the auth entries to sign (with fresh nonces), the
 // events, and the state changes the call would make.
-import { xdr } from '@stellar/stellar-sdk';
-import { AuthManager } from './auth.ts';
+import { Address, xdr } from '@stellar/stellar-sdk';
+import { AuthManager, nonceEntry } from './auth.ts';
 import { decodeEnvelope, type Invocation, InvalidRequest, invocationOf } from './envelope.ts';
 import { type ContractRegistry, Host } from './host.ts';
 import { accountKey, keyId } from './keys.ts';
 import { Overlay } from './overlay.ts';
 import type { LedgerStore } from './store.ts';
-import { declaredResources, diagnosticEvent, eventsFee, resourcesFee, sizeFee } from './xdr-records.ts';
-
-/** Instructions reported for every invocation (the sandbox does not meter CPU). */
-const INSTRUCTIONS = 10_000_000;
+import {
+  type CreatedEntry,
+  declaredResources,
+  ED25519_VERIFY_INSTRUCTIONS,
+  eventsFee,
+  isDiskRead,
+  rentFee,
+  resourcesFee,
+  sizeFee,
+} from './fees.ts';
+import { diagnosticEvent } from './xdr-records.ts';
 /** Envelope bytes reserved for the signatures added after simulation (decorated signature + auth). */
 const SIGNATURE_MARGIN_BYTES = 100;
 
@@ -99,26 +106,56 @@ export async function simulate(
   }
   const authEntries = mode === 'record' ? auth.recordedEntries(useUpgradedAuth === true) : inv.auth;
   const fp = overlay.footprint();
+  // the nonce entries the signed entries will create (an enforcing run writes them itself)
+  const recordedNonces: xdr.LedgerEntryData[] = [];
   if (mode === 'record') {
     for (const k of auth.recordedNonceKeys(authEntries)) {
       if (k === keyId(accountKey(source))) continue;
-      if (xdr.LedgerKey.fromXdr(k, 'base64').type === 'account') fp.readOnly.add(k);
-      else fp.readWrite.add(k);
+      const key = xdr.LedgerKey.fromXdr(k, 'base64');
+      if (key.type === 'account') fp.readOnly.add(k);
+      else {
+        fp.readWrite.add(k);
+        const cd = key.value as xdr.LedgerKeyContractData;
+        const nonce = cd.key.value as xdr.ScNonceKey;
+        recordedNonces.push(
+          nonceEntry(Address.fromScAddress(cd.contract).toString(), BigInt(nonce.nonce as unknown as bigint)),
+        );
+      }
     }
   }
   const toKeys = (s: Set<string>) => [...s].sort().map((k) => xdr.LedgerKey.fromXdr(k, 'base64'));
   const readOnly = toKeys(fp.readOnly);
   const readWrite = toKeys(fp.readWrite);
-  // bytes: every footprint entry as read from the ledger, every entry as written
+  // bytes: the classic entries of the footprint as read from disk (live Soroban state is in memory), every
+  // entry as written
   const size = (d: xdr.LedgerEntryData | null | undefined) => (d ? d.toXdr().length : 0);
   const base = new Overlay(ctx.store);
-  const readBytes = [...fp.readOnly, ...fp.readWrite].reduce((n, k) => n + size(base.get(k)), 0);
+  const readBytes = [...readOnly, ...readWrite]
+    .filter(isDiskRead)
+    .reduce((n, k) => n + size(base.get(keyId(k))), 0);
   const writes = overlay.changes();
-  const writeBytes = [...writes.values()].reduce((n, w) => n + size(w.data), 0);
+  const writeBytes = [...writes.values(), ...recordedNonces.map((data) => ({ data }))].reduce(
+    (n, w) => n + size(w.data),
+    0,
+  );
   const eventBytes = host.events.reduce((n, ev) => n + ev.toXdr().length, 0) + retval.toXdr().length;
+  // new Soroban entries (a nonce, a contract's new data) pay rent for their first TTL
+  const created: CreatedEntry[] = recordedNonces.map((d) => ({ persistent: false, bytes: size(d) }));
+  for (const [key, w] of writes) {
+    if (!w.data || base.get(key)) continue;
+    const k = xdr.LedgerKey.fromXdr(key, 'base64');
+    if (k.type === 'contractData')
+      created.push({
+        persistent: (k.value as xdr.LedgerKeyContractData).durability.name === 'persistent',
+        bytes: size(w.data),
+      });
+    else if (k.type === 'contractCode') created.push({ persistent: true, bytes: size(w.data) });
+  }
+  // every address credential is one signature check
+  const signatures = authEntries.filter((e) => e.credentials.type !== 'sorobanCredentialsSourceAccount');
   const resources = new xdr.SorobanResources({
     footprint: new xdr.LedgerFootprint({ readOnly, readWrite }),
-    instructions: INSTRUCTIONS,
+    instructions: host.instructions + signatures.length * ED25519_VERIFY_INSTRUCTIONS,
     diskReadBytes: readBytes,
     writeBytes,
   });
@@ -140,7 +177,10 @@ export async function simulate(
     unpriced.toXdr().length +
     SIGNATURE_MARGIN_BYTES;
   const resourceFee =
-    resourcesFee(declaredResources(resources)) + sizeFee(envelopeBytes) + eventsFee(eventBytes);
+    resourcesFee(declaredResources(resources)) +
+    sizeFee(envelopeBytes) +
+    eventsFee(eventBytes) +
+    rentFee(created);
   const txData = new xdr.SorobanTransactionData({
     ext: xdr.SorobanTransactionDataExt.v0(),
     resources,

@@ -1,11 +1,12 @@
 // Our x402 `exact` scheme client for Stellar (`stellar:*`), on the project's @stellar/stellar-sdk: it builds
 // `transfer(payer, payTo, amount)` on the asset contract with the payer's authorization entry signed until
-// latest + ceil(maxTimeoutSeconds / ledger seconds) (v1 address credentials: the official @x402/stellar
+// latest + ceil(maxTimeoutSeconds / max(ledger seconds, 5)) (v1 address credentials: the official @x402/stellar
 // 2.9.0 facilitator cannot read CAP-71 v2 credentials), simulates it once with that entry (enforcing: the
 // entry must be exactly what the call needs) unless an identical transfer's simulation can be reused, and
 // returns the assembled transaction as the payload. It implements @x402/core's
-// SchemeNetworkClient so it plugs into x402Client. Unlike the official client it talks to http:// RPCs and
-// measures the ledger close time on the RPC instead of asking a fixed Horizon host.
+// SchemeNetworkClient so it plugs into x402Client. Unlike the official client it talks to http:// RPCs; the
+// ledger time it signs with is the slower of the RPC's measured pace and the nominal 5 s, so that every
+// conforming facilitator accepts the expiration.
 
 import {
   Account,
@@ -24,7 +25,7 @@ import { type SignedAuthEntry, signInvocation } from './auth-entry.ts';
 import { X402Error } from './errors.ts';
 import { TransferResources } from './transfer-resources.ts';
 import { rpcServer } from '../ledger/rpc-server.ts';
-import { expirationLedger, latestLedgerOf, ledgerSecondsOf } from './rpc.ts';
+import { expirationLedger, latestLedgerOf, ledgerSecondsOf, payerLedgerSeconds } from './rpc.ts';
 
 /** Source account of the unsigned transaction: the facilitator rebuilds it with its own account. */
 const NULL_ACCOUNT = 'GAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAWHF';
@@ -43,13 +44,18 @@ export interface ExactClientOptions {
   /** token contract ids this client pays with (C…); anything else is refused */
   assets: string[];
   /**
-   * seconds per ledger used for the expiration; measured on the RPC when omitted. The official
-   * @x402/stellar facilitator assumes Horizon's estimate (5 s when Horizon cannot be reached) and refuses an
-   * expiration further away than that, so fast sandbox ledgers need the facilitator's figure here.
+   * seconds per ledger for the expiration (measured on the RPC when omitted); never less than the nominal
+   * 5 s: the official @x402/stellar facilitator assumes Horizon's estimate (5 s when Horizon cannot be
+   * reached) and refuses an expiration further away than that
    */
   ledgerSeconds?: number;
   /** simulations of earlier identical transfers to reuse (see transfer-resources.ts); none when omitted */
   resources?: TransferResources;
+  /**
+   * the authorization's nonce (i64); random when omitted. A payer that derives it (one nonce per payment
+   * attempt) can find the payment on chain again, and the chain accepts each nonce once.
+   */
+  nonce?: bigint;
 }
 
 /** What one signed authorization commits the payer to, for the caller's records. */
@@ -146,7 +152,7 @@ export class ExactStellarClient implements SchemeNetworkClient {
       if (e instanceof X402Error) throw e;
       throw new X402Error('rpc_failed', `getLatestLedger failed: ${(e as Error).message}`);
     }
-    const expiration = expirationLedger(latest, maxTimeoutSeconds, ledgerSeconds);
+    const expiration = expirationLedger(latest, maxTimeoutSeconds, payerLedgerSeconds(ledgerSeconds));
 
     const invocation = new xdr.InvokeContractArgs({
       contractAddress: new Address(asset).toScAddress(),
@@ -160,7 +166,7 @@ export class ExactStellarClient implements SchemeNetworkClient {
     // 1. the payer's entry, built and signed here (the transfer needs exactly this one: checked next)
     let signed: SignedAuthEntry;
     try {
-      signed = signInvocation(signer, invocation, expiration, passphrase);
+      signed = signInvocation(signer, invocation, expiration, passphrase, this.opts.nonce);
     } catch (e) {
       throw new X402Error('signing_failed', `could not sign the authorization: ${(e as Error).message}`);
     }

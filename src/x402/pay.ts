@@ -21,7 +21,7 @@ export interface PayerNetwork {
   networkPassphrase: string;
   /** token contract id (C…) */
   asset: string;
-  /** seconds per ledger for authorization expirations (measured on the RPC when omitted) */
+  /** seconds per ledger for authorization expirations (measured on the RPC when omitted; at least 5) */
   ledgerSeconds?: number;
   /** simulations of identical transfers to reuse across payments (see transfer-resources.ts) */
   resources?: TransferResources;
@@ -155,11 +155,18 @@ export async function quote(
 
 /**
  * Signs the quoted payment with `signer` (the payer): the payment payload, its PAYMENT-SIGNATURE header
- * value and the record to persist before sending. Throws X402Error (`requirements_not_ours`,
- * `simulation_failed` — e.g. a balance too low —, `signing_failed`, `rpc_failed`).
+ * value and the record to persist before sending. `nonce` is the authorization's nonce (random when
+ * omitted). Throws X402Error (`requirements_not_ours`, `simulation_failed` — e.g. a balance too low, or a
+ * nonce already used —, `signing_failed`, `rpc_failed`).
  */
-export async function sign(q: Quote, signer: Keypair, payer: PayerNetwork): Promise<SignedPayment> {
+export async function sign(
+  q: Quote,
+  signer: Keypair,
+  payer: PayerNetwork,
+  opts: { nonce?: bigint } = {},
+): Promise<SignedPayment> {
   const scheme = new ExactStellarClient({
+    nonce: opts.nonce,
     signer,
     rpcUrl: payer.rpcUrl,
     networkPassphrase: payer.networkPassphrase,

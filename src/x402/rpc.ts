@@ -6,7 +6,13 @@ import type { rpc } from '@stellar/stellar-sdk';
 import { rpcServer } from '../ledger/rpc-server.ts';
 import { X402Error } from './errors.ts';
 
-/** Ledger close time assumed when the RPC retains too few ledgers to measure it (Stellar's target is 5 s). */
+/**
+ * Stellar's nominal ledger close time (`ledger_target_close_time_milliseconds` = 5000 on testnet and the
+ * public network). Assumed when the RPC retains too few ledgers to measure it, and the shortest ledger time a
+ * payer signs with: a facilitator that assumes it (the official one does when it cannot reach Horizon)
+ * allows `ceil(maxTimeoutSeconds / 5)` ledgers, so an expiration computed with 5 s or more suits every
+ * conforming facilitator, whatever the ledgers' real pace.
+ */
 export const DEFAULT_LEDGER_SECONDS = 5;
 
 /** A hash no transaction has: asking for it returns only the RPC's ledger range and close times. */
@@ -63,7 +69,10 @@ export function ledgerSecondsOf(
   return range;
 }
 
-/** The last ledger an authorization may be used in: latest + ceil(timeoutSeconds / ledgerSeconds), at least latest + 1. */
+/**
+ * The last ledger an authorization may be used in: latest + ceil(timeoutSeconds / ledgerSeconds), at least
+ * latest + 1. A payer passes `payerLedgerSeconds(measured)`; a facilitator its lower bound.
+ */
 export function expirationLedger(latest: number, timeoutSeconds: number, ledgerSeconds: number): number {
   if (!(ledgerSeconds > 0)) return Number.MAX_SAFE_INTEGER;
   return latest + Math.max(1, Math.ceil(timeoutSeconds / ledgerSeconds));
@@ -89,4 +98,12 @@ export function latestLedgerOf(url: string, server: rpc.Server = rpcServer(url))
   );
   latest.set(url, { at: Date.now(), sequence });
   return sequence;
+}
+
+/**
+ * Seconds per ledger a payer signs with: the slower of the measured (or given) pace and the nominal 5 s, so
+ * that the expiration is never further than a facilitator assuming either allows.
+ */
+export function payerLedgerSeconds(measuredOrGiven: number): number {
+  return Math.max(DEFAULT_LEDGER_SECONDS, measuredOrGiven);
 }

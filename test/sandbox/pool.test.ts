@@ -54,7 +54,7 @@ import {
 import { loadProver, type Prover, releaseVerifier } from '../../src/prover/index.ts';
 import type { PoolSandbox as Sandbox } from '../../contracts/network.ts';
 import { STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
-import { FEE_SCHEDULE } from '../../src/sandbox/xdr-records.ts';
+import { FEE_SCHEDULE } from '../../src/sandbox/fees.ts';
 import { address, fund, invokeTx, startSandbox, submit, tokenBalance } from './helpers.ts';
 
 const USDC = 10_000_000n;

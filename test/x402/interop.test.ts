@@ -3,7 +3,7 @@
 // service on @x402/core's resource server with the official server scheme. OUR client quotes, signs (for the
 // pool wallet), sends and confirms; the transfer lands on chain. Replays, a wrong amount, a wrong payTo, an
 // expired authorization and a bad signature are refused by the official facilitator.
-import { Keypair, type rpc } from '@stellar/stellar-sdk';
+import { Keypair, type rpc, TransactionBuilder } from '@stellar/stellar-sdk';
 import { x402Facilitator } from '@x402/core/facilitator';
 import { x402ResourceServer, type FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
@@ -59,10 +59,9 @@ test.before(async () => {
   payTo = (await newAccount(sandbox)).publicKey();
   facilitator = new x402Facilitator().register(
     NETWORK,
+    // default options: the 50,000-stroop fee cap and the expiration bound of 5 s ledgers (no Horizon here)
     new OfficialFacilitatorScheme([createEd25519Signer(facilitatorAccount.secret(), NETWORK)], {
       rpcConfig: { url: sandbox.rpcUrl },
-      // a token transfer costs ~63,000 stroops on the sandbox's fee schedule; the default cap is 50,000
-      maxTransactionFeeStroops: 100_000,
     }) as never,
   );
   const client: FacilitatorClient = {
@@ -86,7 +85,6 @@ test.before(async () => {
           price: { amount: PRICE.toString(), asset: token },
           network: NETWORK,
           payTo,
-          maxTimeoutSeconds: 300,
         },
         description: 'weather',
       },
@@ -101,8 +99,8 @@ test.before(async () => {
     },
     () => ({ status: 200, contentType: 'application/json', body: JSON.stringify({ sky: 'clear' }) }),
   );
-  // the official facilitator bounds the expiration with Horizon's estimate (5 s per ledger offline)
-  payer = { rpcUrl: sandbox.rpcUrl, networkPassphrase: TESTNET_PASSPHRASE, asset: token, ledgerSeconds: 5 };
+  // nothing about the facilitator is given: the payer signs for the nominal 5 s ledgers on its own
+  payer = { rpcUrl: sandbox.rpcUrl, networkPassphrase: TESTNET_PASSPHRASE, asset: token };
 });
 
 test.after.always(async () => {
@@ -134,10 +132,15 @@ test.serial(
     t.is(signed.record.amount, PRICE.toString());
     t.regex(signed.record.nonce, /^-?\d+$/);
     t.true(signed.record.expirationLedger > signed.record.signedAtLedger);
+    // the route's default maxTimeoutSeconds (300) is 60 nominal 5 s ledgers, whatever the sandbox's pace
+    t.is(q.maxTimeoutSeconds, 300);
     t.true(signed.record.expirationLedger <= signed.record.signedAtLedger + 60);
     const decoded = JSON.parse(Buffer.from(signed.header, 'base64').toString()) as PaymentPayload;
     t.is(decoded.x402Version, 2);
     t.deepEqual(decoded.accepted, q.requirements);
+    // priced like testnet: the whole fee (resource fee + inclusion fee) under the official 50,000 cap
+    const envelope = TransactionBuilder.fromXDR(String(decoded.payload.transaction), TESTNET_PASSPHRASE);
+    t.true(Number(envelope.fee) < 50_000, `fee ${envelope.fee}`);
     t.deepEqual(await findAuthorizationUse(server, signed.record), {
       state: 'pending',
       latestLedger: ((await findAuthorizationUse(server, signed.record)) as { latestLedger: number })

@@ -16,7 +16,8 @@ export function loggedIn(): boolean {
   return walletApi !== undefined;
 }
 
-export function logout(): void {
+/** Forgets the token in this page (`api.logout` also ends it on the server). */
+export function forgetToken(): void {
   walletApi = undefined;
 }
 
@@ -57,6 +58,15 @@ export const api = {
   },
   prepareDeposit: (publicKey: string, amount: string, agentId?: string) =>
     call((a) => a.prepareDeposit(agentId ? { publicKey, amount, agentId } : { publicKey, amount }), true),
+  cancelDeposit: (prepareId: string) => call((a) => a.cancelDeposit(prepareId), true),
+  /** Ends the token on the server (it answers 401 from now on), then forgets it here. */
+  async logout(): Promise<void> {
+    try {
+      if (walletApi !== undefined) await call((a) => a.logout(), true);
+    } finally {
+      walletApi = undefined;
+    }
+  },
   submitDeposit: (prepareId: string, signedTransactionXDR: string) =>
     call((a) => a.submitDeposit({ prepareId, signedTransactionXDR }), true),
   withdraw: (amount: string, destination: string, agentId?: string) =>

@@ -1,5 +1,8 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { DEFAULT_CIRCUITS_DIR, POLICY_CIRCUIT, circuitArtifacts } from '../../circuit/policy-circuit.ts';
 import { startProverDaemon, type ProverDaemon } from '../../prover/daemon/server.ts';
@@ -13,21 +16,33 @@ import { LOCAL_CHANNELS, localX402Env } from '../../x402/local-services.ts';
 import { startPoolSandboxThread } from '../threads/sandbox-thread.ts';
 import { startLocalX402Thread } from '../threads/x402-thread.ts';
 import { parseIntFlag } from './facilitator.ts';
+import { replicaEnvs } from './replicas.ts';
+import { addListenOptions, type ListenOptions, listenProblems, plannedListens } from './start-listeners.ts';
 
 /** Test USDC minted to the operator of a new embedded sandbox. */
 const OPERATOR_TEST_USDC = 10_000;
 /** Test USDC float given to the pool wallet of a new embedded sandbox (it pays x402 services). */
 const POOL_WALLET_FLOAT_USDC = 1_000;
 
-interface StartOptions {
+interface StartOptions extends ListenOptions {
   dataDir: string;
-  sandbox: string;
-  prover: string;
   ledgerMs: string;
   circuits: string;
   networkPassphrase: string;
-  facilitator: string;
-  demo: string;
+  replicas: string;
+  build?: boolean;
+}
+
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+
+/** `npm run build`'s script in a child process (it compiles what changed: circuits, keys, the wallet page). */
+async function runBuild(): Promise<void> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'build.ts')], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
+  const [code] = (await once(child, 'exit')) as [number | null];
+  if (code !== 0) throw new Error(`the build failed (exit ${code}); see its output above`);
 }
 
 /**
@@ -37,23 +52,13 @@ interface StartOptions {
  * POOL_PROXY_PROVER_ADDRESSES at running daemons) skips the embedded part and uses the same proxy code path.
  */
 export function registerStart(program: Command): void {
-  program
+  const command = program
     .command('start')
     .description('start the whole service (sandbox ledger, prover daemon, proxy) on the embedded sandbox')
     .option(
       '--data-dir <dir>',
       'directory that holds every store',
       process.env.POOL_PROXY_DATA_DIR ?? './data',
-    )
-    .option(
-      '--sandbox <host:port>',
-      'embedded sandbox address',
-      process.env.POOL_PROXY_SANDBOX_LISTEN ?? '127.0.0.1:8000',
-    )
-    .option(
-      '--prover <host:port>',
-      'embedded prover daemon address',
-      process.env.POOL_PROXY_PROVER_LISTEN ?? '127.0.0.1:50051',
     )
     .option(
       '--ledger-ms <n>',
@@ -65,16 +70,16 @@ export function registerStart(program: Command): void {
       '--network-passphrase <text>',
       'network passphrase of the embedded sandbox (a real RPC is checked against POOL_PROXY_NETWORK_PASSPHRASE)',
       process.env.POOL_PROXY_NETWORK_PASSPHRASE ?? STANDALONE_PASSPHRASE,
+    );
+  addListenOptions(command)
+    .option(
+      '--build',
+      'run `npm run build` (incremental) once the addresses are known to be free; `npm start` does',
     )
     .option(
-      '--facilitator <host:port>',
-      'local x402 facilitator address (with the embedded sandbox)',
-      process.env.POOL_PROXY_FACILITATOR_LISTEN ?? '127.0.0.1:8402',
-    )
-    .option(
-      '--demo <host:port>',
-      'demo paid service address (with the embedded sandbox)',
-      process.env.POOL_PROXY_DEMO_LISTEN ?? '127.0.0.1:8403',
+      '--replicas <n>',
+      'proxies on consecutive ports from POOL_PROXY_PORT, sharing the store (needs POOL_PROXY_DATABASE_URL when > 1)',
+      '1',
     )
     .action(async (opts: StartOptions) => {
       // One logger for the whole service: JSON lines on stdout, pretty coloured lines on a terminal.
@@ -102,8 +107,12 @@ export function registerStart(program: Command): void {
       process.once('SIGINT', () => void shutdown('SIGINT'));
       process.once('SIGTERM', () => void shutdown('SIGTERM'));
       try {
-        // The proxy's own settings are checked before anything starts, so a bad one fails at once.
-        loadConfig(env);
+        // Every address is checked free first (bin/pool-proxy.js did so before loading the CLI; this covers
+        // other callers), then the proxy's own settings, so a bad one fails at once.
+        const taken = await listenProblems(plannedListens(opts, env));
+        if (taken.length > 0) throw new Error(taken.join('; '));
+        const replicas = replicaEnvs(env, loadConfig(env), opts.replicas);
+        if (opts.build) await runBuild();
         const networkPassphrase = parsePassphrase(opts.networkPassphrase);
         const artifacts = circuitArtifacts(POLICY_CIRCUIT.id, opts.circuits);
         if (!existsSync(artifacts.zkey) || !existsSync(artifacts.wasm)) {
@@ -111,7 +120,7 @@ export function registerStart(program: Command): void {
         }
 
         if (!process.env.POOL_PROXY_RPC_URL) {
-          const { host, port } = parseListen(opts.sandbox);
+          const { host, port } = parseListen(opts.sandbox, '--sandbox');
           const sandboxDir = join(dataDir, 'sandbox');
           const fresh = !existsSync(sandboxDir);
           const ledgerMs = Number(opts.ledgerMs);
@@ -172,9 +181,9 @@ export function registerStart(program: Command): void {
               rpcUrl: sandbox.rpcUrl,
               networkPassphrase,
               asset: sandbox.info.contracts.token,
-              facilitator: parseListen(opts.facilitator),
+              facilitator: parseListen(opts.facilitator, '--facilitator'),
               demo: {
-                ...parseListen(opts.demo),
+                ...parseListen(opts.demo, '--demo'),
                 maxTimeoutSeconds: parseIntFlag(
                   'POOL_PROXY_DEMO_MAX_TIMEOUT_SECONDS',
                   process.env.POOL_PROXY_DEMO_MAX_TIMEOUT_SECONDS ?? '60',
@@ -223,15 +232,17 @@ export function registerStart(program: Command): void {
           });
         }
 
-        const proxy: ProxyHandle = await startProxy(loadConfig(env), {
-          logger: logger.child({ component: 'proxy' }),
-        });
-        stops.push(() => proxy.close());
-        logger.log('info', "proxy: connecting to the ledger and the prover, reading the pool's events…");
-        await proxy.ready;
-        logger.log('info', `proxy           ${proxy.url}   (GET /health, /openapi.json, /api/pool/info)`, {
-          url: proxy.url,
-        });
+        for (const [i, replica] of replicas.entries()) {
+          const proxy: ProxyHandle = await startProxy(loadConfig({ ...env, ...replica }), {
+            logger: logger.child({ component: replicas.length > 1 ? `proxy-${i + 1}` : 'proxy' }),
+          });
+          stops.push(() => proxy.close());
+          logger.log('info', "proxy: connecting to the ledger and the prover, reading the pool's events…");
+          await proxy.ready;
+          logger.log('info', `proxy           ${proxy.url}   (GET /health, /openapi.json, /api/pool/info)`, {
+            url: proxy.url,
+          });
+        }
         logger.log('info', 'ready.');
       } catch (err) {
         await stopAll();

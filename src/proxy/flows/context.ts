@@ -14,10 +14,9 @@ import type { PoolIndexer } from '../services/pool-indexer.ts';
 import type { PoolTransactionProver } from '../services/pool-transaction.ts';
 import type { PoolStatsService } from '../services/stats.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
-import type { KeyedMutex } from '../util/keyed-mutex.ts';
+import type { Mutex } from '../store/backend.ts';
 import type { Logger } from '../util/logger.ts';
-import type { OutstandingPrepares } from './outstanding-prepares.ts';
-import type { WalletQuotas } from './wallet-quotas.ts';
+import type { WalletQuotaPolicy } from './wallet-quotas.ts';
 
 export interface FlowLimits {
   prepareTtlSeconds: number;
@@ -40,12 +39,10 @@ export interface FlowContext {
   logger: Logger;
   stats: PoolStatsService;
   limits: FlowLimits;
-  /** Prepared wallet deposits still outstanding (their proofs pin the current allowlist root). */
-  outstanding: OutstandingPrepares;
   /** Per-wallet bounds: concurrent prepares, new agents per hour. */
-  quotas: WalletQuotas;
+  quotas: WalletQuotaPolicy;
   /** One spend at a time per agent (note selection and change depend on the last result). */
-  spendLock: KeyedMutex;
+  spendLock: Mutex;
   /** One proof at a time per owner: a wallet's proofs queue behind its own, not in front of others'. */
-  proofLanes: KeyedMutex;
+  proofLanes: Mutex;
 }

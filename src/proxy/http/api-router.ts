@@ -17,7 +17,7 @@ import { checkJsonContentType, parseJsonObject, readBody } from '../../http/json
 import { bearerToken } from '../../http/bearer.ts';
 import { isLoopbackAddress } from '../../http/loopback.ts';
 import type { ProxyMetrics } from '../util/metrics.ts';
-import type { RateLimiter } from './rate-limit.ts';
+import type { RequestLimiter } from './rate-limit.ts';
 import { Problem } from '../../api/schemas.ts';
 
 /**
@@ -49,7 +49,7 @@ export interface RouteInput<B, Q, P> {
 }
 
 export interface RouteDefinition<B, Q, P, R> {
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'delete';
   /** Koa path, e.g. /api/balance/:agentId */
   path: string;
   summary: string;
@@ -67,7 +67,7 @@ export interface RouteDefinition<B, Q, P, R> {
 
 export interface ApiRouterDeps {
   tokens: TokenService;
-  tokenLimiter: RateLimiter;
+  tokenLimiter: RequestLimiter;
   metrics: ProxyMetrics;
   maxBodyBytes: number;
 }
@@ -175,7 +175,7 @@ export class ApiRouter {
       return { sub: OPERATOR_OWNER, jti: 'loopback', iat: 0, exp: 0 };
     }
     const claims = await this.#deps.tokens.verify(bearerToken(ctx));
-    const decision = this.#deps.tokenLimiter.take(claims.sub);
+    const decision = await this.#deps.tokenLimiter.take(claims.sub);
     if (!decision.allowed) {
       this.#deps.metrics.rateLimited.inc({ scope: 'token' });
       throw new ProblemError('rate_limited', 'too many requests for this wallet; slow down', {

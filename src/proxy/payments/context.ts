@@ -7,6 +7,7 @@ import type { PaymentsConfig } from '../config.ts';
 import type { FlowContext } from '../flows/context.ts';
 import type { BatchOperator } from './batch-operator.ts';
 import type { PoolWalletFloat } from './float.ts';
+import type { PaymentNonces } from './payment-nonce.ts';
 import type { PaymentRecords } from './records.ts';
 
 export interface PaymentContext {
@@ -18,6 +19,8 @@ export interface PaymentContext {
   /** Largest price one payment may have (stroops). */
   paymentCap: bigint;
   records: PaymentRecords;
+  /** Derives each payment attempt's authorization nonce (and opens nonces found on chain). */
+  nonces: PaymentNonces;
   batches: BatchOperator;
   float: PoolWalletFloat;
 }

@@ -16,7 +16,7 @@ export async function reconcilePayment(pctx: PaymentContext, record: OperationRe
   const { paymentId, data } = { paymentId: record.opId, data: record.data ?? {} };
   if (pctx.batches.isLive(paymentId)) return false;
   if (record.state === 'reserved') {
-    if (record.runId === pctx.flows.journal.runId) return false; // between its checks and the queue
+    if (await pctx.flows.journal.runIsLive(record.runId)) return false; // between its checks and the queue
     await settlePaymentFailure(pctx, paymentId, 'released', {
       code: 'interrupted',
       detail: 'interrupted before it was signed; nothing was paid',

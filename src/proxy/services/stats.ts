@@ -4,7 +4,6 @@ import { scopedId } from '../domain/agent-ref.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
 import type { AgentRegistry } from './agents.ts';
 import type { NoteBook } from './notebook.ts';
-import { KeyedMutex } from '../util/keyed-mutex.ts';
 
 interface StatsRecord {
   /** Distinct paid services (the payments module records them as HMACs, never as URLs). */
@@ -21,10 +20,11 @@ export class PoolStatsService {
   readonly #store: EncryptedStore;
   readonly #agents: AgentRegistry;
   readonly #notes: NoteBook;
-  readonly #mutex = new KeyedMutex();
+  readonly #mutex;
 
   constructor(store: EncryptedStore, agents: AgentRegistry, notes: NoteBook) {
     this.#store = store;
+    this.#mutex = store.mutex('stats');
     this.#agents = agents;
     this.#notes = notes;
   }

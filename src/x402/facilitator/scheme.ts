@@ -38,10 +38,9 @@ import { expirationLedger, latestLedgerOf, ledgerSecondsOf } from '../rpc.ts';
 import { ChannelPool } from './channels.ts';
 import { FinalityWatcher } from './finality.ts';
 
-// The official facilitator's default cap is 50,000 stroops; a token transfer's resource fee on our sandbox's
-// fee schedule is about 63,000 (the testnet schedule: per-entry writes and 16,235 stroops per history KB),
-// so our facilitator allows up to 100,000.
-export const DEFAULT_MAX_FEE_STROOPS = 100_000;
+// The official facilitator's default cap (a G account's token transfer costs about 23,000 stroops on
+// testnet's fee schedule, which the sandbox uses).
+export const DEFAULT_MAX_FEE_STROOPS = 50_000;
 const DEFAULT_TIMEOUT_SECONDS = 60;
 /** Ledgers of slack on the expiration bound (the client and we read the latest ledger at different times). */
 const EXPIRATION_TOLERANCE = 2;
