@@ -34,7 +34,7 @@ export function parseAmount(value: unknown, max: bigint): bigint {
   return stroops;
 }
 
-/** Formats stroops as `<int>.<7 digits>`, the spec's amount format. */
+/** Formats stroops as `<int>.<7 digits>`, the format of every amount the API answers with. */
 export function formatAmount(stroops: bigint): string {
   const negative = stroops < 0n;
   const abs = negative ? -stroops : stroops;

@@ -1,4 +1,4 @@
-// Request and response schemas of the REST API (interface spec field names). The same schemas
+// Request and response schemas of the REST API (field names as README.md documents them). The same schemas
 // validate requests at runtime and generate /openapi.json, so the two cannot drift apart.
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
