@@ -3,7 +3,7 @@
 // unspent nullifiers, ExtData hash, public amount, live ASP roots (blocklist, then allowlist), canonical
 // inputs, Groth16 verification (the verifier's errors fail the call); then marks nullifiers, pays withdrawals and inserts the two
 // output commitments. `disburse` is a transact restricted to admin-authorised withdrawals to the payout wallet.
-import { scValToNative, type xdr } from '@stellar/stellar-sdk';
+import type { xdr } from '@stellar/stellar-sdk';
 import { extDataHashOfScVal, FIELD_MODULUS } from '../src/crypto/index.ts';
 import {
   addr,
@@ -330,6 +330,3 @@ export const pool: ContractDefinition = {
     },
   },
 };
-
-/** Native view of a pool event's data map (for tests and tools). */
-export const decodeEventData = (v: xdr.ScVal) => scValToNative(v) as Record<string, unknown>;

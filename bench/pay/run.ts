@@ -20,7 +20,6 @@ import { fileURLToPath } from 'node:url';
 import {
   FeeBumpTransaction,
   humanizeEvents,
-  Keypair,
   rpc,
   scValToNative,
   TransactionBuilder,

@@ -142,8 +142,6 @@ async function load(
   return { latencies, outside, wallMs: performance.now() - started };
 }
 
-type Run = Awaited<ReturnType<typeof load>>;
-
 function overheadRows(id: string, pairs: { wtns: Pairs; inputs: Pairs }): string[] {
   const row = (what: string, p: Pairs) => {
     const local = percentile(p.local, 50);

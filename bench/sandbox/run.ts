@@ -29,7 +29,7 @@ import {
 import { poolCallArgs, poolProofFromSignals } from '../../src/ledger/pool-args.ts';
 import { loadProver, releaseVerifier } from '../../src/prover/index.ts';
 import { type PoolSandbox as Sandbox, startPoolSandbox } from '../../contracts/network.ts';
-import { STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
+import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
 import { fundMany } from './fund.ts';
 
 const nTransfers = Number(process.argv[2] ?? 200);

@@ -4,9 +4,12 @@
 export const STROOPS_PER_UNIT = 10_000_000n;
 export const AMOUNT_DECIMALS = 7;
 
-// Integer part without leading zeros (or a single 0), then optionally 1–7 fractional digits.
-// A bare integer is accepted because the MCP-style deposit sends one (interface spec, "amount").
-const AMOUNT_PATTERN = /^(0|[1-9][0-9]{0,17})(?:\.([0-9]{1,7}))?$/;
+/**
+ * The amount format: an integer part without leading zeros (or a single 0), then optionally 1–7 fractional
+ * digits. A bare integer is accepted because agents write amounts that way (`"amount": "10"`). The REST API's
+ * OpenAPI document and the MCP tools' schemas publish this pattern; `parseAmount` also refuses zero.
+ */
+export const AMOUNT_PATTERN = /^(0|[1-9][0-9]{0,17})(?:\.([0-9]{1,7}))?$/;
 
 export class AmountError extends Error {
   constructor(message: string) {
@@ -31,7 +34,7 @@ export function parseAmount(value: unknown, max: bigint): bigint {
   return stroops;
 }
 
-/** Formats stroops as `<int>.<7 digits>`, the spec's amount format. */
+/** Formats stroops as `<int>.<7 digits>`, the format of every amount the API answers with. */
 export function formatAmount(stroops: bigint): string {
   const negative = stroops < 0n;
   const abs = negative ? -stroops : stroops;

@@ -1,19 +1,40 @@
-// A typed client of the proxy's own REST API, used by both MCP transports. It speaks for one caller:
-// the local operator (loopback, `X-Pool-Operator: true`, no token) or a wallet (its Bearer JWT), so every
-// check of the REST API applies unchanged. problem+json refusals become PoolApiError with the stable `code`.
+// The one typed client of the proxy's REST API, used by the MCP servers, `pool-proxy demo` and the wallet
+// page (bundled for the browser: it uses only fetch and imports types only). It speaks for one caller: the
+// public (no credentials), the local operator (loopback, `X-Pool-Operator: true`) or a wallet (its Bearer
+// JWT), so every check of the REST API applies unchanged. problem+json refusals become PoolApiError with the
+// stable `code`; request and answer types are the API's own (types.ts, inferred from its schemas).
+import type {
+  AgentList,
+  AuthChallenge,
+  AuthToken,
+  AuthVerifyRequest,
+  Balance,
+  CancelledDeposit,
+  DepositPrepareRequest,
+  DepositResult,
+  DepositSubmitRequest,
+  Health,
+  LogoutResult,
+  OperatorDepositRequest,
+  PayRequest,
+  PaymentList,
+  PaymentResult,
+  PoolInfo,
+  PoolStats,
+  PreparedDeposit,
+  WithdrawRequest,
+  WithdrawResult,
+} from './types.ts';
 
 /** Who the REST calls are made for. */
-export type PoolApiCaller = { kind: 'operator' } | { kind: 'wallet'; token: string };
+export type PoolApiCaller = { kind: 'public' } | { kind: 'operator' } | { kind: 'wallet'; token: string };
 
 export interface ProblemIssue {
   path: string;
   message: string;
 }
 
-/** Codes this client adds for failures that never reached the proxy's API. */
-export type ClientErrorCode = 'proxy_unreachable' | 'bad_response' | 'invalid_request';
-
-/** A refusal of the proxy (its problem+json), or a failure to reach it. */
+/** A refusal of the proxy (its problem+json), or a failure to reach it (`proxy_unreachable`, `bad_response`). */
 export class PoolApiError extends Error {
   readonly code: string;
   readonly title: string;
@@ -38,93 +59,18 @@ export class PoolApiError extends Error {
     this.issues = options.issues;
     this.extra = options.extra ?? {};
   }
-}
 
-export interface ZkProof {
-  generated: boolean;
-  onChain: boolean;
-  timeMs?: number;
-}
-
-export interface DepositResult {
-  status: 'confirmed';
-  txHash: string;
-  amount?: string;
-  zkProof: ZkProof;
-}
-
-export interface PreparedDeposit {
-  prepareId: string;
-  transactionXDR: string;
-  expiresAt?: string;
-}
-
-export interface WithdrawResult {
-  status: 'confirmed';
-  txHash: string;
-  amount: string;
-  destination: string;
-  zkProof: ZkProof;
-}
-
-export interface Balance {
-  agentId: string;
-  balance: string;
-  currency: 'USDC';
-}
-
-export interface PoolStats {
-  activeAgents: number;
-  totalTransactions: number;
-  servicesUsed: number;
-  recentBatches: BatchSummary[];
-}
-
-export interface PayRequest {
-  agentId: string;
-  serviceUrl: string;
-  method: string;
-  /** a string is sent as is, anything else as JSON */
-  body?: unknown;
-  headers?: Record<string, string>;
-  maxAmount?: string;
-  idempotencyKey?: string;
-}
-
-export interface PaymentReceipt {
-  amount: string;
-  asset: string;
-  payTo: string;
-  network: string;
-  transaction: string;
-  settledAt: string;
-}
-
-export interface PaymentResult {
-  paymentId: string;
-  paymentStatus: 'confirmed' | 'failed' | 'pending';
-  batchId: string;
-  receipt?: PaymentReceipt;
-  serviceStatus?: number;
-  contentType?: string;
-  content?: string;
-  contentEncoding?: 'utf8' | 'base64';
-  reason?: { code: string; detail: string };
-}
-
-export interface BatchSummary {
-  batchId: string;
-  size: number;
-  executedAt: string;
-  durationMs: number;
-  confirmed: number;
-  failed: number;
+  /** The problem's detail (the error's message). */
+  get detail(): string {
+    return this.message;
+  }
 }
 
 export interface PoolApiOptions {
-  /** Origin of the proxy, e.g. http://127.0.0.1:8080 */
+  /** Origin of the proxy, e.g. http://127.0.0.1:8080 (the page's own origin in a browser). */
   baseUrl: string;
-  caller: PoolApiCaller;
+  /** Default: the public caller, which can reach only the public endpoints. */
+  caller?: PoolApiCaller;
   /** Longest wait for one answer; a payment waits for its batch window, a deposit for a proof and a ledger. */
   timeoutMs?: number;
 }
@@ -139,7 +85,7 @@ export class PoolApi {
 
   constructor(options: PoolApiOptions) {
     this.#base = new URL(options.baseUrl);
-    this.#caller = options.caller;
+    this.#caller = options.caller ?? { kind: 'public' };
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   }
 
@@ -147,8 +93,40 @@ export class PoolApi {
     return this.#caller;
   }
 
+  /** The same proxy, for another caller (e.g. a wallet once it has logged in). */
+  as(caller: PoolApiCaller): PoolApi {
+    return new PoolApi({ baseUrl: this.#base.href, caller, timeoutMs: this.#timeoutMs });
+  }
+
+  health(): Promise<Health> {
+    return this.#call('GET', '/health');
+  }
+
+  info(): Promise<PoolInfo> {
+    return this.#call('GET', '/api/pool/info');
+  }
+
+  stats(): Promise<PoolStats> {
+    return this.#call('GET', '/api/pool/stats');
+  }
+
+  /** SEP-53 login, step 1: the text the wallet signs. */
+  challenge(publicKey: string): Promise<AuthChallenge> {
+    return this.#call('GET', `/api/auth/challenge?publicKey=${encodeURIComponent(publicKey)}`);
+  }
+
+  /** SEP-53 login, step 2: the signed challenge for a token (use it with `as({ kind: 'wallet', token })`). */
+  verify(request: AuthVerifyRequest): Promise<AuthToken> {
+    return this.#call('POST', '/api/auth/verify', request);
+  }
+
+  /** Ends the wallet's token on the server (it answers 401 from then on). */
+  logout(): Promise<LogoutResult> {
+    return this.#call('POST', '/api/auth/logout');
+  }
+
   /** Operator-funded deposit for a local agent (`POST /api/deposit`); the operator caller only. */
-  async operatorDeposit(agentId: string, amount: string): Promise<DepositResult> {
+  async operatorDeposit(request: OperatorDepositRequest): Promise<DepositResult> {
     if (this.#caller.kind !== 'operator') {
       // Never reachable with a wallet token: it would spend the operator's USDC for the wallet.
       throw new PoolApiError(
@@ -158,47 +136,50 @@ export class PoolApi {
         'operator deposits are for the local operator only',
       );
     }
-    return this.#call('POST', '/api/deposit', { agentId, amount });
+    return this.#call('POST', '/api/deposit', request);
   }
 
   /** Wallet deposit, step 1 (`POST /api/deposit/prepare`): proof and the unsigned transaction. */
-  prepareDeposit(amount: string, publicKey: string, agentId?: string): Promise<PreparedDeposit> {
-    return this.#call('POST', '/api/deposit/prepare', {
-      amount,
-      publicKey,
-      ...(agentId !== undefined ? { agentId } : {}),
-    });
+  prepareDeposit(request: DepositPrepareRequest): Promise<PreparedDeposit> {
+    return this.#call('POST', '/api/deposit/prepare', request);
+  }
+
+  /** Cancels a prepared deposit that will not be signed (`DELETE /api/deposit/prepare/:prepareId`). */
+  cancelDeposit(prepareId: string): Promise<CancelledDeposit> {
+    return this.#call('DELETE', `/api/deposit/prepare/${encodeURIComponent(prepareId)}`);
   }
 
   /** Wallet deposit, step 2 (`POST /api/deposit/submit`): the wallet-signed transaction. */
-  submitDeposit(prepareId: string, signedTransactionXDR: string): Promise<DepositResult> {
-    return this.#call('POST', '/api/deposit/submit', { prepareId, signedTransactionXDR });
+  submitDeposit(request: DepositSubmitRequest): Promise<DepositResult> {
+    return this.#call('POST', '/api/deposit/submit', request);
   }
 
   balance(agentId: string): Promise<Balance> {
     return this.#call('GET', `/api/balance/${encodeURIComponent(agentId)}`);
   }
 
-  withdraw(amount: string, destination: string, agentId?: string): Promise<WithdrawResult> {
-    return this.#call('POST', '/api/withdraw', {
-      amount,
-      destination,
-      ...(agentId !== undefined ? { agentId } : {}),
-    });
+  /** The wallet's agents and their balances. */
+  agents(): Promise<AgentList> {
+    return this.#call('GET', '/api/agents');
+  }
+
+  /** The caller's latest payments, newest first. */
+  payments(limit: number): Promise<PaymentList> {
+    return this.#call('GET', `/api/payments?limit=${encodeURIComponent(String(limit))}`);
+  }
+
+  withdraw(request: WithdrawRequest): Promise<WithdrawResult> {
+    return this.#call('POST', '/api/withdraw', request);
   }
 
   pay(request: PayRequest): Promise<PaymentResult> {
     return this.#call('POST', '/api/pay', request);
   }
 
-  stats(): Promise<PoolStats> {
-    return this.#call('GET', '/api/pool/stats');
-  }
-
-  async #call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  async #call<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
     const headers: Record<string, string> = { accept: 'application/json, application/problem+json' };
     if (this.#caller.kind === 'operator') headers['x-pool-operator'] = 'true';
-    else headers.authorization = `Bearer ${this.#caller.token}`;
+    else if (this.#caller.kind === 'wallet') headers.authorization = `Bearer ${this.#caller.token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     const url = new URL(path, this.#base);
     let response: Response;
@@ -208,42 +189,71 @@ export class PoolApi {
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
         redirect: 'error',
+        credentials: 'omit',
+        cache: 'no-store',
         signal: AbortSignal.timeout(this.#timeoutMs),
       });
     } catch (error) {
-      const reason = (error as Error).name === 'TimeoutError' ? 'did not answer in time' : 'is not reachable';
+      const cause = (error as { cause?: { code?: string } }).cause?.code;
+      const reason =
+        (error as Error).name === 'TimeoutError'
+          ? 'did not answer in time'
+          : `is not reachable${cause ? ` (${cause})` : ''}`;
       throw new PoolApiError(
         'proxy_unreachable',
         'Proxy unreachable',
         0,
-        `the pool proxy at ${this.#base.origin} ${reason} (${method} ${path}); is it running?`,
+        `the pool proxy at ${this.#base.origin} ${reason} on ${method} ${path}; is it running?`,
         { cause: error },
       );
     }
-    const text = await readText(response);
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
+    const json = await readJson(response);
     if (response.ok && json !== null && typeof json === 'object') return json as T;
-    throw toError(response.status, method, path, json, text);
+    throw problemOf(response, json, `${method} ${path}`);
   }
 }
 
-async function readText(response: Response): Promise<string> {
+/**
+ * The sandbox friendbot named in `PoolInfo.friendbotUrl`: creates the account (test XLM) and, with `usdc` > 0,
+ * mints that much test USDC to it. Refusals (problem+json) become PoolApiError.
+ */
+export async function friendbot(friendbotUrl: string, address: string, usdc: number): Promise<void> {
+  const url = new URL(friendbotUrl);
+  url.searchParams.set('addr', address);
+  if (usdc > 0) url.searchParams.set('usdc', String(usdc));
+  let response: Response;
+  try {
+    response = await fetch(url, { credentials: 'omit', cache: 'no-store' });
+  } catch (error) {
+    throw new PoolApiError('proxy_unreachable', 'Friendbot unreachable', 0, `no answer from ${url.origin}`, {
+      cause: error,
+    });
+  }
+  if (!response.ok) throw problemOf(response, await readJson(response), 'friendbot');
+}
+
+/** The answer's JSON, or undefined when it is not JSON; refuses answers larger than MAX_ANSWER_BYTES. */
+async function readJson(response: Response): Promise<unknown> {
   const declared = Number(response.headers.get('content-length') ?? '0');
   if (declared > MAX_ANSWER_BYTES) {
     await response.body?.cancel();
-    throw new PoolApiError('bad_response', 'Bad response', response.status, 'the proxy answer is too large');
+    throw new PoolApiError('bad_response', 'Bad response', response.status, 'the answer is too large');
   }
-  return response.text();
+  const text = await response.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text === '' ? undefined : text;
+  }
 }
 
-function toError(status: number, method: string, path: string, json: unknown, text: string): PoolApiError {
-  const problem = (json ?? {}) as Record<string, unknown>;
-  if (typeof problem.code === 'string' && typeof problem.detail === 'string') {
+/** A problem+json body (RFC 9457) → PoolApiError; anything else is summarised by its status. */
+function problemOf(response: Response, json: unknown, what: string): PoolApiError {
+  const problem = json !== null && typeof json === 'object' ? (json as Record<string, unknown>) : {};
+  if (
+    typeof problem.detail === 'string' &&
+    (typeof problem.code === 'string' || typeof problem.title === 'string')
+  ) {
     const {
       code,
       title,
@@ -254,15 +264,17 @@ function toError(status: number, method: string, path: string, json: unknown, te
       instance: _instance,
       ...extra
     } = problem;
-    return new PoolApiError(code, typeof title === 'string' ? title : code, status, detail, {
+    const name = typeof code === 'string' ? code : 'error';
+    return new PoolApiError(name, typeof title === 'string' ? title : name, response.status, detail, {
       issues: Array.isArray(errors) ? (errors as ProblemIssue[]) : undefined,
       extra,
     });
   }
+  const text = typeof json === 'string' ? json : '';
   return new PoolApiError(
     'bad_response',
-    'Bad response',
-    status,
-    `${method} ${path} answered HTTP ${status} without a problem document: ${text.slice(0, 200)}`,
+    `Request failed (${response.status}${response.statusText ? ` ${response.statusText}` : ''})`,
+    response.status,
+    `${what} answered HTTP ${response.status} without a problem document${text ? `: ${text.slice(0, 200)}` : ''}`,
   );
 }

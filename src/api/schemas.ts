@@ -1,10 +1,10 @@
-// Request and response schemas of the REST API (interface spec field names). The same schemas
+// Request and response schemas of the REST API (field names as README.md documents them). The same schemas
 // validate requests at runtime and generate /openapi.json, so the two cannot drift apart.
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { isAccountAddress } from './address.ts';
 import { AGENT_ID_PATTERN } from './agent-id.ts';
-import { formatAmount, parseAmount } from './amount.ts';
+import { AMOUNT_PATTERN, formatAmount, parseAmount } from './amount.ts';
 
 extendZodWithOpenApi(z);
 
@@ -24,7 +24,7 @@ export function amountField(max: bigint) {
     .openapi({
       description: `USDC amount, \`<int>.<7 digits>\` (a bare integer is accepted), > 0 and ≤ ${formatAmount(max)}`,
       example: AMOUNT_EXAMPLE,
-      pattern: '^(0|[1-9][0-9]*)(\\.[0-9]{1,7})?$',
+      pattern: AMOUNT_PATTERN.source,
     });
 }
 
@@ -105,6 +105,9 @@ export const withdrawRequest = (max: bigint) =>
 
 export const BalanceParams = z.strictObject({ agentId });
 
+/** The HTTP methods a payment may use on the service. */
+export const PAY_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
 export const payRequest = (cap: bigint) =>
   z
     .strictObject({
@@ -117,7 +120,7 @@ export const payRequest = (cap: bigint) =>
         .max(2048)
         .openapi({ description: 'http(s) URL of an x402 service (may carry a query string)' }),
       method: z
-        .enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE'])
+        .enum(PAY_METHODS)
         .default('GET')
         .openapi({ description: 'HTTP method to use on the service' }),
       body: z.unknown().optional().openapi({ description: 'JSON body to forward (POST, PUT, PATCH)' }),
@@ -188,6 +191,7 @@ export const CancelledDeposit = z
 export const DepositResult = z
   .object({
     status: z.literal('confirmed'),
+    agentId: z.string().openapi({ description: 'The agent credited' }),
     txHash: z.string(),
     amount: z.string().optional(),
     zkProof: ZkProofInfo,

@@ -2,23 +2,11 @@
 
 export const FIELD_MODULUS = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
 
-/** Reduces any bigint into [0, r). */
-export function mod(x: bigint): bigint {
-  const y = x % FIELD_MODULUS;
-  return y < 0n ? y + FIELD_MODULUS : y;
-}
-
 /** Throws unless `x` is a bigint already in canonical form 0 ≤ x < r. */
 export function assertField(x: unknown, name = 'value'): asserts x is bigint {
   if (typeof x !== 'bigint') throw new TypeError(`${name} must be a bigint field element, got ${typeof x}`);
   if (x < 0n || x >= FIELD_MODULUS)
     throw new RangeError(`${name} is not a canonical BN254 field element (0 ≤ x < r)`);
-}
-
-/** Big-endian 32-byte encoding of a field element. */
-export function fieldToBytes32(x: bigint): Uint8Array {
-  assertField(x);
-  return bigintToBytes32(x);
 }
 
 export function bigintToBytes32(x: bigint): Uint8Array {
@@ -36,8 +24,4 @@ export function bytesToBigint(bytes: Uint8Array): bigint {
   let v = 0n;
   for (const b of bytes) v = (v << 8n) | BigInt(b);
   return v;
-}
-
-export function fieldToHex(x: bigint): string {
-  return `0x${x.toString(16).padStart(64, '0')}`;
 }

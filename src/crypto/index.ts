@@ -1,24 +1,9 @@
 // The one cryptographic core shared by the circuit's witness builder, the sandbox contracts and the proxy.
 
-export { AGENT_ID_PATTERN, type AgentKeys, assertAgentId, deriveAgentKeys } from './agent-keys.ts';
+export { type AgentKeys, deriveAgentKeys } from './agent-keys.ts';
 export { type ExtData, extDataHash, extDataHashOfScVal, extDataToScVal, publicAmount } from './ext-data.ts';
-export {
-  assertField,
-  bigintToBytes32,
-  bytesToBigint,
-  FIELD_MODULUS,
-  fieldToBytes32,
-  fieldToHex,
-  mod,
-} from './field.ts';
-export {
-  DEFAULT_DEPTH,
-  type MerklePath,
-  MerkleTree,
-  ROOT_HISTORY_SIZE,
-  ZERO_LEAF,
-  zeroHashes,
-} from './merkle-tree.ts';
+export { assertField, bigintToBytes32, bytesToBigint, FIELD_MODULUS } from './field.ts';
+export { type MerklePath, MerkleTree, ROOT_HISTORY_SIZE, ZERO_LEAF, zeroHashes } from './merkle-tree.ts';
 export {
   assertNoteAmount,
   commitment,
@@ -28,7 +13,7 @@ export {
   noteSignature,
   nullifier,
 } from './note.ts';
-export { decryptNote, ENCRYPTED_NOTE_BYTES, encryptNote, type NotePlaintext } from './note-encryption.ts';
+export { decryptNote, ENCRYPTED_NOTE_BYTES, encryptNote } from './note-encryption.ts';
 export { compress, hash, poseidon2Permutation } from './poseidon2.ts';
 export {
   BASE_FIELD_MODULUS,
@@ -38,7 +23,6 @@ export {
   type SnarkjsProof,
 } from './proof-bytes.ts';
 export {
-  type SmtFindResult,
   type SmtNonMembershipProof,
   SparseMerkleTree,
   smtLeafHash,

@@ -148,12 +148,3 @@ export function errorName(ci: ContractInterface, code: number): string | undefin
   }
   return undefined;
 }
-
-/** The names of an interface's functions, as a frozen name → name map (typo-safe call sites). */
-export function functionNames<const F extends readonly { name: string }[]>(
-  functions: F,
-): { readonly [K in F[number]['name']]: K } {
-  return Object.freeze(Object.fromEntries(functions.map((f) => [f.name, f.name]))) as {
-    readonly [K in F[number]['name']]: K;
-  };
-}

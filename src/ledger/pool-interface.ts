@@ -2,19 +2,10 @@
 // ASP contracts (membership allowlist, non-membership blocklist), with the function names, argument and
 // return types, struct types, error enums (the codes of stellar-private-payments' Rust contracts,
 // https://github.com/NethermindEth/stellar-private-payments) and the pool's policy bits. The sandbox's
-// TypeScript contracts implement it and publish it as their contract spec; the proxy names functions and
-// decodes errors with it. The pool call-argument codecs live in pool-args.ts and are re-exported here.
+// TypeScript contracts implement it and publish it as their contract spec; the proxy decodes
+// errors with it. The pool call-argument codecs live in pool-args.ts.
 import { xdr } from '@stellar/stellar-sdk';
-import { type ContractInterface, type FunctionSpec, functionNames, type SpecType } from './contract-spec.ts';
-
-export {
-  POOL_PUBLIC_SIGNALS,
-  type PoolProof,
-  poolCallArgs,
-  poolProofFromScVal,
-  poolProofFromSignals,
-  poolProofToScVal,
-} from './pool-args.ts';
+import { type ContractInterface, type FunctionSpec, type SpecType } from './contract-spec.ts';
 
 // ---- policy ----
 
@@ -170,9 +161,6 @@ export const POOL_INTERFACE: ContractInterface = {
   errors: [{ name: 'Error', cases: PoolError }],
 };
 
-/** The pool's function names (`PoolFn.transact === 'transact'`). */
-export const PoolFn = functionNames(poolFunctions);
-
 /** Names of the pool's events (first topic). */
 export const PoolEvent = {
   newCommitment: 'new_commitment_event',
@@ -213,8 +201,6 @@ export const VERIFIER_INTERFACE: ContractInterface = {
   errors: [{ name: 'Groth16Error', cases: VerifierError }],
 };
 
-export const VerifierFn = functionNames(verifierFunctions);
-
 // ---- ASP membership (allowlist) ----
 
 const aspMembershipFunctions = [
@@ -246,8 +232,6 @@ export const ASP_MEMBERSHIP_INTERFACE: ContractInterface = {
   structs: [],
   errors: [{ name: 'Error', cases: AspMembershipError }],
 };
-
-export const AspMembershipFn = functionNames(aspMembershipFunctions);
 
 // ---- ASP non-membership (blocklist) ----
 
@@ -295,5 +279,3 @@ export const ASP_NON_MEMBERSHIP_INTERFACE: ContractInterface = {
   ],
   errors: [{ name: 'Error', cases: AspNonMembershipError }],
 };
-
-export const AspNonMembershipFn = functionNames(aspNonMembershipFunctions);

@@ -8,7 +8,7 @@ import { ProblemError } from '../api/problem.ts';
 import { bearerToken } from '../http/bearer.ts';
 import { checkedJsonText, readBody } from '../http/json-body.ts';
 import { PoolApi } from '../api/client.ts';
-import { createPoolMcpServer } from './tools.ts';
+import { createPoolMcpServer } from './server.ts';
 
 export const MCP_PATH = '/mcp';
 

@@ -2,7 +2,7 @@
 // over loopback. stdout carries the protocol only; everything else goes to stderr.
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { PoolApi } from '../api/client.ts';
-import { createPoolMcpServer } from './tools.ts';
+import { createPoolMcpServer } from './server.ts';
 
 export interface StdioOptions {
   /** Origin of the proxy, e.g. http://127.0.0.1:8080 */

@@ -32,14 +32,7 @@ import { scopedId } from './domain/agent-ref.ts';
 import { FLOAT_ACCOUNT_ID } from './domain/float-account.ts';
 import { usdcBalance } from './flows/usdc-balance.ts';
 
-export interface OperatorBooks {
-  /** stroops held by the pool wallet (undefined when payments are off) */
-  poolWallet: bigint | undefined;
-  floatAccount: bigint;
-  agentNotes: bigint;
-  unsettled: bigint;
-  settling: boolean;
-}
+import type { OperatorBooks, PoolAccess } from './routes/pool-access.ts';
 
 export interface PoolRuntimeDeps {
   config: ProxyConfig;
@@ -72,7 +65,7 @@ function walletQuotas(config: ProxyConfig, cluster: Cluster | undefined): Wallet
   return cluster?.quotas(limits, config.prover.timeoutMs + 60_000) ?? new WalletQuotas(limits);
 }
 
-export class PoolRuntime {
+export class PoolRuntime implements PoolAccess {
   readonly #deps: PoolRuntimeDeps;
   #connected: Connected | undefined;
   #lastError = 'connecting';

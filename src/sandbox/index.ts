@@ -9,21 +9,15 @@ import type { AddressInfo } from 'node:net';
 import { friendbot } from './friendbot.ts';
 import { readInfo, readSecrets, runGenesis } from './genesis.ts';
 import { ContractRegistry } from './host.ts';
-import { Ledger, STANDALONE_PASSPHRASE } from './ledger.ts';
+import { STANDALONE_PASSPHRASE } from '../ledger/networks.ts';
+import { Ledger } from './ledger.ts';
 import type { NetworkDefinition, NetworkInfo } from './network.ts';
 import { createRpc } from './rpc.ts';
 import { createHttpServer } from './server.ts';
 import { type LedgerMeta, LedgerStore, type TxRecord } from './store.ts';
 
-export type {
-  FriendbotContext,
-  FriendbotExtension,
-  GenesisContext,
-  NetworkDefinition,
-  NetworkInfo,
-} from './network.ts';
+export type { NetworkDefinition, NetworkInfo } from './network.ts';
 export { STARTING_BALANCE } from './genesis.ts';
-export { STANDALONE_PASSPHRASE } from './ledger.ts';
 
 export interface SandboxOptions {
   host?: string;

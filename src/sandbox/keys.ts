@@ -1,6 +1,6 @@
 // Ledger keys and entries the sandbox stores, built exactly as stellar-core names them so that
 // getLedgerEntries answers the same base64 keys clients compute (getAccount, getContractInstance, SAC balances).
-import { Address, type Asset, Keypair, StrKey, xdr } from '@stellar/stellar-sdk';
+import { Address, type Asset, Keypair, xdr } from '@stellar/stellar-sdk';
 
 export type Durability = 'persistent' | 'temporary';
 
@@ -83,11 +83,6 @@ export function contractDataEntry(
   );
 }
 
-/** Strkey (G… or C…) of an ScAddress; other address kinds are not used by the sandbox's contracts. */
-export function addressToString(addr: xdr.ScAddress): string {
-  return Address.fromScAddress(addr).toString();
-}
-
 /** Raw bytes of an XDR opaque value (Hash, ContractId, SignatureHint…) or a plain byte array. */
 export function rawBytes(v: unknown): Uint8Array {
   if (v instanceof Uint8Array) return v;
@@ -95,9 +90,6 @@ export function rawBytes(v: unknown): Uint8Array {
   if (inner instanceof Uint8Array) return inner;
   throw new TypeError('expected XDR bytes');
 }
-
-export const isAccountAddress = (a: string) => StrKey.isValidEd25519PublicKey(a);
-export const isContractAddress = (a: string) => StrKey.isValidContract(a);
 
 export function contractCodeKey(wasmHash: Uint8Array): xdr.LedgerKey {
   return xdr.LedgerKey.contractCode(new xdr.LedgerKeyContractCode({ hash: Buffer.from(wasmHash) }));

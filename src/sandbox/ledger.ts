@@ -27,7 +27,6 @@ import {
   transactionMeta,
 } from './xdr-records.ts';
 
-export { STANDALONE_PASSPHRASE } from '../ledger/networks.ts';
 import { STANDALONE_PASSPHRASE } from '../ledger/networks.ts';
 
 /** How many recent ledgers getFeeStats summarises (Soroban RPC's window for Soroban inclusion fees). */

@@ -1,6 +1,6 @@
-// Soroban RPC access shared by the x402 layer: an rpc.Server that accepts http:// on loopback sandboxes, and
-// the ledger close time measured on the network itself (the RPC's retained ledger range and close times),
-// which sets how many ledgers an authorization stays valid for a given number of seconds.
+// The ledger close time, measured on the network itself through its Soroban RPC (the retained ledger range
+// and close times), which sets how many ledgers an x402 authorization stays valid for a given number of
+// seconds. (The RPC client itself is src/ledger/rpc-server.ts.)
 
 import type { rpc } from '@stellar/stellar-sdk';
 import { rpcServer } from '../ledger/rpc-server.ts';

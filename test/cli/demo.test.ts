@@ -162,7 +162,10 @@ test('pool-proxy demo refuses a bad --proxy and reports an unreachable proxy', a
   const port = await freePort();
   const down = await demo(['--proxy', `http://127.0.0.1:${port}`]);
   t.is(down.code, 1);
-  t.regex(down.stderr, /Proxy unreachable: no answer from http:\/\/127\.0\.0\.1:\d+/);
+  t.regex(
+    down.stderr,
+    /Proxy unreachable: the pool proxy at http:\/\/127\.0\.0\.1:\d+ is not reachable \(ECONNREFUSED\)/,
+  );
 });
 
 test('pool-proxy demo --start runs a private service for the demo and stops it', async (t) => {

@@ -2,6 +2,9 @@
 // own Client and StreamableHTTPClientTransport with a wallet's Bearer JWT. The wallet signs its own deposit
 // (pool_deposit prepares, pool_deposit_submit sends); every value is checked against the REST API and the chain.
 import test from 'ava';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   StreamableHTTPClientTransport,
@@ -11,7 +14,7 @@ import { Keypair, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
 import { getJson, postJson, rawRequest } from '../proxy/helpers/http.ts';
 import { type Stack, USDC } from '../proxy/helpers/stack.ts';
 import { type PayStack, startPayStack } from './pay-stack.ts';
-import { callTool, problem, structured } from './helpers.ts';
+import { callTool, problem, sdkValidationError, structured } from './helpers.ts';
 
 let pay: PayStack;
 let stack: Stack;
@@ -140,7 +143,7 @@ test.serial(
         signedTransactionXDR: sign(prepared.transactionXDR as string),
       }),
     );
-    t.like(submitted, { status: 'confirmed', amount: '4.0000000' });
+    t.like(submitted, { status: 'confirmed', agentId: me(), amount: '4.0000000' });
     const tx = await stack.server.getTransaction(submitted.txHash as string);
     t.is(tx.status, rpc.Api.GetTransactionStatus.SUCCESS);
     t.is(await stack.usdcBalance(me()), before.wallet - 4n * USDC, 'the wallet paid');
@@ -193,12 +196,17 @@ test.serial('the wallet’s other agents: deposit for a named agent, read it bac
     await callTool(client, 'pool_deposit', { amount: '0.5', agentId: 'my-bot' }),
   );
   t.like(prepared, { agentId: 'my-bot', amount: '0.5000000' });
-  structured(
+  const submitted = structured(
     t,
     await callTool(client, 'pool_deposit_submit', {
       prepareId: prepared.prepareId,
       signedTransactionXDR: sign(prepared.transactionXDR as string),
     }),
+  );
+  t.like(
+    submitted,
+    { status: 'confirmed', agentId: 'my-bot' },
+    'the submit names the agent its prepare named',
   );
   t.is(await restBalance('my-bot'), '0.5000000');
   t.like(structured(t, await callTool(client, 'pool_balance', { agentId: 'my-bot' })), {
@@ -211,15 +219,13 @@ test.serial('refusals carry the problem code and nothing changes', async (t) => 
   const before = await snapshot();
   const destination = Keypair.random().publicKey();
 
-  t.is(problem(t, await callTool(client, 'pool_deposit', { amount: '1.00000001' })).code, 'invalid_request');
+  // Formats are in the tools' schemas (the SDK refuses them); what the schema cannot say, the proxy does.
+  sdkValidationError(t, await callTool(client, 'pool_deposit', { amount: '1.00000001' }));
   t.is(problem(t, await callTool(client, 'pool_deposit', { amount: '0' })).code, 'invalid_request');
-  t.is(
-    problem(t, await callTool(client, 'pool_deposit', { amount: '1', agentId: 'bad agent' })).code,
-    'invalid_request',
-  );
-  t.is(
-    problem(t, await callTool(client, 'pool_withdraw', { amount: '1', destination: 'not-an-address' })).code,
-    'invalid_request',
+  sdkValidationError(t, await callTool(client, 'pool_deposit', { amount: '1', agentId: 'bad agent' }));
+  sdkValidationError(
+    t,
+    await callTool(client, 'pool_withdraw', { amount: '1', destination: 'not-an-address' }),
   );
   t.is(
     problem(t, await callTool(client, 'pool_withdraw', { amount: '99', destination })).code,
@@ -248,15 +254,57 @@ test.serial('refusals carry the problem code and nothing changes', async (t) => 
     }),
   );
   t.is(unknownPrepare.code, 'not_found');
-  t.is(
-    problem(t, await callTool(client, 'pool_deposit_submit', { prepareId: 'x', signedTransactionXDR: '!!' }))
-      .code,
-    'invalid_request',
+  sdkValidationError(
+    t,
+    await callTool(client, 'pool_deposit_submit', { prepareId: 'x', signedTransactionXDR: '!!' }),
   );
 
   const after = await snapshot();
   t.deepEqual(after, before);
 });
+
+/** The official MCP Inspector's command line (@modelcontextprotocol/inspector, its own defaults). */
+const INSPECTOR = fileURLToPath(
+  new URL(
+    '../../node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js',
+    import.meta.url,
+  ),
+);
+
+test.serial(
+  'the MCP Inspector in strict mode finds no schema error or warning in the tool list',
+  async (t) => {
+    const run = await promisify(execFile)(
+      process.execPath,
+      [
+        INSPECTOR,
+        '--cli',
+        `${pay.proxy.url}/mcp`,
+        '--transport',
+        'http',
+        '--header',
+        `Authorization: Bearer ${token}`,
+        '--method',
+        'tools/list',
+        '--strict',
+      ],
+      { maxBuffer: 8 << 20 },
+    );
+    t.log(run.stderr.trim() || '(nothing on stderr)');
+    const tools = (JSON.parse(run.stdout) as { tools: { name: string }[] }).tools.map((tool) => tool.name);
+    t.deepEqual(tools.sort(), [
+      'pool_balance',
+      'pool_deposit',
+      'pool_deposit_submit',
+      'pool_pay',
+      'pool_stats',
+      'pool_withdraw',
+    ]);
+    // Findings are printed as "Error: tool …" / "Warning: tool …" with a count line; strict mode exits non-zero
+    // on an error (execFile would have thrown).
+    t.notRegex(run.stderr, /Error: tool|Warning: tool|error|warning/i);
+  },
+);
 
 test.serial('no token or a bad token → 401 with WWW-Authenticate: Bearer; nothing runs', async (t) => {
   const url = `${pay.proxy.url}/mcp`;

@@ -16,6 +16,9 @@ import { type Stack, USDC } from '../proxy/helpers/stack.ts';
 import { type PayStack, startPayStack } from './pay-stack.ts';
 import { callTool, problem, sdkValidationError, structured } from './helpers.ts';
 
+/** The same address with its last character changed: the right shape, a wrong checksum. */
+const withBadChecksum = (address: string) => address.slice(0, 55) + (address.endsWith('A') ? 'B' : 'A');
+
 const CLI = fileURLToPath(new URL('../../bin/pool-proxy.js', import.meta.url));
 const AGENT = 'mcp-stdio-agent';
 
@@ -116,6 +119,30 @@ test.serial(
       'method',
       'url',
     ]);
+    // The formats an agent must follow are in the schemas, not only in the descriptions.
+    const format = (tool: string, field: string) => {
+      const property = byName.get(tool)!.inputSchema.properties?.[field] as { pattern?: string } | undefined;
+      return new RegExp(property?.pattern ?? '(?!)');
+    };
+    for (const [tool, field] of [
+      ['pool_deposit', 'amount'],
+      ['pool_withdraw', 'amount'],
+      ['pool_pay', 'maxAmount'],
+    ]) {
+      const pattern = format(tool!, field!);
+      t.true(
+        ['10', '2.5', '0.0000001'].every((v) => pattern.test(v)),
+        `${tool}.${field} accepts amounts`,
+      );
+      t.false(
+        ['01', '1e3', '-1', '1.12345678', ' 1'].some((v) => pattern.test(v)),
+        `${tool}.${field} pattern`,
+      );
+    }
+    t.true(format('pool_withdraw', 'destination').test(Keypair.random().publicKey()));
+    t.false(format('pool_withdraw', 'destination').test('GABC'));
+    t.true(format('pool_pay', 'idempotencyKey').test('retry-key-1'));
+    t.false(format('pool_pay', 'idempotencyKey').test('short'));
     t.regex(payTool.description!, /SPENDS THE AGENT’S MONEY/);
     t.regex(payTool.description!, /SAME idempotencyKey/);
 
@@ -195,27 +222,28 @@ test.serial('bad input is refused with the problem code and nothing changes', as
   const before = await snapshot();
   const destination = Keypair.random().publicKey();
 
-  for (const amount of ['0', '-1', '1.12345678', 'abc', '1e3', '01', ' 1', '']) {
-    const p = problem(t, await callTool(client, 'pool_deposit', { amount }));
-    t.is(p.code, 'invalid_request', `deposit ${JSON.stringify(amount)}`);
-    t.is(p.errors?.[0]?.path, 'amount');
+  // The amount's format is in the tool's schema: the SDK refuses what does not match it.
+  for (const amount of ['-1', '1.12345678', 'abc', '1e3', '01', ' 1', '']) {
+    sdkValidationError(t, await callTool(client, 'pool_deposit', { amount }));
   }
+  const zero = problem(t, await callTool(client, 'pool_deposit', { amount: '0' }));
+  t.is(zero.code, 'invalid_request', 'zero has the format but is no amount');
+  t.is(zero.errors?.[0]?.path, 'amount');
   const tooMuch = problem(t, await callTool(client, 'pool_deposit', { amount: '100001' }));
   t.is(tooMuch.code, 'invalid_request', 'above the proxy’s maximum deposit');
   t.regex(tooMuch.detail, /exceeds the maximum/);
   sdkValidationError(t, await callTool(client, 'pool_deposit', { amount: 5 }));
   sdkValidationError(t, await callTool(client, 'pool_deposit', {}));
 
-  t.is(
-    problem(t, await callTool(client, 'pool_withdraw', { amount: '1.5.0', destination })).code,
-    'invalid_request',
-  );
-  const badDestination = problem(
+  sdkValidationError(t, await callTool(client, 'pool_withdraw', { amount: '1.5.0', destination }));
+  sdkValidationError(t, await callTool(client, 'pool_withdraw', { amount: '1', destination: 'GABC' }));
+  // The right shape with a wrong checksum: the proxy refuses it.
+  const badChecksum = problem(
     t,
-    await callTool(client, 'pool_withdraw', { amount: '1', destination: 'GABC' }),
+    await callTool(client, 'pool_withdraw', { amount: '1', destination: withBadChecksum(destination) }),
   );
-  t.is(badDestination.code, 'invalid_request');
-  t.regex(badDestination.detail, /destination/);
+  t.is(badChecksum.code, 'invalid_request');
+  t.regex(badChecksum.detail, /destination/);
   const overdraw = problem(t, await callTool(client, 'pool_withdraw', { amount: '1000', destination }));
   t.is(overdraw.code, 'insufficient_balance');
   t.is(overdraw.status, 409);
@@ -225,12 +253,17 @@ test.serial('bad input is refused with the problem code and nothing changes', as
     t.is(p.code, 'invalid_request', url);
     t.is(p.errors?.[0]?.path, 'url');
   }
-  const badMax = problem(
+  sdkValidationError(t, await callTool(client, 'pool_pay', { url: 'http://example.com/', maxAmount: '-2' }));
+  const zeroMax = problem(
     t,
-    await callTool(client, 'pool_pay', { url: 'http://example.com/', maxAmount: '-2' }),
+    await callTool(client, 'pool_pay', { url: 'http://example.com/', maxAmount: '0' }),
   );
-  t.is(badMax.code, 'invalid_request');
-  t.regex(badMax.detail, /^maxAmount: /);
+  t.is(zeroMax.code, 'invalid_request');
+  t.regex(zeroMax.detail, /^maxAmount: /);
+  sdkValidationError(
+    t,
+    await callTool(client, 'pool_pay', { url: 'http://example.com/', idempotencyKey: 'short' }),
+  );
   sdkValidationError(t, await callTool(client, 'pool_pay', { url: 'http://example.com/', method: 'TRACE' }));
 
   const after = await snapshot();

@@ -35,8 +35,6 @@ let plainUrl: string;
 let token: string;
 let poolWallet: string;
 const independentPayTo = Keypair.random().publicKey();
-/** The wallet of the first test, whose agent paid too. */
-let firstWallet: { address: string; token: string };
 /** The payment settings of the proxy under test (another proxy can start with overrides). */
 let paymentEnv: Record<string, string>;
 

@@ -15,7 +15,7 @@ import { type PoolSandbox, startPoolSandbox } from '../../contracts/network.ts';
 import { type LocalX402Thread, startLocalX402Thread } from '../../src/cli/threads/x402-thread.ts';
 import { type ProverDaemon, startProverDaemon } from '../../src/prover/daemon/server.ts';
 import { localX402Env } from '../../src/x402/local-services.ts';
-import { STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
+import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
 import { type CliRun, runCli } from '../helpers/cli.ts';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.ts';
 import { getJson, postJson } from './helpers/http.ts';

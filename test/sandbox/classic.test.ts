@@ -16,7 +16,7 @@ import {
 import test from 'ava';
 import type { PoolSandbox } from '../../contracts/network.ts';
 import { contractErrorOf } from '../../src/ledger/contract-errors.ts';
-import { STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
+import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
 import { address, fund, i128, invokeTx, startSandbox, submit, tokenBalance } from './helpers.ts';
 
 let sandbox: PoolSandbox;

@@ -12,7 +12,7 @@ import {
   POOL_INTERFACE,
   VERIFIER_INTERFACE,
 } from '../../src/ledger/pool-interface.ts';
-import { STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
+import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
 import { invokeTx, startSandbox } from './helpers.ts';
 
 let sandbox: PoolSandbox;

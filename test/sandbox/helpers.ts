@@ -16,7 +16,7 @@ import {
   type xdr,
 } from '@stellar/stellar-sdk';
 import { DEFAULT_VKEY_PATH, type PoolSandbox, startPoolSandbox } from '../../contracts/network.ts';
-import { STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
+import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
 
 /** The verification key `npm run build` produces for policy_tx_2_2 (genesis deploys the verifier with it). */
 export function testVkey(): string {

@@ -53,7 +53,7 @@ import {
 } from '../../src/ledger/pool-interface.ts';
 import { loadProver, type Prover, releaseVerifier } from '../../src/prover/index.ts';
 import type { PoolSandbox as Sandbox } from '../../contracts/network.ts';
-import { STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
+import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
 import { FEE_SCHEDULE } from '../../src/sandbox/fees.ts';
 import { address, fund, invokeTx, startSandbox, submit, tokenBalance } from './helpers.ts';
 

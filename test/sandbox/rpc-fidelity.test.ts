@@ -14,7 +14,7 @@ import {
 import test from 'ava';
 import { declaredResources, resourcesFee } from '../../src/sandbox/fees.ts';
 import type { PoolSandbox } from '../../contracts/network.ts';
-import { STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
+import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
 import { address, fund, i128, invokeTx, startSandbox, submit } from './helpers.ts';
 
 const u256 = (n: bigint) => nativeToScVal(n, { type: 'u256' });

@@ -16,7 +16,7 @@ import {
 } from '@stellar/stellar-sdk';
 import test from 'ava';
 import type { PoolSandbox as Sandbox } from '../../contracts/network.ts';
-import { STANDALONE_PASSPHRASE } from '../../src/sandbox/index.ts';
+import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
 import { address, fund, i128, invokeTx, startSandbox, submit, tokenBalance, txWithAuth } from './helpers.ts';
 
 let sandbox: Sandbox;

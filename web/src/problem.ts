@@ -32,41 +32,6 @@ export class Problem extends Error {
   }
 }
 
-/** A problem+json body (RFC 9457) → Problem; anything else the server sent is summarised by its status. */
-export function problemFromResponse(status: number, statusText: string, body: unknown): Problem {
-  if (body !== null && typeof body === 'object') {
-    const b = body as Record<string, unknown>;
-    if (typeof b.title === 'string') {
-      const issues = Array.isArray(b.errors)
-        ? b.errors
-            .filter(
-              (e): e is FieldIssue =>
-                e !== null &&
-                typeof e === 'object' &&
-                typeof (e as FieldIssue).path === 'string' &&
-                typeof (e as FieldIssue).message === 'string',
-            )
-            .slice(0, 10)
-        : [];
-      const problem = new Problem(
-        b.title,
-        typeof b.detail === 'string' ? b.detail : '',
-        typeof b.code === 'string' ? b.code : 'error',
-        status,
-        issues,
-      );
-      if (typeof b.registrationAt === 'string') problem.retryAt = b.registrationAt;
-      return problem;
-    }
-  }
-  return new Problem(
-    `Request failed (${status}${statusText ? ` ${statusText}` : ''})`,
-    'The server answered without an explanation.',
-    'http_error',
-    status,
-  );
-}
-
 /** Any thrown value → Problem (network failures and programming errors get a generic, stack-free text). */
 export function toProblem(error: unknown): Problem {
   if (error instanceof Problem) return error;

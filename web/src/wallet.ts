@@ -23,8 +23,6 @@ export interface Wallet {
   networkPassphrase: string;
 }
 
-export const FREIGHTER_URL = 'https://www.freighter.app/';
-
 function walletProblem(error: { message?: string; code?: number } | undefined, action: string): Problem {
   return new Problem(
     `Wallet: ${action} refused`,

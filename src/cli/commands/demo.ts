@@ -9,7 +9,9 @@ import type { Command } from 'commander';
 import { Keypair, rpc } from '@stellar/stellar-sdk';
 import { startLocalService } from '../demo/local-service.ts';
 import { observe } from '../demo/observer.ts';
-import { friendbot, type PoolInfo, ProxyClient, ProxyProblem } from '../demo/proxy-client.ts';
+import { friendbot, PoolApi, PoolApiError } from '../../api/client.ts';
+import type { PoolInfo } from '../../api/types.ts';
+import { deposit, login } from '../demo/proxy-client.ts';
 import {
   amountKnowledge,
   type DemoParty,
@@ -45,12 +47,12 @@ function parseProxyUrl(text: string): string {
 interface Wallet {
   name: string;
   keypair: Keypair;
-  token: string;
+  api: PoolApi;
   agentId: string;
   destination: Keypair;
 }
 
-async function payments(client: ProxyClient, info: PoolInfo, wallets: Wallet[], say: (s: string) => void) {
+async function payments(info: PoolInfo, wallets: Wallet[], say: (s: string) => void) {
   const paid = new Map<string, DemoParty['payments']>(wallets.map((w) => [w.name, []]));
   const serviceUrl = info.payments?.demoServiceUrl;
   if (!serviceUrl || !info.payments?.enabled) {
@@ -58,7 +60,9 @@ async function payments(client: ProxyClient, info: PoolInfo, wallets: Wallet[], 
     return paid;
   }
   say(`3. Both agents pay ${serviceUrl} in the same batch (the answer comes after the batch ran)`);
-  const results = await Promise.all(wallets.map((w) => client.pay(w.token, w.agentId, serviceUrl)));
+  const results = await Promise.all(
+    wallets.map((w) => w.api.pay({ agentId: w.agentId, serviceUrl, method: 'GET' })),
+  );
   results.forEach((result, i) => {
     const w = wallets[i]!;
     if (result.paymentStatus !== 'confirmed' || !result.receipt)
@@ -112,7 +116,7 @@ async function facilitatorAccounts(facilitatorUrl: string | undefined): Promise<
 
 export async function runDemo(proxyText: string, jsonFile: string | undefined, say: (s: string) => void) {
   const proxyUrl = parseProxyUrl(proxyText);
-  const client = new ProxyClient(proxyUrl);
+  const client = new PoolApi({ baseUrl: proxyUrl });
   const info = await client.info();
   if (!info.friendbotUrl)
     throw new DemoError(
@@ -132,8 +136,8 @@ export async function runDemo(proxyText: string, jsonFile: string | undefined, s
     const destination = Keypair.random();
     await friendbot(info.friendbotUrl, keypair.publicKey(), WALLET_USDC);
     await friendbot(info.friendbotUrl, destination.publicKey(), 0);
-    const token = await client.login(keypair);
-    wallets.push({ name, keypair, token, agentId: `${name}-agent-${suffix}`, destination });
+    const api = await login(client, keypair);
+    wallets.push({ name, keypair, api, agentId: `${name}-agent-${suffix}`, destination });
     say(`   ${name.padEnd(6)} wallet ${keypair.publicKey()}`);
   }
 
@@ -141,18 +145,22 @@ export async function runDemo(proxyText: string, jsonFile: string | undefined, s
   const deposits: string[] = [];
   for (const [i, w] of wallets.entries()) {
     const amount = PLAN[i]!.deposit;
-    const { txHash } = await client.deposit(w.keypair, w.token, w.agentId, amount, info.networkPassphrase);
+    const { txHash } = await deposit(w.api, w.keypair, w.agentId, amount, info.networkPassphrase);
     deposits.push(txHash);
     say(`   ${w.name.padEnd(6)} → agent ${w.agentId}: ${amount} USDC, transaction ${short(txHash)}`);
   }
 
-  const paid = await payments(client, info, wallets, say);
+  const paid = await payments(info, wallets, say);
 
   say('4. Each agent withdraws to a fresh account (the proxy operator relays; no wallet signs)');
   const withdrawals: string[] = [];
   for (const [i, w] of wallets.entries()) {
     const amount = PLAN[i]!.withdraw;
-    const { txHash } = await client.withdraw(w.token, w.agentId, amount, w.destination.publicKey());
+    const { txHash } = await w.api.withdraw({
+      agentId: w.agentId,
+      amount,
+      destination: w.destination.publicKey(),
+    });
     withdrawals.push(txHash);
     say(`   ${w.agentId} → ${w.destination.publicKey()}: ${amount} USDC, transaction ${short(txHash)}`);
   }
@@ -160,7 +168,7 @@ export async function runDemo(proxyText: string, jsonFile: string | undefined, s
   say('5. Balances (each wallet can read only its own agents)');
   const parties: DemoParty[] = [];
   for (const [i, w] of wallets.entries()) {
-    const balance = await client.balance(w.token, w.agentId);
+    const { balance } = await w.api.balance(w.agentId);
     say(`   ${w.agentId}: ${balance} USDC`);
     parties.push({
       name: w.name,
@@ -255,7 +263,7 @@ export function registerDemo(program: Command): void {
         await runDemo(local?.proxyUrl ?? opts.proxy ?? DEFAULT_PROXY, opts.json, (line) => console.log(line));
       } catch (error) {
         failed = true;
-        if (error instanceof ProxyProblem) console.error(`pool-proxy demo: ${error.title}: ${error.detail}`);
+        if (error instanceof PoolApiError) console.error(`pool-proxy demo: ${error.title}: ${error.detail}`);
         else console.error(`pool-proxy demo: ${(error as Error).message}`);
       } finally {
         await local?.stop();

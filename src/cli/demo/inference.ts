@@ -162,17 +162,3 @@ export function transactionsAfterBatches(av: AmountView): number[] {
     );
   });
 }
-
-/**
- * Groups transactions into rounds: consecutive ones at most `gapLedgers` apart. Used to read the sizes of the
- * settlement rounds an observer sees.
- */
-export function rounds(ledgers: number[], gapLedgers: number): number[][] {
-  const out: number[][] = [];
-  for (const l of [...ledgers].sort((a, b) => a - b)) {
-    const last = out.at(-1);
-    if (last !== undefined && l - last.at(-1)! <= gapLedgers) last.push(l);
-    else out.push([l]);
-  }
-  return out;
-}

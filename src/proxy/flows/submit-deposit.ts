@@ -6,6 +6,7 @@
 // is answered `409 prepare_stale` ("prepare again"), never a host error.
 import { FeeBumpTransaction, Keypair, type Transaction, TransactionBuilder } from '@stellar/stellar-sdk';
 import { ProblemError } from '../../api/problem.ts';
+import { parseScopedId } from '../domain/agent-ref.ts';
 import type { OperationRecord } from '../journal/journal.ts';
 import { txHashOf } from '../services/ledger-client.ts';
 import { fault } from '../util/faults.ts';
@@ -15,6 +16,9 @@ import { releaseOperation, settleFailure } from './settle-failure.ts';
 import { isStaleRoot } from './stale-root.ts';
 import type { FlowResult } from './withdraw.ts';
 
+/** A confirmed deposit, naming the agent credited. */
+type DepositResult = FlowResult & { agentId: string };
+
 const STALE_DETAIL =
   'the pool moved on since this deposit was prepared (a root it was proved against changed, or deposits landing first moved its writes); prepare the deposit again';
 
@@ -23,7 +27,7 @@ export async function submitDeposit(
   wallet: string,
   prepareId: string,
   signedXdr: string,
-): Promise<FlowResult> {
+): Promise<DepositResult> {
   const record = await ctx.journal.get(prepareId);
   // Another wallet's prepareId answers exactly like an unknown one.
   if (record === undefined || record.kind !== 'wallet_deposit' || record.data?.wallet !== wallet)
@@ -62,7 +66,7 @@ export async function submitDeposit(
     ctx.metrics.ledgerOperations.inc({ kind: 'deposit', outcome: 'confirmed' });
     await ctx.stats.recordTransaction();
     ctx.logger.log('info', 'wallet deposit confirmed', { opId: prepareId, txHash: confirmed.hash });
-    return { txHash: confirmed.hash, amount: record.amount, proveMs: Number(record.data?.proveMs ?? 0) };
+    return { ...resultOf(record), txHash: confirmed.hash };
   } catch (error) {
     const definite =
       error instanceof ProblemError && (error.code === 'ledger_rejected' || error.code === 'prepare_stale');
@@ -88,7 +92,7 @@ export function deadlineOf(record: OperationRecord): number {
 }
 
 /** The prepared transaction is on chain: mark it confirmed (once) and answer after its notes are credited. */
-async function landed(ctx: FlowContext, record: OperationRecord, ledger: number): Promise<FlowResult> {
+async function landed(ctx: FlowContext, record: OperationRecord, ledger: number): Promise<DepositResult> {
   const outputs = record.outputs ?? [];
   const uncredited = [];
   for (const o of outputs) if (!(await ctx.notes.hasNote(record.agent, o.commitment))) uncredited.push(o);
@@ -107,8 +111,13 @@ async function landed(ctx: FlowContext, record: OperationRecord, ledger: number)
   return resultOf(record);
 }
 
-function resultOf(record: OperationRecord): FlowResult {
-  return { txHash: record.txHash!, amount: record.amount, proveMs: Number(record.data?.proveMs ?? 0) };
+function resultOf(record: OperationRecord): DepositResult {
+  return {
+    txHash: record.txHash!,
+    agentId: parseScopedId(record.agent).agentId,
+    amount: record.amount,
+    proveMs: Number(record.data?.proveMs ?? 0),
+  };
 }
 
 function checkSigned(tx: Transaction, record: OperationRecord, wallet: string): void {

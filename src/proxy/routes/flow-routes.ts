@@ -23,7 +23,7 @@ import { prepareDeposit } from '../flows/prepare-deposit.ts';
 import { submitDeposit } from '../flows/submit-deposit.ts';
 import { withdraw } from '../flows/withdraw.ts';
 import { OPERATOR_OWNER } from '../services/agents.ts';
-import type { PoolRuntime } from '../pool-runtime.ts';
+import type { PoolAccess } from './pool-access.ts';
 
 export interface FlowLimits {
   maxDeposit: bigint;
@@ -34,7 +34,7 @@ export interface FlowLimits {
   registration: RegistrationSchedule;
 }
 
-export function registerFlowRoutes(api: ApiRouter, runtime: PoolRuntime, limits: FlowLimits): void {
+export function registerFlowRoutes(api: ApiRouter, runtime: PoolAccess, limits: FlowLimits): void {
   api.add({
     method: 'post',
     path: '/api/deposit/prepare',
@@ -102,6 +102,7 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolRuntime, limits:
       );
       return {
         status: 'confirmed' as const,
+        agentId: result.agentId,
         txHash: result.txHash,
         amount: formatAmount(result.amount),
         zkProof: { generated: true, onChain: true, timeMs: result.proveMs },
@@ -126,6 +127,7 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolRuntime, limits:
       );
       return {
         status: 'confirmed' as const,
+        agentId: body.agentId,
         txHash: result.txHash,
         amount: formatAmount(result.amount),
         zkProof: { generated: true, onChain: true, timeMs: result.proveMs },

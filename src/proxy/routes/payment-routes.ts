@@ -7,9 +7,9 @@ import { isFinal } from '../journal/journal.ts';
 import { OperatorBooks, PaymentList, PaymentResult, PaymentsQuery, payRequest } from '../../api/schemas.ts';
 import { requestPayment } from '../payments/request-payment.ts';
 import { OPERATOR_OWNER } from '../services/agents.ts';
-import type { PoolRuntime } from '../pool-runtime.ts';
+import type { PoolAccess } from './pool-access.ts';
 
-export function registerPaymentRoutes(api: ApiRouter, runtime: PoolRuntime, paymentCap: bigint): void {
+export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, paymentCap: bigint): void {
   api.add({
     method: 'post',
     path: '/api/pay',

@@ -45,10 +45,6 @@ export function agentCrypto(masterKey: Uint8Array, agent: AgentRef): AgentCrypto
   return { keys, membershipBlinding, membershipLeaf: membershipLeaf(keys.notePublicKey, membershipBlinding) };
 }
 
-export interface PlannedOutput {
-  amount: bigint;
-}
-
 /** An input note with the keys of its owner, when that is not the transaction's spender. */
 export interface OwnedNote {
   note: NoteRecord;

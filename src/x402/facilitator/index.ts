@@ -1,15 +1,8 @@
-// The local x402 facilitator for `exact` on Stellar: the scheme (verify + settle with channel accounts) and
-// its HTTP server.
-export { ChannelPool } from './channels.ts';
-export {
-  ExactStellarFacilitatorScheme,
-  DEFAULT_MAX_FEE_STROOPS,
-  type FacilitatorSchemeOptions,
-} from './scheme.ts';
+// The local x402 facilitator for `exact` on Stellar (verify + settle with channel accounts, scheme.ts), as
+// the `pool-proxy facilitator` command and `pool-proxy start` use it: its HTTP server and channel accounts.
 export {
   startFacilitator,
   ensureChannelAccounts,
   parseChannelSecrets,
-  type FacilitatorOptions,
   type FacilitatorHandle,
 } from './server.ts';

@@ -19,7 +19,7 @@ import { type Env, loadConfig, type ProxyConfig } from '../../../src/proxy/confi
 import { type ProxyHandle, startProxy } from '../../../src/proxy/server.ts';
 import { jsonLogger } from '../../../src/proxy/util/logger.ts';
 import { type PoolSandbox, startPoolSandbox } from '../../../contracts/network.ts';
-import { STANDALONE_PASSPHRASE } from '../../../src/sandbox/index.ts';
+import { STANDALONE_PASSPHRASE } from '../../../src/ledger/networks.ts';
 import { getJson, postJson } from './http.ts';
 
 export const CIRCUITS_DIR = fileURLToPath(new URL('../../../build/circuits', import.meta.url));

@@ -12,7 +12,6 @@ export async function createEngine(name: EngineName): Promise<ProvingEngine> {
 export {
   ENGINE_NAMES,
   type EngineName,
-  type EngineProof,
   type Groth16Proof,
   type ProvingEngine,
   UnsatisfiedWitnessError,

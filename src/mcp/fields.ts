@@ -1,0 +1,110 @@
+// The tools' input and output fields, built from the REST API's own schemas and formats (src/api), so an
+// agent reads in the tool list the rules the proxy applies: an amount's pattern, an agentId's alphabet, a
+// Stellar address, an idempotency key. What the schema cannot say (an amount above the proxy's limit, an
+// address checksum) the proxy still refuses with its problem code.
+import { z } from 'zod';
+import { AMOUNT_PATTERN } from '../api/amount.ts';
+import { AGENT_ID_PATTERN } from '../api/agent-id.ts';
+import * as S from '../api/schemas.ts';
+
+const AMOUNT_TEXT = 'USDC as a decimal string, "<int>" or "<int>.<up to 7 digits>", e.g. "10" or "2.5000000"';
+
+export const amountInput = (what: string) =>
+  z
+    .string()
+    .min(1)
+    .max(40)
+    .regex(AMOUNT_PATTERN, `${what} must be ${AMOUNT_TEXT}`)
+    .describe(`${what}: ${AMOUNT_TEXT}`);
+
+/** The wallet's choice of agent (absent in operator mode, where the server has exactly one). */
+export const agentIdInput = z
+  .string()
+  .regex(AGENT_ID_PATTERN, 'agentId must be 1–64 characters of A-Z a-z 0-9 . _ : -')
+  .optional()
+  .describe('agent of your wallet to act for (1–64 of A-Z a-z 0-9 . _ : -); default: the wallet address');
+
+export const destinationInput = z
+  .string()
+  .length(56)
+  .regex(/^G[A-Z2-7]{55}$/, 'destination must be a Stellar account address (G…, 56 characters)')
+  .describe('Stellar account address (G…, 56 characters) to receive the USDC');
+
+const payFields = S.payRequest(1n).shape;
+
+export const idempotencyKeyInput = payFields.idempotencyKey.describe(
+  'your key for this payment (8–128 of A-Z a-z 0-9 _ . : -); reuse it unchanged when retrying the same payment',
+);
+
+export const payMethodInput = z
+  .enum(S.PAY_METHODS)
+  .optional()
+  .describe('HTTP method to use on the service (default GET)');
+
+export const payBodyInput = z
+  .union([z.string().max(32_768), z.record(z.string(), z.json()), z.array(z.json())])
+  .optional()
+  .describe('body for the service (POST, PUT, PATCH): a string is sent as is, an object or array as JSON');
+
+export const payHeadersInput = payFields.headers.describe(
+  'extra request headers for the service, at most 20 (identity and credential headers are refused)',
+);
+
+export const prepareIdInput = S.DepositSubmitRequest.shape.prepareId.describe(
+  'prepareId returned by pool_deposit',
+);
+export const signedXdrInput = S.DepositSubmitRequest.shape.signedTransactionXDR.describe(
+  'transactionXDR from pool_deposit, signed by the wallet (base64 XDR)',
+);
+
+// ---- outputs: the REST answers' fields, with what an agent needs to read them ----
+
+const txHash = z.string().describe('hash of the confirmed pool transaction');
+const agentId = z.string().describe('the agent the call acted for');
+
+export const outputs = {
+  depositConfirmed: {
+    status: z.literal('confirmed'),
+    agentId,
+    amount: z.string().describe('USDC credited, <int>.<7 digits>'),
+    txHash,
+    zkProof: S.ZkProofInfo,
+  },
+  depositPrepared: {
+    status: z.literal('prepared'),
+    agentId,
+    amount: z.string(),
+    prepareId: z.string(),
+    transactionXDR: z
+      .string()
+      .describe('unsigned transact() transaction (base64 XDR) for the wallet to sign'),
+    expiresAt: z.string().optional(),
+  },
+  depositSubmitted: {
+    status: z.literal('confirmed'),
+    agentId,
+    amount: z.string().optional(),
+    txHash,
+    zkProof: S.ZkProofInfo,
+  },
+  balance: {
+    ...S.Balance.shape,
+    balance: z.string().describe('available USDC, <int>.<7 digits>'),
+  },
+  withdraw: { ...S.WithdrawResult.shape, agentId, txHash },
+  pay: {
+    paymentId: z.string(),
+    paymentStatus: z
+      .enum(['confirmed', 'pending'])
+      .describe('pending: still being decided; call again with the same idempotencyKey for the result'),
+    batchId: z.string(),
+    content: z.string().optional().describe("the paid service's response body"),
+    contentEncoding: z.enum(['utf8', 'base64']).optional().describe('base64 for a binary body'),
+    serviceStatus: z.number().int().optional(),
+    contentType: z.string().optional(),
+    receipt: S.PaymentReceipt.optional().describe(
+      'the on-chain transfer from the pool wallet (transaction: its hash)',
+    ),
+  },
+  stats: S.PoolStats.shape,
+};

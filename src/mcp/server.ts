@@ -1,0 +1,43 @@
+// The MCP server of the pool: tools pool_deposit, pool_pay, pool_balance, pool_withdraw and pool_stats (and,
+// for wallets, pool_deposit_submit), one file each in tools/, each a thin call of the proxy's REST API
+// through the shared client (src/api/client.ts). Results carry structuredContent plus a short text; refusals
+// are isError results whose text is the problem (code, detail).
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { PoolApi } from '../api/client.ts';
+import { VERSION } from '../version.ts';
+import { type PoolMcpMode, toolContext } from './tool-kit.ts';
+import { registerBalance } from './tools/balance.ts';
+import { registerDepositSubmit } from './tools/deposit-submit.ts';
+import { registerOperatorDeposit, registerWalletDeposit } from './tools/deposit.ts';
+import { registerPay } from './tools/pay.ts';
+import { registerStats } from './tools/stats.ts';
+import { registerWithdraw } from './tools/withdraw.ts';
+
+export interface PoolMcpOptions {
+  api: PoolApi;
+  mode: PoolMcpMode;
+}
+
+export function createPoolMcpServer({ api, mode }: PoolMcpOptions): McpServer {
+  const server = new McpServer(
+    { name: 'privacy-pool-proxy', version: VERSION },
+    {
+      instructions:
+        'Tools of a shielded USDC pool on Stellar. pool_pay pays x402 services from the agent’s private balance ' +
+        'through a batch, so on chain nobody can tell which agent paid. Amounts are USDC decimal strings.',
+    },
+  );
+  const context = toolContext(server, api, mode);
+  if (mode.kind === 'operator') {
+    registerOperatorDeposit(context, mode.agentId);
+  } else {
+    // A wallet's MCP call must never reach the operator-funded deposit: the wallet signs its own deposit.
+    registerWalletDeposit(context, mode.wallet);
+    registerDepositSubmit(context);
+  }
+  registerPay(context);
+  registerBalance(context);
+  registerWithdraw(context);
+  registerStats(context);
+  return server;
+}

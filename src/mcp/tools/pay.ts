@@ -1,0 +1,111 @@
+// pool_pay: pays an x402 service from the agent's private balance (POST /api/pay) and returns the service's
+// answer. The payment joins a batch made by the pool wallet; a retry with the same idempotencyKey pays at
+// most once. A payment that failed in its batch is an isError result with its reason.
+import { PoolApiError } from '../../api/client.ts';
+import {
+  agentIdInput,
+  amountInput,
+  idempotencyKeyInput,
+  outputs,
+  payBodyInput,
+  payHeadersInput,
+  payMethodInput,
+} from '../fields.ts';
+import {
+  checkServiceUrl,
+  guarded,
+  normaliseAmount,
+  problemResult,
+  success,
+  type ToolContext,
+} from '../tool-kit.ts';
+import { z } from 'zod';
+
+export function registerPay({ server, api, mode, agentOf, forWhom }: ToolContext): void {
+  server.registerTool(
+    'pool_pay',
+    {
+      title: 'Pay an x402 service from the pool',
+      description:
+        `Fetches an x402-protected URL and pays its price from the private pool balance of ${forWhom}; returns the ` +
+        'service’s response. THIS SPENDS THE AGENT’S MONEY (USDC). The payment joins a batch and is made by the ' +
+        'pool wallet, so the answer comes after the batch window (seconds). Set maxAmount to refuse a higher ' +
+        'price. To retry a call that failed or timed out, call again with the SAME idempotencyKey: the proxy ' +
+        'then pays at most once and returns the first result. Use a new key only for a new, intended payment.',
+      inputSchema: {
+        url: z.string().min(1).max(2048).describe('http(s) URL of the x402 service, query string included'),
+        method: payMethodInput,
+        body: payBodyInput,
+        headers: payHeadersInput,
+        maxAmount: amountInput('highest price to accept').optional(),
+        idempotencyKey: idempotencyKeyInput,
+        ...(mode.kind === 'wallet' ? { agentId: agentIdInput } : {}),
+      },
+      outputSchema: outputs.pay,
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    },
+    async (args: PayArgs, extra) =>
+      guarded(
+        async () => {
+          const serviceUrl = checkServiceUrl(args.url);
+          const maxAmount =
+            args.maxAmount === undefined ? undefined : normaliseAmount(args.maxAmount, 'maxAmount');
+          const agentId = agentOf(args);
+          const result = await api.pay({
+            agentId,
+            serviceUrl,
+            method: args.method ?? 'GET',
+            ...(args.body !== undefined ? { body: args.body } : {}),
+            ...(args.headers !== undefined ? { headers: args.headers } : {}),
+            ...(maxAmount !== undefined ? { maxAmount } : {}),
+            ...(args.idempotencyKey !== undefined ? { idempotencyKey: args.idempotencyKey } : {}),
+          });
+          if (result.paymentStatus === 'failed') {
+            return problemResult(
+              new PoolApiError(
+                result.reason?.code ?? 'payment_failed',
+                'Payment failed',
+                0,
+                result.reason?.detail ?? 'the payment did not go through; nothing was paid',
+                { extra: { paymentId: result.paymentId, batchId: result.batchId, paymentStatus: 'failed' } },
+              ),
+            );
+          }
+          const { reason: _reason, ...answer } = result;
+          const structured = { ...answer, paymentStatus: result.paymentStatus };
+          if (result.paymentStatus === 'pending') {
+            return success(
+              structured,
+              `Payment ${result.paymentId} is still being decided; call pool_pay again with the same idempotencyKey ` +
+                'to get its result (it will not be paid twice).',
+            );
+          }
+          const paid = result.receipt
+            ? `Paid ${result.receipt.amount} USDC to ${result.receipt.payTo} (transaction ${result.receipt.transaction}, batch ${result.batchId}).`
+            : `Paid in batch ${result.batchId}.`;
+          const details = [result.contentType, result.contentEncoding === 'base64' ? 'body in base64' : '']
+            .filter(Boolean)
+            .join(', ');
+          const service = `Service answered ${result.serviceStatus ?? '?'}${details ? ` (${details})` : ''}`;
+          return {
+            content: [
+              { type: 'text', text: `${paid} ${service}:` },
+              { type: 'text', text: result.content ?? '' },
+            ],
+            structuredContent: structured,
+          };
+        },
+        { extra, message: 'waiting for the payment batch and its settlement' },
+      ),
+  );
+}
+
+interface PayArgs {
+  url: string;
+  method?: (typeof import('../../api/schemas.ts'))['PAY_METHODS'][number];
+  body?: unknown;
+  headers?: Record<string, string>;
+  maxAmount?: string;
+  idempotencyKey?: string;
+  agentId?: string;
+}

@@ -1,0 +1,23 @@
+// What the routes need of the connected pool: the money flows' context, the payments' context (each a 503
+// `service_unavailable` until the pool is connected) and the deployment. The composition root
+// (src/proxy/pool-runtime.ts) provides it; the routes never see how it is built.
+import type { FlowContext } from '../flows/context.ts';
+import type { PaymentContext } from '../payments/context.ts';
+import type { Deployment } from '../services/deployment.ts';
+
+/** The operator's books, in stroops (local callers only: movements over time would show settlements). */
+export interface OperatorBooks {
+  /** stroops held by the pool wallet (undefined when payments are off) */
+  poolWallet: bigint | undefined;
+  floatAccount: bigint;
+  agentNotes: bigint;
+  unsettled: bigint;
+  settling: boolean;
+}
+
+export interface PoolAccess {
+  require(): FlowContext;
+  books(): Promise<OperatorBooks>;
+  requirePayments(): PaymentContext;
+  info(): { deployment: Deployment; circuitId: string };
+}
