@@ -8,6 +8,7 @@ import { registerDemo } from './commands/demo.ts';
 import { registerMcp } from './commands/mcp.ts';
 import { registerFacilitator } from './commands/facilitator.ts';
 import { registerStore } from './commands/store.ts';
+import { registerServe } from './commands/serve.ts';
 import { VERSION } from '../version.ts';
 
 const program = new Command('pool-proxy')
@@ -21,5 +22,6 @@ registerDemo(program);
 registerMcp(program);
 registerFacilitator(program);
 registerStore(program);
+registerServe(program);
 
 await program.parseAsync(process.argv);

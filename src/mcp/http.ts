@@ -3,10 +3,10 @@
 // proxy's own REST API on loopback with that same token. GET and DELETE (SSE streams, sessions) answer 405.
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Context, Middleware, Next } from 'koa';
-import { ProblemError } from '../proxy/errors.ts';
-import { bearerToken } from '../proxy/http/api-router.ts';
-import { readBody } from '../proxy/http/json-body.ts';
-import { PoolApi } from './pool-api.ts';
+import { ProblemError } from '../api/problem.ts';
+import { bearerToken } from '../http/bearer.ts';
+import { readBody } from '../http/json-body.ts';
+import { PoolApi } from '../api/client.ts';
 import { createPoolMcpServer } from './tools.ts';
 
 export const MCP_PATH = '/mcp';

@@ -1,7 +1,7 @@
 // The stdio MCP server (`pool-proxy mcp`): one local agent, acting through the running proxy as its operator
 // over loopback. stdout carries the protocol only; everything else goes to stderr.
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { PoolApi } from './pool-api.ts';
+import { PoolApi } from '../api/client.ts';
 import { createPoolMcpServer } from './tools.ts';
 
 export interface StdioOptions {

@@ -6,8 +6,8 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { VERSION } from '../version.ts';
-import { AmountError, formatAmount, parseAmount } from '../proxy/domain/amount.ts';
-import { PoolApiError, type PoolApi } from './pool-api.ts';
+import { AmountError, formatAmount, parseAmount } from '../api/amount.ts';
+import { PoolApiError, type PoolApi } from '../api/client.ts';
 
 /**
  * operator: the local stdio server, acting as the proxy's operator for one agent (operator-funded deposits).

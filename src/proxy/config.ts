@@ -3,7 +3,7 @@
 import { STANDALONE_PASSPHRASE, x402Network } from '../ledger/networks.ts';
 import { isIP } from 'node:net';
 import { isAbsolute, join, resolve } from 'node:path';
-import { parseConfigAmount } from './domain/amount.ts';
+import { parseConfigAmount } from '../api/amount.ts';
 
 export interface RateLimitConfig {
   /** Sustained requests per second; 0 disables the limit. */
@@ -39,6 +39,8 @@ export interface ProxyConfig {
   port: number;
   dataDir: string;
   storeDir: string;
+  /** PostgreSQL URL of a store shared by several proxies ('' = the LevelDB store in `storeDir`). */
+  databaseUrl: string;
   masterKeyHex: string;
   masterKeyFile: string;
   /** Public origin of the service; its host is the `domain` of login challenges. */
@@ -174,6 +176,23 @@ export function isWildcardHost(host: string): boolean {
   return ['0.0.0.0', '[::]', '[::ffff:0:0]'].includes(normalised);
 }
 
+/** POOL_PROXY_DATABASE_URL: empty, or a postgres:// URL naming a database. */
+function databaseUrl(env: Env): string {
+  const value = text(env, 'POOL_PROXY_DATABASE_URL', '');
+  if (value === '') return value;
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(value);
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed === undefined || !/^postgres(ql)?:$/.test(parsed.protocol) || parsed.hostname === '')
+    throw new ConfigError(
+      'POOL_PROXY_DATABASE_URL must be a postgres://user:password@host:port/database URL',
+    );
+  return value;
+}
+
 /** Reads the configuration from `env` (normally process.env). Throws ConfigError on invalid values. */
 export function loadConfig(env: Env = process.env): ProxyConfig {
   const host = text(env, 'POOL_PROXY_HOST', '127.0.0.1');
@@ -221,6 +240,7 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
     port,
     dataDir,
     storeDir: inData(text(env, 'POOL_PROXY_STORE_DIR', 'proxy-store')),
+    databaseUrl: databaseUrl(env),
     masterKeyHex: masterKeyHex.toLowerCase(),
     masterKeyFile: inData(text(env, 'POOL_PROXY_MASTER_KEY_FILE', 'master.key')),
     publicUrl,

@@ -4,13 +4,13 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LoginService } from './auth/login.ts';
-import { formatAmount } from './domain/amount.ts';
+import { formatAmount } from '../api/amount.ts';
 import { TokenService } from './auth/tokens.ts';
 import type { ProxyConfig } from './config.ts';
 import { ApiRouter } from './http/api-router.ts';
 import { mcpHttpMiddleware } from '../mcp/http.ts';
 import { createApp } from './http/app.ts';
-import { createMetrics } from './http/metrics.ts';
+import { createMetrics } from './util/metrics.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { webMiddleware } from './http/web.ts';
 import { registerAccountRoutes } from './routes/account-routes.ts';
@@ -21,10 +21,11 @@ import { registerServiceRoutes } from './routes/service-routes.ts';
 import { AgentRegistry } from './services/agents.ts';
 import { sandboxFriendbotUrl } from './services/deployment.ts';
 import { NoteBook } from './services/notebook.ts';
-import { PoolRuntime } from './services/pool-runtime.ts';
+import { PoolRuntime } from './pool-runtime.ts';
 import { PoolStatsService } from './services/stats.ts';
 import { deriveKey } from './store/derived-keys.ts';
 import { EncryptedStore } from './store/encrypted-store.ts';
+import { joinCluster } from './cluster/cluster.ts';
 import { loadMasterKey } from './store/master-key.ts';
 import { StoreDamagedError } from '../storage/open-level.ts';
 import { createLogger, type Logger } from './util/logger.ts';
@@ -48,13 +49,19 @@ export function recoverCommand(config: ProxyConfig): string {
 export async function startProxy(config: ProxyConfig, options: StartOptions = {}): Promise<ProxyHandle> {
   const logger = options.logger ?? createLogger();
   const masterKey = loadMasterKey(config.masterKeyHex, config.masterKeyFile);
-  const store = await EncryptedStore.open(config.storeDir, masterKey).catch((error: unknown) => {
-    if (!(error instanceof StoreDamagedError)) throw error;
-    throw new StoreDamagedError(
-      error.dir,
-      error.damage,
-      `To move it aside and rebuild it from the master key and the chain, run: ${recoverCommand(config)}`,
-    );
+  const store = await EncryptedStore.open(config.databaseUrl || config.storeDir, masterKey).catch(
+    (error: unknown) => {
+      if (!(error instanceof StoreDamagedError)) throw error;
+      throw new StoreDamagedError(
+        error.dir,
+        error.damage,
+        `To move it aside and rebuild it from the master key and the chain, run: ${recoverCommand(config)}`,
+      );
+    },
+  );
+  const cluster = await joinCluster(store, logger).catch(async (error: unknown) => {
+    await store.close();
+    throw error;
   });
   const metrics = createMetrics();
   const tokens = new TokenService(masterKey, config.jwt);
@@ -69,7 +76,8 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
 
   const api = new ApiRouter({
     tokens,
-    tokenLimiter: new RateLimiter(config.rateLimit.token),
+    tokenLimiter:
+      cluster?.limiter('token', config.rateLimit.token) ?? new RateLimiter(config.rateLimit.token),
     metrics,
     maxBodyBytes: config.limits.maxBodyBytes,
   });
@@ -91,7 +99,17 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
   const notes = new NoteBook(store);
   const stats = new PoolStatsService(store, agents, notes);
   registerAccountRoutes(api, agents, notes, stats);
-  const pool = new PoolRuntime({ config, store, masterKey, agents, notes, metrics, logger, stats });
+  const pool = new PoolRuntime({
+    config,
+    store,
+    masterKey,
+    agents,
+    notes,
+    metrics,
+    logger,
+    stats,
+    cluster,
+  });
   registerFlowRoutes(api, pool, {
     maxDeposit: config.limits.maxDeposit,
     maxWithdraw: config.limits.maxWithdraw,
@@ -102,7 +120,13 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
 
   const friendbot = sandboxFriendbotUrl(config.ledger);
   const web = webMiddleware({ connectOrigins: friendbot ? [new URL(friendbot).origin] : [] });
-  const app = createApp({ api, metrics, ipLimiter: new RateLimiter(config.rateLimit.ip), logger, web });
+  const app = createApp({
+    api,
+    metrics,
+    ipLimiter: cluster?.limiter('ip', config.rateLimit.ip) ?? new RateLimiter(config.rateLimit.ip),
+    logger,
+    web,
+  });
   // MCP over Streamable HTTP at /mcp (src/mcp/http.ts): the wallet's token is forwarded to this REST API.
   const verifyToken = (token: string) => tokens.verify(token);
   app.use(mcpHttpMiddleware({ proxyUrl: () => url, verifyToken, maxBodyBytes: config.limits.maxBodyBytes }));
@@ -132,6 +156,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
       await pool.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await cluster?.close();
       await store.close();
       logger.log('info', 'proxy stopped', { url });
     },

@@ -49,13 +49,13 @@ export interface ExactClientOptions {
    * reached) and refuses an expiration further away than that
    */
   ledgerSeconds?: number;
-  /**
-   * the authorization nonce for this transfer (a random one when omitted): the proxy derives it from what
-   * the payment is, so that each attempt's authorization can be found on chain again
-   */
-  nonce?: (requirements: PaymentRequirements) => bigint;
   /** simulations of earlier identical transfers to reuse (see transfer-resources.ts); none when omitted */
   resources?: TransferResources;
+  /**
+   * the authorization's nonce (i64); random when omitted. A payer that derives it (one nonce per payment
+   * attempt) can find the payment on chain again, and the chain accepts each nonce once.
+   */
+  nonce?: bigint;
 }
 
 /** What one signed authorization commits the payer to, for the caller's records. */
@@ -166,7 +166,7 @@ export class ExactStellarClient implements SchemeNetworkClient {
     // 1. the payer's entry, built and signed here (the transfer needs exactly this one: checked next)
     let signed: SignedAuthEntry;
     try {
-      signed = signInvocation(signer, invocation, expiration, passphrase, this.opts.nonce?.(requirements));
+      signed = signInvocation(signer, invocation, expiration, passphrase, this.opts.nonce);
     } catch (e) {
       throw new X402Error('signing_failed', `could not sign the authorization: ${(e as Error).message}`);
     }

@@ -155,9 +155,9 @@ export async function quote(
 
 /**
  * Signs the quoted payment with `signer` (the payer): the payment payload, its PAYMENT-SIGNATURE header
- * value and the record to persist before sending. `nonce` is the authorization's nonce (random when
- * omitted). Throws X402Error (`requirements_not_ours`, `simulation_failed` — e.g. a balance too low, or a
- * nonce already used —, `signing_failed`, `rpc_failed`).
+ * value and the record to persist before sending. `opts.nonce` fixes the authorization's nonce (random
+ * otherwise). Throws X402Error (`requirements_not_ours`,
+ * `simulation_failed` — e.g. a balance too low —, `signing_failed`, `rpc_failed`).
  */
 export async function sign(
   q: Quote,
@@ -166,13 +166,13 @@ export async function sign(
   opts: { nonce?: bigint } = {},
 ): Promise<SignedPayment> {
   const scheme = new ExactStellarClient({
+    nonce: opts.nonce,
     signer,
     rpcUrl: payer.rpcUrl,
     networkPassphrase: payer.networkPassphrase,
     assets: [payer.asset],
     ledgerSeconds: payer.ledgerSeconds,
     resources: payer.resources,
-    ...(opts.nonce !== undefined && { nonce: () => opts.nonce as bigint }),
   });
   let signed: SignedTransfer | undefined;
   const client = new x402Client((_v, accepts) => {

@@ -1,7 +1,7 @@
 import { Keypair } from '@stellar/stellar-sdk';
 import test from 'ava';
-import { AddressError, isAccountAddress, parseAccountAddress } from '../../src/proxy/domain/address.ts';
-import { isAgentId } from '../../src/proxy/domain/agent-id.ts';
+import { AddressError, isAccountAddress, parseAccountAddress } from '../../src/api/address.ts';
+import { isAgentId } from '../../src/api/agent-id.ts';
 
 const valid = Keypair.random().publicKey();
 

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { AmountError, formatAmount, parseAmount } from '../../src/proxy/domain/amount.ts';
+import { AmountError, formatAmount, parseAmount } from '../../src/api/amount.ts';
 
 const MAX = 100_000n * 10_000_000n;
 

@@ -9,7 +9,7 @@ import { challengeNonce } from '../../src/proxy/auth/challenge-message.ts';
 import { LoginService } from '../../src/proxy/auth/login.ts';
 import { decodeSignature } from '../../src/proxy/auth/signature.ts';
 import { TokenService } from '../../src/proxy/auth/tokens.ts';
-import { ProblemError } from '../../src/proxy/errors.ts';
+import { ProblemError } from '../../src/api/problem.ts';
 import { EncryptedStore } from '../../src/proxy/store/encrypted-store.ts';
 import { getJson, postJson } from './helpers/http.ts';
 import { startTestProxy, type TestProxy } from './helpers/proxy.ts';

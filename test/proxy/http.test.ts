@@ -3,7 +3,7 @@ import { Keypair } from '@stellar/stellar-sdk';
 import test from 'ava';
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { TokenService } from '../../src/proxy/auth/tokens.ts';
-import { isLoopbackAddress } from '../../src/proxy/http/loopback.ts';
+import { isLoopbackAddress } from '../../src/http/loopback.ts';
 import { getJson, postJson, rawRequest } from './helpers/http.ts';
 import { startTestProxy, type TestProxy } from './helpers/proxy.ts';
 

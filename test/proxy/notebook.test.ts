@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ProblemError } from '../../src/proxy/errors.ts';
+import { ProblemError } from '../../src/api/problem.ts';
 import { type NewNote, NoteBook } from '../../src/proxy/services/notebook.ts';
 import { EncryptedStore } from '../../src/proxy/store/encrypted-store.ts';
 

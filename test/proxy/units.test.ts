@@ -1,7 +1,7 @@
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import { Keypair } from '@stellar/stellar-sdk';
-import { OPERATOR_OWNER } from '../../src/proxy/domain/agent-id.ts';
+import { OPERATOR_OWNER } from '../../src/api/agent-id.ts';
 import { RateLimiter } from '../../src/proxy/http/rate-limit.ts';
 import { RecoveryKey, REGISTRATION_BYTES } from '../../src/proxy/services/agent-registration.ts';
 import { KeyedMutex } from '../../src/proxy/util/keyed-mutex.ts';

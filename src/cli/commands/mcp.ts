@@ -1,8 +1,8 @@
 // `pool-proxy mcp`: the MCP server for one local AI agent over stdio. It talks to a running proxy on loopback as
 // the proxy's operator acting for that agent. stdout carries the MCP protocol only; messages go to stderr.
 import { type Command, InvalidArgumentError } from 'commander';
-import { AGENT_ID_PATTERN } from '../../proxy/domain/agent-id.ts';
-import { isLoopbackAddress } from '../../proxy/http/loopback.ts';
+import { AGENT_ID_PATTERN } from '../../api/agent-id.ts';
+import { isLoopbackAddress } from '../../http/loopback.ts';
 import { runStdioServer } from '../../mcp/stdio.ts';
 
 export const DEFAULT_PROXY_URL = 'http://127.0.0.1:8080';

@@ -13,6 +13,7 @@ import { LOCAL_CHANNELS, localX402Env } from '../../x402/local-services.ts';
 import { startPoolSandboxThread } from '../threads/sandbox-thread.ts';
 import { startLocalX402Thread } from '../threads/x402-thread.ts';
 import { parseIntFlag } from './facilitator.ts';
+import { replicaEnvs } from './replicas.ts';
 
 /** Test USDC minted to the operator of a new embedded sandbox. */
 const OPERATOR_TEST_USDC = 10_000;
@@ -28,6 +29,7 @@ interface StartOptions {
   networkPassphrase: string;
   facilitator: string;
   demo: string;
+  replicas: string;
 }
 
 /**
@@ -76,6 +78,11 @@ export function registerStart(program: Command): void {
       'demo paid service address (with the embedded sandbox)',
       process.env.POOL_PROXY_DEMO_LISTEN ?? '127.0.0.1:8403',
     )
+    .option(
+      '--replicas <n>',
+      'proxies on consecutive ports from POOL_PROXY_PORT, sharing the store (needs POOL_PROXY_DATABASE_URL when > 1)',
+      '1',
+    )
     .action(async (opts: StartOptions) => {
       // One logger for the whole service: JSON lines on stdout, pretty coloured lines on a terminal.
       const logger = createLogger();
@@ -103,7 +110,7 @@ export function registerStart(program: Command): void {
       process.once('SIGTERM', () => void shutdown('SIGTERM'));
       try {
         // The proxy's own settings are checked before anything starts, so a bad one fails at once.
-        loadConfig(env);
+        const replicas = replicaEnvs(env, loadConfig(env), opts.replicas);
         const networkPassphrase = parsePassphrase(opts.networkPassphrase);
         const artifacts = circuitArtifacts(POLICY_CIRCUIT.id, opts.circuits);
         if (!existsSync(artifacts.zkey) || !existsSync(artifacts.wasm)) {
@@ -223,15 +230,17 @@ export function registerStart(program: Command): void {
           });
         }
 
-        const proxy: ProxyHandle = await startProxy(loadConfig(env), {
-          logger: logger.child({ component: 'proxy' }),
-        });
-        stops.push(() => proxy.close());
-        logger.log('info', "proxy: connecting to the ledger and the prover, reading the pool's events…");
-        await proxy.ready;
-        logger.log('info', `proxy           ${proxy.url}   (GET /health, /openapi.json, /api/pool/info)`, {
-          url: proxy.url,
-        });
+        for (const [i, replica] of replicas.entries()) {
+          const proxy: ProxyHandle = await startProxy(loadConfig({ ...env, ...replica }), {
+            logger: logger.child({ component: replicas.length > 1 ? `proxy-${i + 1}` : 'proxy' }),
+          });
+          stops.push(() => proxy.close());
+          logger.log('info', "proxy: connecting to the ledger and the prover, reading the pool's events…");
+          await proxy.ready;
+          logger.log('info', `proxy           ${proxy.url}   (GET /health, /openapi.json, /api/pool/info)`, {
+            url: proxy.url,
+          });
+        }
         logger.log('info', 'ready.');
       } catch (err) {
         await stopAll();

@@ -9,6 +9,7 @@ import { EncryptedStore } from '../../proxy/store/encrypted-store.ts';
 import { loadMasterKey } from '../../proxy/store/master-key.ts';
 import { findDamage } from '../../storage/leveldb-integrity.ts';
 import { lockingProcess } from '../../storage/open-level.ts';
+import { registerStoreMigrate } from './store-migrate.ts';
 
 interface StoreOptions {
   dataDir: string;
@@ -31,7 +32,8 @@ function fail(command: string, error: unknown): never {
 }
 
 export function registerStore(program: Command): void {
-  const store = program.command('store').description("check or rebuild the proxy's encrypted store");
+  const store = program.command('store').description("check, rebuild or move the proxy's encrypted store");
+  registerStoreMigrate(store);
   const dataDirOption = [
     '--data-dir <dir>',
     'directory that holds every store',

@@ -6,9 +6,8 @@
 // stored, until the challenge expires (`sweepExpired` removes it then).
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Keypair } from '@stellar/stellar-sdk';
-import { ProblemError } from '../errors.ts';
+import { ProblemError } from '../../api/problem.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
-import { KeyedMutex } from '../util/keyed-mutex.ts';
 import { type ChallengeFields, formatChallenge, parseChallenge } from './challenge-message.ts';
 import { decodeSignature } from './signature.ts';
 import type { TokenService } from './tokens.ts';
@@ -38,7 +37,7 @@ export class LoginService {
   readonly #store: EncryptedStore;
   readonly #tokens: TokenService;
   readonly #settings: LoginSettings;
-  readonly #mutex = new KeyedMutex();
+  readonly #mutex;
   readonly #now: () => number;
 
   constructor(
@@ -49,6 +48,7 @@ export class LoginService {
   ) {
     if (settings.challengeKey.length !== 32) throw new Error('challenge key must be 32 bytes');
     this.#store = store;
+    this.#mutex = store.mutex('login-nonce');
     this.#tokens = tokens;
     this.#settings = settings;
     this.#now = now;

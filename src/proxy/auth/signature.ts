@@ -1,5 +1,5 @@
 // Wallets return SEP-53 signatures as base64 (Freighter) or hex (SEP-43 text); both carry 64 bytes.
-import { ProblemError } from '../errors.ts';
+import { ProblemError } from '../../api/problem.ts';
 
 const HEX = /^[0-9a-fA-F]{128}$/;
 const BASE64 = /^[A-Za-z0-9+/]{86}==$/;

@@ -2,8 +2,8 @@
 // restarts and a proxy with another master key cannot mint tokens this one accepts.
 import { createPrivateKey, createPublicKey, type KeyObject, randomUUID } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
-import { isAccountAddress } from '../domain/address.ts';
-import { ProblemError } from '../errors.ts';
+import { isAccountAddress } from '../../api/address.ts';
+import { ProblemError } from '../../api/problem.ts';
 import { deriveKey } from '../store/derived-keys.ts';
 
 // PKCS#8 DER header for a raw 32-byte Ed25519 seed (RFC 8410).

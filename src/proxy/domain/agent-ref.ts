@@ -1,7 +1,7 @@
 // An agent is (owner, agentId): the owner is a wallet (the JWT subject, a G… address) or the operator (local
 // MCP agents). Two owners may use the same agentId without meeting; inside the proxy an agent is named by
 // its scoped id `owner/agentId`, which keys its notes, balance and key derivation.
-import { OPERATOR_OWNER } from './agent-id.ts';
+import { OPERATOR_OWNER } from '../../api/agent-id.ts';
 
 export interface AgentRef {
   owner: string;

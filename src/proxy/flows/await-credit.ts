@@ -1,5 +1,5 @@
 // After a confirmation: wait until the indexer has credited the transaction's outputs to the agent.
-import { ProblemError } from '../errors.ts';
+import { ProblemError } from '../../api/problem.ts';
 import type { FlowContext } from './context.ts';
 
 export async function awaitCredit(

@@ -1,7 +1,7 @@
 // What every money flow needs, as one object: the store and its journal, the note book and agents, the
 // ledger, the prover, the deployment, and the service's limits. Built once when the pool connects
 // (`pool-runtime.ts`); each flow is a function of this context and its request.
-import type { ProxyMetrics } from '../http/metrics.ts';
+import type { ProxyMetrics } from '../util/metrics.ts';
 import type { Journal } from '../journal/journal.ts';
 import type { AgentKeyring } from '../services/agent-keyring.ts';
 import type { AgentRegistry } from '../services/agents.ts';
@@ -14,10 +14,10 @@ import type { PoolIndexer } from '../services/pool-indexer.ts';
 import type { PoolTransactionProver } from '../services/pool-transaction.ts';
 import type { PoolStatsService } from '../services/stats.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
-import type { KeyedMutex } from '../util/keyed-mutex.ts';
+import type { Mutex } from '../store/backend.ts';
 import type { Logger } from '../util/logger.ts';
 import type { OutstandingPrepares } from './outstanding-prepares.ts';
-import type { WalletQuotas } from './wallet-quotas.ts';
+import type { WalletQuotaPolicy } from './wallet-quotas.ts';
 
 export interface FlowLimits {
   prepareTtlSeconds: number;
@@ -43,9 +43,9 @@ export interface FlowContext {
   /** Prepared wallet deposits still outstanding (their proofs pin the current allowlist root). */
   outstanding: OutstandingPrepares;
   /** Per-wallet bounds: concurrent prepares, new agents per hour. */
-  quotas: WalletQuotas;
+  quotas: WalletQuotaPolicy;
   /** One spend at a time per agent (note selection and change depend on the last result). */
-  spendLock: KeyedMutex;
+  spendLock: Mutex;
   /** One proof at a time per owner: a wallet's proofs queue behind its own, not in front of others'. */
-  proofLanes: KeyedMutex;
+  proofLanes: Mutex;
 }

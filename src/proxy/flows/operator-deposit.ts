@@ -3,8 +3,8 @@
 // deposit is proved and sent; the agent exists once its note is confirmed.
 import { randomUUID } from 'node:crypto';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
-import { formatAmount } from '../domain/amount.ts';
-import { ProblemError } from '../errors.ts';
+import { formatAmount } from '../../api/amount.ts';
+import { ProblemError } from '../../api/problem.ts';
 import { fault } from '../util/faults.ts';
 import type { FlowContext } from './context.ts';
 import { proveAndRelay } from './relay.ts';

@@ -8,8 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { Address } from '@stellar/stellar-sdk';
 import { POLICY_CIRCUIT } from '../../circuit/index.ts';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
-import { formatAmount } from '../domain/amount.ts';
-import { ProblemError } from '../errors.ts';
+import { formatAmount } from '../../api/amount.ts';
+import { ProblemError } from '../../api/problem.ts';
 import { txHashOf } from '../services/ledger-client.ts';
 import type { FlowContext } from './context.ts';
 import { pinPoolFootprint } from './pin-footprint.ts';
@@ -45,7 +45,7 @@ export async function prepareDeposit(
       );
     }
     if (!ctx.registrar.isRegistered(ref)) {
-      ctx.quotas.takeNewAgent(wallet);
+      await ctx.quotas.takeNewAgent(wallet);
       await ctx.registrar.ensure(ref);
     }
     const deadline = ctx.registrar.deadline;

@@ -39,7 +39,7 @@ async function reconcileOne(ctx: FlowContext, record: OperationRecord, now: numb
     case 'proving':
       // Only the request that began it moves such an operation on; one begun by an earlier run of the
       // process (which crashed) never reached the ledger.
-      if (record.runId === ctx.journal.runId) return false;
+      if (await ctx.journal.runIsLive(record.runId)) return false;
       await releaseOperation(ctx, opId, 'released', {
         code: 'interrupted',
         detail: 'interrupted before sending',

@@ -4,7 +4,7 @@
 // made again (the service signs these itself), a bounded number of times, after any allowlist inserts under
 // way have landed.
 import { Address } from '@stellar/stellar-sdk';
-import { ProblemError } from '../errors.ts';
+import { ProblemError } from '../../api/problem.ts';
 import type { Confirmed } from '../services/ledger-client.ts';
 import type { ProvedTransaction } from '../services/pool-transaction.ts';
 import { fault } from '../util/faults.ts';

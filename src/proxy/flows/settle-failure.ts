@@ -1,7 +1,7 @@
 // After a flow failed: a definite failure releases what the operation held (reservation, note locks, pending
 // outputs) and closes it; an uncertain one (sent, not decided in time) keeps everything held — the journal
 // says `submitted` — and reconciliation decides it by hash, so a late landing can never overdraw.
-import { ProblemError } from '../errors.ts';
+import { ProblemError } from '../../api/problem.ts';
 import { UncertainOutcome } from '../services/ledger-client.ts';
 import type { FlowContext } from './context.ts';
 

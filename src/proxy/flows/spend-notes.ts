@@ -4,7 +4,7 @@
 // at a time per agent: note selection and change depend on the last result.
 import type { AgentRef } from '../domain/agent-ref.ts';
 import { scopedId } from '../domain/agent-ref.ts';
-import { ProblemError } from '../errors.ts';
+import { ProblemError } from '../../api/problem.ts';
 import type { Confirmed } from '../services/ledger-client.ts';
 import type { NoteRecord } from '../services/notebook.ts';
 import { consolidate } from './consolidate.ts';

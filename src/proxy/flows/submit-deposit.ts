@@ -2,7 +2,7 @@
 // signature of the wallet, record the outputs as pending notes, send, and answer once confirmed and credited.
 // A deposit the chain still found stale is answered `409 prepare_stale` ("prepare again"), never a host error.
 import { FeeBumpTransaction, Keypair, type Transaction, TransactionBuilder } from '@stellar/stellar-sdk';
-import { ProblemError } from '../errors.ts';
+import { ProblemError } from '../../api/problem.ts';
 import type { OperationRecord } from '../journal/journal.ts';
 import { txHashOf } from '../services/ledger-client.ts';
 import { fault } from '../util/faults.ts';

@@ -1,14 +1,20 @@
 // Bounded cost per wallet: how many deposits a wallet may be preparing at once (each costs a proof), and how
 // many new agents it may register per hour (each costs the operator an allowlist insert). The operator's own
 // agents are not limited here. Counts are kept in memory: a restart forgets them, which only ever allows more.
-import { ProblemError } from '../errors.ts';
+import { ProblemError } from '../../api/problem.ts';
 
 export interface WalletQuotaLimits {
   concurrentPrepares: number;
   newAgentsPerHour: number;
 }
 
-export class WalletQuotas {
+/** Per-wallet bounds: this process's counts, or counts shared by the replicas (cluster/shared-quotas.ts). */
+export interface WalletQuotaPolicy {
+  preparing<T>(wallet: string, work: () => Promise<T>): Promise<T>;
+  takeNewAgent(wallet: string, now?: number): void | Promise<void>;
+}
+
+export class WalletQuotas implements WalletQuotaPolicy {
   readonly #limits: WalletQuotaLimits;
   readonly #preparing = new Map<string, number>();
   readonly #newAgents = new Map<string, number[]>();
@@ -20,13 +26,7 @@ export class WalletQuotas {
   /** Runs `work` as one of the wallet's concurrent prepares, or refuses with 429 when it has too many. */
   async preparing<T>(wallet: string, work: () => Promise<T>): Promise<T> {
     const current = this.#preparing.get(wallet) ?? 0;
-    if (current >= this.#limits.concurrentPrepares) {
-      throw new ProblemError(
-        'rate_limited',
-        `this wallet already has ${current} deposits being prepared (limit ${this.#limits.concurrentPrepares}); wait for them`,
-        { headers: { 'Retry-After': '5' } },
-      );
-    }
+    if (current >= this.#limits.concurrentPrepares) throw tooManyPrepares(current, this.#limits);
     this.#preparing.set(wallet, current + 1);
     try {
       return await work();
@@ -39,16 +39,29 @@ export class WalletQuotas {
 
   /** Counts one new agent for the wallet, or refuses with 429 past the hourly limit. */
   takeNewAgent(wallet: string, now = Date.now()): void {
-    const recent = (this.#newAgents.get(wallet) ?? []).filter((t) => t > now - 3_600_000);
-    if (recent.length >= this.#limits.newAgentsPerHour) {
-      const retry = Math.ceil((recent[0] + 3_600_000 - now) / 1000);
-      throw new ProblemError(
-        'rate_limited',
-        `this wallet created ${recent.length} new agents in the last hour (limit ${this.#limits.newAgentsPerHour})`,
-        { headers: { 'Retry-After': String(Math.max(1, retry)) } },
-      );
-    }
+    const recent = (this.#newAgents.get(wallet) ?? []).filter((t) => t > now - HOUR_MS);
+    if (recent.length >= this.#limits.newAgentsPerHour) throw tooManyNewAgents(recent, this.#limits, now);
     recent.push(now);
     this.#newAgents.set(wallet, recent);
   }
+}
+
+export const HOUR_MS = 3_600_000;
+
+export function tooManyPrepares(current: number, limits: WalletQuotaLimits): ProblemError {
+  return new ProblemError(
+    'rate_limited',
+    `this wallet already has ${current} deposits being prepared (limit ${limits.concurrentPrepares}); wait for them`,
+    { headers: { 'Retry-After': '5' } },
+  );
+}
+
+/** `recent`: the wallet's new-agent times within the last hour, oldest first. */
+export function tooManyNewAgents(recent: number[], limits: WalletQuotaLimits, now: number): ProblemError {
+  const retry = Math.ceil((recent[0]! + HOUR_MS - now) / 1000);
+  return new ProblemError(
+    'rate_limited',
+    `this wallet created ${recent.length} new agents in the last hour (limit ${limits.newAgentsPerHour})`,
+    { headers: { 'Retry-After': String(Math.max(1, retry)) } },
+  );
 }

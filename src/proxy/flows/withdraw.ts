@@ -3,8 +3,8 @@
 // balance falls when the spend is confirmed; a failure releases the reservation and the notes.
 import { randomUUID } from 'node:crypto';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
-import { formatAmount } from '../domain/amount.ts';
-import { ProblemError } from '../errors.ts';
+import { formatAmount } from '../../api/amount.ts';
+import { ProblemError } from '../../api/problem.ts';
 import { fault } from '../util/faults.ts';
 import type { FlowContext } from './context.ts';
 import { requireAgent } from './require-agent.ts';

@@ -5,19 +5,20 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { z } from 'zod';
 import type { TokenClaims, TokenService } from '../auth/tokens.ts';
-import { OPERATOR_OWNER } from '../domain/agent-id.ts';
+import { OPERATOR_OWNER } from '../../api/agent-id.ts';
 import {
   type FieldIssue,
   PROBLEM_STATUS,
   PROBLEM_TITLES,
   type ProblemCode,
   ProblemError,
-} from '../errors.ts';
-import { checkJsonContentType, parseJsonObject, readBody } from './json-body.ts';
-import { isLoopbackAddress } from './loopback.ts';
-import type { ProxyMetrics } from './metrics.ts';
-import type { RateLimiter } from './rate-limit.ts';
-import { Problem } from './schemas.ts';
+} from '../../api/problem.ts';
+import { checkJsonContentType, parseJsonObject, readBody } from '../../http/json-body.ts';
+import { bearerToken } from '../../http/bearer.ts';
+import { isLoopbackAddress } from '../../http/loopback.ts';
+import type { ProxyMetrics } from '../util/metrics.ts';
+import type { RequestLimiter } from './rate-limit.ts';
+import { Problem } from '../../api/schemas.ts';
 
 /**
  * public: anyone; wallet: Bearer JWT; loopback: callers on this host's loopback interface only;
@@ -66,7 +67,7 @@ export interface RouteDefinition<B, Q, P, R> {
 
 export interface ApiRouterDeps {
   tokens: TokenService;
-  tokenLimiter: RateLimiter;
+  tokenLimiter: RequestLimiter;
   metrics: ProxyMetrics;
   maxBodyBytes: number;
 }
@@ -94,26 +95,6 @@ function validate<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
     );
   }
   return result.data;
-}
-
-export function bearerToken(ctx: Context): string {
-  const header = ctx.get('authorization');
-  if (header === '') {
-    throw new ProblemError(
-      'unauthorized',
-      'missing Authorization: Bearer <token>; log in with /api/auth/challenge',
-      {
-        headers: { 'WWW-Authenticate': 'Bearer' },
-      },
-    );
-  }
-  const match = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/.exec(header);
-  if (!match) {
-    throw new ProblemError('unauthorized', 'Authorization header must be "Bearer <jwt>"', {
-      headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
-    });
-  }
-  return match[1];
 }
 
 export class ApiRouter {
@@ -194,7 +175,7 @@ export class ApiRouter {
       return { sub: OPERATOR_OWNER, jti: 'loopback', iat: 0, exp: 0 };
     }
     const claims = await this.#deps.tokens.verify(bearerToken(ctx));
-    const decision = this.#deps.tokenLimiter.take(claims.sub);
+    const decision = await this.#deps.tokenLimiter.take(claims.sub);
     if (!decision.allowed) {
       this.#deps.metrics.rateLimited.inc({ scope: 'token' });
       throw new ProblemError('rate_limited', 'too many requests for this wallet; slow down', {

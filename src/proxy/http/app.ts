@@ -2,13 +2,13 @@
 // rate limit, the wallet page, then the API routes. Route modules register themselves on the ApiRouter;
 // this file only wires the pipeline.
 import Koa, { type Context, type Middleware, type Next } from 'koa';
-import { ProblemError } from '../errors.ts';
+import { ProblemError } from '../../api/problem.ts';
 import type { Logger } from '../util/logger.ts';
 import type { ApiRouter } from './api-router.ts';
-import type { ProxyMetrics } from './metrics.ts';
+import type { ProxyMetrics } from '../util/metrics.ts';
 import { problemMiddleware } from './problem.ts';
 import { bindRequest, problemOf } from './request-context.ts';
-import type { RateLimiter } from './rate-limit.ts';
+import type { RequestLimiter } from './rate-limit.ts';
 
 /** Routes polled by monitors: their request lines are debug, not info. */
 const QUIET_ROUTES = new Set(['/health', '/metrics']);
@@ -16,7 +16,7 @@ const QUIET_ROUTES = new Set(['/health', '/metrics']);
 export interface AppDeps {
   api: ApiRouter;
   metrics: ProxyMetrics;
-  ipLimiter: RateLimiter;
+  ipLimiter: RequestLimiter;
   logger: Logger;
   /** Serves the wallet page (GET /, /app.js, /app.css); see web.ts. */
   web?: Middleware;
@@ -48,7 +48,7 @@ export function createApp({ api, metrics, ipLimiter, logger, web }: AppDeps): Ko
   });
   app.use(problemMiddleware(logger));
   app.use(async (ctx: Context, next: Next) => {
-    const decision = ipLimiter.take(ctx.req.socket.remoteAddress ?? 'unknown');
+    const decision = await ipLimiter.take(ctx.req.socket.remoteAddress ?? 'unknown');
     if (!decision.allowed) {
       metrics.rateLimited.inc({ scope: 'ip' });
       throw new ProblemError('rate_limited', 'too many requests from this address; slow down', {

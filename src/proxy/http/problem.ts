@@ -2,7 +2,7 @@
 // Unknown exceptions become a 500 without internals; the log gets the details.
 import { inspect } from 'node:util';
 import type { Context, Next } from 'koa';
-import { PROBLEM_STATUS, PROBLEM_TITLES, type ProblemCode, ProblemError } from '../errors.ts';
+import { PROBLEM_STATUS, PROBLEM_TITLES, type ProblemCode, ProblemError } from '../../api/problem.ts';
 import type { Logger } from '../util/logger.ts';
 import { noteProblem } from './request-context.ts';
 

@@ -13,7 +13,12 @@ export interface RateDecision {
   retryAfterSeconds: number;
 }
 
-export class RateLimiter {
+/** A rate limiter: this process's buckets, or buckets shared by the replicas (cluster/shared-rate-limit.ts). */
+export interface RequestLimiter {
+  take(key: string): RateDecision | Promise<RateDecision>;
+}
+
+export class RateLimiter implements RequestLimiter {
   readonly #buckets = new Map<string, Bucket>();
   readonly #config: RateLimitConfig;
   readonly #now: () => number;

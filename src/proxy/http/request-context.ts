@@ -2,7 +2,7 @@
 // X-Request-Id, or a fresh UUID), the logger bound to it, and the problem code of a refusal.
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
-import type { ProblemCode } from '../errors.ts';
+import type { ProblemCode } from '../../api/problem.ts';
 import { type Logger, silentLogger } from '../util/logger.ts';
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';

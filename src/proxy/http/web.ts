@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Context, Next } from 'koa';
-import { ProblemError } from '../errors.ts';
+import { ProblemError } from '../../api/problem.ts';
 
 export const DEFAULT_WEB_DIR = fileURLToPath(new URL('../../../build/web', import.meta.url));
 

@@ -11,7 +11,6 @@
 // operations are also indexed under `op-open/`, so reconciliation reads only those.
 import { randomUUID } from 'node:crypto';
 import type { EncryptedStore, StoreOp } from '../store/encrypted-store.ts';
-import { KeyedMutex } from '../util/keyed-mutex.ts';
 
 export type OperationKind =
   'wallet_deposit' | 'operator_deposit' | 'withdraw' | 'consolidate' | 'payment' | 'settlement';
@@ -64,20 +63,42 @@ export interface OperationRecord {
   data?: Record<string, unknown>;
 }
 
+/** Which process runs are alive (cluster/runs.ts). */
+export interface LiveRuns {
+  readonly runId: string;
+  isLive(runId: string): Promise<boolean>;
+}
+
 export class Journal {
   /** This process run (operations begun by an earlier run have no live request any more). */
-  readonly runId = randomUUID();
+  readonly runId: string;
   readonly #store: EncryptedStore;
-  readonly #mutex = new KeyedMutex();
+  readonly #mutex;
   /**
    * Open operations as last written (write-through): a payment is updated four or five times in a burst,
    * and reading each update's record back from the encrypted store was a tenth of a payment's CPU. Only
-   * this class writes operation records, so the copy cannot go stale; final operations leave it.
+   * this class writes operation records, so the copy cannot go stale; final operations leave it. Not kept
+   * when other processes share the store (PostgreSQL): they write operations too.
    */
-  readonly #cache = new Map<string, OperationRecord>();
+  readonly #cache: Map<string, OperationRecord> | undefined;
+  readonly #runs: LiveRuns | undefined;
 
-  constructor(store: EncryptedStore) {
+  /** `runs` tells which process runs are alive when several processes share the store. */
+  constructor(store: EncryptedStore, runs?: LiveRuns) {
     this.#store = store;
+    this.#mutex = store.mutex('op');
+    this.#cache = store.backend.kind === 'leveldb' ? new Map() : undefined;
+    this.#runs = runs;
+    this.runId = runs?.runId ?? randomUUID();
+  }
+
+  /**
+   * Whether the process run that began an operation still runs (its live request moves it on). Alone on the
+   * store, only this run is alive; beside other processes, theirs are too while they hold their run lock.
+   */
+  async runIsLive(runId: string): Promise<boolean> {
+    if (runId === this.runId) return true;
+    return this.#runs === undefined ? false : this.#runs.isLive(runId);
   }
 
   key(opId: string): string {
@@ -89,18 +110,18 @@ export class Journal {
   }
 
   async get(opId: string): Promise<OperationRecord | undefined> {
-    const hit = this.#cache.get(opId);
+    const hit = this.#cache?.get(opId);
     if (hit) return structuredClone(hit);
     const record = await this.#store.get<OperationRecord>(this.key(opId));
-    if (record && !isFinal(record.state)) this.#cache.set(opId, structuredClone(record));
+    if (record && !isFinal(record.state)) this.#cache?.set(opId, structuredClone(record));
     return record;
   }
 
   /** Writes `record` (and `extra`) in one batch, then the cache. */
   async #write(record: OperationRecord, extra: StoreOp[]): Promise<void> {
     await this.#store.batch([...this.#writeOps(record), ...extra]);
-    if (isFinal(record.state)) this.#cache.delete(record.opId);
-    else this.#cache.set(record.opId, structuredClone(record));
+    if (isFinal(record.state)) this.#cache?.delete(record.opId);
+    else this.#cache?.set(record.opId, structuredClone(record));
   }
 
   /** Writes a new operation (it must not exist), with `extra` store operations in the same batch. */

@@ -3,23 +3,14 @@
 // whose order says nothing about who asked first. The queue is bounded. Each payment's outcome goes back to
 // the request waiting for it.
 import { randomInt, randomUUID } from 'node:crypto';
-import { ProblemError } from '../errors.ts';
+import { ProblemError } from '../../api/problem.ts';
 import type { Logger } from '../util/logger.ts';
-import type { PaymentOutcome } from './context.ts';
+import type { BatchSummary, PaymentResult as PaymentOutcome } from '../../api/types.ts';
 
 export interface BatchItem {
   paymentId: string;
   /** Runs the payment inside batch `batchId`; never throws (failures are outcomes). */
   execute: (batchId: string) => Promise<PaymentOutcome>;
-}
-
-export interface BatchSummary {
-  batchId: string;
-  size: number;
-  executedAt: string;
-  durationMs: number;
-  confirmed: number;
-  failed: number;
 }
 
 export interface BatchOperatorOptions {

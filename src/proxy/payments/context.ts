@@ -7,6 +7,7 @@ import type { PaymentsConfig } from '../config.ts';
 import type { FlowContext } from '../flows/context.ts';
 import type { BatchOperator } from './batch-operator.ts';
 import type { PoolWalletFloat } from './float.ts';
+import type { PaymentNonces } from './payment-nonce.ts';
 import type { PaymentRecords } from './records.ts';
 
 export interface PaymentContext {
@@ -18,29 +19,8 @@ export interface PaymentContext {
   /** Largest price one payment may have (stroops). */
   paymentCap: bigint;
   records: PaymentRecords;
+  /** Derives each payment attempt's authorization nonce (and opens nonces found on chain). */
+  nonces: PaymentNonces;
   batches: BatchOperator;
   float: PoolWalletFloat;
-}
-
-/** A payment's answer to its caller. */
-export interface PaymentOutcome {
-  paymentId: string;
-  paymentStatus: 'confirmed' | 'failed' | 'pending';
-  batchId: string;
-  receipt?: PaymentReceipt;
-  serviceStatus?: number;
-  contentType?: string;
-  /** the service's body: UTF-8 text, or base64 when `contentEncoding` says so */
-  content?: string;
-  contentEncoding?: 'utf8' | 'base64';
-  reason?: { code: string; detail: string };
-}
-
-export interface PaymentReceipt {
-  amount: string;
-  asset: string;
-  payTo: string;
-  network: string;
-  transaction: string;
-  settledAt: string;
 }

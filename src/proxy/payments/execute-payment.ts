@@ -15,9 +15,10 @@ import {
   type SignedPayment,
   X402Error,
 } from '../../x402/index.ts';
-import { formatAmount } from '../domain/amount.ts';
+import { formatAmount } from '../../api/amount.ts';
 import { fault } from '../util/faults.ts';
-import type { PaymentContext, PaymentOutcome, PaymentReceipt } from './context.ts';
+import type { PaymentResult as PaymentOutcome, PaymentReceipt } from '../../api/types.ts';
+import type { PaymentContext } from './context.ts';
 import { settlePaymentFailure } from './payment-state.ts';
 
 export interface QueuedPayment {
@@ -25,6 +26,10 @@ export interface QueuedPayment {
   agent: string;
   quote: Quote;
   request: SafeRequest;
+  /** the caller's idempotency key: the authorization's nonce derives from it (payment-nonce.ts) */
+  idempotencyKey?: string;
+  /** which signing attempt of this payment (0 first); each attempt has its own nonce */
+  attempt?: number;
 }
 
 /** How long a paid request may take: the service's facilitator settles on the ledger before answering. */
@@ -42,7 +47,8 @@ export async function executePayment(
   try {
     let signed: SignedPayment;
     try {
-      signed = await sign(p.quote, pctx.poolWallet, pctx.payer);
+      const nonce = pctx.nonces.derive(p.agent, p.idempotencyKey, p.attempt ?? 0);
+      signed = await sign(p.quote, pctx.poolWallet, pctx.payer, { nonce });
     } catch (error) {
       const reason = reasonOf(error);
       await journal.update(p.paymentId, { data: { batchId } });

@@ -6,7 +6,7 @@
 //                                              transfer is confirmed and the agent debited once; unused and
 //                                              expired → released; still valid → decided later
 import { confirmTransfer, findAuthorizationUse, type PaymentRecord, X402Error } from '../../x402/index.ts';
-import { formatAmount } from '../domain/amount.ts';
+import { formatAmount } from '../../api/amount.ts';
 import type { OperationRecord } from '../journal/journal.ts';
 import type { PaymentContext } from './context.ts';
 import { confirmPayment } from './execute-payment.ts';
@@ -16,7 +16,7 @@ export async function reconcilePayment(pctx: PaymentContext, record: OperationRe
   const { paymentId, data } = { paymentId: record.opId, data: record.data ?? {} };
   if (pctx.batches.isLive(paymentId)) return false;
   if (record.state === 'reserved') {
-    if (record.runId === pctx.flows.journal.runId) return false; // between its checks and the queue
+    if (await pctx.flows.journal.runIsLive(record.runId)) return false; // between its checks and the queue
     await settlePaymentFailure(pctx, paymentId, 'released', {
       code: 'interrupted',
       detail: 'interrupted before it was signed; nothing was paid',

@@ -3,22 +3,26 @@
 // retry with the same key gets the first answer), and services named by HMAC (for the public count of
 // distinct services, which must not reveal them).
 import { createHash } from 'node:crypto';
+import type { Mutex } from '../store/backend.ts';
 import type { EncryptedStore, StoreOp } from '../store/encrypted-store.ts';
-import { KeyedMutex } from '../util/keyed-mutex.ts';
-import type { PaymentOutcome } from './context.ts';
+import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
 
-interface KeyRecord {
+export interface KeyRecord {
   paymentId: string;
   fingerprint: string;
 }
 
 export class PaymentRecords {
   readonly #store: EncryptedStore;
-  /** Serialises requests that share an idempotency key. */
-  readonly keyLock = new KeyedMutex();
+  /** Serialises the binding of an idempotency key (owner + key), in every process on the store. */
+  readonly keyLock: Mutex;
+  /** Serialises an agent's budget checks and reservations. */
+  readonly budgetLock: Mutex;
 
   constructor(store: EncryptedStore) {
     this.#store = store;
+    this.keyLock = store.mutex('pay-key');
+    this.budgetLock = store.mutex('budget');
   }
 
   async lookupKey(owner: string, key: string): Promise<KeyRecord | undefined> {

@@ -7,14 +7,19 @@
 import { randomUUID } from 'node:crypto';
 import { isX402Error, type Quote, quote, type SafeRequest, X402Error } from '../../x402/index.ts';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
-import { formatAmount } from '../domain/amount.ts';
-import { ProblemError } from '../errors.ts';
+import { formatAmount } from '../../api/amount.ts';
+import { ProblemError } from '../../api/problem.ts';
 import { requireAgent } from '../flows/require-agent.ts';
 import { isFinal } from '../journal/journal.ts';
-import type { PaymentContext, PaymentOutcome } from './context.ts';
+import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
+import type { PaymentContext } from './context.ts';
 import { executePayment } from './execute-payment.ts';
 import { settlePaymentFailure } from './payment-state.ts';
-import { fingerprint } from './records.ts';
+import { fingerprint, type KeyRecord } from './records.ts';
+
+/** How long a repeated request waits for the first one's outcome beyond the batch window. */
+const REPLAY_WAIT_MS = 90_000;
+const REPLAY_POLL_MS = 200;
 import { spentWithin } from './budget.ts';
 
 export interface PayRequest {
@@ -44,15 +49,39 @@ export async function requestPayment(
     headers: req.headers ?? null,
     maxAmount: req.maxAmount?.toString() ?? null,
   });
-  return pctx.records.keyLock.run(`${owner}\u0000${key}`, async () => {
-    const existing = await pctx.records.lookupKey(owner, key);
-    if (existing === undefined) return pay(pctx, ref, req, { key, fingerprint: print });
-    if (existing.fingerprint !== print)
-      throw new ProblemError('conflict', 'this idempotencyKey was used for another request', {
-        extra: { paymentId: existing.paymentId },
-      });
-    return outcomeOf(pctx, existing.paymentId);
-  });
+  const existing = await pctx.records.lookupKey(owner, key);
+  if (existing !== undefined) return replay(pctx, existing, print);
+  try {
+    return await pay(pctx, ref, req, { key, fingerprint: print });
+  } catch (error) {
+    // Another request with this key (on this replica or another) bound it first: answer as it does.
+    if (error instanceof KeyTaken) return replay(pctx, error.existing, print);
+    throw error;
+  }
+}
+
+/** Thrown inside the reservation when the idempotency key was bound in the meantime. */
+class KeyTaken extends Error {
+  readonly existing: KeyRecord;
+  constructor(existing: KeyRecord) {
+    super('idempotency key already bound');
+    this.existing = existing;
+  }
+}
+
+/** A request repeating an idempotency key: the first payment's answer, once it has one. */
+async function replay(pctx: PaymentContext, existing: KeyRecord, print: string): Promise<PaymentOutcome> {
+  if (existing.fingerprint !== print)
+    throw new ProblemError('conflict', 'this idempotencyKey was used for another request', {
+      extra: { paymentId: existing.paymentId },
+    });
+  // The first request may still be waiting for its batch: wait as long as it would, then say `pending`.
+  const deadline = Date.now() + pctx.config.batchWindowMs + REPLAY_WAIT_MS;
+  for (;;) {
+    const outcome = await outcomeOf(pctx, existing.paymentId);
+    if (outcome.paymentStatus !== 'pending' || Date.now() > deadline) return outcome;
+    await new Promise((resolve) => setTimeout(resolve, REPLAY_POLL_MS));
+  }
 }
 
 /** The answer of an earlier payment: its kept result, or its state while it is still being decided. */
@@ -88,17 +117,35 @@ async function pay(
   };
   const q = await quoteService(pctx, request);
   checkPrice(pctx, q, req);
-  // With budgets on, an agent's checks and reservation are taken one payment at a time.
+  // With budgets on, an agent's checks and reservation are taken one payment at a time; with an idempotency
+  // key, one request per key binds it (in every replica: the locks are the store's).
   const budgeted = pctx.config.budgetPerHour > 0n || pctx.config.budgetPerDay > 0n;
   const paymentId = randomUUID();
-  const reserve = () => checkAndReserve(pctx, ref, req, q, paymentId, idempotency);
-  await (budgeted ? pctx.records.keyLock.run(`budget\u0000${agent}`, reserve) : reserve());
+  const reserve = async () => {
+    if (idempotency !== undefined) {
+      const taken = await pctx.records.lookupKey(ref.owner, idempotency.key);
+      if (taken !== undefined) throw new KeyTaken(taken);
+    }
+    // A refused reservation is returned, not thrown, so the failed operation it journaled is kept.
+    return checkAndReserve(pctx, ref, req, q, paymentId, idempotency);
+  };
+  const keyed = () =>
+    idempotency === undefined
+      ? reserve()
+      : pctx.records.keyLock.run(`${ref.owner}\u0000${idempotency.key}`, reserve);
+  const refused = await (budgeted ? pctx.records.budgetLock.run(agent, keyed) : keyed());
+  if (refused !== undefined) throw refused;
   pctx.float.commit(paymentId, q.amount);
   let outcome: Promise<PaymentOutcome>;
   try {
     outcome = pctx.batches.enqueue({
       paymentId,
-      execute: (batchId) => executePayment(pctx, { paymentId, agent, quote: q, request }, batchId),
+      execute: (batchId) =>
+        executePayment(
+          pctx,
+          { paymentId, agent, quote: q, request, idempotencyKey: idempotency?.key },
+          batchId,
+        ),
     });
   } catch (error) {
     // The queue filled up while this payment was being checked: nothing was signed, give the money back.
@@ -119,7 +166,7 @@ async function checkAndReserve(
   q: Quote,
   paymentId: string,
   idempotency: { key: string; fingerprint: string } | undefined,
-): Promise<void> {
+): Promise<Error | undefined> {
   const { flows } = pctx;
   const agent = scopedId(ref);
   await checkBudget(pctx, ref, q.amount);
@@ -139,6 +186,20 @@ async function checkAndReserve(
     );
   }
 
+  return reserveJournaled(pctx, ref, req, q, paymentId, idempotency);
+}
+
+/** Journals the payment (binding its key) and reserves its price; a refused reservation is returned. */
+async function reserveJournaled(
+  pctx: PaymentContext,
+  ref: AgentRef,
+  req: PayRequest,
+  q: Quote,
+  paymentId: string,
+  idempotency: { key: string; fingerprint: string } | undefined,
+): Promise<Error | undefined> {
+  const { flows } = pctx;
+  const agent = scopedId(ref);
   await flows.journal.begin(
     {
       opId: paymentId,
@@ -161,12 +222,13 @@ async function checkAndReserve(
   );
   try {
     await flows.notes.reserve(agent, paymentId, q.amount);
+    return undefined;
   } catch (error) {
     await flows.journal.update(paymentId, {
       state: 'failed',
       reason: { code: (error as ProblemError).code ?? 'internal_error', detail: (error as Error).message },
     });
-    throw error;
+    return error as Error;
   }
 }
 

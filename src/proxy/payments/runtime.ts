@@ -8,6 +8,7 @@ import type { FlowContext } from '../flows/context.ts';
 import { BatchOperator } from './batch-operator.ts';
 import type { PaymentContext } from './context.ts';
 import { PoolWalletFloat } from './float.ts';
+import { PaymentNonces } from './payment-nonce.ts';
 import { PaymentRecords } from './records.ts';
 import { SettlementJob } from './settlement.ts';
 
@@ -20,6 +21,7 @@ export function createPayments(
   flows: FlowContext,
   config: PaymentsConfig,
   paymentCap: bigint,
+  masterKey: Uint8Array,
 ): Payments | undefined {
   if (config.poolWalletSecret === '') return undefined;
   if (!StrKey.isValidEd25519SecretSeed(config.poolWalletSecret))
@@ -43,6 +45,7 @@ export function createPayments(
     config,
     paymentCap,
     records: new PaymentRecords(flows.store),
+    nonces: new PaymentNonces(masterKey),
     float: new PoolWalletFloat(flows, poolWallet.publicKey()),
   } as Omit<PaymentContext, 'batches'> as PaymentContext;
   pctx.batches = new BatchOperator({

@@ -6,7 +6,7 @@
 // into its reservation, and goes back to the agent's debts if it fails.
 import { randomInt, randomUUID } from 'node:crypto';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
-import { ProblemError } from '../errors.ts';
+import { ProblemError } from '../../api/problem.ts';
 import { settleFailure } from '../flows/settle-failure.ts';
 import { spendNotes } from '../flows/spend-notes.ts';
 import type { PaymentContext } from './context.ts';

@@ -1,8 +1,8 @@
 // Balances (the caller's own agents only) and public pool statistics.
-import { formatAmount } from '../domain/amount.ts';
+import { formatAmount } from '../../api/amount.ts';
 import type { ApiRouter } from '../http/api-router.ts';
 import { unknownAgent } from '../flows/require-agent.ts';
-import { AgentList, Balance, BalanceParams, PoolStats } from '../http/schemas.ts';
+import { AgentList, Balance, BalanceParams, PoolStats } from '../../api/schemas.ts';
 import { scopedId } from '../domain/agent-ref.ts';
 import type { AgentRegistry } from '../services/agents.ts';
 import type { NoteBook } from '../services/notebook.ts';

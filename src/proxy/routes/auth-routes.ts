@@ -2,7 +2,7 @@
 import type { LoginService } from '../auth/login.ts';
 import type { ApiRouter } from '../http/api-router.ts';
 import { requestLog } from '../http/request-context.ts';
-import { AuthChallenge, AuthToken, ChallengeQuery, VerifyRequest } from '../http/schemas.ts';
+import { AuthChallenge, AuthToken, ChallengeQuery, VerifyRequest } from '../../api/schemas.ts';
 
 export function registerAuthRoutes(api: ApiRouter, login: LoginService): void {
   api.add({

@@ -1,7 +1,7 @@
 // Money-moving endpoints: wallet deposit (prepare/submit), operator deposit (loopback only), withdrawal,
 // and the public deployment info wallets need to discover the pool.
-import { formatAmount, parseAmount } from '../domain/amount.ts';
-import { ProblemError } from '../errors.ts';
+import { formatAmount, parseAmount } from '../../api/amount.ts';
+import { ProblemError } from '../../api/problem.ts';
 import type { ApiRouter } from '../http/api-router.ts';
 import {
   DepositResult,
@@ -12,7 +12,7 @@ import {
   PreparedDeposit,
   WithdrawResult,
   withdrawRequest,
-} from '../http/schemas.ts';
+} from '../../api/schemas.ts';
 import { x402Network } from '../../ledger/networks.ts';
 import type { PaymentsConfig } from '../config.ts';
 import { operatorDeposit } from '../flows/operator-deposit.ts';
@@ -20,7 +20,7 @@ import { prepareDeposit } from '../flows/prepare-deposit.ts';
 import { submitDeposit } from '../flows/submit-deposit.ts';
 import { withdraw } from '../flows/withdraw.ts';
 import { OPERATOR_OWNER } from '../services/agents.ts';
-import type { PoolRuntime } from '../services/pool-runtime.ts';
+import type { PoolRuntime } from '../pool-runtime.ts';
 
 export interface FlowLimits {
   maxDeposit: bigint;

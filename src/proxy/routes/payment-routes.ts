@@ -1,13 +1,13 @@
 // Payments: pay an x402 service from an agent's pool balance (answered after the batch ran), and the recent
 // payments of the caller's agents with their receipts.
-import { formatAmount, parseAmount } from '../domain/amount.ts';
-import { ProblemError } from '../errors.ts';
+import { formatAmount, parseAmount } from '../../api/amount.ts';
+import { ProblemError } from '../../api/problem.ts';
 import type { ApiRouter } from '../http/api-router.ts';
 import { isFinal } from '../journal/journal.ts';
-import { PaymentList, PaymentResult, PaymentsQuery, payRequest } from '../http/schemas.ts';
+import { PaymentList, PaymentResult, PaymentsQuery, payRequest } from '../../api/schemas.ts';
 import { requestPayment } from '../payments/request-payment.ts';
 import { OPERATOR_OWNER } from '../services/agents.ts';
-import type { PoolRuntime } from '../services/pool-runtime.ts';
+import type { PoolRuntime } from '../pool-runtime.ts';
 
 export function registerPaymentRoutes(api: ApiRouter, runtime: PoolRuntime, paymentCap: bigint): void {
   api.add({

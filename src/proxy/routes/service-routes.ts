@@ -1,8 +1,8 @@
 // Service endpoints: health, the OpenAPI document and Prometheus metrics (all public).
 import { VERSION } from '../../version.ts';
 import type { ApiRouter } from '../http/api-router.ts';
-import type { ProxyMetrics } from '../http/metrics.ts';
-import { Health } from '../http/schemas.ts';
+import type { ProxyMetrics } from '../util/metrics.ts';
+import { Health } from '../../api/schemas.ts';
 
 /** Extra health details: the pool wallet's float and warnings (e.g. a float too low to pay). */
 export type HealthDetails = () => Promise<{ poolWalletFloat?: string; warnings?: string[] }>;

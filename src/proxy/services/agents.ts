@@ -4,9 +4,8 @@
 // never submitted leaves nothing here.
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
-import { KeyedMutex } from '../util/keyed-mutex.ts';
 
-import { OPERATOR_OWNER } from '../domain/agent-id.ts';
+import { OPERATOR_OWNER } from '../../api/agent-id.ts';
 
 export { OPERATOR_OWNER };
 
@@ -18,10 +17,11 @@ export interface AgentRecord {
 
 export class AgentRegistry {
   readonly #store: EncryptedStore;
-  readonly #mutex = new KeyedMutex();
+  readonly #mutex;
 
   constructor(store: EncryptedStore) {
     this.#store = store;
+    this.#mutex = store.mutex('agent');
   }
 
   #key(ref: AgentRef): string {

@@ -9,7 +9,7 @@
 // simply proved again when a root moved.
 import type { AgentRef } from '../domain/agent-ref.ts';
 import { scopedId } from '../domain/agent-ref.ts';
-import { ProblemError } from '../errors.ts';
+import { ProblemError } from '../../api/problem.ts';
 import type { Logger } from '../util/logger.ts';
 import type { AgentKeyring } from './agent-keyring.ts';
 import type { Deployment } from './deployment.ts';

@@ -20,7 +20,7 @@ import {
   type HostErrorInfo,
   hostErrorOf,
 } from '../../ledger/contract-errors.ts';
-import { ProblemError } from '../errors.ts';
+import { ProblemError } from '../../api/problem.ts';
 import { KeyedMutex } from '../util/keyed-mutex.ts';
 import { rpcServer } from '../../ledger/rpc-server.ts';
 

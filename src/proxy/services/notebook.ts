@@ -1,11 +1,10 @@
 // Per-agent notes and the balance model:
 //   available = Σ unspent confirmed notes − reserved (in-flight withdrawals/payments) − unsettled debits.
-// Every change is one atomic store batch taken under the agent's lock, so concurrent requests cannot
-// overdraw, and every credit is keyed by commitment, so replays (restart, re-indexing) credit once.
-import { formatAmount } from '../domain/amount.ts';
-import { ProblemError } from '../errors.ts';
+// Every change is one atomic store batch taken under the agent's lock (in every process sharing the store),
+// so concurrent requests cannot overdraw, and every credit is keyed by commitment, so replays (restart, re-indexing) credit once.
+import { formatAmount } from '../../api/amount.ts';
+import { ProblemError } from '../../api/problem.ts';
 import type { EncryptedStore, StoreOp } from '../store/encrypted-store.ts';
-import { KeyedMutex } from '../util/keyed-mutex.ts';
 
 export type NoteState = 'unspent' | 'locked' | 'spent';
 
@@ -56,10 +55,11 @@ export function availableOf(account: AccountRecord): bigint {
 
 export class NoteBook {
   readonly #store: EncryptedStore;
-  readonly #mutex = new KeyedMutex();
+  readonly #mutex;
 
   constructor(store: EncryptedStore) {
     this.#store = store;
+    this.#mutex = store.mutex('account');
   }
 
   async account(agentId: string): Promise<AccountRecord> {

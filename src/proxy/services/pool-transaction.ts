@@ -24,8 +24,8 @@ import {
 import { poolProofFromSignals, poolProofToScVal } from '../../ledger/pool-args.ts';
 import type { ProverClient } from '../../prover/client.ts';
 import type { AgentRef } from '../domain/agent-ref.ts';
-import { ProblemError } from '../errors.ts';
-import type { ProxyMetrics } from '../http/metrics.ts';
+import { ProblemError } from '../../api/problem.ts';
+import type { ProxyMetrics } from '../util/metrics.ts';
 import type { NewNote, NoteRecord } from './notebook.ts';
 import type { PoolIndexer } from './pool-indexer.ts';
 

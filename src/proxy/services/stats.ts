@@ -1,18 +1,9 @@
 // Public pool statistics: aggregates only (counts), never per-agent data.
+import type { BatchSummary, PoolStats } from '../../api/types.ts';
 import { scopedId } from '../domain/agent-ref.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
 import type { AgentRegistry } from './agents.ts';
 import type { NoteBook } from './notebook.ts';
-import { KeyedMutex } from '../util/keyed-mutex.ts';
-
-export interface BatchSummary {
-  batchId: string;
-  size: number;
-  executedAt: string;
-  durationMs: number;
-  confirmed: number;
-  failed: number;
-}
 
 interface StatsRecord {
   /** Distinct paid services (the payments module records them as HMACs, never as URLs). */
@@ -29,20 +20,16 @@ export class PoolStatsService {
   readonly #store: EncryptedStore;
   readonly #agents: AgentRegistry;
   readonly #notes: NoteBook;
-  readonly #mutex = new KeyedMutex();
+  readonly #mutex;
 
   constructor(store: EncryptedStore, agents: AgentRegistry, notes: NoteBook) {
     this.#store = store;
+    this.#mutex = store.mutex('stats');
     this.#agents = agents;
     this.#notes = notes;
   }
 
-  async stats(): Promise<{
-    activeAgents: number;
-    totalTransactions: number;
-    servicesUsed: number;
-    recentBatches: BatchSummary[];
-  }> {
+  async stats(): Promise<PoolStats> {
     const record = await this.#record();
     // Active = holds funds in the pool (or owes unsettled payments).
     let activeAgents = 0;

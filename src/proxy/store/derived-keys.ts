@@ -4,7 +4,12 @@ import { hkdfSync } from 'node:crypto';
 const SALT = 'privacy-pool-proxy/v1';
 
 export type KeyPurpose =
-  'store-encryption' | 'store-record-key' | 'jwt-signing' | 'agent-recovery' | 'challenge-mac';
+  | 'store-encryption'
+  | 'store-record-key'
+  | 'jwt-signing'
+  | 'agent-recovery'
+  | 'challenge-mac'
+  | 'payment-nonce';
 
 export function deriveKey(masterKey: Uint8Array, purpose: KeyPurpose, bytes = 32): Uint8Array {
   if (masterKey.length !== 32) throw new Error('master key must be 32 bytes');

@@ -1,12 +1,11 @@
-// Encrypted key-value store over LevelDB (`level`). Every value is AES-256-GCM with a fresh 96-bit
-// nonce and its record key as associated data (a value moved to another key fails to decrypt).
-// Record-key segments that name agents, wallets or notes are HMACs, so the files reveal no identities.
-// Opening checks the LevelDB files first (src/storage): a damaged store or one another process holds is
-// refused with StoreDamagedError / StoreLockedError rather than opened with writes silently dropped.
+// Encrypted key-value store over a backend (backend.ts): LevelDB in a directory, or PostgreSQL shared by
+// several proxy processes. Every value is AES-256-GCM with a fresh 96-bit nonce and its record key as
+// associated data (a value moved to another key fails to decrypt). Record-key segments that name agents,
+// wallets or notes are HMACs, so neither the files nor the database reveal identities.
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import type { Level } from 'level';
-import { openLevel } from '../../storage/open-level.ts';
+import type { Mutex, StoreBackend } from './backend.ts';
+import { LevelBackend } from './level-backend.ts';
+import { isPostgresUrl, PostgresBackend } from './postgres-backend.ts';
 import { deriveKey } from './derived-keys.ts';
 import { decodeValue, encodeValue } from './value-codec.ts';
 
@@ -28,35 +27,56 @@ export class StoreTamperError extends Error {
 export type StoreOp = { type: 'put'; key: string; value: unknown } | { type: 'del'; key: string };
 
 export class EncryptedStore {
-  readonly #db: Level<string, Uint8Array>;
+  readonly #db: StoreBackend;
   readonly #encryptionKey: Uint8Array;
   readonly #recordKeyMac: Uint8Array;
 
-  private constructor(db: Level<string, Uint8Array>, masterKey: Uint8Array) {
+  private constructor(db: StoreBackend, masterKey: Uint8Array) {
     this.#db = db;
     this.#encryptionKey = deriveKey(masterKey, 'store-encryption');
     this.#recordKeyMac = deriveKey(masterKey, 'store-record-key');
   }
 
-  /** Opens (or creates) the store in `dir`; refuses a master key other than the one the store was made with. */
-  static async open(dir: string, masterKey: Uint8Array): Promise<EncryptedStore> {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    // Values are AES-GCM ciphertext and keys HMACs: compression gains nothing, and uncompressed tables
-    // let the integrity check verify every block. Damage or a second process is a typed error.
-    const db = await openLevel<string, Uint8Array>(dir, {
-      keyEncoding: 'utf8',
-      valueEncoding: 'view',
-      compression: false,
-    });
-    const store = new EncryptedStore(db, masterKey);
+  /**
+   * Opens (or creates) the store at `location`: a `postgres://` URL, or else a LevelDB directory. Refuses a
+   * master key other than the one the store was made with.
+   */
+  static async open(location: string, masterKey: Uint8Array): Promise<EncryptedStore> {
+    const backend = isPostgresUrl(location)
+      ? await PostgresBackend.open(location)
+      : await LevelBackend.open(location);
+    return EncryptedStore.on(backend, masterKey);
+  }
+
+  /** The store over an open backend (closed again if the master key is refused). */
+  static async on(backend: StoreBackend, masterKey: Uint8Array): Promise<EncryptedStore> {
+    const store = new EncryptedStore(backend, masterKey);
     try {
       const check = await store.get<string>(KEY_CHECK);
       if (check === undefined) await store.put(KEY_CHECK, 'privacy-pool-proxy');
     } catch (error) {
-      await db.close();
+      await backend.close();
       throw error;
     }
     return store;
+  }
+
+  /**
+   * Serialises read-check-write sections per key across every process on this store (backend.ts); on
+   * PostgreSQL the section's writes commit together.
+   */
+  mutex(scope: string): Mutex {
+    return this.#db.mutex(scope);
+  }
+
+  /** Serialises long sections (ledger or prover calls between writes) per key across processes. */
+  lease(scope: string): Mutex {
+    return this.#db.lease(scope);
+  }
+
+  /** Where the records live (LevelDB or PostgreSQL). */
+  get backend(): StoreBackend {
+    return this.#db;
   }
 
   /**
@@ -90,7 +110,7 @@ export class EncryptedStore {
     await this.#db.del(key);
   }
 
-  /** Applies every operation or none (LevelDB write batch). */
+  /** Applies every operation or none (a LevelDB write batch, a PostgreSQL transaction). */
   async batch(ops: StoreOp[]): Promise<void> {
     await this.#db.batch(
       ops.map((op) =>
@@ -104,7 +124,7 @@ export class EncryptedStore {
   /** Every record whose key starts with `prefix`, in key order, decrypted. */
   async entries<T>(prefix: string): Promise<Array<[string, T]>> {
     const out: Array<[string, T]> = [];
-    for await (const [key, sealed] of this.#db.iterator({ gte: prefix, lt: `${prefix}\uffff` })) {
+    for await (const [key, sealed] of this.#db.entries(prefix)) {
       out.push([key, this.#open<T>(key, sealed)]);
     }
     return out;

@@ -3,9 +3,9 @@
 // while it waits leaves the queue at once. The wasm of a running task cannot be interrupted, so when a
 // running task is abandoned its worker is terminated and replaced: the work really stops.
 import { Worker } from 'node:worker_threads';
-import { internal, unavailable, witnessError } from '../errors.ts';
+import { internal, invalidArgument, type ProverError, unavailable } from '../errors.ts';
 import type { CircuitInputs } from './inputs.ts';
-import type { WorkerInit, WorkerReply, WorkerStatus, WorkerTask } from './protocol.ts';
+import type { WitnessFailure, WorkerInit, WorkerReply, WorkerStatus, WorkerTask } from './protocol.ts';
 
 export interface WitnessResult {
   wtns: Uint8Array;
@@ -24,6 +24,23 @@ interface PendingTask {
 interface PoolWorker {
   worker: Worker;
   busy?: PendingTask;
+}
+
+/**
+ * Turns a failed witness computation into a status: the inputs were wrong (unknown or missing signals,
+ * wrong array sizes, a violated constraint) -> INVALID_ARGUMENT; anything else -> INTERNAL. A violated
+ * constraint names its circom template and line, in the message and as trailing metadata
+ * (failed-template, failed-line).
+ */
+function witnessError(failure: WitnessFailure): ProverError {
+  if (failure.kind === 'constraint' && failure.template) {
+    return invalidArgument(`constraint violated in template ${failure.template} line ${failure.line}`, {
+      'failed-template': failure.template,
+      'failed-line': String(failure.line),
+    });
+  }
+  if (failure.kind === 'internal') return internal(`witness generation failed: ${failure.message}`);
+  return invalidArgument(`inputs rejected by the circuit: ${failure.message}`);
 }
 
 const TSX_API = import.meta.resolve('tsx/esm/api');

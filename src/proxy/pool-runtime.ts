@@ -2,31 +2,31 @@
 // the background and retries, so a ledger or prover that starts later (or restarts) is picked up, and
 // until then the pool endpoints answer 503 `service_unavailable` instead of the process dying.
 
-import { ProverClient } from '../../prover/client.ts';
-import type { ProxyConfig } from '../config.ts';
-import { ProblemError } from '../errors.ts';
-import type { ProxyMetrics } from '../http/metrics.ts';
-import type { EncryptedStore } from '../store/encrypted-store.ts';
-import type { Logger } from '../util/logger.ts';
-import type { AgentRegistry } from './agents.ts';
-import { type Deployment, resolveDeployment } from './deployment.ts';
-import { LedgerClient } from './ledger-client.ts';
-import type { NoteBook } from './notebook.ts';
-import { PoolIndexer } from './pool-indexer.ts';
-import { PoolTransactionProver } from './pool-transaction.ts';
-import type { FlowContext } from '../flows/context.ts';
-import { OutstandingPrepares } from '../flows/outstanding-prepares.ts';
-import { reconcile, type Reconciler } from '../flows/reconcile.ts';
-import type { PaymentContext } from '../payments/context.ts';
-import { reconcilePayment } from '../payments/reconcile-payment.ts';
-import { createPayments, type Payments } from '../payments/runtime.ts';
-import { WalletQuotas } from '../flows/wallet-quotas.ts';
-import { Journal } from '../journal/journal.ts';
-import { KeyedMutex } from '../util/keyed-mutex.ts';
-import { AgentKeyring } from './agent-keyring.ts';
-import { AspRegistrar } from './asp-registrar.ts';
-import { NoteCrediting } from './note-crediting.ts';
-import type { PoolStatsService } from './stats.ts';
+import { ProverClient } from '../prover/client.ts';
+import type { ProxyConfig } from './config.ts';
+import { ProblemError } from '../api/problem.ts';
+import type { ProxyMetrics } from './util/metrics.ts';
+import type { EncryptedStore } from './store/encrypted-store.ts';
+import type { Logger } from './util/logger.ts';
+import type { AgentRegistry } from './services/agents.ts';
+import { type Deployment, resolveDeployment } from './services/deployment.ts';
+import { LedgerClient } from './services/ledger-client.ts';
+import type { NoteBook } from './services/notebook.ts';
+import { PoolIndexer } from './services/pool-indexer.ts';
+import { PoolTransactionProver } from './services/pool-transaction.ts';
+import type { FlowContext } from './flows/context.ts';
+import { OutstandingPrepares } from './flows/outstanding-prepares.ts';
+import { reconcile, type Reconciler } from './flows/reconcile.ts';
+import type { PaymentContext } from './payments/context.ts';
+import { reconcilePayment } from './payments/reconcile-payment.ts';
+import { createPayments, type Payments } from './payments/runtime.ts';
+import { type WalletQuotaPolicy, WalletQuotas } from './flows/wallet-quotas.ts';
+import { Journal } from './journal/journal.ts';
+import type { Cluster } from './cluster/cluster.ts';
+import { AgentKeyring } from './services/agent-keyring.ts';
+import { AspRegistrar } from './services/asp-registrar.ts';
+import { NoteCrediting } from './services/note-crediting.ts';
+import type { PoolStatsService } from './services/stats.ts';
 
 export interface PoolRuntimeDeps {
   config: ProxyConfig;
@@ -37,6 +37,8 @@ export interface PoolRuntimeDeps {
   metrics: ProxyMetrics;
   logger: Logger;
   stats: PoolStatsService;
+  /** The other replicas on a shared store (cluster/cluster.ts); undefined alone on LevelDB. */
+  cluster?: Cluster;
 }
 
 interface Connected {
@@ -45,6 +47,16 @@ interface Connected {
   deployment: Deployment;
   indexer: PoolIndexer;
   prover: ProverClient;
+}
+
+/** Per-wallet quotas: shared by the replicas on a shared store, else this process's. */
+function walletQuotas(config: ProxyConfig, cluster: Cluster | undefined): WalletQuotaPolicy {
+  const limits = {
+    concurrentPrepares: config.limits.walletConcurrentPrepares,
+    newAgentsPerHour: config.limits.walletNewAgentsPerHour,
+  };
+  // A dead replica's prepare slot lapses after the longest a prepare can take (its proof, then a minute).
+  return cluster?.quotas(limits, config.prover.timeoutMs + 60_000) ?? new WalletQuotas(limits);
 }
 
 export class PoolRuntime {
@@ -186,7 +198,7 @@ export class PoolRuntime {
       outstanding.onChange(() => registrar.nudge());
       const flows: FlowContext = {
         store,
-        journal: new Journal(store),
+        journal: new Journal(store, this.#deps.cluster?.runs),
         agents,
         notes,
         keyring,
@@ -210,14 +222,11 @@ export class PoolRuntime {
           txTimeoutSeconds: config.ledger.txTimeoutSeconds,
         },
         outstanding,
-        quotas: new WalletQuotas({
-          concurrentPrepares: config.limits.walletConcurrentPrepares,
-          newAgentsPerHour: config.limits.walletNewAgentsPerHour,
-        }),
-        spendLock: new KeyedMutex(),
-        proofLanes: new KeyedMutex(),
+        quotas: walletQuotas(config, this.#deps.cluster),
+        spendLock: store.lease('spend'),
+        proofLanes: store.lease('proof-lane'),
       };
-      const payments = createPayments(flows, config.payments, config.limits.paymentCap);
+      const payments = createPayments(flows, config.payments, config.limits.paymentCap, masterKey);
       const reconcilers: Partial<Record<string, Reconciler>> = payments
         ? { payment: (record) => reconcilePayment(payments.pctx, record) }
         : {};

@@ -1,6 +1,6 @@
 // Agent identifiers are chosen by callers, so they are kept to a small, log-safe alphabet. The rule is the
 // one key derivation enforces (src/crypto), so an id the API accepts always has keys.
-import { AGENT_ID_PATTERN } from '../../crypto/index.ts';
+import { AGENT_ID_PATTERN } from '../crypto/agent-keys.ts';
 
 export { AGENT_ID_PATTERN };
 

@@ -2,9 +2,9 @@
 // validate requests at runtime and generate /openapi.json, so the two cannot drift apart.
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { isAccountAddress } from '../domain/address.ts';
-import { AGENT_ID_PATTERN } from '../domain/agent-id.ts';
-import { formatAmount, parseAmount } from '../domain/amount.ts';
+import { isAccountAddress } from './address.ts';
+import { AGENT_ID_PATTERN } from './agent-id.ts';
+import { formatAmount, parseAmount } from './amount.ts';
 
 extendZodWithOpenApi(z);
 

@@ -3,7 +3,7 @@
 // (at any depth) and at most MAX_JSON_DEPTH levels of nesting. Anything else is refused with a clear 4xx.
 import type { IncomingMessage } from 'node:http';
 import { visit } from 'jsonc-parser';
-import { ProblemError } from '../errors.ts';
+import { ProblemError } from '../api/problem.ts';
 
 /** Deepest nesting of objects/arrays a request body may have (the API's bodies are flat). */
 export const MAX_JSON_DEPTH = 32;

@@ -1,0 +1,32 @@
+// The REST API's request and answer types, inferred from the zod schemas that validate them
+// (schemas.ts): one definition each, imported by the proxy, its clients (MCP, the demo, the web page)
+// and its tests. Only types: importing this file adds no code to a bundle.
+import type { z } from 'zod';
+import type * as S from './schemas.ts';
+
+// ---- requests (what a caller sends; defaults not yet applied) ----
+export type AuthVerifyRequest = z.input<typeof S.VerifyRequest>;
+export type DepositPrepareRequest = z.input<ReturnType<typeof S.depositPrepareRequest>>;
+export type DepositSubmitRequest = z.input<typeof S.DepositSubmitRequest>;
+export type OperatorDepositRequest = z.input<ReturnType<typeof S.operatorDepositRequest>>;
+export type WithdrawRequest = z.input<ReturnType<typeof S.withdrawRequest>>;
+export type PayRequest = z.input<ReturnType<typeof S.payRequest>>;
+
+// ---- answers ----
+export type Health = z.infer<typeof S.Health>;
+export type AuthChallenge = z.infer<typeof S.AuthChallenge>;
+export type AuthToken = z.infer<typeof S.AuthToken>;
+export type PreparedDeposit = z.infer<typeof S.PreparedDeposit>;
+export type ZkProofInfo = z.infer<typeof S.ZkProofInfo>;
+export type DepositResult = z.infer<typeof S.DepositResult>;
+export type WithdrawResult = z.infer<typeof S.WithdrawResult>;
+export type Balance = z.infer<typeof S.Balance>;
+export type AgentList = z.infer<typeof S.AgentList>;
+export type PaymentReceipt = z.infer<typeof S.PaymentReceipt>;
+export type PaymentResult = z.infer<typeof S.PaymentResult>;
+export type PaymentList = z.infer<typeof S.PaymentList>;
+export type PaymentListEntry = PaymentList['payments'][number];
+export type BatchSummary = z.infer<typeof S.BatchSummary>;
+export type PoolStats = z.infer<typeof S.PoolStats>;
+export type PoolInfo = z.infer<typeof S.PoolInfo>;
+export type Problem = z.infer<typeof S.Problem>;

@@ -1,0 +1,24 @@
+// The Bearer token of a request's Authorization header, or the 401 problem that says what is wrong with it.
+// Shared by the REST API's router and the MCP endpoint, which accept the same wallet tokens.
+import type { Context } from 'koa';
+import { ProblemError } from '../api/problem.ts';
+
+export function bearerToken(ctx: Context): string {
+  const header = ctx.get('authorization');
+  if (header === '') {
+    throw new ProblemError(
+      'unauthorized',
+      'missing Authorization: Bearer <token>; log in with /api/auth/challenge',
+      {
+        headers: { 'WWW-Authenticate': 'Bearer' },
+      },
+    );
+  }
+  const match = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/.exec(header);
+  if (!match) {
+    throw new ProblemError('unauthorized', 'Authorization header must be "Bearer <jwt>"', {
+      headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+    });
+  }
+  return match[1];
+}

@@ -1,0 +1,41 @@
+// What a proxy needs to run beside other replicas on one PostgreSQL store: its run lock (runs.ts), so the
+// others can tell its in-flight operations from a dead process's, and the limits that must hold for the
+// deployment rather than per process (rate limits, per-wallet quotas). Alone on a LevelDB store there is no
+// cluster: everything stays in-process.
+import type { RateLimitConfig } from '../config.ts';
+import type { WalletQuotaLimits, WalletQuotaPolicy } from '../flows/wallet-quotas.ts';
+import type { RequestLimiter } from '../http/rate-limit.ts';
+import type { EncryptedStore } from '../store/encrypted-store.ts';
+import { PostgresBackend } from '../store/postgres-backend.ts';
+import type { Logger } from '../util/logger.ts';
+import { ProcessRuns } from './runs.ts';
+import { SharedWalletQuotas } from './shared-quotas.ts';
+import { SharedRateLimiter } from './shared-rate-limit.ts';
+
+export interface Cluster {
+  runs: ProcessRuns;
+  /** A rate limiter whose buckets every replica shares; `scope` names it (`ip`, `token`). */
+  limiter(scope: string, config: RateLimitConfig): RequestLimiter;
+  /** Per-wallet quotas every replica shares; `slotMs` bounds a dead process's prepare slot. */
+  quotas(limits: WalletQuotaLimits, slotMs: number): WalletQuotaPolicy;
+  close(): Promise<void>;
+}
+
+/** Joins the replicas sharing `store`, or undefined when the store is not shared (LevelDB). */
+export async function joinCluster(store: EncryptedStore, logger: Logger): Promise<Cluster | undefined> {
+  const backend = store.backend;
+  if (!(backend instanceof PostgresBackend)) return undefined;
+  const runs = await ProcessRuns.join(backend, logger);
+  logger.log('info', 'joined the replicas on the shared store', {
+    runId: runs.runId,
+    store: backend.location,
+  });
+  return {
+    runs,
+    limiter: (scope, config) => new SharedRateLimiter(backend, store, scope, config),
+    quotas: (limits, slotMs) => new SharedWalletQuotas(store, limits, slotMs),
+    async close() {
+      await runs.close();
+    },
+  };
+}

@@ -1,0 +1,34 @@
+// The PostgreSQL schema, as numbered migrations applied in order at start (postgres-backend.ts). A migration
+// is never edited once released: a change is a new entry. The database records which ones ran
+// (`pool_proxy_schema`), so every replica, old or new, sees the same version; a database migrated by a newer
+// release than this one is refused rather than written with an older idea of its tables.
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'records',
+    // Keys compare bytewise (COLLATE "C"), as LevelDB orders them, so prefix ranges are index scans.
+    sql: `CREATE TABLE kv (
+            key text COLLATE "C" PRIMARY KEY,
+            value bytea NOT NULL
+          )`,
+  },
+  {
+    version: 2,
+    name: 'rate-buckets',
+    // Token buckets shared by the replicas (cluster/shared-rate-limit.ts); keys are HMACs of the client.
+    sql: `CREATE TABLE rate_buckets (
+            key text COLLATE "C" PRIMARY KEY,
+            tokens double precision NOT NULL,
+            updated_ms bigint NOT NULL,
+            allowed boolean NOT NULL
+          )`,
+  },
+];
+
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

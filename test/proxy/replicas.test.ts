@@ -1,0 +1,161 @@
+// Three proxies (replicas) on one PostgreSQL store — a real server from Debian's package — with the sandbox
+// ledger, a real prover daemon and the local x402 pair: what in-process locks decided for one proxy is
+// decided in the database for all three. 60 concurrent payments spread over the replicas against a balance
+// that covers 20 → exactly 20 paid, the rest refused before anything is signed; 3×10 concurrent withdrawals
+// of one agent's balance through different replicas → never more than the balance; one idempotency key sent
+// to all three at once → one payment; a login challenge is consumed once across replicas.
+import test from 'ava';
+import { Keypair } from '@stellar/stellar-sdk';
+import type { ProxyHandle } from '../../src/proxy/server.ts';
+import { type LocalX402, localX402Env, startLocalX402 } from '../../src/x402/local-services.ts';
+import { type PostgresServer, startPostgres } from '../helpers/postgres.ts';
+import { getJson, postJson } from './helpers/http.ts';
+import { type Stack, startStack, USDC } from './helpers/stack.ts';
+
+const operator = { 'x-pool-operator': 'true' };
+const PRICE = USDC / 100n; // the demo service's price, 0.01 USDC
+
+let pgServer: PostgresServer;
+let stack: Stack;
+let x402: LocalX402;
+let replicas: ProxyHandle[];
+
+test.before(async () => {
+  pgServer = await startPostgres();
+  const databaseUrl = await pgServer.database();
+  stack = await startStack({ POOL_PROXY_DATABASE_URL: databaseUrl });
+  const { sandbox } = stack;
+  await stack.fund(sandbox.info.accounts.poolWallet, 100);
+  x402 = await startLocalX402({
+    rpcUrl: sandbox.rpcUrl,
+    networkPassphrase: stack.config.ledger.networkPassphrase,
+    asset: sandbox.info.contracts.token,
+    facilitator: { host: '127.0.0.1', port: 0 },
+    demo: { host: '127.0.0.1', port: 0 },
+  });
+  await stack.proxy.close();
+  const env = {
+    ...localX402Env(x402, undefined),
+    POOL_PROXY_POOL_WALLET_SECRET: sandbox.secrets().poolWallet,
+    POOL_PROXY_BATCH_WINDOW_MS: '1000',
+    POOL_PROXY_SETTLE_INTERVAL_MS: '86400000',
+    // every replica answers as one service (login challenges, tokens)
+    POOL_PROXY_PUBLIC_URL: 'http://pool.test',
+  };
+  replicas = await Promise.all([1, 2, 3].map(async () => (await stack.startProxy(env)).proxy));
+});
+
+test.after.always(async () => {
+  await Promise.all((replicas ?? []).map((p) => p.close()));
+  await x402?.close();
+  await stack?.daemon.stop({ force: true });
+  await stack?.sandbox.close();
+  await pgServer?.stop();
+});
+
+const replica = (i: number) => replicas[i % replicas.length]!.url;
+
+async function balanceOf(agentId: string, i = 0): Promise<bigint> {
+  const { json } = await getJson(`${replica(i)}/api/balance/${agentId}`, operator);
+  return BigInt(String(json.balance).replace('.', ''));
+}
+
+async function operatorDeposit(agentId: string, amount: string, i = 0): Promise<void> {
+  const res = await postJson(`${replica(i)}/api/deposit`, { agentId, amount }, operator);
+  if (res.status !== 200) throw new Error(`deposit: ${res.text}`);
+}
+
+test.serial(
+  '60 concurrent payments over three replicas against a balance for 20: exactly 20 paid',
+  async (t) => {
+    await operatorDeposit('payer', '0.2');
+    const poolWallet = stack.sandbox.info.accounts.poolWallet;
+    const floatBefore = await stack.usdcBalance(poolWallet);
+    const answers = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        postJson(
+          `${replica(i)}/api/pay`,
+          { agentId: 'payer', serviceUrl: x402.demo.quoteUrl, method: 'GET' },
+          operator,
+        ),
+      ),
+    );
+    const paid = answers.filter((a) => a.status === 200 && a.json.paymentStatus === 'confirmed');
+    const refused = answers.filter((a) => a.status === 409 && a.json.code === 'insufficient_balance');
+    t.is(
+      paid.length,
+      20,
+      answers.map((a) => `${a.status} ${a.json.code ?? a.json.paymentStatus}`).join(', '),
+    );
+    t.is(refused.length, 40, 'the rest are refused before signing');
+    t.is(new Set(paid.map((a) => a.json.paymentId)).size, 20);
+    // Each replica paid some of them: the decision was shared, not one replica taking everything.
+    t.true(
+      new Set(answers.map((_, i) => i % 3).filter((i) => paid.some((a) => answers.indexOf(a) % 3 === i)))
+        .size > 1,
+    );
+    t.is(floatBefore - (await stack.usdcBalance(poolWallet)), 20n * PRICE, 'the pool wallet paid exactly 20');
+    for (const i of [0, 1, 2]) t.is(await balanceOf('payer', i), 0n, `replica ${i + 1} shows nothing left`);
+  },
+);
+
+test.serial(
+  '3×10 concurrent withdrawals through different replicas never take more than the balance',
+  async (t) => {
+    await operatorDeposit('saver', '1');
+    const destination = Keypair.random().publicKey();
+    await stack.fund(destination, 0);
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        postJson(`${replica(i)}/api/withdraw`, { agentId: 'saver', amount: '0.4', destination }, operator),
+      ),
+    );
+    const done = answers.filter((a) => a.status === 200);
+    t.is(done.length, 2, answers.map((a) => `${a.status} ${a.json.code ?? ''}`).join(', '));
+    t.true(answers.filter((a) => a.status !== 200).every((a) => a.json.code === 'insufficient_balance'));
+    t.is(await stack.usdcBalance(destination), 8n * (USDC / 10n), 'exactly 0.8 USDC left the pool');
+    t.is(await balanceOf('saver', 2), 2n * (USDC / 10n));
+  },
+);
+
+test.serial('one idempotency key sent to all three replicas at once is one payment', async (t) => {
+  await operatorDeposit('idem', '0.5', 1);
+  const body = {
+    agentId: 'idem',
+    serviceUrl: x402.demo.quoteUrl,
+    method: 'GET',
+    idempotencyKey: 'one-key-0001',
+  };
+  const answers = await Promise.all([0, 1, 2].map((i) => postJson(`${replica(i)}/api/pay`, body, operator)));
+  for (const a of answers) t.is(a.status, 200, a.text);
+  t.is(new Set(answers.map((a) => a.json.paymentId)).size, 1, 'one payment id');
+  t.true(answers.every((a) => a.json.paymentStatus === 'confirmed'));
+  t.is(await balanceOf('idem', 2), 50n * PRICE - PRICE, 'paid once');
+  const conflict = await postJson(
+    `${replica(2)}/api/pay`,
+    { ...body, serviceUrl: `${x402.demo.quoteUrl}?x=1` },
+    operator,
+  );
+  t.is(conflict.status, 409);
+  t.is(conflict.json.code, 'conflict');
+});
+
+test.serial(
+  'a login challenge is consumed once across replicas, and a token from one is taken by all',
+  async (t) => {
+    const wallet = Keypair.random();
+    const { json } = await getJson(`${replica(0)}/api/auth/challenge?publicKey=${wallet.publicKey()}`);
+    const signature = Buffer.from(wallet.signMessage(json.challenge)).toString('base64');
+    const verify = { publicKey: wallet.publicKey(), challenge: json.challenge, signature };
+    const answers = await Promise.all(
+      [0, 1, 2].map((i) => postJson(`${replica(i)}/api/auth/verify`, verify)),
+    );
+    t.deepEqual(answers.map((a) => a.status).sort(), [200, 401, 401]);
+    // A token from one replica is taken by the others.
+    const token = answers.find((a) => a.status === 200)!.json.token as string;
+    for (const i of [0, 1, 2]) {
+      const agents = await getJson(`${replica(i)}/api/agents`, { authorization: `Bearer ${token}` });
+      t.is(agents.status, 200);
+    }
+  },
+);

@@ -1,0 +1,273 @@
+// The encrypted store on PostgreSQL (a real server from Debian's package, one for the whole file): the
+// database holds only ciphertext under opaque keys, tampering is detected, batches are all-or-nothing,
+// prefixes list in LevelDB's order, and the schema migrations are versioned, run once and refuse a newer
+// database. Two stores on one database stand for two processes: mutex and lease sections exclude each other,
+// and the rate limits and wallet quotas they share hold for both together.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import pg from 'pg';
+import { SharedWalletQuotas } from '../../src/proxy/cluster/shared-quotas.ts';
+import { SharedRateLimiter } from '../../src/proxy/cluster/shared-rate-limit.ts';
+import { ConfigError, loadConfig } from '../../src/proxy/config.ts';
+import { EncryptedStore, StoreTamperError } from '../../src/proxy/store/encrypted-store.ts';
+import { SCHEMA_VERSION } from '../../src/proxy/store/migrations.ts';
+import { DatabaseError, PostgresBackend, redactUrl } from '../../src/proxy/store/postgres-backend.ts';
+import { type PostgresServer, startPostgres } from '../helpers/postgres.ts';
+
+let server: PostgresServer;
+test.before(async () => {
+  server = await startPostgres();
+});
+test.after.always(async () => {
+  await server?.stop();
+});
+
+async function rows(url: string): Promise<Array<{ key: string; value: Buffer }>> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<{ key: string; value: Buffer }>('SELECT key, value FROM kv ORDER BY key'))
+      .rows;
+  } finally {
+    await client.end();
+  }
+}
+
+async function sql(url: string, text: string, values: unknown[] = []): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(text, values);
+  } finally {
+    await client.end();
+  }
+}
+
+test('the database holds ciphertext under opaque keys; values round-trip', async (t) => {
+  const url = await server.database();
+  const master = randomBytes(32);
+  const store = await EncryptedStore.open(url, master);
+  t.is(store.backend.kind, 'postgres');
+  const key = store.key('agent', 'GWALLETSECRETNAME', 'agent-visible-name');
+  await store.put(key, { owner: 'GWALLETSECRETNAME', amount: 2n ** 200n, bytes: new Uint8Array([7, 8]) });
+  const read = await store.get<{ owner: string; amount: bigint; bytes: Uint8Array }>(key);
+  t.is(read!.owner, 'GWALLETSECRETNAME');
+  t.is(read!.amount, 2n ** 200n);
+  t.deepEqual(read!.bytes, new Uint8Array([7, 8]));
+  const dump = (await rows(url)).map((r) => `${r.key}=${r.value.toString('latin1')}`).join('\n');
+  t.false(dump.includes('GWALLETSECRETNAME'), 'no identifier in keys or values');
+  t.false(dump.includes('agent-visible-name'));
+  t.regex(dump, /^agent\/[A-Za-z0-9_-]{32}\/[A-Za-z0-9_-]{32}=/m, 'namespace, then HMAC segments');
+  await store.close();
+});
+
+test('a value changed in the database, or moved to another key, fails authentication', async (t) => {
+  const url = await server.database();
+  const store = await EncryptedStore.open(url, randomBytes(32));
+  const a = store.key('note', 'x', '1');
+  const b = store.key('note', 'x', '2');
+  await store.put(a, 1n);
+  await store.put(b, 2n);
+  await sql(url, "UPDATE kv SET value = overlay(value placing '\\xff'::bytea from 20 for 1) WHERE key = $1", [
+    a,
+  ]);
+  await t.throwsAsync(store.get(a), { instanceOf: StoreTamperError });
+  await sql(url, 'UPDATE kv SET value = (SELECT value FROM kv WHERE key = $2) WHERE key = $1', [a, b]);
+  await t.throwsAsync(store.get(a), { instanceOf: StoreTamperError, message: /tag mismatch/ });
+  await store.close();
+});
+
+test('another master key is refused', async (t) => {
+  const url = await server.database();
+  await (await EncryptedStore.open(url, randomBytes(32))).close();
+  await t.throwsAsync(EncryptedStore.open(url, randomBytes(32)), { instanceOf: StoreTamperError });
+});
+
+test('batches are all-or-nothing, the last operation on a key wins, and prefixes list like LevelDB', async (t) => {
+  const master = randomBytes(32);
+  const onPg = await EncryptedStore.open(await server.database(), master);
+  const onLevel = await EncryptedStore.open(mkdtempSync(join(tmpdir(), 'pp-store-')), master);
+  const circular: Record<string, unknown> = {};
+  circular.self = circular;
+  for (const store of [onPg, onLevel]) {
+    const ops = ['a', 'b', 'aa', 'a/b', 'z', '~'].map((id, i) => ({
+      type: 'put' as const,
+      key: store.key('note', 'agent', id),
+      value: BigInt(i),
+    }));
+    await store.batch([
+      ...ops,
+      { type: 'del', key: store.key('note', 'agent', 'z') },
+      { type: 'put', key: store.key('note', 'agent', 'b'), value: 99n },
+      { type: 'put', key: store.key('note', 'other', 'a'), value: 5n },
+      { type: 'put', key: store.fixedKey('meta', 'cursor'), value: 7n },
+    ]);
+    await t.throwsAsync(
+      store.batch([
+        { type: 'del', key: store.key('note', 'agent', 'a') },
+        { type: 'put', key: store.key('note', 'agent', 'c'), value: 3n },
+        { type: 'put', key: store.key('note', 'agent', 'd'), value: circular },
+      ]),
+    );
+  }
+  const pgEntries = await onPg.entries<bigint>(onPg.prefix('note', 'agent'));
+  const levelEntries = await onLevel.entries<bigint>(onLevel.prefix('note', 'agent'));
+  t.deepEqual(pgEntries, levelEntries, 'same keys, same order, same values');
+  t.deepEqual(pgEntries.map(([, v]) => v).sort(), [0n, 2n, 3n, 5n, 99n]);
+  t.is(await onPg.get(onPg.fixedKey('meta', 'cursor')), 7n);
+  await onPg.close();
+  await onLevel.close();
+});
+
+test('migrations run once, are recorded with their version, and a newer database is refused', async (t) => {
+  const url = await server.database();
+  // Several processes starting together: one migrates, the others wait and find it done.
+  const backends = await Promise.all([1, 2, 3].map(() => PostgresBackend.open(url, { maxConnections: 2 })));
+  t.deepEqual(
+    await Promise.all(backends.map((b) => b.schemaVersion())),
+    [1, 2, 3].map(() => SCHEMA_VERSION),
+  );
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const applied = (await client.query('SELECT version FROM pool_proxy_schema ORDER BY version')).rows;
+  t.deepEqual(
+    applied.map((r) => r.version),
+    Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1),
+  );
+  await Promise.all(backends.map((b) => b.close()));
+  await client.query("INSERT INTO pool_proxy_schema (version, name) VALUES ($1, 'from the future')", [
+    SCHEMA_VERSION + 1,
+  ]);
+  await client.end();
+  const error = await t.throwsAsync(PostgresBackend.open(url), { instanceOf: DatabaseError });
+  t.regex(error!.message, new RegExp(`schema version ${SCHEMA_VERSION + 1}, newer than this release`));
+});
+
+test('a database that cannot be reached is a clear error without the password', async (t) => {
+  const url = server.url.replace('postgres@', 'postgres:hunter2@').replace(/\/postgres$/, '/no_such_db');
+  const error = await t.throwsAsync(EncryptedStore.open(url, randomBytes(32)), { instanceOf: DatabaseError });
+  t.regex(
+    error!.message,
+    /cannot open the database postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/no_such_db/,
+  );
+  t.false(error!.message.includes('hunter2'));
+  t.is(redactUrl('postgres://u:p@h/d'), 'postgres://u:***@h/d');
+});
+
+test('POOL_PROXY_DATABASE_URL must be a postgres URL', (t) => {
+  t.is(loadConfig({}).databaseUrl, '');
+  t.is(
+    loadConfig({ POOL_PROXY_DATABASE_URL: 'postgres://u@db:5432/pool' }).databaseUrl,
+    'postgres://u@db:5432/pool',
+  );
+  for (const bad of ['mysql://u@h/d', 'not a url', 'postgres:///nohost', '/var/lib/db']) {
+    t.throws(() => loadConfig({ POOL_PROXY_DATABASE_URL: bad }), {
+      instanceOf: ConfigError,
+      message: /POOL_PROXY_DATABASE_URL must be a postgres:/,
+    });
+  }
+});
+
+test('mutex sections exclude each other across processes and commit together', async (t) => {
+  const url = await server.database();
+  const master = randomBytes(32);
+  // Two stores on one database stand for two proxy processes (each has its own connections).
+  const stores = [await EncryptedStore.open(url, master), await EncryptedStore.open(url, master)];
+  const key = stores[0]!.fixedKey('meta', 'counter');
+  const increment = (store: EncryptedStore) =>
+    store.backend.mutex('counter').run('one', async () => {
+      const value = (await store.get<number>(key)) ?? 0;
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      await store.put(key, value + 1);
+    });
+  await Promise.all(Array.from({ length: 40 }, (_, i) => increment(stores[i % 2]!)));
+  t.is(await stores[0]!.get(key), 40, 'no lost update');
+  // A section that throws writes nothing, even what it wrote before throwing.
+  await t.throwsAsync(
+    stores[1]!.backend.mutex('counter').run('one', async () => {
+      await stores[1]!.put(key, 1000);
+      throw new Error('refused');
+    }),
+    { message: 'refused' },
+  );
+  t.is(await stores[0]!.get(key), 40);
+  // Two sections taking two keys in opposite orders: PostgreSQL breaks the deadlock, the loser runs again.
+  const [a, b] = [stores[0]!.fixedKey('meta', 'a'), stores[0]!.fixedKey('meta', 'b')];
+  const crossed = (store: EncryptedStore, first: string, second: string) =>
+    store.backend.mutex('pair').run(first, async () => {
+      await store.put(first === 'a' ? a : b, first);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await store.backend.mutex('pair').run(second, () => store.put(first === 'a' ? b : a, first));
+    });
+  await Promise.all([crossed(stores[0]!, 'a', 'b'), crossed(stores[1]!, 'b', 'a')]);
+  const [va, vb] = [await stores[0]!.get(a), await stores[0]!.get(b)];
+  t.is(va, vb, 'one section ran entirely after the other');
+  await Promise.all(stores.map((s) => s.close()));
+});
+
+test('a lease excludes across processes and its writes are visible before it ends', async (t) => {
+  const url = await server.database();
+  const master = randomBytes(32);
+  const stores = [await EncryptedStore.open(url, master), await EncryptedStore.open(url, master)];
+  const key = stores[0]!.fixedKey('meta', 'step');
+  let inside = 0;
+  let most = 0;
+  const section = (store: EncryptedStore, i: number) =>
+    store.backend.lease('spend').run('agent', async () => {
+      most = Math.max(most, ++inside);
+      await store.put(key, i);
+      // The other process sees the write while the lease is still held.
+      t.is(await stores[(i + 1) % 2]!.get(key), i);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      inside--;
+    });
+  await Promise.all(Array.from({ length: 12 }, (_, i) => section(stores[i % 2]!, i)));
+  t.is(most, 1);
+  await Promise.all(stores.map((s) => s.close()));
+});
+
+test('a rate limit and wallet quotas shared by two processes hold for both together', async (t) => {
+  const url = await server.database();
+  const master = randomBytes(32);
+  const stores = [await EncryptedStore.open(url, master), await EncryptedStore.open(url, master)];
+  let now = 1_000_000;
+  const limiters = stores.map(
+    (s) =>
+      new SharedRateLimiter(s.backend as PostgresBackend, s, 'token', { perSecond: 1, burst: 5 }, () => now),
+  );
+  const first = await Promise.all(Array.from({ length: 20 }, (_, i) => limiters[i % 2]!.take('GWALLET')));
+  t.is(first.filter((d) => d.allowed).length, 5, 'one bucket of 5 for both processes');
+  t.true(first.filter((d) => !d.allowed).every((d) => d.retryAfterSeconds === 1));
+  t.true((await limiters[0]!.take('GOTHER')).allowed, 'another client has its own bucket');
+  now += 2000;
+  const later = await Promise.all([0, 1, 0].map((i) => limiters[i]!.take('GWALLET')));
+  t.is(later.filter((d) => d.allowed).length, 2, 'two seconds refill two tokens');
+  const probe = new pg.Client({ connectionString: url });
+  await probe.connect();
+  const rows = await probe.query('SELECT key FROM rate_buckets');
+  await probe.end();
+  t.false(JSON.stringify(rows.rows).includes('GWALLET'), 'clients are HMACs in the database');
+
+  const limits = { concurrentPrepares: 2, newAgentsPerHour: 3 };
+  const quotas = stores.map((s) => new SharedWalletQuotas(s, limits, 60_000));
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const running = [quotas[0]!.preparing('GW', () => held), quotas[1]!.preparing('GW', () => held)];
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  await t.throwsAsync(
+    quotas[1]!.preparing('GW', async () => 'third'),
+    { message: /already has 2 deposits/ },
+  );
+  t.is(await quotas[0]!.preparing('GOTHER', async () => 'ok'), 'ok');
+  release();
+  await Promise.all(running);
+  t.is(await quotas[1]!.preparing('GW', async () => 'after'), 'after', 'slots end with their prepares');
+  await Promise.all([0, 1, 0].map((i) => quotas[i]!.takeNewAgent('GW')));
+  await t.throwsAsync(Promise.resolve(quotas[1]!.takeNewAgent('GW')), {
+    message: /3 new agents in the last hour/,
+  });
+  await Promise.all(stores.map((s) => s.close()));
+});
