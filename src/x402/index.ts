@@ -24,6 +24,7 @@ export {
 export {
   confirmTransfer,
   findAuthorizationUse,
+  findAnyAuthorizationUse,
   type ExpectedTransfer,
   type ConfirmedTransfer,
   type AuthorizationRecord,
