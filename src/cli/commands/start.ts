@@ -8,7 +8,7 @@ import { startProxy, type ProxyHandle } from '../../proxy/server.ts';
 import { createLogger } from '../../proxy/util/logger.ts';
 import { STANDALONE_PASSPHRASE } from '../../ledger/networks.ts';
 import { parseListen } from '../../listen.ts';
-import { parsePassphrase } from './sandbox.ts';
+import { httpsLine, parsePassphrase, TLS_FLAG, TLS_HELP, tlsListen } from './sandbox.ts';
 import { LOCAL_CHANNELS, localX402Env } from '../../x402/local-services.ts';
 import { startPoolSandboxThread } from '../threads/sandbox-thread.ts';
 import { startLocalX402Thread } from '../threads/x402-thread.ts';
@@ -30,6 +30,7 @@ interface StartOptions {
   facilitator: string;
   demo: string;
   replicas: string;
+  tls?: string | boolean;
 }
 
 /**
@@ -78,6 +79,7 @@ export function registerStart(program: Command): void {
       'demo paid service address (with the embedded sandbox)',
       process.env.POOL_PROXY_DEMO_LISTEN ?? '127.0.0.1:8403',
     )
+    .option(TLS_FLAG, TLS_HELP)
     .option(
       '--replicas <n>',
       'proxies on consecutive ports from POOL_PROXY_PORT, sharing the store (needs POOL_PROXY_DATABASE_URL when > 1)',
@@ -132,6 +134,7 @@ export function registerStart(program: Command): void {
               : `sandbox: opening the ledger in ${sandboxDir}…`,
           );
           const sandboxLog = logger.child({ component: 'sandbox' });
+          const tlsAt = tlsListen(opts.tls, host, port);
           const sandbox = await startPoolSandboxThread(
             {
               host,
@@ -141,6 +144,7 @@ export function registerStart(program: Command): void {
               vkey: artifacts.vkey,
               networkPassphrase,
               logLedgers: true,
+              ...(tlsAt && { tls: { ...tlsAt, dir: join(dataDir, 'tls') } }),
             },
             {
               onLog: (line) => sandboxLog.log(line.level, line.message, line.fields),
@@ -173,6 +177,11 @@ export function registerStart(program: Command): void {
             `sandbox ledger  ${sandbox.rpcUrl}   (friendbot ${sandbox.url}/friendbot?addr=G…&usdc=N)`,
             { rpcUrl: sandbox.rpcUrl },
           );
+          if (sandbox.httpsRpcUrl && sandbox.certPath)
+            logger.log('info', httpsLine(sandbox.httpsRpcUrl, sandbox.certPath), {
+              httpsRpcUrl: sandbox.httpsRpcUrl,
+              certPath: sandbox.certPath,
+            });
           // x402 on the sandbox: our facilitator and a demo paid service, told to the proxy
           const x402 = await startLocalX402Thread(
             {
