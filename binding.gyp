@@ -4,6 +4,7 @@
       "target_name": "zkprover",
       "sources": [
         "native/src/addon.cpp",
+        "native/src/arena.cpp",
         "native/src/curve.cpp",
         "native/src/fft.cpp",
         "native/src/fft_avx512.cpp",

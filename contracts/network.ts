@@ -53,6 +53,11 @@ export function parseUsdc(text: string): bigint | undefined {
   return BigInt(m[1] as string) * 10_000_000n + BigInt((m[2] ?? '').padEnd(7, '0'));
 }
 
+/** Stroops → a USDC decimal with 7 places, the inverse of parseUsdc. */
+export function formatUsdc(stroops: bigint): string {
+  return `${stroops / 10_000_000n}.${(stroops % 10_000_000n).toString().padStart(7, '0')}`;
+}
+
 function loadVkey(vkey: VerificationKeyInput): Record<string, unknown> {
   if (typeof vkey !== 'string') return vkey;
   try {
@@ -133,7 +138,8 @@ export function poolNetwork(
         const issuer = ctx.info.accounts.admin;
         // every account friendbot funds can hold and receive USDC
         const trustline = ctx.createTrustline(address, 'USDC', issuer);
-        const reply: Record<string, unknown> = { usdc: (amount ?? 0n).toString(), trustline };
+        // The amount as the proxy's API writes amounts: a USDC decimal with 7 places ("2.5000000").
+        const reply: Record<string, unknown> = { usdc: formatUsdc(amount ?? 0n), trustline };
         if (amount === undefined) return { txs: [], reply };
         // USDC.mint(to, amount) sent by the issuer, credited to the account's trustline
         const tx = await ctx.signedCall(

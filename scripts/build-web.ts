@@ -1,6 +1,6 @@
 // Compiles the wallet page (web/) into build/web/: web/src/main.ts and its imports (including
 // @stellar/freighter-api) bundled by esbuild into one app.js, web/style.css minified into app.css, and
-// web/index.html copied. The proxy serves exactly these three files (src/proxy/http/web.ts).
+// web/index.html and web/favicon.svg copied. The proxy serves exactly these files (src/proxy/http/web.ts).
 import { copyFileSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,8 +37,9 @@ export async function buildWeb(outDir: string = WEB_BUILD_DIR): Promise<void> {
       logLevel: 'warning',
       absWorkingDir: root,
     });
-    copyFileSync(join(WEB_SOURCE_DIR, 'index.html'), join(scratch, 'index.html'));
-    for (const file of ['app.js', 'app.css', 'index.html'])
+    for (const file of ['index.html', 'favicon.svg'])
+      copyFileSync(join(WEB_SOURCE_DIR, file), join(scratch, file));
+    for (const file of ['app.js', 'app.css', 'index.html', 'favicon.svg'])
       renameSync(join(scratch, file), join(outDir, file));
   } finally {
     rmSync(scratch, { recursive: true, force: true });

@@ -1,16 +1,15 @@
 // Prover daemon benchmark, one run, side by side:
-//   1. the addon called directly (witness in-process + loadProver().prove), sequentially: the baseline;
-//   2. for each engine, a daemon started as operators run it (`pool-proxy prover`, a child process) and the
+//   1. for each engine, a daemon started as operators run it (`pool-proxy prover`, a child process) and the
 //      typed client: proofs/s and p50/p99 latency at concurrency 1, 4, 16 (inputs_json requests);
-//   3. the daemon's overhead over the addon: daemon latency at concurrency 1 minus the direct time, for the
-//      same witness (wtns requests) and for inputs (witness computed by the daemon), on policy_tx_2_2 and
-//      on a 66-constraint test circuit where the proof takes milliseconds and the fixed cost shows.
+//   2. the daemon's Prove against the same proof in process (native): the addon loaded in this process
+//      (`loadProver().prove`, warm) proves witness i, then the daemon proves the same witness i (wtns
+//      request), alternately, so both sides prove the same witnesses under the same machine load; likewise
+//      from inputs (here: witness calculator + prove; the daemon: an inputs_json request). On
+//      policy_tx_2_2 and on a 66-constraint test circuit where the proof takes milliseconds and the
+//      daemon's fixed cost shows.
 // Usage: npx tsx bench/prover-daemon/run.ts [--circuit policy_tx_2_2] [--engines native,snarkjs]
 //        [--levels 1,4,16] [--requests N] [--snarkjs-requests N] [--direct N] [--small N]
-import { spawn } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import {
   buildTransactionInputs,
@@ -21,9 +20,9 @@ import {
 import { loadProver, releaseVerifier } from '../../src/prover/index.ts';
 import { ProverClient, type ProveResult } from '../../src/prover/client.ts';
 import { Scenario } from '../../test/circuit/scenario.ts';
+import { startDaemon, waitServing } from '../prover/daemon-process.ts';
 import { chainInputs, ensureTestCircuits } from '../../test/daemon/helpers/test-circuits.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const { values: args } = parseArgs({
   options: {
     circuit: { type: 'string', default: 'policy_tx_2_2' },
@@ -61,79 +60,59 @@ function transactions(count: number): Record<string, unknown>[] {
   );
 }
 
-async function direct(
-  circuitId: string,
-  circuitsDir: string,
-  inputs: Record<string, unknown>[],
-  runs: number,
-) {
+/** The in-process side: this process's own warm prover and witness calculator, every witness computed up front. */
+async function inProcess(circuitId: string, circuitsDir: string, inputs: Record<string, unknown>[]) {
   const artifacts = circuitArtifacts(circuitId, circuitsDir);
   const calculator = await loadWitnessCalculator(artifacts.wasm);
   const prover = await loadProver(artifacts.zkey);
-  const witnessMs: number[] = [];
-  const proveMs: number[] = [];
-  const wtnsList: Uint8Array[] = [];
-  await prover.prove(await calculator.calculateWtns(inputs[0] as never)); // warm-up
-  for (let i = 0; i < runs; i++) {
-    let t = performance.now();
-    const wtns = await calculator.calculateWtns(inputs[i % inputs.length] as never);
-    witnessMs.push(performance.now() - t);
-    t = performance.now();
-    await prover.prove(wtns);
-    proveMs.push(performance.now() - t);
-    wtnsList.push(wtns);
-  }
-  await releaseVerifier();
-  return { witnessMs, proveMs, wtns: wtnsList };
+  const wtns: Uint8Array[] = [];
+  for (const input of inputs) wtns.push(await calculator.calculateWtns(input as never));
+  await prover.prove(wtns[0]); // warm-up
+  return { calculator, prover, wtns };
 }
 
-interface Daemon {
-  address: string;
-  stop(): Promise<void>;
+type InProcess = Awaited<ReturnType<typeof inProcess>>;
+
+interface Pairs {
+  /** In-process times and daemon latencies, request by request (same witness at the same index). */
+  local: number[];
+  daemon: number[];
+  /** Daemon latency minus the witness, prove and verify time it reports: gRPC, JSON, queue, hand-offs. */
+  outside: number[];
 }
 
-async function startDaemon(engine: string, circuitsDir = DEFAULT_CIRCUITS_DIR): Promise<Daemon> {
-  const child = spawn(
-    process.execPath,
-    [
-      path.join(ROOT, 'bin/pool-proxy.js'),
-      'prover',
-      '--listen',
-      '127.0.0.1:0',
-      '--circuits',
-      circuitsDir,
-      '--engine',
-      engine,
-    ],
-    {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  let out = '';
-  const address = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (chunk) => {
-      out += chunk;
-      const match = /listening on (\S+)/.exec(out);
-      if (match) resolve(match[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`daemon exited ${code}: ${out}`)));
-  });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  return {
-    address,
-    async stop() {
-      child.kill('SIGTERM');
-      await exited;
-    },
+/**
+ * `runs` alternations of an in-process proof and the daemon's Prove of the same witness (from the wtns,
+ * and from inputs), one at a time.
+ */
+async function sideBySide(
+  client: ProverClient,
+  id: string,
+  local: InProcess,
+  inputs: Record<string, unknown>[],
+  runs: number,
+): Promise<{ wtns: Pairs; inputs: Pairs }> {
+  const wtns: Pairs = { local: [], daemon: [], outside: [] };
+  const fromInputs: Pairs = { local: [], daemon: [], outside: [] };
+  const daemonSide = async (pairs: Pairs, request: () => Promise<ProveResult>) => {
+    const t = performance.now();
+    const result = await request();
+    const latency = performance.now() - t;
+    pairs.daemon.push(latency);
+    pairs.outside.push(latency - result.witnessMs - result.proveMs - result.verifyMs);
   };
-}
-
-async function waitServing(client: ProverClient): Promise<void> {
-  for (;;) {
-    if ((await client.health().catch(() => 'UNKNOWN')) === 'SERVING') return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  for (let i = 0; i < runs; i++) {
+    const k = i % inputs.length;
+    let t = performance.now();
+    await local.prover.prove(local.wtns[k]);
+    wtns.local.push(performance.now() - t);
+    await daemonSide(wtns, () => client.prove(id, { wtns: local.wtns[k] }));
+    t = performance.now();
+    await local.prover.prove(await local.calculator.calculateWtns(inputs[k] as never));
+    fromInputs.local.push(performance.now() - t);
+    await daemonSide(fromInputs, () => client.prove(id, { inputs: inputs[k] }));
   }
+  return { wtns, inputs: fromInputs };
 }
 
 /** `count` requests, `concurrency` at a time; per-request latency and the run's wall time. */
@@ -165,14 +144,16 @@ async function load(
 
 type Run = Awaited<ReturnType<typeof load>>;
 
-function overheadRows(id: string, witnessMs: number, proveMs: number, wtns: Run, inputs: Run): string[] {
-  const row = (what: string, directMs: number, run: Run) => {
-    const p50 = percentile(run.latencies, 50);
-    return `| ${id} | ${what} | ${fmt2(directMs)} | ${fmt2(p50)} | ${fmt2(p50 - directMs)} | ${(p50 / directMs).toFixed(3)} | ${fmt2(percentile(run.outside, 50))} |`;
+function overheadRows(id: string, pairs: { wtns: Pairs; inputs: Pairs }): string[] {
+  const row = (what: string, p: Pairs) => {
+    const local = percentile(p.local, 50);
+    const daemon = percentile(p.daemon, 50);
+    const ratios = p.daemon.map((d, i) => d / p.local[i]);
+    return `| ${id} | ${what} | ${p.local.length} | ${fmt2(local)} | ${fmt2(daemon)} | ${fmt2(daemon - local)} | ${(daemon / local).toFixed(3)} | ${percentile(ratios, 50).toFixed(3)} | ${fmt2(percentile(p.outside, 50))} |`;
   };
   return [
-    row('prepared witness (wtns)', proveMs, wtns),
-    row('inputs (witness in the daemon)', witnessMs + proveMs, inputs),
+    row('prepared witness (wtns)', pairs.wtns),
+    row('inputs (witness computed by each side)', pairs.inputs),
   ];
 }
 
@@ -186,23 +167,13 @@ async function smallCircuitOverhead(runs: number): Promise<string[]> {
     { length: 8 },
     (_, i) => chainInputs(64, BigInt(i + 2)) as Record<string, unknown>,
   );
-  const base = await direct(id, dir, smallInputs, runs);
+  const local = await inProcess(id, dir, smallInputs);
   const daemon = await startDaemon('native', dir);
   const client = await ProverClient.connect({ addresses: daemon.address });
   try {
     await waitServing(client);
     await client.prove(id, { inputs: smallInputs[0] });
-    const sameWitness = await load(client, 1, runs, (i) => client.prove(id, { wtns: base.wtns[i] }));
-    const fromInputs = await load(client, 1, runs, (i) =>
-      client.prove(id, { inputs: smallInputs[i % smallInputs.length] }),
-    );
-    return overheadRows(
-      id,
-      percentile(base.witnessMs, 50),
-      percentile(base.proveMs, 50),
-      sameWitness,
-      fromInputs,
-    );
+    return overheadRows(id, await sideBySide(client, id, local, smallInputs, runs));
   } finally {
     client.close();
     await daemon.stop();
@@ -214,12 +185,7 @@ console.log(
   `# prover daemon bench: ${circuit}; ${cpus().length} × ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`,
 );
 
-const baseline = await direct(circuit, DEFAULT_CIRCUITS_DIR, inputs, Number(args.direct));
-const directWitness = percentile(baseline.witnessMs, 50);
-const directProve = percentile(baseline.proveMs, 50);
-console.log(
-  `\ndirect addon (sequential, ${baseline.proveMs.length} proofs): witness p50 ${fmt(directWitness)}, prove+verify p50 ${fmt(directProve)}`,
-);
+const local = engines.includes('native') ? await inProcess(circuit, DEFAULT_CIRCUITS_DIR, inputs) : undefined;
 
 const rows: string[] = [];
 const overhead: string[] = [];
@@ -239,15 +205,10 @@ for (const engine of engines) {
       rows.push(row);
       console.log(row);
     }
-    if (engine === 'native') {
-      const sameWitness = await load(client, 1, baseline.wtns.length, (i) =>
-        client.prove(circuit, { wtns: baseline.wtns[i] }),
+    if (engine === 'native' && local)
+      overhead.push(
+        ...overheadRows(circuit, await sideBySide(client, circuit, local, inputs, Number(args.direct))),
       );
-      const fromInputs = await load(client, 1, baseline.wtns.length, (i) =>
-        client.prove(circuit, { inputs: inputs[i % inputs.length] }),
-      );
-      overhead.push(...overheadRows(circuit, directWitness, directProve, sameWitness, fromInputs));
-    }
   } finally {
     client.close();
     await daemon.stop();
@@ -261,7 +222,8 @@ for (const row of rows) console.log(row);
 if (engines.includes('native')) overhead.push(...(await smallCircuitOverhead(Number(args.small))));
 if (overhead.length > 0) {
   console.log(
-    '\n| circuit | native, concurrency 1 | direct addon p50 | daemon p50 | difference | ratio | daemon-reported non-proving time p50 |\n| --- | --- | --- | --- | --- | --- | --- |',
+    '\n| circuit | request (native, one at a time) | pairs | in-process p50 | daemon Prove p50 | difference | ratio of p50s | median of pair ratios | daemon-reported non-proving time p50 |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   );
   for (const row of overhead) console.log(row);
 }
+await releaseVerifier();

@@ -1,18 +1,23 @@
-// Our prover next to iden3's rapidsnark on the same zkey and witness, per SIMD path of this CPU.
-//  * engines, each a fresh process per proof (interleaved rounds, so machine noise hits all alike):
-//      rapidsnark  - its `prover` command line (RAPIDSNARK_PROVER=/path/to/prover; skipped when unset),
-//      ours, C++   - native/tools/bench_prove.cpp compiled here from the addon's sources (one proof),
-//    timed from outside with /usr/bin/time (wall, user+system CPU, peak RSS); our driver also reports
-//    its key load, its prove-only time and the key's resident pages, and a load-only run of it splits
-//    our process CPU into start + key load and the proof (both map their keys and use them in place:
-//    the fixed part is a few ms, so the process CPU is the proof's). The key's prepared file is removed
-//    first and the first load (full validation, prepared file written) timed once per circuit;
-//  * ours through Node: `bench/prover/measure.ts native` (loadProver + prove, self-check included),
-//    one process per path, 1 warm-up then `rounds` proofs in process;
-//  * paths: AVX-512 IFMA when the CPU has it, and the AVX2-only scalar path (ZKPROVER_NO_AVX512=1);
-//  * circuits: policy_tx_2_2 (the product key from `npm run build`) and `fullsize` (30k constraints,
-//    every witness value full-size). Every proof is checked: rapidsnark's with snarkjs, ours by the driver.
-// Usage: RAPIDSNARK_PROVER=/work/rapidsnark/build_prover/src/prover npx tsx bench/prover/rapidsnark.ts [rounds=7]
+// Our prover next to iden3's rapidsnark on the same zkey and witness, per SIMD path of this CPU, like with
+// like, in interleaved rounds (so machine noise hits every engine alike), with minor page faults counted
+// everywhere: on a VM a fault can cost 50-100x what it costs on bare metal, and the figure that decides
+// whether a benchmark there says anything is printed first (bench/prover/fault_probe.cpp).
+//  * rapidsnark's process: its `prover` command line, one proof per fresh process (RAPIDSNARK_PROVER=path;
+//    skipped when unset), timed from outside with /usr/bin/time (wall, user+system CPU, peak RSS, faults);
+//  * rapidsnark in its own process: bench/prover/rapidsnark_inprocess.cpp, linked against the same build's
+//    library (librapidsnark.a beside the command line, prover.h in RAPIDSNARK_SRC, default ../../src from
+//    it): one prover object, `proofs` proofs, first and warm (the median of the rest) timed inside;
+//  * our one-shot process: native/tools/bench_prove.cpp (compiled here from the addon's sources) loading
+//    the key, readying it (working memory pre-faulted) and proving once, timed from outside like rapidsnark's;
+//  * our proof in process: the same driver proving `proofs` times: first and warm, faults per proof;
+//  * our daemon's Prove (policy_tx_2_2 only: the circuits `npm run build` installs): `pool-proxy prover` per
+//    path, started once, two wtns requests per round, latency at the client;
+//  * through Node: `bench/prover/measure.ts native` (loadProver + prove, self-check included), one process
+//    per path after the rounds.
+// Paths: AVX-512 IFMA when the CPU has it, and the AVX2-only scalar path (ZKPROVER_NO_AVX512=1). Circuits:
+// policy_tx_2_2 (the product key) and `fullsize` (30k constraints, every witness value full-size). Every
+// proof is checked: rapidsnark's with snarkjs, ours by the driver's pairing check or the daemon's.
+// Usage: RAPIDSNARK_PROVER=/path/rapidsnark/build_prover/src/prover npx tsx bench/prover/rapidsnark.ts [rounds=7] [proofs=5]
 // How to build rapidsnark for this comparison: bench/prover/README.md.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -21,12 +26,15 @@ import os from 'node:os';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
 import { buildTransactionInputs, circuitArtifacts, loadWitnessCalculator } from '../../src/circuit/index.ts';
+import { ProverClient } from '../../src/prover/client.ts';
 import { devSetup, exportVerificationKey, releaseVerifier } from '../../src/prover/index.ts';
 import { addon } from '../../src/prover/native-addon.ts';
 import { Scenario } from '../../test/circuit/scenario.ts';
 import { ROOT, compileCircuit, witness } from '../../test/prover/helpers.ts';
+import { type Daemon, startDaemon, waitServing } from './daemon-process.ts';
 
 const ROUNDS = Number(process.argv[2] ?? 7);
+const PROOFS = Math.max(2, Number(process.argv[3] ?? 5));
 const RAPIDSNARK = process.env.RAPIDSNARK_PROVER;
 const OUT = path.join(ROOT, 'bench', 'out', 'prover-rapidsnark');
 await mkdir(OUT, { recursive: true });
@@ -35,15 +43,24 @@ if (!existsSync('/usr/bin/time'))
 if (RAPIDSNARK && !existsSync(RAPIDSNARK)) throw new Error(`RAPIDSNARK_PROVER=${RAPIDSNARK} does not exist`);
 
 const median = (xs: number[]) => {
+  if (xs.length === 0) return NaN;
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
-const ms = (x: number) => `${x.toFixed(0)} ms`;
+const ms = (x: number) => (Number.isNaN(x) ? '—' : `${x.toFixed(0)} ms`);
+const ratio = (a: number, b: number) => (Number.isNaN(a / b) ? '—' : `${(a / b).toFixed(2)}×`);
+const loadavg = () => os.loadavg().map((x) => x.toFixed(2));
 
-// --- our C++ driver, rebuilt when a source is newer than the binary ----------------------------------
-const DRIVER = path.join(OUT, 'bench_prove');
+// --- native helpers, rebuilt when a source is newer than the binary -------------------------------------
+function buildIfStale(binary: string, sources: string[], args: string[]): void {
+  if (existsSync(binary) && sources.every((f) => statSync(f).mtimeMs <= statSync(binary).mtimeMs)) return;
+  console.log(`building ${path.relative(ROOT, binary)} ...`);
+  execFileSync('g++', [...args, '-o', binary], { stdio: 'inherit' });
+}
 const srcDir = path.join(ROOT, 'native', 'src');
-const sources = [
+const DRIVER = path.join(OUT, 'bench_prove');
+const driverUnits = [
+  'arena',
   'curve',
   'fft',
   'fft_avx512',
@@ -55,28 +72,67 @@ const sources = [
   'setup',
   'thread_pool',
   'verifier',
-];
-const allSources = [
-  path.join(ROOT, 'native', 'tools', 'bench_prove.cpp'),
-  ...(await readdir(srcDir, { recursive: true })).map((f) => path.join(srcDir, String(f))),
-].filter((f) => statSync(f).isFile());
-if (!existsSync(DRIVER) || allSources.some((f) => statSync(f).mtimeMs > statSync(DRIVER).mtimeMs)) {
-  console.log('building native/tools/bench_prove.cpp ...');
-  execFileSync(
-    'g++',
-    [
-      '-O3',
-      '-std=c++17',
-      '-pthread',
-      `-I${srcDir}`,
-      path.join(ROOT, 'native', 'tools', 'bench_prove.cpp'),
-      ...sources.map((s) => path.join(srcDir, `${s}.cpp`)),
-      '-o',
-      DRIVER,
-    ],
-    { stdio: 'inherit' },
-  );
+].map((s) => path.join(srcDir, `${s}.cpp`));
+buildIfStale(
+  DRIVER,
+  [
+    path.join(ROOT, 'native', 'tools', 'bench_prove.cpp'),
+    ...(await readdir(srcDir, { recursive: true })).map((f) => path.join(srcDir, String(f))),
+  ].filter((f) => statSync(f).isFile()),
+  [
+    '-O3',
+    '-std=c++17',
+    '-pthread',
+    `-I${srcDir}`,
+    path.join(ROOT, 'native', 'tools', 'bench_prove.cpp'),
+    ...driverUnits,
+  ],
+);
+const PROBE = path.join(OUT, 'fault_probe');
+const probeSource = path.join(ROOT, 'bench', 'prover', 'fault_probe.cpp');
+buildIfStale(PROBE, [probeSource], ['-O2', probeSource]);
+// rapidsnark's library, when the build beside its command line has it.
+let RAPID_LIB: string | undefined;
+if (RAPIDSNARK) {
+  const libDir = path.dirname(RAPIDSNARK);
+  const srcRapid = process.env.RAPIDSNARK_SRC ?? path.resolve(libDir, '..', '..', 'src');
+  const source = path.join(ROOT, 'bench', 'prover', 'rapidsnark_inprocess.cpp');
+  if (existsSync(path.join(libDir, 'librapidsnark.a')) && existsSync(path.join(srcRapid, 'prover.h'))) {
+    RAPID_LIB = path.join(OUT, 'rapidsnark_inprocess');
+    buildIfStale(
+      RAPID_LIB,
+      [source, path.join(libDir, 'librapidsnark.a')],
+      [
+        '-O3',
+        '-std=c++17',
+        `-I${srcRapid}`,
+        source,
+        `-L${libDir}`,
+        '-lrapidsnark',
+        '-lfr',
+        '-lfq',
+        '-lgmp',
+        '-fopenmp',
+        '-pthread',
+      ],
+    );
+  } else {
+    console.log(`no librapidsnark.a / prover.h beside ${RAPIDSNARK}: rapidsnark in process is skipped`);
+  }
 }
+
+interface Probe {
+  usPerFault: number;
+  pageMs: number;
+  mib: number;
+  hugePages: { faults: number; ms: number; usPerFault: number };
+}
+const probe = (): Probe => JSON.parse(execFileSync(PROBE, ['64', '5'], { encoding: 'utf8' }).trim()) as Probe;
+const probeBefore = probe();
+console.log(
+  `page-fault cost: ${probeBefore.usPerFault.toFixed(1)} µs per 4 KiB minor fault (64 MiB touched: ${ms(probeBefore.pageMs)}; ` +
+    `with huge pages ${probeBefore.hugePages.faults} faults, ${ms(probeBefore.hugePages.ms)}); load average ${loadavg().join(' ')}`,
+);
 
 // --- keys and witnesses ------------------------------------------------------------------------------
 async function policyWitness(): Promise<Uint8Array> {
@@ -97,8 +153,8 @@ const fullsizeZkey = path.join(OUT, 'fullsize.zkey');
 if (!existsSync(fullsizeZkey))
   await devSetup(fullsize.r1cs, fullsizeZkey, path.join(OUT, 'fullsize_vkey.json'));
 const cases = [
-  { name: 'policy_tx_2_2', zkey: policyZkey, wtns: path.join(OUT, 'policy_tx_2_2.wtns') },
-  { name: 'fullsize', zkey: fullsizeZkey, wtns: path.join(OUT, 'fullsize.wtns') },
+  { name: 'policy_tx_2_2', zkey: policyZkey, wtns: path.join(OUT, 'policy_tx_2_2.wtns'), daemon: true },
+  { name: 'fullsize', zkey: fullsizeZkey, wtns: path.join(OUT, 'fullsize.wtns'), daemon: false },
 ];
 await writeFile(cases[0].wtns, await policyWitness());
 await writeFile(cases[1].wtns, await witness(fullsize, { x: 3, c: 5 }));
@@ -108,19 +164,21 @@ interface Run {
   wallMs: number;
   cpuMs: number;
   peakMb: number;
+  faults: number;
   stdout: string;
 }
 function timedProcess(cmd: string, args: string[], env: NodeJS.ProcessEnv): Run {
-  const r = spawnSync('/usr/bin/time', ['-f', 'TIME %e %U %S %M', cmd, ...args], {
+  const r = spawnSync('/usr/bin/time', ['-f', 'TIME %e %U %S %M %R', cmd, ...args], {
     env,
     encoding: 'utf8',
     maxBuffer: 1 << 26,
   });
   const line = r.stderr.split('\n').find((l) => l.startsWith('TIME '));
   if (r.status !== 0 || !line) throw new Error(`${cmd} failed (${r.status}): ${r.stderr.slice(-2000)}`);
-  const [, e, u, s, m] = line.split(' ').map(Number);
-  return { wallMs: e * 1000, cpuMs: (u + s) * 1000, peakMb: m / 1024, stdout: r.stdout };
+  const [, e, u, s, m, f] = line.split(' ').map(Number);
+  return { wallMs: e * 1000, cpuMs: (u + s) * 1000, peakMb: m / 1024, faults: f, stdout: r.stdout };
 }
+const lastJson = <T>(stdout: string) => JSON.parse(stdout.trim().split('\n').pop() as string) as T;
 
 const avx512 = addon.testOps.avx512;
 const paths = avx512 ? ['avx512-ifma', 'avx2-only'] : ['avx2-only'];
@@ -130,90 +188,174 @@ const envFor = (p: string): NodeJS.ProcessEnv => {
   return p === 'avx2-only' ? { ...env, ZKPROVER_NO_AVX512: '1' } : env;
 };
 
-interface Series {
-  wall: number[];
-  cpu: number[];
-  peak: number[];
-  prove: number[];
-  load: number[];
-  /** CPU of a process that only loads the key (start + load), to split our process CPU. */
-  loadOnlyCpu: number[];
-  /** Resident file-backed memory the proof added over the load (the mapped key's pages), MB. */
-  keyResident: number[];
-}
-const empty = (): Series => ({
-  wall: [],
-  cpu: [],
-  peak: [],
-  prove: [],
-  load: [],
-  loadOnlyCpu: [],
-  keyResident: [],
-});
 interface DriverOut {
   path: string;
   prepared: string;
   loadMs: number;
+  prepareMs: number;
   prove: number[];
+  faults: number[];
   verified: boolean;
+  arena: { expectMb: number; highWaterMb: number; arenas: number };
   rssMb: { fileAfterLoad: number; anonAfterLoad: number; fileAfterProofs: number; anonAfterProofs: number };
 }
-const driverOut = (r: Run) => JSON.parse(r.stdout.trim().split('\n').pop() as string) as DriverOut;
+interface InProcessOut {
+  createMs: number;
+  prove: number[];
+  faults: number[];
+}
+
+/** One engine's figures over the rounds. */
+interface Series {
+  processWall: number[];
+  processCpu: number[];
+  processPeak: number[];
+  processFaults: number[];
+  oneShotProve: number[];
+  first: number[];
+  warm: number[];
+  firstFaults: number[];
+  warmFaults: number[];
+  daemon: number[];
+  loadMs: number[];
+  prepareMs: number[];
+  arenaMb: number[];
+  keyResidentMb: number[];
+}
+const empty = (): Series => ({
+  processWall: [],
+  processCpu: [],
+  processPeak: [],
+  processFaults: [],
+  oneShotProve: [],
+  first: [],
+  warm: [],
+  firstFaults: [],
+  warmFaults: [],
+  daemon: [],
+  loadMs: [],
+  prepareMs: [],
+  arenaMb: [],
+  keyResidentMb: [],
+});
+/** First proof and the median of the rest, from one in-process run. */
+function firstAndWarm(s: Series, prove: number[], faults: number[]): void {
+  s.first.push(prove[0]);
+  s.warm.push(median(prove.slice(1)));
+  s.firstFaults.push(faults[0]);
+  s.warmFaults.push(median(faults.slice(1)));
+}
+
 const rows: Record<string, unknown>[] = [];
+const table: string[] = [];
+const loadSeen: string[][] = [loadavg()];
 
 for (const c of cases) {
   const vkey = await exportVerificationKey(c.zkey);
   const keyFileMb = statSync(c.zkey).size / 2 ** 20;
+  const checkRapid = async (proofFile: string, publicFile: string) => {
+    const ok = await snarkjs.groth16.verify(
+      vkey,
+      JSON.parse(readFileSync(publicFile, 'utf8')),
+      JSON.parse(readFileSync(proofFile, 'utf8')),
+    );
+    if (!ok) throw new Error(`rapidsnark's proof for ${c.name} does not verify`);
+  };
   // First load of the key: no prepared file yet, so it is validated in full and one is written (once per
   // circuit: both SIMD paths share the file). Every later load below reuses it.
   await rm(`${c.zkey}.prep`, { force: true });
-  const first = driverOut(timedProcess(DRIVER, [c.zkey, c.wtns, '0'], envFor(paths[0])));
+  const first = lastJson<DriverOut>(timedProcess(DRIVER, [c.zkey, c.wtns, '0'], envFor(paths[0])).stdout);
   if (first.prepared !== 'written') throw new Error(`first load of ${c.name}: prepared ${first.prepared}`);
+
   const rapid = empty();
   const ours: Record<string, Series> = Object.fromEntries(paths.map((p) => [p, empty()]));
   const driverPath: Record<string, string> = {};
-  for (let round = 0; round < ROUNDS + 1; round++) {
-    const warm = round === 0; // the first round only warms the page cache
-    if (RAPIDSNARK) {
-      const proofFile = path.join(OUT, `${c.name}_rapidsnark_proof.json`);
-      const publicFile = path.join(OUT, `${c.name}_rapidsnark_public.json`);
-      const r = timedProcess(RAPIDSNARK, [c.zkey, c.wtns, proofFile, publicFile], process.env);
-      if (round === 0 || round === ROUNDS) {
-        const ok = await snarkjs.groth16.verify(
-          vkey,
-          JSON.parse(readFileSync(publicFile, 'utf8')),
-          JSON.parse(readFileSync(proofFile, 'utf8')),
-        );
-        if (!ok) throw new Error(`rapidsnark's proof for ${c.name} does not verify`);
-      }
-      if (!warm) {
-        rapid.wall.push(r.wallMs);
-        rapid.cpu.push(r.cpuMs);
-        rapid.peak.push(r.peakMb);
-      }
-    }
+  const daemons: Record<string, { daemon: Daemon; client: ProverClient }> = {};
+  const wtnsBytes = new Uint8Array(readFileSync(c.wtns));
+  if (c.daemon)
     for (const p of paths) {
-      const r = timedProcess(DRIVER, [c.zkey, c.wtns, '1'], envFor(p));
-      const out = driverOut(r);
-      if (!out.verified) throw new Error(`our proof for ${c.name} does not verify`);
-      if (out.prepared !== 'reused') throw new Error(`${c.name}: the prepared key was not reused`);
-      driverPath[p] = out.path;
-      const loadOnly = timedProcess(DRIVER, [c.zkey, c.wtns, '0'], envFor(p));
-      if (warm) continue;
-      ours[p].loadOnlyCpu.push(loadOnly.cpuMs);
-      const s = ours[p];
-      s.wall.push(r.wallMs);
-      s.cpu.push(r.cpuMs);
-      s.peak.push(r.peakMb);
-      s.prove.push(out.prove[0]);
-      s.load.push(out.loadMs);
-      s.keyResident.push(out.rssMb.fileAfterProofs - out.rssMb.fileAfterLoad);
+      const daemon = await startDaemon('native', undefined, envFor(p));
+      const client = await ProverClient.connect({ addresses: daemon.address, deadlineMs: 600_000 });
+      await waitServing(client);
+      daemons[p] = { daemon, client };
+    }
+  try {
+    for (let round = 0; round < ROUNDS + 1; round++) {
+      const warmUp = round === 0; // the first round only warms the page cache and the daemons
+      if (RAPIDSNARK) {
+        const proofFile = path.join(OUT, `${c.name}_rapidsnark_proof.json`);
+        const publicFile = path.join(OUT, `${c.name}_rapidsnark_public.json`);
+        const r = timedProcess(RAPIDSNARK, [c.zkey, c.wtns, proofFile, publicFile], process.env);
+        if (round === 0 || round === ROUNDS) await checkRapid(proofFile, publicFile);
+        if (!warmUp) {
+          rapid.processWall.push(r.wallMs);
+          rapid.processCpu.push(r.cpuMs);
+          rapid.processPeak.push(r.peakMb);
+          rapid.processFaults.push(r.faults);
+        }
+        if (RAPID_LIB) {
+          const lib = timedProcess(
+            RAPID_LIB,
+            [c.zkey, c.wtns, String(PROOFS), proofFile, publicFile],
+            process.env,
+          );
+          if (round === 0 || round === ROUNDS) await checkRapid(proofFile, publicFile);
+          const out = lastJson<InProcessOut>(lib.stdout);
+          if (!warmUp) firstAndWarm(rapid, out.prove, out.faults);
+        }
+      }
+      for (const p of paths) {
+        const s = ours[p];
+        const oneShot = timedProcess(DRIVER, [c.zkey, c.wtns, '1'], envFor(p));
+        const one = lastJson<DriverOut>(oneShot.stdout);
+        const many = lastJson<DriverOut>(
+          timedProcess(DRIVER, [c.zkey, c.wtns, String(PROOFS)], envFor(p)).stdout,
+        );
+        for (const out of [one, many]) {
+          if (!out.verified) throw new Error(`our proof for ${c.name} does not verify`);
+          if (out.prepared !== 'reused') throw new Error(`${c.name}: the prepared key was not reused`);
+        }
+        driverPath[p] = one.path;
+        const daemon = daemons[p];
+        const latencies: number[] = [];
+        if (daemon)
+          for (let i = 0; i < 2; i++) {
+            const t = performance.now();
+            await daemon.client.prove(c.name, { wtns: wtnsBytes });
+            latencies.push(performance.now() - t);
+          }
+        if (warmUp) continue;
+        s.processWall.push(oneShot.wallMs);
+        s.processCpu.push(oneShot.cpuMs);
+        s.processPeak.push(oneShot.peakMb);
+        s.processFaults.push(oneShot.faults);
+        s.oneShotProve.push(one.prove[0]);
+        s.loadMs.push(one.loadMs);
+        s.prepareMs.push(one.prepareMs);
+        s.keyResidentMb.push(one.rssMb.fileAfterProofs - one.rssMb.fileAfterLoad);
+        s.arenaMb.push(many.arena.highWaterMb);
+        firstAndWarm(s, many.prove, many.faults);
+        s.daemon.push(...latencies);
+      }
+      loadSeen.push(loadavg());
+    }
+  } finally {
+    for (const { daemon, client } of Object.values(daemons)) {
+      client.close();
+      await daemon.stop();
     }
   }
   // Through Node: the product API, one process per path.
   const node: Record<
     string,
-    { loadMs: number; prepared: string; times: number[]; cpu: number[]; baselineMb: number; peakMb: number }
+    {
+      first: { ms: number; faults: number };
+      times: number[];
+      faults: number[];
+      peakMb: number;
+      loadMs: number;
+      workingMemory: number;
+    }
   > = {};
   for (const p of paths) {
     const out = execFileSync(
@@ -228,64 +370,91 @@ for (const c of cases) {
       ],
       { cwd: ROOT, encoding: 'utf8', env: envFor(p), maxBuffer: 1 << 24 },
     );
-    node[p] = JSON.parse(out.trim().split('\n').pop() as string);
+    node[p] = lastJson(out);
   }
 
-  const rapidWall = RAPIDSNARK ? median(rapid.wall) : NaN;
-  const rapidCpu = RAPIDSNARK ? median(rapid.cpu) : NaN;
+  const rw = median(rapid.processWall);
+  const rapidWarm = median(rapid.warm);
   if (RAPIDSNARK)
     console.log(
-      `${c.name} rapidsnark: process ${ms(rapidWall)} wall, ${ms(rapidCpu)} CPU, peak ${median(rapid.peak).toFixed(0)} MB`,
+      `${c.name} rapidsnark: process ${ms(rw)} wall, ${ms(median(rapid.processCpu))} CPU, peak ${median(rapid.processPeak).toFixed(0)} MB, ` +
+        `${median(rapid.processFaults).toFixed(0)} minor faults` +
+        (RAPID_LIB
+          ? `; in its own process: first proof ${ms(median(rapid.first))} (${median(rapid.firstFaults).toFixed(0)} faults), ` +
+            `warm ${ms(rapidWarm)} (${median(rapid.warmFaults).toFixed(0)} faults)`
+          : ''),
     );
   for (const p of paths) {
     const s = ours[p];
+    const warm = median(s.warm);
     const row = {
       circuit: c.name,
       path: p,
       driverPath: driverPath[p],
-      rapidsnarkProcessMs: rapidWall,
-      rapidsnarkCpuMs: rapidCpu,
-      rapidsnarkPeakMb: RAPIDSNARK ? median(rapid.peak) : NaN,
-      oursProcessMs: median(s.wall),
-      oursCpuMs: median(s.cpu),
-      oursPeakMb: median(s.peak),
       keyFileMb,
       firstLoadMs: first.loadMs,
-      oursLoadMs: median(s.load),
-      oursKeyResidentMb: median(s.keyResident),
-      oursProveMs: median(s.prove),
-      oursLoadOnlyCpuMs: median(s.loadOnlyCpu),
-      // Our proof's own CPU: the process CPU minus that of a load-only process.
-      oursProveCpuMs: median(s.cpu) - median(s.loadOnlyCpu),
-      nodeProveMs: median(node[p].times),
-      nodeProveCpuMs: median(node[p].cpu),
-      nodePeakMb: node[p].peakMb,
-      nodeLoadMs: node[p].loadMs,
-      processRatio: rapidWall / median(s.wall),
-      cpuRatio: rapidCpu / median(s.cpu),
-      proveCpuRatio: rapidCpu / (median(s.cpu) - median(s.loadOnlyCpu)),
-      proveOnlyRatio: rapidWall / median(s.prove),
+      rapidsnark: {
+        processWallMs: rw,
+        processCpuMs: median(rapid.processCpu),
+        processPeakMb: median(rapid.processPeak),
+        processFaults: median(rapid.processFaults),
+        firstMs: median(rapid.first),
+        warmMs: rapidWarm,
+        firstFaults: median(rapid.firstFaults),
+        warmFaults: median(rapid.warmFaults),
+      },
+      ours: {
+        processWallMs: median(s.processWall),
+        processCpuMs: median(s.processCpu),
+        processPeakMb: median(s.processPeak),
+        processFaults: median(s.processFaults),
+        oneShotProveMs: median(s.oneShotProve),
+        loadMs: median(s.loadMs),
+        prepareMs: median(s.prepareMs),
+        arenaMb: median(s.arenaMb),
+        keyResidentMb: median(s.keyResidentMb),
+        firstMs: median(s.first),
+        warmMs: warm,
+        firstFaults: median(s.firstFaults),
+        warmFaults: median(s.warmFaults),
+        daemonMs: median(s.daemon),
+        nodeFirstMs: node[p].first.ms,
+        nodeWarmMs: median(node[p].times),
+        nodeWarmFaults: median(node[p].faults),
+        nodeLoadMs: node[p].loadMs,
+        nodePeakMb: node[p].peakMb,
+      },
+      ratios: {
+        processToProcess: rw / median(s.processWall),
+        processToDaemon: rw / median(s.daemon),
+        processToWarm: rw / warm,
+        warmToWarm: rapidWarm / warm,
+        oursFirstOverWarm: median(s.first) / warm,
+        rapidFirstOverWarm: median(rapid.first) / rapidWarm,
+        daemonOverWarm: median(s.daemon) / warm,
+      },
       raw: { rapidsnark: rapid, ours: s, node: node[p] },
     };
     rows.push(row);
+    const o = row.ours;
     console.log(
-      `${c.name} ours [${p} -> ${driverPath[p]}]: process ${ms(row.oursProcessMs)} wall, ${ms(row.oursCpuMs)} CPU, ` +
-        `peak ${row.oursPeakMb.toFixed(0)} MB, key load ${row.oursLoadMs.toFixed(2)} ms ` +
-        `(first ${ms(row.firstLoadMs)}; key ${keyFileMb.toFixed(1)} MB, resident ${row.oursKeyResidentMb.toFixed(1)} MB), ` +
-        `prove-only ${ms(row.oursProveMs)} ` +
-        `(${ms(row.oursProveCpuMs)} CPU); ` +
-        `through Node ${ms(row.nodeProveMs)} (self-check incl.; loadProver ${row.nodeLoadMs.toFixed(1)} ms, ` +
-        `peak ${row.nodePeakMb.toFixed(0)} MB)` +
-        (RAPIDSNARK
-          ? ` | rapidsnark/ours: process ${row.processRatio.toFixed(2)}x, CPU ${row.cpuRatio.toFixed(2)}x, ` +
-            `rapidsnark process / our prove-only ${row.proveOnlyRatio.toFixed(2)}x wall, ` +
-            `${row.proveCpuRatio.toFixed(2)}x CPU`
-          : ''),
+      `${c.name} ours [${p} -> ${driverPath[p]}]: one-shot process ${ms(o.processWallMs)} wall, ${ms(o.processCpuMs)} CPU, ` +
+        `${o.processFaults.toFixed(0)} faults (load ${o.loadMs.toFixed(2)} ms + ready ${ms(o.prepareMs)}, working memory ${o.arenaMb.toFixed(1)} MiB); ` +
+        `in process: first ${ms(o.firstMs)} (${o.firstFaults.toFixed(0)} faults), warm ${ms(o.warmMs)} (${o.warmFaults.toFixed(0)} faults); ` +
+        `daemon Prove ${ms(o.daemonMs)}; through Node first ${ms(o.nodeFirstMs)}, warm ${ms(o.nodeWarmMs)} (${o.nodeWarmFaults.toFixed(0)} faults)`,
+    );
+    const r = row.ratios;
+    table.push(
+      `| ${c.name} | ${p} | ${ms(rw)} (${row.rapidsnark.processFaults.toFixed(0)}) | ${ms(row.rapidsnark.firstMs)} / ${ms(rapidWarm)} (${row.rapidsnark.warmFaults.toFixed(0)}) | ` +
+        `${ms(o.processWallMs)} (${o.processFaults.toFixed(0)}) | ${ms(o.firstMs)} / ${ms(warm)} (${o.firstFaults.toFixed(0)} / ${o.warmFaults.toFixed(0)}) | ` +
+        `${ms(o.daemonMs)} | ${ratio(rw, o.processWallMs)} | ${ratio(rw, o.daemonMs)} | **${ratio(rw, warm)}** | ${ratio(rapidWarm, warm)} | ` +
+        `${r.oursFirstOverWarm.toFixed(2)} / ${r.rapidFirstOverWarm.toFixed(2)} | ${Number.isNaN(r.daemonOverWarm) ? '—' : r.daemonOverWarm.toFixed(2)} |`,
     );
   }
 }
 await releaseVerifier();
 
+const probeAfter = probe();
 const cpuModel = os.cpus()[0]?.model;
 const flags =
   readFileSync('/proc/cpuinfo', 'utf8')
@@ -297,11 +466,23 @@ const machine = {
   avx2: flags.includes('avx2'),
   adx: flags.includes('adx'),
   avx512ifma: flags.includes('avx512ifma'),
-  loadavg: os.loadavg().map((x) => x.toFixed(2)),
+  loadavg: loadSeen,
+  faultProbe: { before: probeBefore, after: probeAfter },
   node: process.version,
 };
-console.log(`machine: ${JSON.stringify(machine)}`);
+console.log(
+  `\npage-fault cost: ${probeBefore.usPerFault.toFixed(1)} µs before the rounds, ${probeAfter.usPerFault.toFixed(1)} µs after; ` +
+    `load average (1/5/15 min) from ${loadSeen[0].join(' ')} to ${loadSeen[loadSeen.length - 1].join(' ')}`,
+);
+console.log(
+  '\n| circuit | path | rapidsnark process (faults) | rapidsnark in process: first / warm (faults) | our one-shot process (faults) | ' +
+    'ours in process: first / warm (faults first / warm) | our daemon Prove | rapidsnark process ÷ our process | ÷ our daemon Prove | ' +
+    '÷ our warm proof | rapidsnark warm ÷ our warm | first ÷ warm, ours / rapidsnark | daemon ÷ our warm |\n' +
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+);
+for (const line of table) console.log(line);
+console.log(`machine: ${JSON.stringify({ ...machine, loadavg: undefined, faultProbe: undefined })}`);
 await writeFile(
   path.join(OUT, 'results.json'),
-  `${JSON.stringify({ machine, rounds: ROUNDS, rows }, null, 1)}\n`,
+  `${JSON.stringify({ machine, rounds: ROUNDS, proofs: PROOFS, rows }, null, 1)}\n`,
 );

@@ -1,5 +1,6 @@
-// N-API surface of the prover: loadKey, checkKey, prove, verify, devSetup (all asynchronous) and testOps (synchronous
-// field/curve/FFT primitives exported only so tests can compare them with @noble/curves).
+// N-API surface of the prover: loadKey, checkKey, prove, verify, devSetup (all asynchronous) and testOps (field/curve/FFT
+// primitives exported only so tests can compare them with @noble/curves, and a failure hook for error delivery).
+// Every rejection and argument error carries a `code` (errors.hpp, async.hpp).
 #include <napi.h>
 
 #include <functional>
@@ -19,7 +20,7 @@ namespace zk {
 namespace {
 
 std::vector<uint8_t> copyBytes(const Napi::Value& v, const char* name) {
-  if (!v.IsTypedArray()) throw Napi::TypeError::New(v.Env(), std::string(name) + " must be a Uint8Array");
+  if (!v.IsTypedArray()) throw badArgument(v.Env(), std::string(name) + " must be a Uint8Array");
   Napi::Uint8Array a = v.As<Napi::Uint8Array>();
   return std::vector<uint8_t>(a.Data(), a.Data() + a.ByteLength());
 }
@@ -43,9 +44,10 @@ Napi::Array g2Json(Napi::Env env, const G2A& p) {
   return r;
 }
 
-// loadKey(path | bytes) -> Promise<{handle, nVars, nPublic, domainSize, vk, prepared}>. A path is mapped
-// and used in place with its prepared file (key_file.hpp); bytes are validated in full and copied.
-// `prepared` says which: "reused", "written", "unsaved" (path), or "none" (bytes).
+// loadKey(path | bytes) -> Promise<{handle, nVars, nPublic, domainSize, vk, prepared, workingMemory}>. A path
+// is mapped and used in place with its prepared file (key_file.hpp); bytes are validated in full and copied.
+// `prepared` says which: "reused", "written", "unsaved" (path), or "none" (bytes). The key is then readied
+// for proving (prepareProver: working memory pre-faulted, `workingMemory` bytes of it; tables; key pages).
 Napi::Value loadKey(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   struct Loaded {
@@ -57,6 +59,7 @@ Napi::Value loadKey(const Napi::CallbackInfo& info) {
     std::string path = info[0].As<Napi::String>().Utf8Value();
     work = [path] {
       LoadedKey k = loadZKeyFile(path);
+      prepareProver(*k.key);
       return Loaded{std::shared_ptr<ZKey>(std::move(k.key)), prepStatusName(k.status)};
     };
   } else {
@@ -65,6 +68,7 @@ Napi::Value loadKey(const Napi::CallbackInfo& info) {
       std::shared_ptr<ZKey> key = parseZKey(bytes->data(), bytes->size());
       bytes->clear();
       bytes->shrink_to_fit();
+      prepareProver(*key);
       return Loaded{key, "none"};
     };
   }
@@ -78,6 +82,7 @@ Napi::Value loadKey(const Napi::CallbackInfo& info) {
     o.Set("nPublic", key->nPublic);
     o.Set("domainSize", key->domainSize);
     o.Set("prepared", loaded.prepared);
+    o.Set("workingMemory", (double)key->work->expectBytes());
     Napi::Object vk = Napi::Object::New(env);
     vk.Set("alpha1", g1Json(env, key->alpha1));
     vk.Set("beta2", g2Json(env, key->beta2));
@@ -95,7 +100,7 @@ Napi::Value loadKey(const Napi::CallbackInfo& info) {
 // (checkKeySubgroups); resolves to the number of points checked, rejects naming the first bad one.
 Napi::Value checkKey(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (!info[0].IsExternal()) throw Napi::TypeError::New(env, "checkKey: first argument must be a key handle");
+  if (!info[0].IsExternal()) throw badArgument(env, "checkKey: first argument must be a key handle");
   std::shared_ptr<ZKey> key = *info[0].As<Napi::External<std::shared_ptr<ZKey>>>().Data();
   return runAsync<double>(
       env,
@@ -108,7 +113,7 @@ Napi::Value checkKey(const Napi::CallbackInfo& info) {
 
 Napi::Value prove(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (!info[0].IsExternal()) throw Napi::TypeError::New(env, "prove: first argument must be a key handle");
+  if (!info[0].IsExternal()) throw badArgument(env, "prove: first argument must be a key handle");
   std::shared_ptr<ZKey> key = *info[0].As<Napi::External<std::shared_ptr<ZKey>>>().Data();
   auto wtns = std::make_shared<std::vector<uint8_t>>(copyBytes(info[1], "wtns"));
   struct Out {
@@ -118,15 +123,20 @@ Napi::Value prove(const Napi::CallbackInfo& info) {
   return runAsync<Out>(
       env,
       [key, wtns] {
-        Witness w = parseWtns(wtns->data(), wtns->size());
-        Out out{prove(*key, w), {}};
-        // Self-check: a witness that does not satisfy the circuit still yields a "proof"; never return one.
-        std::vector<U256> publics(key->nPublic);
-        for (uint32_t i = 1; i <= key->nPublic; i++) std::memcpy(publics[i - 1].v, w.at(i), 32);
-        if (!verifyGroth16(verifyingKeyOf(*key), out.proof, publics))
-          throw std::runtime_error("witness does not satisfy the circuit: the proof failed verification and was discarded");
-        for (uint32_t i = 1; i <= key->nPublic; i++) out.publics.push_back(limbsToDecimal(w.at(i)));
-        return out;
+        // The witness and the proof's scratch live in the key's kept working memory; nothing of it is
+        // returned (the proof and the public signals are copied out).
+        return withWorkingMemory(*key, [&] {
+          Witness w = parseWtns(wtns->data(), wtns->size());
+          Out out{prove(*key, w), {}};
+          // Self-check: a witness that does not satisfy the circuit still yields a "proof"; never return one.
+          std::vector<U256> publics(key->nPublic);
+          for (uint32_t i = 1; i <= key->nPublic; i++) std::memcpy(publics[i - 1].v, w.at(i), 32);
+          if (!verifyGroth16(verifyingKeyOf(*key), out.proof, publics))
+            throw ProverError(ErrorCode::WitnessUnsatisfied,
+                              "witness does not satisfy the circuit: the proof failed verification and was discarded");
+          for (uint32_t i = 1; i <= key->nPublic; i++) out.publics.push_back(limbsToDecimal(w.at(i)));
+          return out;
+        });
       },
       [](Napi::Env env, Out& out) -> Napi::Value {
         auto pair = [&env](const Fq& a, const Fq& b) {

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "arena.hpp"
 #include "field.hpp"
 
 namespace zk {
@@ -55,7 +56,7 @@ class BatchInverse {
   }
 
  private:
-  std::vector<F> den_, prefix_;
+  Scratch<F> den_, prefix_;
   F run_[kChains], inv_[kChains];
 };
 
@@ -85,8 +86,8 @@ class BatchInverse<Fq2> {
   }
 
  private:
-  std::vector<Fq2> den_;
-  std::vector<Fq> norm_, prefix_;
+  Scratch<Fq2> den_;
+  Scratch<Fq> norm_, prefix_;
   Fq run_[kChains], inv_[kChains];
 };
 

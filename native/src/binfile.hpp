@@ -9,17 +9,29 @@
 #include <string>
 #include <vector>
 
+#include "errors.hpp"
+
 namespace zk {
 
-struct FormatError : std::runtime_error {
-  explicit FormatError(const std::string& m) : std::runtime_error(m) {}
+// A malformed or invalid input file: code ZkeyInvalid, WtnsInvalid or R1csInvalid.
+struct FormatError : ProverError {
+  FormatError(ErrorCode code, const std::string& m, std::string section = "", int64_t index = -1)
+      : ProverError(code, m, std::move(section), index) {}
 };
+
+// The error code for a file of this container magic ("zkey", "wtns", "r1cs").
+inline ErrorCode formatErrorCode(const char* magic) {
+  if (std::strcmp(magic, "wtns") == 0) return ErrorCode::WtnsInvalid;
+  if (std::strcmp(magic, "r1cs") == 0) return ErrorCode::R1csInvalid;
+  return ErrorCode::ZkeyInvalid;
+}
 
 class ByteReader {
  public:
-  ByteReader(const uint8_t* p, size_t n, std::string what) : p_(p), n_(n), what_(std::move(what)) {}
+  ByteReader(const uint8_t* p, size_t n, std::string what, ErrorCode code)
+      : p_(p), n_(n), what_(std::move(what)), code_(code) {}
   void need(size_t k) const {
-    if (k > n_ - pos_) throw FormatError(what_ + ": unexpected end of data (truncated or corrupt)");
+    if (k > n_ - pos_) throw FormatError(code_, what_ + ": unexpected end of data (truncated or corrupt)");
   }
   uint32_t u32() {
     need(4);
@@ -43,11 +55,13 @@ class ByteReader {
   }
   size_t pos() const { return pos_; }
   size_t remaining() const { return n_ - pos_; }
+  ErrorCode code() const { return code_; }
 
  private:
   const uint8_t* p_;
   size_t n_, pos_ = 0;
   std::string what_;
+  ErrorCode code_;
 };
 
 struct Section {
@@ -58,37 +72,41 @@ struct Section {
 class BinFile {
  public:
   BinFile(const uint8_t* data, size_t size, const char* magic, uint32_t maxVersion, const std::string& what)
-      : what_(what) {
-    ByteReader r(data, size, what);
+      : what_(what), code_(formatErrorCode(magic)) {
+    ByteReader r(data, size, what, code_);
     if (size < 12 || std::memcmp(data, magic, 4) != 0)
-      throw FormatError(what + ": not a ." + std::string(magic) + " file (bad magic)");
+      throw FormatError(code_, what + ": not a ." + std::string(magic) + " file (bad magic)", "magic");
     r.bytes(4);
     version_ = r.u32();
     if (version_ == 0 || version_ > maxVersion)
-      throw FormatError(what + ": unsupported version " + std::to_string(version_));
+      throw FormatError(code_, what + ": unsupported version " + std::to_string(version_), "version");
     uint32_t nSections = r.u32();
     for (uint32_t i = 0; i < nSections; i++) {
       uint32_t id = r.u32();
       uint64_t len = r.u64();
-      if (len > r.remaining()) throw FormatError(what + ": section " + std::to_string(id) + " is truncated");
+      if (len > r.remaining())
+        throw FormatError(code_, what + ": section " + std::to_string(id) + " is truncated", "section " + std::to_string(id));
       sections_[id].push_back(Section{r.bytes((size_t)len), (size_t)len});
     }
   }
   bool has(uint32_t id) const { return sections_.count(id) != 0; }
   Section section(uint32_t id) const {
     auto it = sections_.find(id);
-    if (it == sections_.end()) throw FormatError(what_ + ": missing section " + std::to_string(id));
-    if (it->second.size() != 1) throw FormatError(what_ + ": duplicated section " + std::to_string(id));
+    if (it == sections_.end())
+      throw FormatError(code_, what_ + ": missing section " + std::to_string(id), "section " + std::to_string(id));
+    if (it->second.size() != 1)
+      throw FormatError(code_, what_ + ": duplicated section " + std::to_string(id), "section " + std::to_string(id));
     return it->second[0];
   }
   ByteReader reader(uint32_t id) const {
     Section s = section(id);
-    return ByteReader(s.data, s.size, what_ + " section " + std::to_string(id));
+    return ByteReader(s.data, s.size, what_ + " section " + std::to_string(id), code_);
   }
   uint32_t version() const { return version_; }
 
  private:
   std::string what_;
+  ErrorCode code_;
   uint32_t version_ = 0;
   std::map<uint32_t, std::vector<Section>> sections_;
 };

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "arena.hpp"
 #include "batch_inverse.hpp"
 #include "curve.hpp"
 
@@ -63,7 +64,7 @@ class BucketAccumulator {
 
   // Applies every queued addition and hands the buckets over (for reduceBucketSets); the accumulator
   // is empty afterwards.
-  void finish(std::vector<Affine<F>>& buckets, std::vector<XYZZ<F>>& overflow) {
+  void finish(Scratch<Affine<F>>& buckets, Scratch<XYZZ<F>>& overflow) {
     while (!pending_.empty() || !deferred_.empty()) flush();
     buckets.swap(buckets_);
     overflow.swap(overflow_);
@@ -136,10 +137,10 @@ class BucketAccumulator {
     deferred_.resize(kept);
   }
 
-  std::vector<Affine<F>> buckets_;
-  std::vector<XYZZ<F>> overflow_;
-  std::vector<uint8_t> busy_;
-  std::vector<Op> pending_, deferred_;
+  Scratch<Affine<F>> buckets_;
+  Scratch<XYZZ<F>> overflow_;
+  Scratch<uint8_t> busy_;
+  Scratch<Op> pending_, deferred_;
   BatchInverse<F> batch_;
 };
 

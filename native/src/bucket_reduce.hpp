@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "arena.hpp"
 #include "batch_inverse.hpp"
 #include "curve.hpp"
 #include "thread_pool.hpp"
@@ -66,19 +67,19 @@ void batchAddAffine(Affine<F>* const* dst, const Affine<F>* const* src, size_t n
 // One set of affine buckets to reduce; overflow (XYZZ, same length) may be empty.
 template <class F>
 struct BucketSet {
-  std::vector<Affine<F>> buckets;
-  std::vector<XYZZ<F>> overflow;
+  Scratch<Affine<F>> buckets;
+  Scratch<XYZZ<F>> overflow;
 };
 
 // Returns sum_k (k + 1) * (buckets[k] + overflow[k]) for every set, spread over the pool.
 template <class F>
-std::vector<XYZZ<F>> reduceBucketSets(std::vector<BucketSet<F>>& sets, ThreadPool& pool) {
+Scratch<XYZZ<F>> reduceBucketSets(Scratch<BucketSet<F>>& sets, ThreadPool& pool) {
   constexpr size_t kSegment = 64;
   // Fold overflow buckets into the affine ones first (rare: hot buckets only).
   for (BucketSet<F>& s : sets) {
     if (s.overflow.empty()) continue;
-    std::vector<size_t> idx;
-    std::vector<XYZZ<F>> sums;
+    Scratch<size_t> idx;
+    Scratch<XYZZ<F>> sums;
     for (size_t k = 0; k < s.buckets.size(); k++) {
       if (s.overflow[k].isInfinity()) continue;
       XYZZ<F> t = s.overflow[k];
@@ -86,7 +87,7 @@ std::vector<XYZZ<F>> reduceBucketSets(std::vector<BucketSet<F>>& sets, ThreadPoo
       idx.push_back(k);
       sums.push_back(t);
     }
-    std::vector<Affine<F>> aff(sums.size());
+    Scratch<Affine<F>> aff(sums.size());
     batchToAffine(sums.data(), aff.data(), sums.size());
     for (size_t i = 0; i < idx.size(); i++) s.buckets[idx[i]] = aff[i];
     s.overflow.clear();
@@ -94,18 +95,18 @@ std::vector<XYZZ<F>> reduceBucketSets(std::vector<BucketSet<F>>& sets, ThreadPoo
   struct Chain {
     uint32_t set, lo, hi;  // buckets [lo, hi) of set
   };
-  std::vector<Chain> chains;
+  Scratch<Chain> chains;
   for (size_t si = 0; si < sets.size(); si++)
     for (size_t lo = 0; lo < sets[si].buckets.size(); lo += kSegment)
       chains.push_back(Chain{(uint32_t)si, (uint32_t)lo,
                              (uint32_t)std::min(sets[si].buckets.size(), lo + kSegment)});
-  std::vector<Affine<F>> running(chains.size(), Affine<F>::infinity()), total(chains.size(), Affine<F>::infinity());
+  Scratch<Affine<F>> running(chains.size(), Affine<F>::infinity()), total(chains.size(), Affine<F>::infinity());
   // Two tasks per thread at most; each advances its chains in lock step with its own batches.
   const size_t nTasks = std::max<size_t>(1, std::min<size_t>(pool.size(), chains.size() / 64));
   pool.parallelFor(nTasks, [&](size_t task) {
     const size_t c0 = chains.size() * task / nTasks, c1 = chains.size() * (task + 1) / nTasks;
-    std::vector<Affine<F>*> dst;
-    std::vector<const Affine<F>*> src;
+    Scratch<Affine<F>*> dst;
+    Scratch<const Affine<F>*> src;
     BatchInverse<F> batch;
     dst.reserve(c1 - c0);
     src.reserve(c1 - c0);
@@ -133,7 +134,7 @@ std::vector<XYZZ<F>> reduceBucketSets(std::vector<BucketSet<F>>& sets, ThreadPoo
     }
   });
   // Per set: sum of segment totals + kSegment * sum_s s * running_s (chains of a set are consecutive).
-  std::vector<XYZZ<F>> out(sets.size(), XYZZ<F>::infinity());
+  Scratch<XYZZ<F>> out(sets.size(), XYZZ<F>::infinity());
   for (size_t c = 0; c < chains.size();) {
     const uint32_t si = chains[c].set;
     size_t end = c;

@@ -3,6 +3,7 @@
 #pragma once
 #include <vector>
 
+#include "arena.hpp"
 #include "field.hpp"
 
 namespace zk {
@@ -24,7 +25,7 @@ class Domain {
   void bitReverse(Fr* a) const;
   size_t n_;
   int log_;
-  std::vector<Fr> roots_;  // w^i for i < n/2
+  Scratch<Fr> roots_;  // w^i for i < n/2
 };
 
 }  // namespace zk

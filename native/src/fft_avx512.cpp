@@ -115,12 +115,16 @@ struct Tables {
     for (size_t k = 0; k < n / 8; k++) (*shiftBR)[k] = lanesOf(&br[8 * k]);
   }
 
+  // Kept for the life of the process, so never in a proof's arena.
   static const Tables& forDomain(int lg) {
     static std::mutex mu;
     static std::map<int, std::unique_ptr<Tables>> cache;
     std::lock_guard<std::mutex> lk(mu);
     auto& t = cache[lg];
-    if (!t) t = std::make_unique<Tables>(lg);
+    if (!t) {
+      ArenaScope heap(nullptr);
+      t = std::make_unique<Tables>(lg);
+    }
     return *t;
   }
 };
@@ -206,6 +210,8 @@ void toCoset(Blocks& a, const Tables& T) {
 
 }  // namespace
 
+void warmCosetTables52(int log2n) { Tables::forDomain(log2n); }
+
 void cosetHEvaluations52(int log2n, const Fr* a, const Fr* b, const Fr* c, uint64_t* hOut) {
   const Tables& T = Tables::forDomain(log2n);
   const size_t nb = T.n / 8;
@@ -247,6 +253,7 @@ void cosetHEvaluations52(int log2n, const Fr* a, const Fr* b, const Fr* c, uint6
 
 #else  // no AVX-512 path on this platform: never called, since avx512MsmEnabled() is false
 namespace zk {
+void warmCosetTables52(int) {}
 void cosetHEvaluations52(int, const Fr*, const Fr*, const Fr*, uint64_t*) {}
 }  // namespace zk
 #endif

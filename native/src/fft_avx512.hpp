@@ -16,4 +16,7 @@ constexpr int kMinLog2Ntt52 = 4;
 // needed. Call only when avx512MsmEnabled() and log2n >= kMinLog2Ntt52.
 void cosetHEvaluations52(int log2n, const Fr* a, const Fr* b, const Fr* c, uint64_t* hOut);
 
+// Builds the twiddle and coset tables of that domain size now (they are built on first use and kept).
+void warmCosetTables52(int log2n);
+
 }  // namespace zk

@@ -15,22 +15,23 @@ namespace {
 
 void expectPrime(ByteReader& r, const uint64_t* expected, const std::string& what) {
   uint32_t n8 = r.u32();
-  if (n8 != 32) throw FormatError(what + ": field element size " + std::to_string(n8) + " is not 32 (not BN254)");
+  if (n8 != 32)
+    throw FormatError(r.code(), what + ": field element size " + std::to_string(n8) + " is not 32 (not BN254)", "header");
   uint64_t p[4];
   std::memcpy(p, r.bytes(32), 32);
-  if (std::memcmp(p, expected, 32) != 0) throw FormatError(what + ": prime is not the BN254 modulus");
+  if (std::memcmp(p, expected, 32) != 0) throw FormatError(r.code(), what + ": prime is not the BN254 modulus", "header");
 }
 
 Fq readFq(ByteReader& r, const std::string& what) {
   Fq x;
   std::memcpy(x.v, r.bytes(32), 32);
-  if (limbsGeq(x.v, FqParams::P)) throw FormatError(what + ": coordinate out of range");
+  if (limbsGeq(x.v, FqParams::P)) throw FormatError(r.code(), what + ": coordinate out of range");
   return x;
 }
 
 G1A readG1(ByteReader& r, const std::string& what) {
   G1A p{readFq(r, what), readFq(r, what)};
-  if (!g1OnCurve(p)) throw FormatError(what + ": G1 point not on the curve");
+  if (!g1OnCurve(p)) throw FormatError(r.code(), what + ": G1 point not on the curve");
   return p;
 }
 
@@ -40,17 +41,23 @@ G2A readG2(ByteReader& r, const std::string& what) {
   p.x.c1 = readFq(r, what);
   p.y.c0 = readFq(r, what);
   p.y.c1 = readFq(r, what);
-  if (!g2OnCurve(p)) throw FormatError(what + ": G2 point not on the curve");
+  if (!g2OnCurve(p)) throw FormatError(r.code(), what + ": G2 point not on the curve");
   return p;
 }
 
 template <class P, class ReadFn>
 std::shared_ptr<std::vector<P>> readPoints(const uint8_t* data, size_t count, size_t pointSize, const char* name,
                                            ReadFn fn) {
-  ByteReader r(data, count * pointSize, std::string("zkey ") + name);
+  ByteReader r(data, count * pointSize, std::string("zkey ") + name, ErrorCode::ZkeyInvalid);
   auto out = std::make_shared<std::vector<P>>(count);
   std::string what = std::string("zkey ") + name;
-  for (size_t i = 0; i < count; i++) (*out)[i] = fn(r, what);
+  for (size_t i = 0; i < count; i++) {
+    try {
+      (*out)[i] = fn(r, what);
+    } catch (const FormatError& e) {
+      throw FormatError(e.code(), e.what() + std::string(" (point ") + std::to_string(i) + ")", name, (int64_t)i);
+    }
+  }
   return out;
 }
 
@@ -71,7 +78,8 @@ ZKeyLayout readZKeyLayout(const uint8_t* data, size_t size) {
   {
     ByteReader r = f.reader(1);
     uint32_t protocol = r.u32();
-    if (protocol != 1) throw FormatError("zkey: protocol " + std::to_string(protocol) + " is not Groth16");
+    if (protocol != 1)
+      throw FormatError(ErrorCode::ZkeyInvalid, "zkey: protocol " + std::to_string(protocol) + " is not Groth16", "header");
   }
   {
     ByteReader r = f.reader(2);
@@ -81,8 +89,11 @@ ZKeyLayout readZKeyLayout(const uint8_t* data, size_t size) {
     z->nPublic = r.u32();
     z->domainSize = r.u32();
     if (z->domainSize == 0 || (z->domainSize & (z->domainSize - 1)) != 0 || z->domainSize > (1u << 27))
-      throw FormatError("zkey: domain size " + std::to_string(z->domainSize) + " is not a supported power of two");
-    if (z->nVars == 0 || z->nPublic >= z->nVars) throw FormatError("zkey: inconsistent variable counts");
+      throw FormatError(ErrorCode::ZkeyInvalid,
+                        "zkey: domain size " + std::to_string(z->domainSize) + " is not a supported power of two",
+                        "header");
+    if (z->nVars == 0 || z->nPublic >= z->nVars)
+      throw FormatError(ErrorCode::ZkeyInvalid, "zkey: inconsistent variable counts", "header");
     z->log2Domain = __builtin_ctz(z->domainSize);
     z->alpha1 = readG1(r, "zkey alpha1");
     z->beta1 = readG1(r, "zkey beta1");
@@ -95,15 +106,24 @@ ZKeyLayout readZKeyLayout(const uint8_t* data, size_t size) {
     ByteReader r = f.reader(3);
     const size_t n = (size_t)z->nPublic + 1;
     if (r.remaining() != n * 64)
-      throw FormatError("zkey: section 3 (IC) has size " + std::to_string(r.remaining()) + ", expected " +
-                        std::to_string(n * 64));
+      throw FormatError(ErrorCode::ZkeyInvalid,
+                        "zkey: section 3 (IC) has size " + std::to_string(r.remaining()) + ", expected " +
+                            std::to_string(n * 64),
+                        "IC");
     z->IC.resize(n);
-    for (size_t i = 0; i < n; i++) z->IC[i] = readG1(r, "zkey IC");
+    for (size_t i = 0; i < n; i++) {
+      try {
+        z->IC[i] = readG1(r, "zkey IC");
+      } catch (const FormatError& e) {
+        throw FormatError(e.code(), e.what() + std::string(" (point ") + std::to_string(i) + ")", "IC", (int64_t)i);
+      }
+    }
   }
   {
     ByteReader r = f.reader(4);
     uint32_t n = r.u32();
-    if ((size_t)n * kCoefRecord != r.remaining()) throw FormatError("zkey: coefficient section size mismatch");
+    if ((size_t)n * kCoefRecord != r.remaining())
+      throw FormatError(ErrorCode::ZkeyInvalid, "zkey: coefficient section size mismatch", "coefficients");
     z->nCoefs = n;
     z->coefs = r.bytes((size_t)n * kCoefRecord);
   }
@@ -114,8 +134,10 @@ ZKeyLayout readZKeyLayout(const uint8_t* data, size_t size) {
     Section s = f.section(id);
     const size_t want = counts[id] * (id == 7 ? 128 : 64);
     if (s.size != want)
-      throw FormatError(std::string("zkey: section ") + std::to_string(id) + " (" + names[id] + ") has size " +
-                        std::to_string(s.size) + ", expected " + std::to_string(want));
+      throw FormatError(ErrorCode::ZkeyInvalid,
+                        std::string("zkey: section ") + std::to_string(id) + " (" + names[id] + ") has size " +
+                            std::to_string(s.size) + ", expected " + std::to_string(want),
+                        names[id]);
     out.sections[id] = s.data;
   }
   return out;
@@ -130,10 +152,11 @@ void validateZKeyBody(ZKeyLayout& layout, bool withVector) {
     std::memcpy(head, rec, 12);
     std::memcpy(v, rec + 12, 32);
     if (head[0] > 1 || head[1] >= z->domainSize || head[2] >= z->nVars || limbsGeq(v, FrParams::P))
-      throw FormatError("zkey: coefficient " + std::to_string(i) + " is out of range");
+      throw FormatError(ErrorCode::ZkeyInvalid, "zkey: coefficient " + std::to_string(i) + " is out of range",
+                        "coefficients", (int64_t)i);
   }
   // The five query sections are independent: read, check (and convert for the vector MSM) on the pool.
-  // Errors are reported in section order, as a sequential read would.
+  // A failing section's error is the call's (the first one thrown, if several are bad).
   std::shared_ptr<std::vector<G1A>> A, B1, C, H;
   std::shared_ptr<std::vector<G2A>> B2;
   std::shared_ptr<std::vector<uint64_t>> v52[5];
@@ -148,16 +171,7 @@ void validateZKeyBody(ZKeyLayout& layout, bool withVector) {
       [&] { C = readPoints<G1A>(sec[8], z->nVars - z->nPublic - 1, 64, "C", readG1), conv(3, C); },
       [&] { H = readPoints<G1A>(sec[9], z->domainSize, 64, "H", readG1), conv(4, H); },
   };
-  std::vector<std::string> errors(jobs.size());
-  ThreadPool::instance().parallelFor(jobs.size(), [&](size_t i) {
-    try {
-      jobs[i]();
-    } catch (const std::exception& e) {
-      errors[i] = e.what();
-    }
-  });
-  for (const std::string& e : errors)
-    if (!e.empty()) throw FormatError(e);
+  ThreadPool::instance().parallelFor(jobs.size(), [&](size_t i) { jobs[i](); });
   z->A = keep(*z, A);
   z->B1 = keep(*z, B1);
   z->B2 = keep(*z, B2);
@@ -188,7 +202,8 @@ void checkKeySubgroups(const ZKey& key) {
   const char* names[3] = {"beta2", "gamma2", "delta2"};
   for (int i = 0; i < 3; i++)
     if (!g2InSubgroup(*header[i]))
-      throw FormatError(std::string("zkey ") + names[i] + ": G2 point not in the prime-order subgroup");
+      throw FormatError(ErrorCode::ZkeyInvalid, std::string("zkey ") + names[i] + ": G2 point not in the prime-order subgroup",
+                        names[i]);
   const size_t n = key.B2.size(), chunk = 256;
   std::vector<size_t> firstBad((n + chunk - 1) / chunk, SIZE_MAX);
   ThreadPool::instance().parallelFor(firstBad.size(), [&](size_t c) {
@@ -201,7 +216,9 @@ void checkKeySubgroups(const ZKey& key) {
   });
   for (size_t bad : firstBad)
     if (bad != SIZE_MAX)
-      throw FormatError("zkey B2[" + std::to_string(bad) + "]: G2 point not in the prime-order subgroup");
+      throw FormatError(ErrorCode::ZkeyInvalid,
+                        "zkey B2[" + std::to_string(bad) + "]: G2 point not in the prime-order subgroup", "B2",
+                        (int64_t)bad);
 }
 
 Witness parseWtns(const uint8_t* data, size_t size) {
@@ -211,13 +228,17 @@ Witness parseWtns(const uint8_t* data, size_t size) {
   uint32_t n = h.u32();
   ByteReader d = f.reader(2);
   if (d.remaining() != (size_t)n * 32)
-    throw FormatError("wtns: data section holds " + std::to_string(d.remaining()) + " bytes, expected " +
-                      std::to_string((size_t)n * 32));
+    throw FormatError(ErrorCode::WtnsInvalid,
+                      "wtns: data section holds " + std::to_string(d.remaining()) + " bytes, expected " +
+                          std::to_string((size_t)n * 32),
+                      "values");
   Witness w;
   w.values.resize((size_t)n * 4);
   std::memcpy(w.values.data(), d.bytes((size_t)n * 32), (size_t)n * 32);
   for (uint32_t i = 0; i < n; i++) {
-    if (limbsGeq(w.at(i), FrParams::P)) throw FormatError("wtns: value " + std::to_string(i) + " is not below the field modulus");
+    if (limbsGeq(w.at(i), FrParams::P))
+      throw FormatError(ErrorCode::WtnsInvalid, "wtns: value " + std::to_string(i) + " is not below the field modulus",
+                        "values", (int64_t)i);
   }
   return w;
 }
@@ -234,23 +255,27 @@ R1cs parseR1cs(const uint8_t* data, size_t size) {
   h.u64();  // labels
   out.nConstraints = h.u32();
   if (out.nWires == 0 || out.nPublic() >= out.nWires || out.nWires > (1u << 28))
-    throw FormatError("r1cs: inconsistent wire counts");
+    throw FormatError(ErrorCode::R1csInvalid, "r1cs: inconsistent wire counts", "header");
   ByteReader r = f.reader(2);
   // Every constraint takes at least 12 bytes: reject impossible counts before allocating for them.
-  if ((uint64_t)out.nConstraints * 12 > r.remaining()) throw FormatError("r1cs: constraint section is truncated");
+  if ((uint64_t)out.nConstraints * 12 > r.remaining())
+    throw FormatError(ErrorCode::R1csInvalid, "r1cs: constraint section is truncated", "constraints");
   out.constraints.resize(out.nConstraints);
   for (uint32_t c = 0; c < out.nConstraints; c++) {
     for (int m = 0; m < 3; m++) {
       std::vector<R1csTerm>& lc = m == 0 ? out.constraints[c].a : (m == 1 ? out.constraints[c].b : out.constraints[c].c);
       uint32_t n = r.u32();
-      if ((size_t)n * 36 > r.remaining()) throw FormatError("r1cs: constraint " + std::to_string(c) + " is truncated");
+      if ((size_t)n * 36 > r.remaining())
+        throw FormatError(ErrorCode::R1csInvalid, "r1cs: constraint " + std::to_string(c) + " is truncated",
+                          "constraints", (int64_t)c);
       lc.resize(n);
       for (uint32_t i = 0; i < n; i++) {
         lc[i].signal = r.u32();
         uint64_t v[4];
         std::memcpy(v, r.bytes(32), 32);
         if (lc[i].signal >= out.nWires || limbsGeq(v, FrParams::P))
-          throw FormatError("r1cs: constraint " + std::to_string(c) + " has an out-of-range term");
+          throw FormatError(ErrorCode::R1csInvalid, "r1cs: constraint " + std::to_string(c) + " has an out-of-range term",
+                            "constraints", (int64_t)c);
         lc[i].value = Fr::toMont(Fr::raw(v));
       }
     }

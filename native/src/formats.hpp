@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "arena.hpp"
 #include "binfile.hpp"
 #include "curve.hpp"
 
@@ -42,6 +43,8 @@ struct ZKey {
   Span<uint64_t> A52, B1_52, C52, H52, B2_52;
   // What the pointers above point into: file mappings and/or vectors.
   std::vector<std::shared_ptr<const void>> storage;
+  // The proofs' working memory, kept between them (prepareProver in prover.hpp), or null: the heap.
+  std::shared_ptr<ArenaPool> work;
 };
 
 // Parses and validates a Groth16 BN254 zkey held in memory (primes, sizes, coefficient ranges, points on
@@ -67,7 +70,7 @@ void validateZKeyBody(ZKeyLayout& layout, bool withVector);
 void checkKeySubgroups(const ZKey& key);
 
 struct Witness {
-  std::vector<uint64_t> values;  // 4 limbs per value, plain form, each < r
+  Scratch<uint64_t> values;  // 4 limbs per value, plain form, each < r (in the current arena, if any)
   size_t size() const { return values.size() / 4; }
   const uint64_t* at(size_t i) const { return values.data() + 4 * i; }
 };

@@ -12,6 +12,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "errors.hpp"
 #include "msm_avx512.hpp"
 
 namespace zk {
@@ -23,15 +24,15 @@ class MappedFile {
  public:
   MappedFile(const std::string& path, struct stat& st) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
+    if (fd < 0) throw ProverError(ErrorCode::FileUnreadable, "cannot open " + path + ": " + std::strerror(errno));
     if (::fstat(fd, &st) != 0) {
       int e = errno;
       ::close(fd);
-      throw std::runtime_error("cannot stat " + path + ": " + std::strerror(e));
+      throw ProverError(ErrorCode::FileUnreadable, "cannot stat " + path + ": " + std::strerror(e));
     }
     if (!S_ISREG(st.st_mode)) {
       ::close(fd);
-      throw std::runtime_error(path + " is not a regular file");
+      throw ProverError(ErrorCode::FileUnreadable, path + " is not a regular file");
     }
     size_ = (size_t)st.st_size;
     if (size_ > 0) {
@@ -39,7 +40,7 @@ class MappedFile {
       if (p == MAP_FAILED) {
         int e = errno;
         ::close(fd);
-        throw std::runtime_error("cannot map " + path + ": " + std::strerror(e));
+        throw ProverError(ErrorCode::FileUnreadable, "cannot map " + path + ": " + std::strerror(e));
       }
       data_ = static_cast<const uint8_t*>(p);
     }

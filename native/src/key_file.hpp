@@ -25,7 +25,8 @@ struct LoadedKey {
   std::string prepPath;
 };
 
-// Maps and loads the zkey at path. Throws FormatError for an invalid key, std::runtime_error for I/O.
+// Maps and loads the zkey at path. Throws FormatError (ZkeyInvalid) for an invalid key, ProverError
+// (FileUnreadable) when the file cannot be opened, examined or mapped.
 LoadedKey loadZKeyFile(const std::string& path);
 
 // The prepared file's name for a key.

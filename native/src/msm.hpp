@@ -55,7 +55,7 @@ inline uint32_t extractBits(const uint64_t m[4], int pos, int c) {
 // except the top one: a narrow remainder is merged into the window below, since a 2-bit top window
 // would send every point to the same 2 buckets.
 struct Windows {
-  std::vector<int> start, width;
+  Scratch<int> start, width;
   int count() const { return (int)start.size(); }
   int32_t half(int j) const { return (int32_t)1 << (width[j] - 1); }
 };
@@ -77,7 +77,7 @@ inline Windows windowLayout(int maxBits, int c) {
 // Cost (in bucket-addition units) of a window size c, from the histogram of bit lengths (countByBits[b]
 // entries have b bits). bucketWeight is the cost of reducing one bucket (two scalar XYZZ additions)
 // over one bucket addition.
-inline double costOf(const std::vector<size_t>& countByBits, int maxBits, int c, double bucketWeight) {
+inline double costOf(const Scratch<size_t>& countByBits, int maxBits, int c, double bucketWeight) {
   double adds = 0;
   for (int b = 1; b <= maxBits; b++) adds += (double)countByBits[b] * ((b + c) / c);  // ceil((b + 1) / c)
   Windows w = windowLayout(maxBits, c);
@@ -93,11 +93,11 @@ inline double costOf(const std::vector<size_t>& countByBits, int maxBits, int c,
 // appended to `merged` and numbered from n (the number of original bases) on; entries whose merged
 // base is infinity (the points cancelled) are dropped.
 template <class F, class BaseAt>
-void mergeEqualScalars(const BaseAt& baseAt, size_t n, std::vector<Entry>& entries,
-                       std::vector<Affine<F>>& merged) {
+void mergeEqualScalars(const BaseAt& baseAt, size_t n, Scratch<Entry>& entries,
+                       Scratch<Affine<F>>& merged) {
   const size_t m = entries.size();
   if (m < 2) return;
-  std::vector<uint32_t> order(m);
+  Scratch<uint32_t> order(m);
   for (size_t i = 0; i < m; i++) order[i] = (uint32_t)i;
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     const uint64_t *x = entries[a].mag, *y = entries[b].mag;
@@ -107,8 +107,8 @@ void mergeEqualScalars(const BaseAt& baseAt, size_t n, std::vector<Entry>& entri
   });
   auto same = [&](uint32_t a, uint32_t b) { return std::memcmp(entries[a].mag, entries[b].mag, 32) == 0; };
   // Groups of two or more, their members' signed bases side by side in pts.
-  std::vector<uint32_t> rep, start, count;
-  std::vector<Affine<F>> pts;
+  Scratch<uint32_t> rep, start, count;
+  Scratch<Affine<F>> pts;
   for (size_t i = 0; i < m;) {
     size_t j = i + 1;
     while (j < m && same(order[i], order[j])) j++;
@@ -126,8 +126,8 @@ void mergeEqualScalars(const BaseAt& baseAt, size_t n, std::vector<Entry>& entri
   }
   if (rep.empty()) return;
   // Pairwise tree sums of all groups at once: each round is one batch with one inversion.
-  std::vector<Affine<F>*> dst;
-  std::vector<const Affine<F>*> src;
+  Scratch<Affine<F>*> dst;
+  Scratch<const Affine<F>*> src;
   BatchInverse<F> batch;
   for (bool more = true; more;) {
     more = false;
@@ -148,7 +148,7 @@ void mergeEqualScalars(const BaseAt& baseAt, size_t n, std::vector<Entry>& entri
     }
   }
   // Rebuild the entry list: singletons as they were, one entry per group.
-  std::vector<uint8_t> inGroup(m, 0);
+  Scratch<uint8_t> inGroup(m, 0);
   for (size_t i = 0; i < m;) {
     size_t j = i + 1;
     while (j < m && same(order[i], order[j])) j++;
@@ -156,7 +156,7 @@ void mergeEqualScalars(const BaseAt& baseAt, size_t n, std::vector<Entry>& entri
       for (size_t k = i; k < j; k++) inGroup[order[k]] = 1;
     i = j;
   }
-  std::vector<Entry> out;
+  Scratch<Entry> out;
   out.reserve(m - pts.size() + rep.size());
   for (size_t i = 0; i < m; i++)
     if (!inGroup[i]) out.push_back(entries[i]);
@@ -187,16 +187,16 @@ inline void prefetchPoint(const Affine<F>* p) {
 // it is long compared to its bucket count.
 template <class F>
 void sumWindowsScalar(const Affine<F>* bases, size_t nBases, const Affine<F>* merged,
-                      const std::vector<msm_detail::Entry>& entries,
-                      const std::vector<int32_t>& digits, const std::vector<size_t>& windowLen,
+                      const Scratch<msm_detail::Entry>& entries,
+                      const Scratch<int32_t>& digits, const Scratch<size_t>& windowLen,
                       const msm_detail::Windows& win, unsigned nThreads, ThreadPool& pool,
-                      std::vector<XYZZ<F>>& windowSum) {
+                      Scratch<XYZZ<F>>& windowSum) {
   const int nWindows = win.count();
   struct Task {
     int window;
     size_t begin, end;
   };
-  std::vector<Task> tasks;
+  Scratch<Task> tasks;
   for (int j = 0; j < nWindows; j++) {
     size_t len = windowLen[j];
     size_t chunks = std::max<size_t>(1, std::min<size_t>(nThreads * 2, len / ((size_t)win.half(j) * 8)));
@@ -204,7 +204,7 @@ void sumWindowsScalar(const Affine<F>* bases, size_t nBases, const Affine<F>* me
     size_t step = (len + chunks - 1) / chunks;
     for (size_t b = 0; b < len; b += step) tasks.push_back(Task{j, b, std::min(len, b + step)});
   }
-  std::vector<BucketSet<F>> sets(tasks.size());
+  Scratch<BucketSet<F>> sets(tasks.size());
   pool.parallelFor(tasks.size(), [&](size_t t) {
     const Task& task = tasks[t];
     BucketAccumulator<F> acc(win.half(task.window));
@@ -223,20 +223,20 @@ void sumWindowsScalar(const Affine<F>* bases, size_t nBases, const Affine<F>* me
     }
     acc.finish(sets[t].buckets, sets[t].overflow);
   });
-  std::vector<XYZZ<F>> results = reduceBucketSets(sets, pool);
+  Scratch<XYZZ<F>> results = reduceBucketSets(sets, pool);
   for (size_t t = 0; t < tasks.size(); t++) windowSum[tasks[t].window].add(results[t]);
 }
 
 // AVX-512 bucket phase: a task owns a group of windows (their buckets side by side, so one batch of
 // pending additions rarely collides and shares one inversion across more additions).
 template <class F>
-void sumWindowsVector(const uint64_t* bases52, const std::vector<msm_detail::Entry>& entries,
-                      const std::vector<int32_t>& digits, const std::vector<size_t>& windowLen,
-                      const msm_detail::Windows& win, ThreadPool& pool, std::vector<XYZZ<F>>& windowSum) {
+void sumWindowsVector(const uint64_t* bases52, const Scratch<msm_detail::Entry>& entries,
+                      const Scratch<int32_t>& digits, const Scratch<size_t>& windowLen,
+                      const msm_detail::Windows& win, ThreadPool& pool, Scratch<XYZZ<F>>& windowSum) {
   const int nWindows = win.count();
   // Consecutive windows up to ~4096 buckets per group: each group is one pool task, and smaller tasks
   // balance the two cores better at the end of a proof.
-  std::vector<int> groupStart{0};
+  Scratch<int> groupStart{0};
   for (int j = 0, buckets = 0; j < nWindows; j++) {
     if (buckets > 0 && buckets + win.half(j) > 4096) {
       groupStart.push_back(j);
@@ -246,12 +246,12 @@ void sumWindowsVector(const uint64_t* bases52, const std::vector<msm_detail::Ent
   }
   groupStart.push_back(nWindows);
   const size_t nGroups = groupStart.size() - 1;
-  std::vector<BucketSet<F>> sets(nWindows);
+  Scratch<BucketSet<F>> sets(nWindows);
   pool.parallelFor(nGroups, [&](size_t g) {
     const int j0 = groupStart[g], j1 = groupStart[g + 1];
-    std::vector<uint32_t> offset(j1 - j0 + 1, 0);
+    Scratch<uint32_t> offset(j1 - j0 + 1, 0);
     for (int j = j0; j < j1; j++) offset[j - j0 + 1] = offset[j - j0] + (uint32_t)win.half(j);
-    std::vector<BucketOp> ops;
+    Scratch<BucketOp> ops;
     ops.reserve(windowLen[j0] * (j1 - j0));
     for (size_t i = 0; i < windowLen[j0]; i++) {
       const msm_detail::Entry& e = entries[i];
@@ -263,8 +263,8 @@ void sumWindowsVector(const uint64_t* bases52, const std::vector<msm_detail::Ent
         ops.push_back(BucketOp{bucket, e.base});
       }
     }
-    std::vector<Affine<F>> buckets;
-    std::vector<XYZZ<F>> overflow;
+    Scratch<Affine<F>> buckets;
+    Scratch<XYZZ<F>> overflow;
     accumulateBuckets52(bases52, ops.data(), ops.size(), offset.back(), buckets, overflow);
     for (int j = j0; j < j1; j++) {
       const size_t off = offset[j - j0], len = (size_t)win.half(j);
@@ -273,7 +273,7 @@ void sumWindowsVector(const uint64_t* bases52, const std::vector<msm_detail::Ent
       if (!overflow.empty()) set.overflow.assign(overflow.begin() + off, overflow.begin() + off + len);
     }
   });
-  std::vector<XYZZ<F>> sums = reduceBucketSets(sets, pool);
+  Scratch<XYZZ<F>> sums = reduceBucketSets(sets, pool);
   for (int j = 0; j < nWindows; j++) windowSum[j] = sums[j];
 }
 
@@ -294,7 +294,7 @@ XYZZ<F> msm(const Affine<F>* bases, ScalarView scalars, const uint64_t* bases52 
       if (w[k] != 0) return false;
     return true;
   };
-  std::vector<Entry> entries;
+  Scratch<Entry> entries;
   entries.reserve(scalars.n);
   for (size_t i = 0; i < scalars.n; i++) {
     const uint64_t* k = scalars.at(i);
@@ -318,8 +318,8 @@ XYZZ<F> msm(const Affine<F>* bases, ScalarView scalars, const uint64_t* bases52 
   }
   // Merged entries refer to bases numbered from scalars.n on: the scalar path keeps them in their own
   // array; the vector path (whose gathers take one array) uses a copy of bases52 with theirs appended.
-  std::vector<Affine<F>> merged;
-  std::vector<uint64_t> allBases52;
+  Scratch<Affine<F>> merged;
+  Scratch<uint64_t> allBases52;
   if (mergeEqual) {
     if (vec)
       mergeEqualScalars<F>([&](uint32_t i) { return fromBase52(bases52 + i * PW, (const F*)nullptr); },
@@ -328,27 +328,26 @@ XYZZ<F> msm(const Affine<F>* bases, ScalarView scalars, const uint64_t* bases52 
       mergeEqualScalars<F>([&](uint32_t i) { return bases[i]; }, scalars.n, entries, merged);
   }
   if (vec && !merged.empty()) {
-    std::vector<uint64_t> extra = toBases52(merged.data(), merged.size());
-    allBases52.reserve(scalars.n * PW + extra.size());
-    allBases52.insert(allBases52.end(), bases52, bases52 + scalars.n * PW);
-    allBases52.insert(allBases52.end(), extra.begin(), extra.end());
+    allBases52.resize((scalars.n + merged.size()) * PW);
+    std::copy(bases52, bases52 + scalars.n * PW, allBases52.data());
+    toBases52(merged.data(), merged.size(), allBases52.data() + scalars.n * PW);
     bases52 = allBases52.data();
   }
   if (entries.empty()) return XYZZ<F>::infinity();
   // Counting sort by bit length, longest first (stable).
-  std::vector<size_t> countByBits(257, 0);
+  Scratch<size_t> countByBits(257, 0);
   int maxBits = 0;
   for (const Entry& e : entries) {
     countByBits[e.bits]++;
     maxBits = std::max<int>(maxBits, e.bits);
   }
   {
-    std::vector<size_t> next(257, 0);
+    Scratch<size_t> next(257, 0);
     for (int b = maxBits, pos = 0; b >= 0; b--) {
       next[b] = (size_t)pos;
       pos += (int)countByBits[b];
     }
-    std::vector<Entry> sorted(entries.size());
+    Scratch<Entry> sorted(entries.size());
     for (const Entry& e : entries) sorted[next[e.bits]++] = e;
     entries.swap(sorted);
   }
@@ -372,8 +371,8 @@ XYZZ<F> msm(const Affine<F>* bases, ScalarView scalars, const uint64_t* bases52 
 
   // Signed digits, entry-major (digits[i * nWindows + j]: an entry's digits are written and read
   // together), plus per-window prefix lengths (entries are sorted by bits).
-  std::vector<int32_t> digits((size_t)nWindows * nE, 0);
-  std::vector<size_t> windowLen(nWindows, 0);
+  Scratch<int32_t> digits((size_t)nWindows * nE, 0);
+  Scratch<size_t> windowLen(nWindows, 0);
   for (size_t i = 0; i < nE; i++) {
     const Entry& e = entries[i];
     uint32_t carry = 0;
@@ -387,7 +386,7 @@ XYZZ<F> msm(const Affine<F>* bases, ScalarView scalars, const uint64_t* bases52 
     for (int k = 0; k < j; k++) windowLen[k] = i + 1;
   }
 
-  std::vector<XYZZ<F>> windowSum(nWindows, XYZZ<F>::infinity());
+  Scratch<XYZZ<F>> windowSum(nWindows, XYZZ<F>::infinity());
   if (vec)
     sumWindowsVector(bases52, entries, digits, windowLen, win, pool, windowSum);
   else

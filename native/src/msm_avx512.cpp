@@ -209,7 +209,7 @@ class VecBuckets {
     if (pending_.size() >= kBatch) flush();
   }
 
-  void finish(std::vector<Affine<F>>& out, std::vector<XYZZ<F>>& overflow) {
+  void finish(Scratch<Affine<F>>& out, Scratch<XYZZ<F>>& overflow) {
     while (!pending_.empty() || !deferred_.empty()) {
       flush();
       // What is still deferred piles onto a few buckets: one scalar addition each beats a batch each.
@@ -235,13 +235,13 @@ class VecBuckets {
   const size_t nBuckets_;
   const size_t kBatch;
   const size_t kMaxDeferred;
-  std::vector<uint64_t> words_;  // bucket b: x then y at b * PW
-  std::vector<uint8_t> full_, busy_;
-  std::vector<BucketOp> pending_, deferred_;
-  std::vector<XYZZ<F>> overflow_;
+  Scratch<uint64_t> words_;  // bucket b: x then y at b * PW
+  Scratch<uint8_t> full_, busy_;
+  Scratch<BucketOp> pending_, deferred_;
+  Scratch<XYZZ<F>> overflow_;
   AlignedArray<E> den_, prefix_;
-  std::vector<size_t> special_;       // pending indices whose x equals the bucket's
-  std::vector<__mmask8> specialMask_;  // the same, per group of eight
+  Scratch<size_t> special_;       // pending indices whose x equals the bucket's
+  Scratch<__mmask8> specialMask_;  // the same, per group of eight
   E one_;
 
   struct Group {
@@ -384,20 +384,29 @@ class VecBuckets {
 };
 
 template <class F>
-std::vector<uint64_t> convertBases(const Affine<F>* bases, size_t n) {
+void convertBases(const Affine<F>* bases, size_t n, uint64_t* out) {
   constexpr int BW = Lanes<F>::BW;
-  std::vector<uint64_t> out(n * 2 * BW, 0);
   for (size_t i = 0; i < n; i++) {
-    if (bases[i].isInfinity()) continue;
-    Lanes<F>::pack(bases[i].x, &out[i * 2 * BW]);
-    Lanes<F>::pack(bases[i].y, &out[i * 2 * BW + BW]);
+    uint64_t* p = out + i * 2 * BW;
+    if (bases[i].isInfinity()) {
+      std::fill(p, p + 2 * BW, 0);
+      continue;
+    }
+    Lanes<F>::pack(bases[i].x, p);
+    Lanes<F>::pack(bases[i].y, p + BW);
   }
+}
+
+template <class F>
+std::vector<uint64_t> convertBases(const Affine<F>* bases, size_t n) {
+  std::vector<uint64_t> out(n * 2 * Lanes<F>::BW);
+  convertBases(bases, n, out.data());
   return out;
 }
 
 template <class F>
 void accumulate(const uint64_t* bases52, const BucketOp* ops, size_t nOps, size_t nBuckets,
-                std::vector<Affine<F>>& buckets, std::vector<XYZZ<F>>& overflow) {
+                Scratch<Affine<F>>& buckets, Scratch<XYZZ<F>>& overflow) {
   VecBuckets<F> acc(bases52, nBuckets);
   for (size_t i = 0; i < nOps; i++) acc.add(ops[i]);
   acc.finish(buckets, overflow);
@@ -407,13 +416,15 @@ void accumulate(const uint64_t* bases52, const BucketOp* ops, size_t nOps, size_
 
 std::vector<uint64_t> toBases52(const G1A* bases, size_t n) { return convertBases(bases, n); }
 std::vector<uint64_t> toBases52(const G2A* bases, size_t n) { return convertBases(bases, n); }
+void toBases52(const G1A* bases, size_t n, uint64_t* out) { convertBases(bases, n, out); }
+void toBases52(const G2A* bases, size_t n, uint64_t* out) { convertBases(bases, n, out); }
 
 void accumulateBuckets52(const uint64_t* bases52, const BucketOp* ops, size_t nOps, size_t nBuckets,
-                         std::vector<G1A>& buckets, std::vector<G1P>& overflow) {
+                         Scratch<G1A>& buckets, Scratch<G1P>& overflow) {
   accumulate(bases52, ops, nOps, nBuckets, buckets, overflow);
 }
 void accumulateBuckets52(const uint64_t* bases52, const BucketOp* ops, size_t nOps, size_t nBuckets,
-                         std::vector<G2A>& buckets, std::vector<G2P>& overflow) {
+                         Scratch<G2A>& buckets, Scratch<G2P>& overflow) {
   accumulate(bases52, ops, nOps, nBuckets, buckets, overflow);
 }
 
@@ -436,8 +447,10 @@ G2A fromBase52(const uint64_t* w, const Fq2*) { return fromPacked<Fq2>(w); }
 namespace zk {
 std::vector<uint64_t> toBases52(const G1A*, size_t) { return {}; }
 std::vector<uint64_t> toBases52(const G2A*, size_t) { return {}; }
-void accumulateBuckets52(const uint64_t*, const BucketOp*, size_t, size_t, std::vector<G1A>&, std::vector<G1P>&) {}
-void accumulateBuckets52(const uint64_t*, const BucketOp*, size_t, size_t, std::vector<G2A>&, std::vector<G2P>&) {}
+void toBases52(const G1A*, size_t, uint64_t*) {}
+void toBases52(const G2A*, size_t, uint64_t*) {}
+void accumulateBuckets52(const uint64_t*, const BucketOp*, size_t, size_t, Scratch<G1A>&, Scratch<G1P>&) {}
+void accumulateBuckets52(const uint64_t*, const BucketOp*, size_t, size_t, Scratch<G2A>&, Scratch<G2P>&) {}
 G1A fromBase52(const uint64_t*, const Fq*) { return G1A::infinity(); }
 G2A fromBase52(const uint64_t*, const Fq2*) { return G2A::infinity(); }
 }  // namespace zk

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "arena.hpp"
 #include "curve.hpp"
 
 namespace zk {
@@ -18,6 +19,9 @@ bool avx512MsmSupported();
 // the vector path splits them into 52-bit limbs as it gathers them. Infinity stays all-zero.
 std::vector<uint64_t> toBases52(const G1A* bases, size_t n);
 std::vector<uint64_t> toBases52(const G2A* bases, size_t n);
+// The same into out (kBase52Words<F> * n words).
+void toBases52(const G1A* bases, size_t n, uint64_t* out);
+void toBases52(const G2A* bases, size_t n, uint64_t* out);
 // Words per point of that form.
 template <class F>
 constexpr size_t kBase52Words = 8 * (sizeof(F) / sizeof(Fq));
@@ -36,8 +40,8 @@ constexpr uint32_t kBucketNegate = 1u << 31;
 // Applies ops to nBuckets buckets that start empty. On return buckets[k] is the affine sum of its
 // additions, plus overflow[k] when overflow is non-empty (additions that piled onto a hot bucket).
 void accumulateBuckets52(const uint64_t* bases52, const BucketOp* ops, size_t nOps, size_t nBuckets,
-                         std::vector<G1A>& buckets, std::vector<G1P>& overflow);
+                         Scratch<G1A>& buckets, Scratch<G1P>& overflow);
 void accumulateBuckets52(const uint64_t* bases52, const BucketOp* ops, size_t nOps, size_t nBuckets,
-                         std::vector<G2A>& buckets, std::vector<G2P>& overflow);
+                         Scratch<G2A>& buckets, Scratch<G2P>& overflow);
 
 }  // namespace zk

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <stdexcept>
 
+#include "errors.hpp"
 #include "field.hpp"
 
 namespace zk {
@@ -15,7 +16,7 @@ inline void osRandom(void* buf, size_t n) {
     ssize_t got = getrandom(p, n, 0);
     if (got < 0) {
       if (errno == EINTR) continue;
-      throw std::runtime_error("getrandom failed");
+      throw ProverError(ErrorCode::Internal, "getrandom failed");
     }
     p += got;
     n -= (size_t)got;

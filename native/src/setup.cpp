@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "errors.hpp"
 #include "fft.hpp"
 #include "random.hpp"
 #include "thread_pool.hpp"
@@ -84,7 +85,7 @@ std::vector<Fr> lagrangeAt(const Fr& tau, int log2m) {
   Fr run = Fr::one();
   for (size_t i = 0; i < m; i++) {
     Fr d = Fr::sub(tau, wi[i]);
-    if (d.isZero()) throw std::runtime_error("toxic waste hit the evaluation domain; retry");
+    if (d.isZero()) throw ProverError(ErrorCode::SetupFailed, "toxic waste hit the evaluation domain; retry");
     den[i] = run;
     run = Fr::mul(run, d);
   }
@@ -111,7 +112,7 @@ std::vector<uint8_t> devSetup(const R1cs& r1cs) {
   // Same domain rule as snarkjs: 2^(floor(log2(nConstraints + nPublic)) + 1).
   uint64_t rows = (uint64_t)r1cs.nConstraints + nPublic;
   int log2n = 64 - __builtin_clzll(rows);
-  if (log2n > 27) throw std::runtime_error("circuit too large for the development setup");
+  if (log2n > 27) throw ProverError(ErrorCode::SetupFailed, "circuit too large for the development setup");
   const size_t n = (size_t)1 << log2n;
 
   Fr tau = randomNonZero(), alpha = randomNonZero(), beta = randomNonZero(), gamma = randomNonZero(),

@@ -1,9 +1,14 @@
 #include "test_ops.hpp"
 
+#include <atomic>
+#include <stdexcept>
+
+#include "async.hpp"
 #include "bigint.hpp"
 #include "curve.hpp"
 #include "fft.hpp"
 #include "msm.hpp"
+#include "thread_pool.hpp"
 
 namespace zk {
 namespace {
@@ -182,6 +187,42 @@ Napi::Value generators(const Napi::CallbackInfo& info) {
 
 }  // namespace
 
+// failInPool(kind) -> Promise<number>: 8 pool tasks that each run 8 nested ones (parallelFor); with kind
+// "coded", "plain" or "alloc" nested task 37 throws a ProverError (code test_fault, section "task", index
+// 37), a std::runtime_error or a std::bad_alloc, which must come back as a rejection with a code while
+// the process and the pool live on; "none" resolves to the number of nested tasks run (64).
+Napi::Value failInPool(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsString()) throw badArgument(env, "failInPool: kind must be a string");
+  const std::string kind = info[0].As<Napi::String>().Utf8Value();
+  if (kind != "none" && kind != "coded" && kind != "plain" && kind != "alloc")
+    throw badArgument(env, "failInPool: unknown kind " + kind);
+  return runAsync<double>(
+      env,
+      [kind] {
+        std::atomic<int> ran{0};
+        TaskGroup group;
+        for (int outer = 0; outer < 8; outer++) {
+          group.run([&, outer] {
+            ThreadPool::instance().parallelFor(8, [&, outer](size_t inner) {
+              const int id = outer * 8 + (int)inner;
+              Fr x = Fr::fromU64((uint64_t)id + 2);
+              for (int k = 0; k < 2000; k++) x = Fr::mul(x, x);  // some work, so tasks overlap
+              if (id == 37 && !x.isZero()) {
+                if (kind == "coded") throw ProverError(ErrorCode::TestFault, "task 37 failed on purpose", "task", 37);
+                if (kind == "plain") throw std::runtime_error("task 37 failed on purpose");
+                if (kind == "alloc") throw std::bad_alloc();
+              }
+              ran++;
+            });
+          });
+        }
+        group.wait();
+        return (double)ran.load();
+      },
+      [](Napi::Env env, double& n) -> Napi::Value { return Napi::Number::New(env, n); });
+}
+
 Napi::Object createTestOps(Napi::Env env) {
   Napi::Object o = Napi::Object::New(env);
   o.Set("fq", Napi::Function::New(env, fieldOp<Fq>));
@@ -194,6 +235,7 @@ Napi::Object createTestOps(Napi::Env env) {
   o.Set("fft", Napi::Function::New(env, fftOp));
   o.Set("rootOfUnity", Napi::Function::New(env, rootOp));
   o.Set("generators", Napi::Function::New(env, generators));
+  o.Set("failInPool", Napi::Function::New(env, failInPool));
   return o;
 }
 

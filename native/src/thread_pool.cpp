@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "arena.hpp"
+
 namespace zk {
 
 // ZKPROVER_THREADS overrides the size (profiling); the default is one thread per hardware thread.
@@ -32,7 +34,7 @@ void ThreadPool::submit(TaskGroup& g, std::function<void()> fn) {
   g.pending_.fetch_add(1);
   {
     std::lock_guard<std::mutex> lk(mu_);
-    queue_.push_back(Task{&g, std::move(fn)});
+    queue_.push_back(Task{&g, std::move(fn), currentArena()});
   }
   cv_.notify_one();
 }
@@ -48,10 +50,19 @@ bool ThreadPool::runOne(const TaskGroup* only) {
     t = std::move(*it);
     queue_.erase(it);
   }
-  t.fn();
+  TaskGroup* g = t.group;
+  // A group that already failed skips the rest of its work: its result is the exception.
+  if (!g->failed()) {
+    ArenaScope scope(t.arena);
+    try {
+      t.fn();
+    } catch (...) {
+      g->fail(std::current_exception());
+    }
+  }
+  t.fn = nullptr;  // the task's captures go before the group may be gone
   // Decrement under the group's lock: the waiter re-takes that lock before returning, so the group
   // cannot be destroyed while this thread still touches it.
-  TaskGroup* g = t.group;
   std::lock_guard<std::mutex> lk(g->doneMu_);
   if (g->pending_.fetch_sub(1) == 1) g->doneCv_.notify_all();
   return true;
@@ -68,7 +79,26 @@ void ThreadPool::workerLoop() {
   }
 }
 
-void TaskGroup::wait() {
+void TaskGroup::run(std::function<void()> fn) {
+  if (pool_.size() > 1) {
+    pool_.submit(*this, std::move(fn));
+    return;
+  }
+  if (failed()) return;
+  try {
+    fn();
+  } catch (...) {
+    fail(std::current_exception());
+  }
+}
+
+void TaskGroup::fail(std::exception_ptr e) {
+  std::lock_guard<std::mutex> lk(doneMu_);
+  if (!error_) error_ = std::move(e);
+  failed_.store(true, std::memory_order_release);
+}
+
+void TaskGroup::drain() {
   for (;;) {
     if (pending_.load() == 0) {
       std::lock_guard<std::mutex> lk(doneMu_);
@@ -80,6 +110,18 @@ void TaskGroup::wait() {
     std::unique_lock<std::mutex> lk(doneMu_);
     doneCv_.wait_for(lk, std::chrono::milliseconds(1), [this] { return pending_.load() == 0; });
   }
+}
+
+void TaskGroup::wait() {
+  drain();
+  std::exception_ptr e;
+  {
+    std::lock_guard<std::mutex> lk(doneMu_);
+    e = std::move(error_);
+    error_ = nullptr;
+    failed_.store(false, std::memory_order_release);
+  }
+  if (e) std::rethrow_exception(e);
 }
 
 void ThreadPool::parallelFor(size_t n, const std::function<void(size_t)>& fn) {

@@ -1,10 +1,14 @@
 // The addon's own worker pool (libuv's pool is small and shared with fs/crypto). Tasks carry their
 // own group counter, so concurrent proofs never share state; a waiting thread runs its own group's
 // queued tasks itself instead of sleeping, which makes nested parallel sections deadlock-free.
+// A task may throw: the group keeps the first exception, skips its tasks not yet started, and wait()
+// rethrows it on the waiting thread (so a failing task is an error of the call, never std::terminate).
+// A task runs with the arena (arena.hpp) of the thread that submitted it.
 #pragma once
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -13,6 +17,7 @@
 
 namespace zk {
 
+class Arena;
 class TaskGroup;
 
 class ThreadPool {
@@ -23,7 +28,8 @@ class ThreadPool {
   unsigned size() const { return (unsigned)workers_.size() + 1; }
 
   void submit(TaskGroup& g, std::function<void()> fn);
-  // Runs fn(i) for i in [0, n) spread over the pool; returns when all are done.
+  // Runs fn(i) for i in [0, n) spread over the pool; returns when all are done, or rethrows the first
+  // exception one of them threw (once all started ones have finished).
   void parallelFor(size_t n, const std::function<void(size_t)>& fn);
 
  private:
@@ -31,6 +37,7 @@ class ThreadPool {
   struct Task {
     TaskGroup* group;
     std::function<void()> fn;
+    Arena* arena;
   };
   bool runOne(const TaskGroup* only = nullptr);  // runs one queued task (of group `only` if given)
   void workerLoop();
@@ -45,21 +52,25 @@ class ThreadPool {
 class TaskGroup {
  public:
   explicit TaskGroup(ThreadPool& pool = ThreadPool::instance()) : pool_(pool) {}
-  ~TaskGroup() { wait(); }
-  // With no worker threads the task runs inline, which keeps a one-thread pool strictly sequential.
-  void run(std::function<void()> fn) {
-    if (pool_.size() == 1) {
-      fn();
-      return;
-    }
-    pool_.submit(*this, std::move(fn));
-  }
+  // Waits for the tasks still running; an exception nobody waited for is dropped (a destructor must
+  // not throw: call wait() to see it).
+  ~TaskGroup() { drain(); }
+  // With no worker threads the task runs inline, which keeps a one-thread pool strictly sequential;
+  // its exception is kept for wait() all the same.
+  void run(std::function<void()> fn);
+  // Returns when every task of the group is done; rethrows the first exception a task threw.
   void wait();
 
  private:
   friend class ThreadPool;
+  void drain();
+  void fail(std::exception_ptr e);
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
+
   ThreadPool& pool_;
   std::atomic<size_t> pending_{0};
+  std::atomic<bool> failed_{false};
+  std::exception_ptr error_;  // the first exception, under doneMu_
   std::mutex doneMu_;
   std::condition_variable doneCv_;
 };

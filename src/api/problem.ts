@@ -24,6 +24,7 @@ export const PROBLEM_STATUS = {
   proof_failed: 502,
   payment_failed: 502,
   queue_full: 503,
+  registration_pending: 503,
   service_unavailable: 503,
 } as const;
 
@@ -52,6 +53,7 @@ export const PROBLEM_TITLES: Record<ProblemCode, string> = {
   proof_failed: 'Proof generation failed',
   payment_failed: 'Payment failed',
   queue_full: 'Queue full',
+  registration_pending: 'Allowlist registration scheduled; retry later',
   service_unavailable: 'Service unavailable',
 };
 

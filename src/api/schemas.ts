@@ -157,12 +157,34 @@ export const Health = z
   .openapi('Health');
 export const AuthChallenge = z.object({ challenge: z.string() }).openapi('AuthChallenge');
 export const AuthToken = z.object({ token: z.string(), expiresIn: z.number().int() }).openapi('AuthToken');
+export const LogoutResult = z
+  .object({
+    loggedOut: z.literal(true),
+    tokenExpiresAt: z.string().openapi({
+      description: 'When the ended token would have expired (its revocation is kept until then)',
+    }),
+  })
+  .openapi('LogoutResult');
 export const PreparedDeposit = z
   .object({ prepareId: z.string(), transactionXDR: z.string(), expiresAt: z.string().optional() })
   .openapi('PreparedDeposit');
 export const ZkProofInfo = z
   .object({ generated: z.boolean(), onChain: z.boolean(), timeMs: z.number().int().optional() })
   .openapi('ZkProofInfo');
+export const PrepareIdParams = z
+  .strictObject({
+    prepareId: uuid.openapi({ description: 'The prepareId returned by /api/deposit/prepare' }),
+  })
+  .openapi('PrepareIdParams');
+export const CancelledDeposit = z
+  .object({
+    prepareId: z.string(),
+    status: z.enum(['cancelled', 'expired', 'failed']).openapi({
+      description:
+        '`cancelled`: cancelled now or by an earlier call; `expired` or `failed`: it had already ended. In every case nothing moved and the prepareId can no longer be submitted.',
+    }),
+  })
+  .openapi('CancelledDeposit');
 export const DepositResult = z
   .object({
     status: z.literal('confirmed'),
@@ -264,6 +286,10 @@ export const PoolInfo = z
     circuitId: z.string(),
     maxDeposit: z.string(),
     maxWithdraw: z.string(),
+    registrationWaitMaxSeconds: z.number().int().openapi({
+      description:
+        "The longest a new agent's first deposit waits at prepare for its allowlist registration, which is held back while other wallets' prepared deposits are outstanding (at most one prepare lifetime)",
+    }),
     friendbotUrl: z.string().optional().openapi({
       description: 'Only on the embedded sandbox: `GET {friendbotUrl}?addr=G…&usdc=N` funds an account',
     }),

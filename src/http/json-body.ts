@@ -74,14 +74,24 @@ function tooLarge(maxBytes: number): ProblemError {
   });
 }
 
-/** Parses JSON text strictly; the top-level value must be an object. */
-export function parseJsonObject(body: Buffer): Record<string, unknown> {
+/**
+ * The body as text, refused unless it is UTF-8 and, as far as it is JSON, nests at most MAX_JSON_DEPTH
+ * levels and repeats no member name: the limits every JSON body of the proxy has (REST and MCP alike).
+ */
+export function checkedJsonText(body: Buffer): string {
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(body);
   } catch {
     throw new ProblemError('invalid_request', 'request body is not valid UTF-8');
   }
+  checkStructure(text);
+  return text;
+}
+
+/** Parses JSON text strictly; the top-level value must be an object. */
+export function parseJsonObject(body: Buffer): Record<string, unknown> {
+  const text = checkedJsonText(body);
   if (text.trim() === '')
     throw new ProblemError('invalid_request', 'request body is empty; a JSON object is required');
   let value: unknown;
@@ -93,7 +103,6 @@ export function parseJsonObject(body: Buffer): Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new ProblemError('invalid_request', 'request body must be a JSON object');
   }
-  checkStructure(text);
   return value as Record<string, unknown>;
 }
 

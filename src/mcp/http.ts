@@ -1,11 +1,12 @@
 // Streamable HTTP MCP at POST /mcp on the proxy's Koa app: stateless (a new server and transport per POST, JSON
 // answers), authenticated with the wallet's Bearer JWT exactly like the REST API, and acting through the
 // proxy's own REST API on loopback with that same token. GET and DELETE (SSE streams, sessions) answer 405.
+// Bodies have the REST API's JSON limits (size, UTF-8, depth, repeated member names).
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Context, Middleware, Next } from 'koa';
 import { ProblemError } from '../api/problem.ts';
 import { bearerToken } from '../http/bearer.ts';
-import { readBody } from '../http/json-body.ts';
+import { checkedJsonText, readBody } from '../http/json-body.ts';
 import { PoolApi } from '../api/client.ts';
 import { createPoolMcpServer } from './tools.ts';
 
@@ -34,6 +35,8 @@ export function mcpHttpMiddleware(options: McpHttpOptions): Middleware {
     const token = bearerToken(ctx);
     const { sub: wallet, exp: expiresAt } = await options.verifyToken(token);
     const body = await readBody(ctx.req, options.maxBodyBytes);
+    // The REST API's limits on JSON (UTF-8, nesting depth, repeated member names) hold here too.
+    checkedJsonText(body);
 
     const api = new PoolApi({ baseUrl: options.proxyUrl(), caller: { kind: 'wallet', token } });
     const server = createPoolMcpServer({ api, mode: { kind: 'wallet', wallet } });

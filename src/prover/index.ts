@@ -1,11 +1,13 @@
 // TypeScript face of the native Groth16 prover: load a zkey once, prove from .wtns bytes off the event
 // loop, verify (snarkjs semantics, native pairing), and create development keys. The addon checks every
 // proof against the key's own verification key before returning it, so a witness that does not satisfy
-// the circuit yields an error, never a proof presented as valid.
+// the circuit yields an error, never a proof presented as valid. Failures are NativeProverErrors, told
+// apart by their code (native-error.ts).
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { proofToBytes, type SnarkjsProof } from '../crypto/proof-bytes.ts';
 import { addon, type PreparedStatus } from './native-addon.ts';
+import { nativeError, NativeProverError } from './native-error.ts';
 import {
   type VerificationKey,
   verificationKeyFromPoints,
@@ -15,6 +17,7 @@ import {
 
 export type { VerificationKey } from './verifier.ts';
 export type { PreparedStatus } from './native-addon.ts';
+export { NativeProverError, type NativeErrorCode } from './native-error.ts';
 
 export type Groth16Proof = SnarkjsProof & { protocol: 'groth16'; curve: 'bn128' };
 
@@ -31,15 +34,20 @@ export interface Prover {
   readonly domainSize: number;
   /** How the key was loaded (see PreparedStatus): "reused" when a path's prepared file matched it. */
   readonly prepared: PreparedStatus;
+  /** Bytes of working memory kept for this key's proofs (pre-faulted at load, reused by every proof). */
+  readonly workingMemory: number;
   /** The key's snarkjs verification key (computed on first use: it needs one pairing). */
   verificationKey(): Promise<VerificationKey>;
   prove(wtns: Uint8Array): Promise<ProveResult>;
 }
 
 /** Thrown when the witness does not satisfy the circuit (the computed proof does not verify). */
-export class InvalidWitnessError extends Error {
+export class InvalidWitnessError extends NativeProverError {
   constructor() {
-    super('witness does not satisfy the circuit: the proof failed verification and was discarded');
+    super(
+      'witness_unsatisfied',
+      'witness does not satisfy the circuit: the proof failed verification and was discarded',
+    );
     this.name = 'InvalidWitnessError';
   }
 }
@@ -90,9 +98,10 @@ export async function loadProver(zkey: string | Uint8Array): Promise<Prover> {
   try {
     key = await addon.loadKey(zkey); // validates the whole key (or finds it validated), with clear errors
   } catch (err) {
-    if (typeof zkey === 'string' && /^cannot (open|stat|map) /.test((err as Error).message))
-      throw new Error(`cannot read zkey ${zkey}: ${(err as Error).message}`);
-    throw err;
+    const error = nativeError(err);
+    if (error.code === 'file_unreadable')
+      throw new NativeProverError(error.code, `cannot read zkey ${String(zkey)}: ${error.message}`);
+    throw error;
   }
   let vkey: Promise<VerificationKey> | undefined;
   return {
@@ -100,6 +109,7 @@ export async function loadProver(zkey: string | Uint8Array): Promise<Prover> {
     nPublic: key.nPublic,
     domainSize: key.domainSize,
     prepared: key.prepared,
+    workingMemory: key.workingMemory,
     verificationKey() {
       vkey ??= verificationKeyFromPoints(key.vk);
       return vkey;
@@ -110,9 +120,9 @@ export async function loadProver(zkey: string | Uint8Array): Promise<Prover> {
       try {
         out = await addon.prove(key.handle, wtns); // includes the native pairing self-check
       } catch (err) {
-        if (/witness does not satisfy the circuit/.test((err as Error).message))
-          throw new InvalidWitnessError();
-        throw err;
+        const error = nativeError(err);
+        if (error.code === 'witness_unsatisfied') throw new InvalidWitnessError();
+        throw error;
       }
       const proof = toSnarkjsProof(out);
       return { proof, publicSignals: out.publicSignals, bytes: proofToBytes(proof) };
@@ -148,7 +158,9 @@ export async function releaseVerifier(): Promise<void> {
  */
 export async function devSetup(r1csPath: string, zkeyOut: string, vkeyOut: string): Promise<void> {
   const r1cs = await bytesOf(r1csPath, 'r1cs');
-  const zkey = await addon.devSetup(r1cs);
+  const zkey = await addon.devSetup(r1cs).catch((err: unknown) => {
+    throw nativeError(err);
+  });
   const vkey = await verificationKeyFromZkey(zkey);
   await mkdir(path.dirname(zkeyOut), { recursive: true });
   await mkdir(path.dirname(vkeyOut), { recursive: true });

@@ -20,6 +20,8 @@ export interface KeyInfo {
   nPublic: number;
   domainSize: number;
   prepared: PreparedStatus;
+  /** Bytes of working memory kept for the key's proofs (pre-faulted at load). */
+  workingMemory: number;
   /** The verification key's points, as the key holds them (decimal, not Montgomery). */
   vk: NativeVerifyingKey;
 }
@@ -48,6 +50,12 @@ export interface TestOps {
   fft(values: string[], inverse: boolean): string[];
   rootOfUnity(log2n: number): string;
   generators(): { g1: G1Json; g2: G2Json };
+  /**
+   * Test hook for error delivery from the native thread pool: 64 nested pool tasks, of which task 37
+   * throws a coded native error (code test_fault, section "task", index 37), a plain std::runtime_error
+   * (code internal) or std::bad_alloc (code out_of_memory); "none" resolves to the number of tasks run.
+   */
+  failInPool(kind: 'none' | 'coded' | 'plain' | 'alloc'): Promise<number>;
 }
 
 export interface NativeVerifyingKey {
@@ -58,6 +66,10 @@ export interface NativeVerifyingKey {
   IC: G1Json[];
 }
 
+/**
+ * Every addon function rejects (or throws, for arguments of the wrong type) with an Error that carries
+ * `code` and possibly `section` and `index`: see native-error.ts.
+ */
 export interface NativeAddon {
   /**
    * A path is mapped and used in place, validated in full only when its prepared file (`<path>.prep`)

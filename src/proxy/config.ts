@@ -1,6 +1,7 @@
 // Proxy configuration: every address, key and limit comes from an environment variable with a default
 // (documented in docs/CONFIG.md). Invalid values stop the start with a message naming the variable.
 import { STANDALONE_PASSPHRASE, x402Network } from '../ledger/networks.ts';
+import { DEFAULT_PROVER_LISTEN, DEFAULT_PROXY_HOST, DEFAULT_PROXY_PORT } from '../listen.ts';
 import { isIP } from 'node:net';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseConfigAmount } from '../api/amount.ts';
@@ -58,6 +59,8 @@ export interface ProxyConfig {
     /** New agents (allowlist registrations) one wallet may create per hour. */
     walletNewAgentsPerHour: number;
   };
+  /** When new agents' keys are inserted into the allowlist (services/asp-registrar.ts). */
+  registration: RegistrationSchedule;
   rateLimit: { ip: RateLimitConfig; token: RateLimitConfig };
   ledger: LedgerConfig;
   indexer: { startLedger: number; pollIntervalMs: number };
@@ -65,6 +68,17 @@ export interface ProxyConfig {
   reconcileIntervalMs: number;
   payments: PaymentsConfig;
   prover: { addresses: string[]; circuitId: string; timeoutMs: number };
+}
+
+export interface RegistrationSchedule {
+  /** interval between registration slots (ms); slots fall on its multiples since the epoch */
+  slotMs: number;
+  /** shortest validity a prepared deposit is given (ms) */
+  windowMs: number;
+  /** most keys inserted in one slot */
+  perSlot: number;
+  /** longest a request is held waiting for a slot (ms); a longer wait answers 503 with Retry-After */
+  holdMs: number;
 }
 
 export interface PaymentsConfig {
@@ -116,6 +130,22 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   if (value < min || value > max)
     throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
   return value;
+}
+
+function registrationSchedule(env: Env): RegistrationSchedule {
+  const slot = integer(env, 'POOL_PROXY_REGISTRATION_SLOT_SECONDS', 20, 2, 3600);
+  const window = integer(env, 'POOL_PROXY_SIGNING_WINDOW_SECONDS', 15, 1, 3600);
+  if (window >= slot) {
+    throw new ConfigError(
+      `POOL_PROXY_SIGNING_WINDOW_SECONDS (${window}) must be shorter than POOL_PROXY_REGISTRATION_SLOT_SECONDS (${slot})`,
+    );
+  }
+  return {
+    slotMs: slot * 1000,
+    windowMs: window * 1000,
+    perSlot: integer(env, 'POOL_PROXY_REGISTRATIONS_PER_SLOT', 16, 1, 1000),
+    holdMs: integer(env, 'POOL_PROXY_REGISTRATION_HOLD_SECONDS', 30, 1, 300) * 1000,
+  };
 }
 
 function decimal(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -197,8 +227,8 @@ function databaseUrl(env: Env): string {
 
 /** Reads the configuration from `env` (normally process.env). Throws ConfigError on invalid values. */
 export function loadConfig(env: Env = process.env): ProxyConfig {
-  const host = text(env, 'POOL_PROXY_HOST', '127.0.0.1');
-  const port = integer(env, 'POOL_PROXY_PORT', 8080, 0, 65535);
+  const host = text(env, 'POOL_PROXY_HOST', DEFAULT_PROXY_HOST);
+  const port = integer(env, 'POOL_PROXY_PORT', DEFAULT_PROXY_PORT, 0, 65535);
   const dataDir = resolve(text(env, 'POOL_PROXY_DATA_DIR', './data'));
   const inData = (value: string) => (isAbsolute(value) ? value : join(dataDir, value));
 
@@ -227,7 +257,7 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
     networkPassphrase === STANDALONE_PASSPHRASE ? `${new URL(rpcUrl).origin}/sandbox/info` : '';
 
   const challengeTtlSeconds = integer(env, 'POOL_PROXY_CHALLENGE_TTL_SECONDS', 300, 10, 300);
-  const proverAddresses = text(env, 'POOL_PROXY_PROVER_ADDRESSES', '127.0.0.1:50051')
+  const proverAddresses = text(env, 'POOL_PROXY_PROVER_ADDRESSES', DEFAULT_PROVER_LISTEN)
     .split(',')
     .map((a) => a.trim())
     .filter((a) => a !== '');
@@ -261,6 +291,7 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
       walletConcurrentPrepares: integer(env, 'POOL_PROXY_WALLET_CONCURRENT_PREPARES', 2, 1, 100),
       walletNewAgentsPerHour: integer(env, 'POOL_PROXY_WALLET_NEW_AGENTS_PER_HOUR', 10, 1, 10_000),
     },
+    registration: registrationSchedule(env),
     rateLimit: {
       ip: rateLimit(env, 'POOL_PROXY_RATE_LIMIT_IP', 100, 200),
       token: rateLimit(env, 'POOL_PROXY_RATE_LIMIT_TOKEN', 50, 100),

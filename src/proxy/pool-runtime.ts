@@ -15,7 +15,6 @@ import type { NoteBook } from './services/notebook.ts';
 import { PoolIndexer } from './services/pool-indexer.ts';
 import { PoolTransactionProver } from './services/pool-transaction.ts';
 import type { FlowContext } from './flows/context.ts';
-import { OutstandingPrepares } from './flows/outstanding-prepares.ts';
 import { reconcile, type Reconciler } from './flows/reconcile.ts';
 import type { PaymentContext } from './payments/context.ts';
 import { reconcilePayment } from './payments/reconcile-payment.ts';
@@ -23,6 +22,7 @@ import { createPayments, type Payments } from './payments/runtime.ts';
 import { type WalletQuotaPolicy, WalletQuotas } from './flows/wallet-quotas.ts';
 import { Journal } from './journal/journal.ts';
 import type { Cluster } from './cluster/cluster.ts';
+import type { Singletons } from './cluster/singletons.ts';
 import { AgentKeyring } from './services/agent-keyring.ts';
 import { AspRegistrar } from './services/asp-registrar.ts';
 import { NoteCrediting } from './services/note-crediting.ts';
@@ -66,6 +66,7 @@ export class PoolRuntime {
   #stopped = false;
   #retry: NodeJS.Timeout | undefined;
   #reconciler: NodeJS.Timeout | undefined;
+  #singletons: Singletons | undefined;
   readonly ready: Promise<void>;
   #markReady!: () => void;
 
@@ -140,6 +141,7 @@ export class PoolRuntime {
     this.#stopped = true;
     clearTimeout(this.#retry);
     clearInterval(this.#reconciler);
+    await this.#singletons?.stop();
     await this.#connected?.payments?.pctx.batches.stop();
     await this.#connected?.payments?.settlement.stop();
     this.#connected?.flows.registrar.stop();
@@ -185,7 +187,6 @@ export class PoolRuntime {
         logger,
       );
       const keyring = new AgentKeyring(masterKey);
-      const outstanding = new OutstandingPrepares();
       const liveIndexer = indexer;
       const registrar = new AspRegistrar({
         ledger,
@@ -193,9 +194,8 @@ export class PoolRuntime {
         indexer: liveIndexer,
         keyring,
         logger,
-        outstandingUntil: () => outstanding.latest(),
+        schedule: config.registration,
       });
-      outstanding.onChange(() => registrar.nudge());
       const flows: FlowContext = {
         store,
         journal: new Journal(store, this.#deps.cluster?.runs),
@@ -221,7 +221,6 @@ export class PoolRuntime {
           prepareTtlSeconds: config.limits.prepareTtlSeconds,
           txTimeoutSeconds: config.ledger.txTimeoutSeconds,
         },
-        outstanding,
         quotas: walletQuotas(config, this.#deps.cluster),
         spendLock: store.lease('spend'),
         proofLanes: store.lease('proof-lane'),
@@ -231,14 +230,21 @@ export class PoolRuntime {
         ? { payment: (record) => reconcilePayment(payments.pctx, record) }
         : {};
       await indexer.start(config.indexer.pollIntervalMs);
-      // Operations left unfinished by a previous run are decided before new requests are served.
-      await reconcile(flows, Date.now(), reconcilers);
+      const reconcileNow = () => reconcile(flows, Date.now(), reconcilers);
+      // Beside other replicas, reconciliation and settlement run on their elected leader, which
+      // reconciles first; alone, operations left by a previous run are decided before requests are served.
+      const singletons = this.#deps.cluster?.lead({ reconcile: reconcileNow });
+      this.#singletons = singletons;
+      if (singletons === undefined) await reconcileNow();
+      if (payments !== undefined && singletons !== undefined) payments.settlement.gate = singletons.maySettle;
       if (this.#stopped) {
+        await singletons?.stop();
         await indexer.stop();
         prover.close();
         return;
       }
       this.#connected = { flows, payments, deployment, indexer, prover };
+      registrar.start();
       payments?.settlement.start();
       logger.log('info', 'pool connected', {
         rpcUrl: config.ledger.rpcUrl,
@@ -246,7 +252,7 @@ export class PoolRuntime {
         ledger: indexer.ledger,
       });
       this.#reconciler = setInterval(() => {
-        reconcile(flows, Date.now(), reconcilers).catch((error) =>
+        (singletons === undefined ? reconcileNow() : singletons.reconcile()).catch((error) =>
           logger.log('warn', 'reconciliation failed; will retry', { error: (error as Error).message }),
         );
       }, config.reconcileIntervalMs);

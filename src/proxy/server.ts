@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LoginService } from './auth/login.ts';
 import { formatAmount } from '../api/amount.ts';
+import { TokenRevocations } from './auth/revocations.ts';
 import { TokenService } from './auth/tokens.ts';
 import type { ProxyConfig } from './config.ts';
 import { ApiRouter } from './http/api-router.ts';
@@ -24,9 +25,9 @@ import { NoteBook } from './services/notebook.ts';
 import { PoolRuntime } from './pool-runtime.ts';
 import { PoolStatsService } from './services/stats.ts';
 import { deriveKey } from './store/derived-keys.ts';
-import { EncryptedStore } from './store/encrypted-store.ts';
+import { EncryptedStore, StoreTamperError } from './store/encrypted-store.ts';
 import { joinCluster } from './cluster/cluster.ts';
-import { loadMasterKey } from './store/master-key.ts';
+import { loadMasterKey, MasterKeyError } from './store/master-key.ts';
 import { StoreDamagedError } from '../storage/open-level.ts';
 import { createLogger, type Logger } from './util/logger.ts';
 
@@ -48,9 +49,24 @@ export function recoverCommand(config: ProxyConfig): string {
 
 export async function startProxy(config: ProxyConfig, options: StartOptions = {}): Promise<ProxyHandle> {
   const logger = options.logger ?? createLogger();
-  const masterKey = loadMasterKey(config.masterKeyHex, config.masterKeyFile);
+  const masterKey = loadMasterKey(
+    config.masterKeyHex,
+    config.masterKeyFile,
+    config.databaseUrl ? undefined : config.storeDir,
+  );
+  const where = config.databaseUrl ? 'the PostgreSQL store' : `the store in ${config.storeDir}`;
   const store = await EncryptedStore.open(config.databaseUrl || config.storeDir, masterKey).catch(
     (error: unknown) => {
+      if (error instanceof StoreTamperError) {
+        const source =
+          config.masterKeyHex !== ''
+            ? 'POOL_PROXY_MASTER_KEY'
+            : `the master key file ${config.masterKeyFile}`;
+        throw new MasterKeyError(
+          `${source} does not open ${where}: the store was made with another master key ` +
+            `(or its key-check record was modified). Start with the key the store was made with.`,
+        );
+      }
       if (!(error instanceof StoreDamagedError)) throw error;
       throw new StoreDamagedError(
         error.dir,
@@ -64,7 +80,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     throw error;
   });
   const metrics = createMetrics();
-  const tokens = new TokenService(masterKey, config.jwt);
+  const tokens = new TokenService(masterKey, config.jwt, await TokenRevocations.open(store));
   const publicUrl = new URL(config.publicUrl);
   const login = new LoginService(store, tokens, {
     domain: publicUrl.host,
@@ -94,7 +110,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
       }),
     };
   });
-  registerAuthRoutes(api, login);
+  registerAuthRoutes(api, login, tokens);
   const agents = new AgentRegistry(store);
   const notes = new NoteBook(store);
   const stats = new PoolStatsService(store, agents, notes);
@@ -115,6 +131,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     maxWithdraw: config.limits.maxWithdraw,
     paymentCap: config.limits.paymentCap,
     payments: config.payments,
+    prepareTtlSeconds: config.limits.prepareTtlSeconds,
   });
   registerPaymentRoutes(api, pool, config.limits.paymentCap);
 
@@ -140,7 +157,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
   const url = `http://${host}:${address.port}`;
 
   const sweeper = setInterval(() => {
-    Promise.all([login.sweepExpired(), pool.sweep()]).catch((error) =>
+    Promise.all([login.sweepExpired(), tokens.sweepRevocations(), pool.sweep()]).catch((error) =>
       logger.log('warn', 'sweep failed', { error: String(error) }),
     );
   }, 60_000);

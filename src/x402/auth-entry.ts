@@ -1,5 +1,5 @@
 // The payer's authorization of one contract call, built and signed without a recording simulation: address
-// credentials (v1) with the caller's nonce (a fresh random one when none is given) and an expiration ledger, the call as the root invocation with
+// credentials (v1) with the caller's nonce (a fresh random one by default) and an expiration ledger, the call as the root invocation with
 // no sub-invocations, and the ed25519 signature over the network's HashIdPreimage in the standard account
 // signature form `[{public_key, signature}]`. A token `transfer(from, to, amount)` needs exactly this entry
 // from `from`; the enforcing simulation that follows checks it against the real call.
@@ -15,7 +15,8 @@ export interface SignedAuthEntry {
 
 /**
  * Signs `call` (on `contract`) for `signer`, usable up to and including ledger `expiration`, with `nonce`
- * (a signed i64; random when omitted).
+ * (i64; random when omitted). A nonce can be consumed once per address: the same nonce signed twice
+ * authorizes at most one of the two.
  */
 export function signInvocation(
   signer: Keypair,
@@ -24,7 +25,7 @@ export function signInvocation(
   networkPassphrase: string,
   nonce: bigint = randomBytes(8).readBigInt64BE(),
 ): SignedAuthEntry {
-  if (nonce !== BigInt.asIntN(64, nonce)) throw new RangeError('the nonce must be a signed 64-bit integer');
+  if (nonce < -(1n << 63n) || nonce >= 1n << 63n) throw new RangeError('the nonce is not an i64');
   const nonceXdr = xdr.Int64.fromString(nonce.toString());
   const invocation = new xdr.SorobanAuthorizedInvocation({
     function: xdr.SorobanAuthorizedFunction.sorobanAuthorizedFunctionTypeContractFn(call),

@@ -120,6 +120,9 @@ test.serial('pool-proxy demo exits 0 and its observer table matches the chain', 
   }
   t.regex(run.stdout, /What each party knows/);
   t.regex(run.stdout, /What an on-chain observer sees/);
+  // The facilitator's channel accounts submit the services' settlements: named, not "(other)".
+  t.regex(run.stdout, /\(x402 facilitator channel\)/);
+  t.notRegex(run.stdout, /\(other\)/);
 });
 
 test('pool-proxy demo refuses a bad --proxy and reports an unreachable proxy', async (t) => {

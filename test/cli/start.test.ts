@@ -70,7 +70,7 @@ test('pool-proxy start refuses a bad address and exits non-zero with a clear mes
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   const s = start(['--data-dir', dataDir, '--sandbox', 'not-an-address'], {});
   t.is(await s.exited, 1);
-  t.regex(s.output(), /--listen must be HOST:PORT, got not-an-address/);
+  t.regex(s.output(), /--sandbox must be HOST:PORT, got not-an-address/);
   const bad = start(['--data-dir', dataDir, '--ledger-ms', 'soon', '--sandbox', '127.0.0.1:0'], {});
   t.is(await bad.exited, 1);
   t.regex(bad.output(), /--ledger-ms must be a positive integer/);

@@ -153,15 +153,17 @@ test.serial(
       currency: 'USDC',
     });
 
-    const replay = problem(
+    // Submitting again answers what happened: the same transaction, confirmed, credited once.
+    const replay = structured(
       t,
       await callTool(client, 'pool_deposit_submit', {
         prepareId: prepared.prepareId,
         signedTransactionXDR: sign(prepared.transactionXDR as string),
       }),
     );
-    t.is(replay.code, 'invalid_request', 'a prepareId is single-use');
+    t.like(replay, { status: 'confirmed', txHash: submitted.txHash });
     t.is(await restBalance(), '4.0000000');
+    t.is(await poolUsdc(), before.pool + 4n * USDC, 'sent once');
 
     const withdrawal = structured(
       t,
@@ -291,7 +293,7 @@ test.serial('no token or a bad token → 401 with WWW-Authenticate: Bearer; noth
 });
 
 test.serial(
-  'GET and DELETE → 405 (stateless endpoint); oversized bodies → 413; bad JSON → JSON-RPC error',
+  'GET and DELETE → 405 (stateless endpoint); oversized bodies → 413; bad JSON → JSON-RPC error; the REST JSON limits',
   async (t) => {
     const url = `${pay.proxy.url}/mcp`;
     for (const method of ['GET', 'DELETE', 'PUT']) {
@@ -315,6 +317,39 @@ test.serial(
     });
     t.is(garbage.status, 400);
     t.is(garbage.json.error.code, -32700, 'JSON-RPC parse error');
+
+    // The REST API's JSON limits: nesting deeper than 32 levels, a repeated member name, bytes not UTF-8.
+    const nest = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+    const call = (args: string) =>
+      `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"pool_stats","arguments":{"x":${args}}}}`;
+    const refused = [
+      call(nest(5000)),
+      call(nest(40)),
+      '{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/list"}',
+      Buffer.concat([
+        Buffer.from('{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"'),
+        Buffer.from([0xff]),
+        Buffer.from('"}}'),
+      ]),
+    ];
+    for (const body of refused) {
+      const res = await rawRequest(url, {
+        method: 'POST',
+        headers: { ...mcpHeaders, authorization: `Bearer ${token}` },
+        body,
+      });
+      t.is(res.status, 400, res.text);
+      t.is(res.json.code, 'invalid_request');
+      t.regex(res.json.detail, /nested deeper than 32 levels|repeats the member "method"|not valid UTF-8/);
+    }
+    // 28 levels inside the envelope's four are within the limit: the call goes through.
+    const within = await rawRequest(url, {
+      method: 'POST',
+      headers: { ...mcpHeaders, authorization: `Bearer ${token}` },
+      body: call(nest(28)),
+    });
+    t.is(within.status, 200, within.text);
+    t.is(within.json.id, 7);
 
     const metrics = await rawRequest(`${pay.proxy.url}/metrics`);
     t.regex(metrics.text, /route="\/mcp",status="200"/, 'MCP requests are counted under their own route');

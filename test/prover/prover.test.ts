@@ -8,6 +8,7 @@ import { proofToBytes } from '../../src/crypto/proof-bytes.ts';
 import {
   DEV_KEY_NAME,
   InvalidWitnessError,
+  NativeProverError,
   exportVerificationKey,
   loadProver,
   releaseVerifier,
@@ -158,22 +159,35 @@ test('a witness that does not satisfy the circuit is an error, never a proof', a
   const prover = await loadProver(zkey);
   const wtns = await witness(small, smallInputs(321, 4, 6));
   // Wire 1 is the public output: claiming a different output must not produce a proof.
-  await t.throwsAsync(prover.prove(wtnsWithValue(wtns, 1, 12345n)), { instanceOf: InvalidWitnessError });
+  const unsatisfied = await t.throwsAsync(prover.prove(wtnsWithValue(wtns, 1, 12345n)), {
+    instanceOf: InvalidWitnessError,
+  });
+  t.is(unsatisfied.code, 'witness_unsatisfied');
   // An internal wire changed.
   await t.throwsAsync(prover.prove(wtnsWithValue(wtns, 10, 2n)), { instanceOf: InvalidWitnessError });
   // The constant wire must be 1.
-  await t.throwsAsync(prover.prove(wtnsWithValue(wtns, 0, 2n)), { message: /constant 1/ });
-  // Values must be canonical field elements.
-  await t.throwsAsync(prover.prove(wtnsWithValue(wtns, 3, R)), { message: /not below the field modulus/ });
+  const constant = await t.throwsAsync(prover.prove(wtnsWithValue(wtns, 0, 2n)), {
+    instanceOf: NativeProverError,
+    message: /constant 1/,
+  });
+  t.like(constant, { code: 'witness_mismatch', section: 'values', index: 0 });
+  // Values must be canonical field elements: the error names the value.
+  const modulus = await t.throwsAsync(prover.prove(wtnsWithValue(wtns, 3, R)), {
+    instanceOf: NativeProverError,
+    message: /not below the field modulus/,
+  });
+  t.like(modulus, { code: 'wtns_invalid', section: 'values', index: 3 });
 });
 
 test('a witness of another circuit is rejected with a clear error', async (t) => {
   const { zkey } = await devZkey(small);
   const prover = await loadProver(zkey);
   const other = await witness(tiny, { a: 2, b: 3 });
-  await t.throwsAsync(prover.prove(other), {
+  const error = await t.throwsAsync(prover.prove(other), {
+    instanceOf: NativeProverError,
     message: /witness has 4 values but the circuit key expects \d+/,
   });
+  t.is(error.code, 'witness_mismatch');
 });
 
 test('truncated, corrupt or foreign wtns bytes are rejected with clear errors', async (t) => {
@@ -185,7 +199,10 @@ test('truncated, corrupt or foreign wtns bytes are rejected with clear errors', 
   await t.throwsAsync(prover.prove(new Uint8Array(0)), { message: /wtns/ });
   const badMagic = new Uint8Array(wtns);
   badMagic[0] = 0x78;
-  await t.throwsAsync(prover.prove(badMagic), { message: /bad magic/ });
+  t.like(await t.throwsAsync(prover.prove(badMagic), { message: /bad magic/ }), {
+    code: 'wtns_invalid',
+    section: 'magic',
+  });
   const badPrime = new Uint8Array(wtns);
   badPrime[30] ^= 1; // inside the prime of the header
   await t.throwsAsync(prover.prove(badPrime), { message: /prime/ });
@@ -214,10 +231,18 @@ test('truncated, corrupt or foreign zkey bytes are rejected with clear errors', 
     pos += 12 + size;
   }
   corrupt[b2 + 5] ^= 0x40;
-  await t.throwsAsync(loadProver(corrupt), { message: /not on the curve|out of range/ });
+  const bad = await t.throwsAsync(loadProver(corrupt), {
+    instanceOf: NativeProverError,
+    message: /not on the curve|out of range/,
+  });
+  // The error names the section and the point: the last one of B2.
+  const { nVars } = await loadProver(bytes);
+  t.like(bad, { code: 'zkey_invalid', section: 'B2', index: nVars - 1 });
   const wtns = await witness(small, smallInputs(1, 1, 1));
-  await t.throwsAsync(loadProver(wtns), { message: /bad magic/ });
-  await t.throwsAsync(loadProver('/nonexistent/key.zkey'), { message: /cannot read zkey/ });
+  t.like(await t.throwsAsync(loadProver(wtns), { message: /bad magic/ }), { code: 'zkey_invalid' });
+  t.like(await t.throwsAsync(loadProver('/nonexistent/key.zkey'), { message: /cannot read zkey/ }), {
+    code: 'file_unreadable',
+  });
 });
 
 test('verify answers false, never throws, for malformed proofs, signals and keys', async (t) => {

@@ -11,7 +11,7 @@ test('defaults: loopback addresses, 64 KiB bodies, 100000 USDC max, 1 day tokens
   t.is(config.ledger.rpcUrl, 'http://127.0.0.1:8000/rpc');
   t.is(config.ledger.sandboxInfoUrl, 'http://127.0.0.1:8000/sandbox/info');
   t.is(config.ledger.network, 'stellar:local');
-  t.deepEqual(config.prover.addresses, ['127.0.0.1:50051']);
+  t.deepEqual(config.prover.addresses, ['127.0.0.1:8401']);
   t.is(config.limits.maxBodyBytes, 65536);
   t.is(config.limits.maxDeposit, 100_000n * 10_000_000n);
   t.is(config.limits.paymentCap, 10_000_000n);

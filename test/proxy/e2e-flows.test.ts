@@ -2,6 +2,7 @@
 // Serial on purpose: every flow proves and settles on one ledger, and the machine has two cores.
 import test from 'ava';
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
@@ -14,7 +15,7 @@ import {
   TransactionBuilder,
 } from '@stellar/stellar-sdk';
 import { LedgerClient } from '../../src/proxy/services/ledger-client.ts';
-import { getJson, postJson, type RawResponse } from './helpers/http.ts';
+import { getJson, postJson, rawRequest, type RawResponse } from './helpers/http.ts';
 import { type Stack, startStack, USDC } from './helpers/stack.ts';
 
 let stack: Stack;
@@ -70,8 +71,17 @@ function signPrepared(xdrText: string, signer: Keypair): string {
   return tx.toXDR();
 }
 
+/** Prepares, retrying after `registration_pending` as a client does (Retry-After). */
+async function prepareRetrying(wallet: Wallet, amount: string, agentId?: string): Promise<RawResponse> {
+  for (;;) {
+    const prepared = await prepare(wallet, amount, agentId);
+    if (prepared.status !== 503 || prepared.json.code !== 'registration_pending') return prepared;
+    await new Promise((r) => setTimeout(r, Number(prepared.headers['retry-after']) * 1000));
+  }
+}
+
 async function deposit(wallet: Wallet, amount: string, agentId?: string): Promise<RawResponse> {
-  const prepared = await prepare(wallet, amount, agentId);
+  const prepared = await prepareRetrying(wallet, amount, agentId);
   if (prepared.status !== 200) throw new Error(`prepare: ${prepared.text}`);
   return postJson(
     url('/api/deposit/submit'),
@@ -139,9 +149,12 @@ test.serial(
       },
       bearer(wallet.token),
     );
-    t.is(replay.status, 400, 'a prepareId is single-use');
-    t.regex(replay.json.detail, /already used/);
+    // Submitting it again answers what happened: the same confirmed transaction, credited once.
+    t.is(replay.status, 200, replay.text);
+    t.is(replay.json.status, 'confirmed');
+    t.is(replay.json.txHash, submitted.json.txHash);
     t.is(await balance(wallet), '12.3456789');
+    t.is(await poolBalance(), poolBefore + 123_456_789n, 'sent once');
   },
 );
 
@@ -244,6 +257,47 @@ test.serial(
   },
 );
 
+test.serial(
+  'a deposit the wallet sent itself is confirmed by submit, credited once (and again on a second submit)',
+  async (t) => {
+    const wallet = await newWallet(10);
+    const poolBefore = await poolBalance();
+    const prepared = await prepareRetrying(wallet, '3');
+    t.is(prepared.status, 200, prepared.text);
+    const signed = signPrepared(prepared.json.transactionXDR, wallet.kp);
+    // The wallet sends it through the RPC itself, and it lands.
+    const sent = await stack.server.sendTransaction(
+      TransactionBuilder.fromXDR(signed, stack.config.ledger.networkPassphrase),
+    );
+    t.is(sent.status, 'PENDING', JSON.stringify(sent));
+    const landed = await stack.server.pollTransaction(sent.hash, { attempts: 60 });
+    t.is(landed.status, rpc.Api.GetTransactionStatus.SUCCESS);
+    for (let i = 0; i < 2; i++) {
+      const submitted = await postJson(
+        url('/api/deposit/submit'),
+        { prepareId: prepared.json.prepareId, signedTransactionXDR: signed },
+        bearer(wallet.token),
+      );
+      t.is(submitted.status, 200, submitted.text);
+      t.is(submitted.json.status, 'confirmed');
+      t.is(submitted.json.txHash, sent.hash);
+    }
+    t.is(await balance(wallet), '3.0000000', 'credited once');
+    t.is(await poolBalance(), poolBefore + 3n * USDC);
+    // A tampered envelope is still refused, landed or not.
+    const other = Keypair.random();
+    const tampered = await postJson(
+      url('/api/deposit/submit'),
+      {
+        prepareId: prepared.json.prepareId,
+        signedTransactionXDR: signPrepared(prepared.json.transactionXDR, other),
+      },
+      bearer(wallet.token),
+    );
+    t.is(tampered.status, 422, tampered.text);
+  },
+);
+
 test.serial('an expired prepareId is refused and credits nothing', async (t) => {
   const { proxy } = await stack.startProxy({
     POOL_PROXY_PREPARE_TTL_SECONDS: '10',
@@ -259,8 +313,11 @@ test.serial('an expired prepareId is refused and credits nothing', async (t) => 
       bearer(token),
     );
     t.is(prepared.status, 200, prepared.text);
+    // Until its TTL the deposit may still be sent while no registration replaced its root; after it, never.
+    const ttlEnd = Date.now() + 10_000;
     const expiresAt = Date.parse(prepared.json.expiresAt);
-    await new Promise((r) => setTimeout(r, Math.max(0, expiresAt - Date.now()) + 500));
+    t.true(expiresAt <= ttlEnd);
+    await new Promise((r) => setTimeout(r, Math.max(0, ttlEnd - Date.now()) + 500));
     const late = await postJson(
       `${proxy.url}/api/deposit/submit`,
       {
@@ -277,6 +334,66 @@ test.serial('an expired prepareId is refused and credits nothing', async (t) => 
     await proxy.close();
   }
 });
+
+test.serial(
+  'a prepared deposit the wallet will not sign is cancelled (DELETE); replayed, foreign, malformed and unauthorised cancels change nothing',
+  async (t) => {
+    const wallet = await newWallet(10);
+    const other = await newWallet(0);
+    const poolBefore = await poolBalance();
+    const cancel = (prepareId: string, headers: Record<string, string>) =>
+      rawRequest(url(`/api/deposit/prepare/${prepareId}`), { method: 'DELETE', headers });
+    const prepared = await prepare(wallet, '2');
+    t.is(prepared.status, 200, prepared.text);
+    const id: string = prepared.json.prepareId;
+
+    t.is((await cancel(id, {})).status, 401, 'no token');
+    t.is((await cancel(id, { authorization: 'Bearer a.b.c' })).status, 401, 'a bad token');
+    const foreign = await cancel(id, bearer(other.token));
+    t.is(foreign.status, 404, "another wallet's prepareId answers like an unknown one");
+    t.is(foreign.json.code, 'not_found');
+    t.is((await cancel(randomUUID(), bearer(wallet.token))).status, 404);
+    for (const bad of ['not-a-uuid', id.toUpperCase(), `${id}0`, 'x'.repeat(300)]) {
+      const res = await cancel(bad, bearer(wallet.token));
+      t.is(res.status, 400, bad);
+      t.is(res.json.code, 'invalid_request', bad);
+    }
+
+    const cancelled = await cancel(id, bearer(wallet.token));
+    t.is(cancelled.status, 200, cancelled.text);
+    t.deepEqual(cancelled.json, { prepareId: id, status: 'cancelled' });
+    const replay = await cancel(id, bearer(wallet.token));
+    t.deepEqual([replay.status, replay.json], [200, { prepareId: id, status: 'cancelled' }], 'same answer');
+
+    // The cancelled prepareId can no longer be submitted, and nothing moved.
+    const late = await postJson(
+      url('/api/deposit/submit'),
+      { prepareId: id, signedTransactionXDR: signPrepared(prepared.json.transactionXDR, wallet.kp) },
+      bearer(wallet.token),
+    );
+    t.is(late.status, 400, late.text);
+    t.regex(late.json.detail, /cancelled/);
+    t.is(await stack.usdcBalance(wallet.kp.publicKey()), 10n * USDC);
+    t.is(await poolBalance(), poolBefore);
+    t.is(await balance(wallet), 'none', 'no agent behind a cancelled deposit');
+
+    // A deposit already submitted can no longer be cancelled.
+    const next = await prepare(wallet, '1');
+    const submitted = await postJson(
+      url('/api/deposit/submit'),
+      {
+        prepareId: next.json.prepareId,
+        signedTransactionXDR: signPrepared(next.json.transactionXDR, wallet.kp),
+      },
+      bearer(wallet.token),
+    );
+    t.is(submitted.status, 200, submitted.text);
+    const tooLate = await cancel(next.json.prepareId, bearer(wallet.token));
+    t.is(tooLate.status, 409);
+    t.is(tooLate.json.code, 'conflict');
+    t.is(await balance(wallet), '1.0000000');
+  },
+);
 
 test.serial('operator deposit works from loopback; a spoofed X-Forwarded-For changes nothing', async (t) => {
   const poolBefore = await poolBalance();

@@ -1,8 +1,9 @@
 // The logs of a real `pool-proxy start` (embedded sandbox, prover daemon and proxy in one process), read as
 // the JSON lines it writes to stdout: start-up progress, one line per request with its request id (an
-// incoming sane X-Request-Id is kept and echoed), a line per login and per refusal with its problem code,
-// ledger-close and failed-transaction lines from the sandbox, the stop lines — and no token, signature,
-// challenge or master key anywhere. On a terminal the same logger writes coloured lines instead.
+// incoming sane X-Request-Id is kept and echoed), a line per login and per refusal with its problem code and
+// detail (a 404 with its path; an unreachable paid service is a refusal, not an error of the proxy), a new
+// agent's first deposit that is not mistaken for a recovery, ledger-close and failed-transaction lines from the
+// sandbox, the stop lines — and no token, signature, challenge or master key anywhere. On a terminal the same logger writes coloured lines instead.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -50,7 +51,13 @@ async function waitForLine(match: (line: Line) => boolean, what: string): Promis
 }
 
 test.before(async () => {
-  const [sandboxPort, proverPort, proxyPort] = [await freePort(), await freePort(), await freePort()];
+  const [sandboxPort, proverPort, proxyPort, facilitatorPort, demoPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
   sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
   proxyUrl = `http://127.0.0.1:${proxyPort}`;
   service = runCli(
@@ -64,6 +71,10 @@ test.before(async () => {
       `127.0.0.1:${proverPort}`,
       '--ledger-ms',
       '200',
+      '--facilitator',
+      `127.0.0.1:${facilitatorPort}`,
+      '--demo',
+      `127.0.0.1:${demoPort}`,
     ],
     {
       POOL_PROXY_PORT: String(proxyPort),
@@ -166,6 +177,7 @@ test.serial(
       route: '/api/auth/verify',
       status: 401,
       code: 'unauthorized',
+      detail: 'challenge was already used; request a new one',
     });
     const duplicate = await postJson(`${proxyUrl}/api/withdraw`, '{"amount":"-5","amount":"0.1"}', {
       authorization: `Bearer ${verified.json.token}`,
@@ -182,6 +194,7 @@ test.serial(
     t.like(await waitForLine((l) => l.requestId === 'nf-1', '404'), {
       code: 'not_found',
       route: 'unmatched',
+      path: '/api/nothing-here',
     });
 
     const all = service.output();
@@ -195,6 +208,36 @@ test.serial(
     ]) {
       t.false(all.includes(secret), `never logged: ${secret.slice(0, 12)}…`);
     }
+  },
+);
+
+test.serial(
+  "a new agent's first deposit is not logged as a recovery; an unreachable paid service is a refusal, not an error",
+  async (t) => {
+    const deposited = await postJson(
+      `${proxyUrl}/api/deposit`,
+      { agentId: 'log-agent', amount: '1' },
+      { 'x-request-id': 'dep-1' },
+    );
+    t.is(deposited.status, 200, deposited.text);
+    t.is(deposited.json.amount, '1.0000000', 'the operator deposit answers its amount like a wallet deposit');
+    await waitForLine((l) => l.requestId === 'dep-1' && l.msg === 'request', 'deposit');
+    t.false(
+      lines().some((l) => l.msg === 'agent recovered from the chain'),
+      'nothing was recovered: the proxy made this deposit itself',
+    );
+
+    // A host that does not resolve (.invalid never does): the caller's problem, not the proxy's.
+    const pay = await postJson(
+      `${proxyUrl}/api/pay`,
+      { agentId: 'log-agent', serviceUrl: 'http://no-such-service.invalid/quote', method: 'GET' },
+      { 'x-pool-operator': 'true', 'x-request-id': 'dns-1' },
+    );
+    t.is(pay.status, 502, pay.text);
+    t.is(pay.json.code, 'service_unreachable');
+    const line = await waitForLine((l) => l.requestId === 'dns-1' && /^request/.test(l.msg), 'dns');
+    t.like(line, { level: 'info', msg: 'request refused', code: 'service_unreachable', status: 502 });
+    t.regex(String(line.detail), /no-such-service\.invalid/);
   },
 );
 

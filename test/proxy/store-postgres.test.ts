@@ -2,19 +2,22 @@
 // database holds only ciphertext under opaque keys, tampering is detected, batches are all-or-nothing,
 // prefixes list in LevelDB's order, and the schema migrations are versioned, run once and refuse a newer
 // database. Two stores on one database stand for two processes: mutex and lease sections exclude each other,
-// and the rate limits and wallet quotas they share hold for both together.
+// the rate limits and wallet quotas they share hold for both together, and one of them leads a singleton
+// job until its connection dies, when another is elected under a higher epoch that fences the old leader.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import pg from 'pg';
+import { Campaign, FencedError } from '../../src/proxy/cluster/leadership.ts';
 import { SharedWalletQuotas } from '../../src/proxy/cluster/shared-quotas.ts';
 import { SharedRateLimiter } from '../../src/proxy/cluster/shared-rate-limit.ts';
 import { ConfigError, loadConfig } from '../../src/proxy/config.ts';
 import { EncryptedStore, StoreTamperError } from '../../src/proxy/store/encrypted-store.ts';
 import { SCHEMA_VERSION } from '../../src/proxy/store/migrations.ts';
 import { DatabaseError, PostgresBackend, redactUrl } from '../../src/proxy/store/postgres-backend.ts';
+import { silentLogger } from '../../src/proxy/util/logger.ts';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.ts';
 
 let server: PostgresServer;
@@ -270,4 +273,51 @@ test('a rate limit and wallet quotas shared by two processes hold for both toget
     message: /3 new agents in the last hour/,
   });
   await Promise.all(stores.map((s) => s.close()));
+});
+
+test('one leader per job; when its connection dies another is elected within seconds, and the old epoch is fenced', async (t) => {
+  const url = await server.database();
+  const backends = await Promise.all([1, 2, 3].map(() => PostgresBackend.open(url, { maxConnections: 3 })));
+  const elections: Array<{ replica: number; epoch: number }> = [];
+  const campaigns = backends.map(
+    (b, replica) =>
+      new Campaign(
+        b,
+        'settlement',
+        { elected: (epoch) => void elections.push({ replica, epoch }), deposed: () => {} },
+        silentLogger,
+      ),
+  );
+  campaigns.forEach((c) => c.start());
+  const until = async (check: () => boolean, ms: number) => {
+    const deadline = Date.now() + ms;
+    while (!check()) {
+      if (Date.now() > deadline) throw new Error('timed out');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+  await until(() => elections.length === 1, 10_000);
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  t.is(elections.length, 1, 'one leader while it lives');
+  const first = elections[0]!;
+  const leader = campaigns[first.replica]!;
+  t.is(await leader.fence(), first.epoch);
+  for (const [i, c] of campaigns.entries())
+    if (i !== first.replica) await t.throwsAsync(c.fence(), { instanceOf: FencedError });
+  // The leader's lock connection dies (as with kill -9): the server drops its lock.
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  const started = Date.now();
+  await admin.query(
+    `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()`,
+  );
+  await until(() => elections.length === 2, 10_000);
+  t.true(Date.now() - started < 10_000);
+  t.is(elections[1]!.epoch, first.epoch + 1);
+  t.not(elections[1]!.replica, first.replica);
+  await t.throwsAsync(leader.fence(), { instanceOf: FencedError }, 'the old leader cannot act');
+  t.is(await campaigns[elections[1]!.replica]!.fence(), first.epoch + 1);
+  await admin.end();
+  await Promise.all(campaigns.map((c) => c.stop()));
+  await Promise.all(backends.map((b) => b.close()));
 });

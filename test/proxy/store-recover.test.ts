@@ -5,7 +5,17 @@
 // every balance is back. A second process on a store in use is told which process holds it.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -176,6 +186,59 @@ test.serial('store recover refuses without the master key the store was made wit
   const empty = mkdtempSync(join(tmpdir(), 'pp-recover-nokey-'));
   const run = cli(['store', 'recover', '--data-dir', empty]);
   t.is(await run.exited, 1);
-  t.regex(run.output(), /no master key .* can only be rebuilt with the key it was made with/);
+  t.regex(
+    run.output(),
+    /no master key: .*master\.key is missing .* can only be rebuilt with the key it was made with/s,
+  );
   t.deepEqual(readdirSync(empty), [], 'no key file was created');
 });
+
+test.serial(
+  'a store never meets a new key: a missing key file stops start and recover; a foreign key is refused',
+  async (t) => {
+    // The first test left a store with the deposits of two agents and its master.key in dataDir.
+    const keyFile = join(dataDir, 'master.key');
+    const asidesBefore = asides();
+    const original = readFileSync(keyFile);
+    renameSync(keyFile, `${keyFile}.bak`);
+    t.teardown(() => {
+      writeFileSync(keyFile, original, { mode: 0o600 });
+      chmodSync(keyFile, 0o600);
+    });
+    const start = cli(['start', '--data-dir', dataDir]);
+    t.is(await start.exited, 1, start.output());
+    t.regex(
+      start.output(),
+      new RegExp(`master key file ${keyFile} is missing, but ${storeDir} holds a store`),
+    );
+    t.regex(start.output(), /Put the key file back from your backup/);
+    t.false(existsSync(keyFile), 'no new key was created beside the store');
+    const recover = cli(['store', 'recover', '--data-dir', dataDir]);
+    t.is(await recover.exited, 1);
+    t.regex(recover.output(), new RegExp(`${keyFile} is missing .* put the key file back`, 's'));
+    t.false(existsSync(keyFile));
+
+    // Another key in the file: start names it; recover checks it against the chain and refuses it.
+    writeFileSync(keyFile, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600 });
+    const wrongStart = cli(['start', '--data-dir', dataDir]);
+    t.is(await wrongStart.exited, 1, wrongStart.output());
+    t.regex(
+      wrongStart.output(),
+      new RegExp(`master key file ${keyFile} does not open the store in ${storeDir}`),
+    );
+    const wrongRecover = cli(['store', 'recover', '--data-dir', dataDir]);
+    t.is(await wrongRecover.exited, 1, wrongRecover.output());
+    t.regex(wrongRecover.output(), /opens none of the pool's \d+ notes/);
+    t.is(asides(), asidesBefore, 'the store was not moved aside');
+
+    // The right key again: recover accepts it (and says why).
+    writeFileSync(keyFile, original, { mode: 0o600 });
+    const right = cli(['store', 'recover', '--data-dir', dataDir]);
+    t.is(await right.exited, 0, right.output());
+    t.regex(right.output(), /the master key opens this proxy’s notes on chain/);
+  },
+);
+
+function asides(): number {
+  return readdirSync(dataDir).filter((f) => f.startsWith('proxy-store.damaged-')).length;
+}

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
+import { freeLoopbackPort } from '../../src/listen.ts';
 import { ConfigError, isWildcardHost, loadConfig } from '../../src/proxy/config.ts';
 
 const CLI = fileURLToPath(new URL('../../bin/pool-proxy.js', import.meta.url));
@@ -42,18 +43,25 @@ test('a wildcard host without POOL_PROXY_PUBLIC_URL is refused; with it, the pub
 test('pool-proxy start on 0.0.0.0 without a public URL exits 1 with the reason, having started nothing', async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'pp-wildcard-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  const env: NodeJS.ProcessEnv = { ...process.env, POOL_PROXY_HOST: '0.0.0.0' };
+  const port = await freeLoopbackPort();
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    POOL_PROXY_HOST: '0.0.0.0',
+    POOL_PROXY_PORT: String(port),
+  };
   delete env.POOL_PROXY_PUBLIC_URL;
-  const child = spawn(process.execPath, [CLI, 'start', '--data-dir', dataDir, '--sandbox', '127.0.0.1:0'], {
-    env,
-  });
+  const anyPort = ['--sandbox', '--prover', '--facilitator', '--demo'].flatMap((flag) => [
+    flag,
+    '127.0.0.1:0',
+  ]);
+  const child = spawn(process.execPath, [CLI, 'start', '--data-dir', dataDir, ...anyPort], { env });
   let output = '';
   child.stdout.on('data', (d) => (output += d));
   child.stderr.on('data', (d) => (output += d));
   const [code] = await once(child, 'exit');
   t.is(code, 1, output);
   t.regex(output, /POOL_PROXY_HOST=0\.0\.0\.0 listens on every interface/);
-  t.regex(output, /0\.0\.0\.0:8080 wants you to sign in/);
+  t.regex(output, new RegExp(`0\\.0\\.0\\.0:${port} wants you to sign in`));
   t.false(existsSync(join(dataDir, 'sandbox')), 'no sandbox was started');
   t.deepEqual(readdirSync(dataDir), []);
 });

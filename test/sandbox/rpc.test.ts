@@ -86,7 +86,7 @@ test('friendbot creates and funds accounts and validates its input', async (t) =
   const res = await fund(sandbox, kp.publicKey(), '2.5');
   t.is(res.status, 200);
   const body = await res.json();
-  t.is(body.usdc, '25000000');
+  t.is(body.usdc, '2.5000000', 'a USDC decimal, as the proxy API writes amounts');
   t.is(body.created, true);
   const account = await server.getAccount(kp.publicKey());
   t.true(BigInt(account.sequenceNumber()) > 0n);

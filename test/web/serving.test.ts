@@ -51,6 +51,13 @@ test('GET /, /app.js and /app.css serve the built page under a strict CSP', asyn
   t.is(css.status, 200);
   t.is(css.headers['content-type'], 'text/css; charset=utf-8');
 
+  // A favicon, so a browser's first request for one is not an error.
+  t.regex(page.text, /<link rel="icon" href="\/favicon\.svg"/);
+  const icon = await rawRequest(`${proxy.url}/favicon.svg`);
+  t.is(icon.status, 200);
+  t.is(icon.headers['content-type'], 'image/svg+xml');
+  t.regex(icon.text, /^<svg /);
+
   const head = await rawRequest(`${proxy.url}/`, { method: 'HEAD' });
   t.is(head.status, 200);
   t.is(head.text, '');

@@ -1,10 +1,14 @@
 // The wallet page in real headless Chromium against `pool-proxy start`: a Freighter stand-in signs with a
 // sandbox keypair; the page connects, funds the wallet, logs in, deposits, shows the balance and withdraws,
-// and the destination's USDC is checked on chain; a payment of the wallet's agent shows with its receipt. A wallet on another network is refused, and refused
-// deposits show the problem's title and detail.
+// and the destination's USDC is checked on chain; a payment of the wallet's agent shows with its receipt. The
+// withdraw destination starts empty and warns before linking a withdrawal to its deposit; a ledger refusal is one
+// plain sentence; the layout holds at 390 and 768 px. A switch of account or network in the wallet clears
+// everything of the previous account and sends no signature request for the wrong network; Log out ends the
+// token on the server. A wallet on another network is refused, and a refused deposit signature cancels the
+// prepared deposit. Without the extension, the page says so on load.
 import anyTest, { type TestFn } from 'ava';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { Keypair } from '@stellar/stellar-sdk';
+import { Keypair, TransactionBuilder } from '@stellar/stellar-sdk';
 import { buildWeb } from '../../scripts/build-web.ts';
 import { launchChromium } from './helpers/browser.ts';
 import { installFreighter, type StandIn } from './helpers/freighter-stand-in.ts';
@@ -29,8 +33,12 @@ interface Opened {
   context: BrowserContext;
   page: Page;
   wallet: StandIn;
-  /** Console errors and failed page requests other than the missing favicon. */
+  /** Console errors and failed page requests. */
   pageErrors: string[];
+  /** Every API request the page sent, in order (method and path). */
+  apiRequests: string[];
+  /** The bearer token of the page's latest authenticated request. */
+  token(): string | undefined;
 }
 
 async function openPage(t: { context: { service: RunningService; browser: Browser } }, passphrase?: string) {
@@ -45,29 +53,94 @@ async function openPage(t: { context: { service: RunningService; browser: Browse
   const page = await context.newPage();
   const pageErrors: string[] = [];
   page.on('console', (m) => {
-    if (m.type() === 'error' && !/favicon|status of 4\d\d/.test(m.text())) pageErrors.push(m.text());
+    if (m.type() === 'error' && !/status of 4\d\d/.test(m.text())) pageErrors.push(m.text());
   });
   page.on('pageerror', (e) => pageErrors.push(e.message));
+  const apiRequests: string[] = [];
+  let token: string | undefined;
+  page.on('request', (request) => {
+    const url = new URL(request.url());
+    if (url.pathname.startsWith('/api/')) apiRequests.push(`${request.method()} ${url.pathname}`);
+    const bearer = /^Bearer (.+)$/.exec(request.headers().authorization ?? '');
+    if (bearer) token = bearer[1];
+  });
   const response = await page.goto(service.proxyUrl);
-  return { context, page, wallet, pageErrors, response } as Opened & { response: typeof response };
+  return { context, page, wallet, pageErrors, apiRequests, token: () => token, response } as Opened & {
+    response: typeof response;
+  };
 }
 
 /** The text of a section's problem box once it is shown. */
-async function problemOf(page: Page, section: string): Promise<{ title: string; detail: string }> {
+async function problemOf(
+  page: Page,
+  section: string,
+): Promise<{ title: string; detail: string; moved: string }> {
   const box = page.locator(`#${section}-problem`);
   await box.waitFor({ state: 'visible' });
   return {
     title: (await box.locator('.problem-title').textContent()) ?? '',
     detail: (await box.locator('.problem-detail').textContent()) ?? '',
+    moved: (await box.locator('.problem-moved').textContent()) ?? '',
   };
 }
+
+const NOTHING_MOVED = 'Nothing moved: your wallet and the pool are as they were.';
+
+/** At the page's current width: horizontal overflow, and controls under 44 px tall or outside their card. */
+async function layoutProblems(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const found: string[] = [];
+    const root = document.documentElement;
+    if (root.scrollWidth > root.clientWidth)
+      found.push(`the page scrolls sideways: ${root.scrollWidth} > ${root.clientWidth}`);
+    for (const control of document.querySelectorAll<HTMLElement>('button, input, select')) {
+      const box = control.getBoundingClientRect();
+      if (box.width === 0 && box.height === 0) continue; // hidden
+      const name = control.id || control.textContent || control.tagName;
+      if (box.height < 44) found.push(`#${name} is ${box.height.toFixed(1)} px tall`);
+      const card = control.closest('section')?.getBoundingClientRect();
+      if (
+        card &&
+        (box.left < card.left || box.right > card.right || box.top < card.top || box.bottom > card.bottom)
+      )
+        found.push(`#${name} sits outside its card`);
+    }
+    for (const th of document.querySelectorAll<HTMLElement>('th')) {
+      const box = th.getBoundingClientRect();
+      if (box.width > 0 && th.scrollWidth > th.clientWidth + 1)
+        found.push(`header "${th.textContent}" is cut`);
+    }
+    return found;
+  });
+}
+
+async function checkLayout(t: { deepEqual(a: unknown, b: unknown, m?: string): void }, page: Page) {
+  for (const [width, height] of [
+    [390, 844],
+    [768, 1024],
+  ]) {
+    await page.setViewportSize({ width: width!, height: height! });
+    t.deepEqual(await layoutProblems(page), [], `at ${width} px`);
+  }
+  await page.setViewportSize({ width: 1280, height: 720 });
+}
+
+/** The status of `token` against the proxy's API right now. */
+async function tokenStatus(service: RunningService, token: string | undefined): Promise<number> {
+  if (token === undefined) throw new Error('the page sent no token');
+  return (await fetch(`${service.proxyUrl}/api/agents`, { headers: { authorization: `Bearer ${token}` } }))
+    .status;
+}
+
+/** The page of the first test, kept open for the switch and Log out test that follows it. */
+let journey: (Opened & { address: string }) | undefined;
 
 test.serial(
   'a wallet connects, funds itself, logs in, deposits, sees its balance and withdraws',
   async (t) => {
     const { service } = t.context;
-    const { context, page, wallet, pageErrors, response } = await openPage(t);
-    t.teardown(() => context.close());
+    const opened = await openPage(t);
+    const { page, wallet, pageErrors, response } = opened;
 
     // Served by the proxy under a strict CSP (no inline code, only the proxy and the sandbox friendbot).
     const csp = response!.headers()['content-security-policy'] ?? '';
@@ -135,12 +208,37 @@ test.serial(
       .waitFor();
     t.is(await page.locator('#agents-table tbody tr').count(), 2);
 
-    // Withdraw 2.5 USDC to a fresh account.
+    // Withdraw: the destination starts empty; the depositing wallet's own address, or exactly what the agent
+    // holds, is warned about before anything is sent.
+    const destinationField = page.locator('#withdraw-destination');
+    t.is(await destinationField.inputValue(), '', 'no prefilled destination');
+    await page.getByLabel('From agent').selectOption(address);
+    await page.locator('#withdraw-amount').fill('10');
+    const warning = page.locator('#withdraw-warning');
+    await warning.filter({ hasText: 'exactly what this agent received minus what it spent' }).waitFor();
+    await destinationField.fill(address);
+    await warning.filter({ hasText: 'This is the wallet that deposited' }).waitFor();
+    t.is(await page.locator('#withdraw-submit').textContent(), 'Withdraw anyway');
+
+    // An account that cannot hold USDC: one plain sentence that names the fix, and nothing moved.
+    await page.locator('#withdraw-amount').fill('0.5');
+    await destinationField.fill(Keypair.random().publicKey());
+    t.true(await warning.isHidden(), 'nothing to warn about');
+    await page.getByRole('button', { name: 'Withdraw' }).click();
+    const noTrustline = await problemOf(page, 'withdraw');
+    t.is(noTrustline.title, 'That account cannot receive USDC yet');
+    t.regex(noTrustline.detail, /add the USDC asset/);
+    t.is(noTrustline.moved, NOTHING_MOVED);
+    t.notRegex(
+      (await page.locator('#withdraw-problem').textContent()) ?? '',
+      /HostError|Error\(Contract|#\d+/,
+    );
+
+    // Withdraw 2.5 USDC to a fresh account; the form is empty again afterwards.
     const destination = Keypair.random().publicKey();
     await service.fund(destination, 0);
-    await page.getByLabel('From agent').selectOption(address);
     await page.locator('#withdraw-amount').fill('2.5');
-    await page.locator('#withdraw-destination').fill(destination);
+    await destinationField.fill(destination);
     await page.getByRole('button', { name: 'Withdraw' }).click();
     await page
       .locator('#withdraw-status')
@@ -149,6 +247,11 @@ test.serial(
     t.regex((await page.locator('#withdraw-status').textContent()) ?? '', new RegExp(destination));
     await row.filter({ hasText: '7.5000000 USDC' }).waitFor();
     t.is(await service.usdcBalance(destination), 25_000_000n);
+    t.deepEqual(
+      [await page.locator('#withdraw-amount').inputValue(), await destinationField.inputValue()],
+      ['', ''],
+      'a second click cannot withdraw again',
+    );
 
     // The wallet's agent pays the demo x402 service (through the API, as an agent would); the page lists the
     // payment with its receipt, the lower balance and the batch in the pool stats.
@@ -209,12 +312,104 @@ test.serial(
       0,
       '',
     ]);
+    // A phone and a tablet: no sideways scrolling, every control 44 px tall and inside its card.
+    await checkLayout(t, page);
+    t.deepEqual(pageErrors, []);
+    journey = { ...opened, address };
+  },
+);
+
+test.serial(
+  'a switch of network or account clears the previous account and signs nothing; Log out ends the token',
+  async (t) => {
+    const { service } = t.context;
+    if (journey === undefined) return t.fail('the first test did not leave its page');
+    const { context, page, wallet, apiRequests, token, address, pageErrors } = journey;
+    t.teardown(() => context.close());
+    const leftovers = async () => ({
+      agentRows: await page.locator('#agents-table tbody tr[data-agent]').count(),
+      withdrawOptions: await page.locator('#withdraw-agent option').count(),
+      paymentRows: await page.locator('#payments-table tbody td[data-label]').count(),
+      messages: await page.evaluate(() =>
+        ['deposit-status', 'withdraw-status', 'wallet-status']
+          .map((id) => document.getElementById(id)?.textContent ?? '')
+          .filter((text) => text !== ''),
+      ),
+      balances: /\d+\.\d{7}/.test((await page.locator('main').textContent()) ?? ''),
+      session: await page.locator('#session').textContent(),
+    });
+    const cleared = {
+      agentRows: 0,
+      withdrawOptions: 0,
+      paymentRows: 0,
+      messages: [],
+      balances: false,
+      session: 'not logged in',
+    };
+
+    // The network changes in Freighter, and the user submits a deposit before the page polled the wallet.
+    const first = token();
+    t.is(await tokenStatus(service, first), 200);
+    const [asked, sent] = [wallet.requests.length, apiRequests.length];
+    wallet.walletPassphrase = TESTNET;
+    await page.locator('#deposit-amount').fill('1');
+    await page.locator('#deposit-form').evaluate((form) => (form as HTMLFormElement).requestSubmit());
+    await page.locator('#network-warning').waitFor({ state: 'visible' });
+    await page.locator('#session').filter({ hasText: 'not logged in' }).waitFor();
+    t.deepEqual(await leftovers(), cleared, 'nothing of the session on the old network remains');
+    const signing = wallet.requests.slice(asked).filter((r) => /^SUBMIT_/.test(r.type));
+    t.deepEqual(signing, [], 'no signature request was sent for the wrong network');
+    t.false(apiRequests.slice(sent).includes('POST /api/deposit/prepare'), 'and no proof was spent');
+    await t.notThrowsAsync(async () => {
+      for (let i = 0; (await tokenStatus(service, first)) !== 401; i++) {
+        if (i > 100) throw new Error('the token still works');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }, 'the session was ended on the server');
+
+    // Back on the sandbox, log in again: the account's agents come back.
+    wallet.walletPassphrase = service.networkPassphrase;
+    await page.locator('#network-warning').waitFor({ state: 'hidden' });
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.locator(`#agents-table tr[data-agent="${address}"]`).waitFor();
+    const second = token();
+    t.not(second, first);
+
+    // Another account in Freighter: none of the first account's ids, balances or messages remain.
+    const other = Keypair.random();
+    wallet.keypair = other;
+    await page.locator('#address').filter({ hasText: other.publicKey() }).waitFor();
+    await page.locator('#session').filter({ hasText: 'not logged in' }).waitFor();
+    t.deepEqual(await leftovers(), cleared);
+    const text = (await page.locator('body').textContent()) ?? '';
+    t.false(text.includes(address), "the first account's address and agent id are gone");
+    t.false(text.includes('web-savings'));
+    t.regex((await page.locator('#wallet-notice').textContent()) ?? '', /switched to account/);
+    for (let i = 0; (await tokenStatus(service, second)) !== 401; i++) {
+      if (i > 100) return t.fail("the first account's token still works");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+
+    // The new account logs in, then out: its token answers 401 at once, and the page holds nothing of it.
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.locator('#session').filter({ hasText: 'logged in (' }).waitFor();
+    const third = token();
+    t.is(await tokenStatus(service, third), 200);
+    t.true(
+      await page.getByRole('button', { name: 'Connect Freighter' }).isDisabled(),
+      'no Connect while logged in',
+    );
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.locator('#wallet-notice').filter({ hasText: 'Logged out' }).waitFor();
+    t.is(await tokenStatus(service, third), 401, 'the old token answers 401 after Log out');
+    t.is(await page.locator('#session').textContent(), 'not logged in');
+    t.true(await page.getByRole('button', { name: 'Log out' }).isDisabled());
     t.deepEqual(pageErrors, []);
   },
 );
 
 test.serial(
-  'a wallet on another network is refused, and refused deposits show title and detail',
+  'a wallet on another network is refused; refusals are one plain sentence; a refused signature cancels the prepared deposit',
   async (t) => {
     const { service } = t.context;
     const wrong = await openPage(t, TESTNET);
@@ -243,53 +438,85 @@ test.serial(
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.locator('#session').filter({ hasText: 'logged in (' }).waitFor();
 
-    // A malformed amount: the validation problem, with the field's message.
+    // A malformed amount: one sentence naming the field, said once, and nothing moved.
     await page.locator('#deposit-amount').fill('ten');
     await page.getByRole('button', { name: 'Deposit' }).click();
     const invalid = await problemOf(page, 'deposit');
-    t.is(invalid.title, 'Invalid request');
-    t.truthy(invalid.detail);
-    t.regex((await page.locator('#deposit-problem .problem-issues').textContent()) ?? '', /amount/);
+    t.is(invalid.title, 'Check the form');
+    t.regex(invalid.detail, /^Amount: /);
+    t.is(invalid.moved, NOTHING_MOVED);
+    const box = (await page.locator('#deposit-problem').textContent()) ?? '';
+    t.is(box.split(invalid.detail).length, 2, 'the sentence is said once');
 
     // More USDC than the wallet holds: the ledger refuses the simulated deposit.
     await page.locator('#deposit-amount').fill('5');
     await page.getByRole('button', { name: 'Deposit' }).click();
     await page
       .locator('#deposit-problem')
-      .filter({ hasNotText: 'Invalid request' })
+      .filter({ hasNotText: 'Check the form' })
       .waitFor({ timeout: CONFIRM_MS });
     const refused = await problemOf(page, 'deposit');
     t.not(refused.title, '');
     t.not(refused.detail, '');
     const text = (await page.locator('#deposit-problem').textContent()) ?? '';
     t.notRegex(text, /[{}]|\bat \S+:\d+/, 'no raw JSON or stack trace');
+    t.is(refused.moved, NOTHING_MOVED);
     t.log(`refused deposit: ${refused.title} — ${refused.detail}`);
 
-    // The user declines the signature in the wallet.
+    // The user declines the signature in the wallet: the page cancels the prepared deposit at once.
     await service.fund(wallet.keypair.publicKey(), 20);
     wallet.declineNextSignature = true;
+    const preparing = page.waitForResponse((r) => r.url().endsWith('/api/deposit/prepare'), {
+      timeout: CONFIRM_MS,
+    });
+    const cancelling = page.waitForResponse((r) => r.request().method() === 'DELETE', {
+      timeout: CONFIRM_MS,
+    });
+    await page.locator('#deposit-amount').fill('5');
     await page.getByRole('button', { name: 'Deposit' }).click();
+    const prepared = await (await preparing).json();
+    t.is((await cancelling).url(), `${service.proxyUrl}/api/deposit/prepare/${prepared.prepareId}`);
     await page.locator('#deposit-problem').filter({ hasText: 'Wallet' }).waitFor({ timeout: CONFIRM_MS });
     t.deepEqual(await problemOf(page, 'deposit'), {
       title: 'Wallet: transaction signature refused',
-      detail: 'The user rejected this request.',
+      detail: 'The user rejected this request. The prepared deposit was cancelled.',
+      moved: NOTHING_MOVED,
     });
+    // Checked through the API: even correctly signed, the prepared deposit can no longer be submitted.
+    const tx = TransactionBuilder.fromXDR(prepared.transactionXDR, service.networkPassphrase);
+    tx.sign(wallet.keypair);
+    const late = await fetch(`${service.proxyUrl}/api/deposit/submit`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${right.token()}` },
+      body: JSON.stringify({ prepareId: prepared.prepareId, signedTransactionXDR: tx.toXDR() }),
+    });
+    t.is(late.status, 400);
+    t.regex((await late.json()).detail, /cancelled/);
     t.is(await service.usdcBalance(wallet.keypair.publicKey()), 20n * USDC, 'nothing was taken');
   },
 );
 
-test.serial('without the Freighter extension, Connect explains what is missing', async (t) => {
+test.serial('without the Freighter extension, the page says so on load, with a link', async (t) => {
   const { service, browser } = t.context;
   const context = await browser.newContext();
   t.teardown(() => context.close());
   const page = await context.newPage();
+  const pageErrors: string[] = [];
+  page.on('console', (m) => m.type() === 'error' && pageErrors.push(m.text()));
   await page.goto(service.proxyUrl);
-  await page.getByRole('button', { name: 'Connect Freighter' }).click();
   // freighter-api waits for the extension's answer to its status request, then reports it absent.
-  t.deepEqual(await problemOf(page, 'wallet'), {
+  const missing = page.locator('#wallet-missing');
+  await missing.waitFor({ state: 'visible' });
+  t.regex((await missing.textContent()) ?? '', /Freighter not found/);
+  t.is(await missing.getByRole('link').getAttribute('href'), 'https://www.freighter.app/');
+  await checkLayout(t, page);
+  await page.getByRole('button', { name: 'Connect Freighter' }).click();
+  t.like(await problemOf(page, 'wallet'), {
     title: 'Freighter not found',
     detail: 'Install the Freighter browser extension (freighter.app), unlock it, and reload this page.',
   });
   t.is(await page.locator('#address').textContent(), 'not connected');
   t.true(await page.getByRole('button', { name: 'Log in' }).isDisabled());
+  // The favicon is served: the page has no console error at all.
+  t.deepEqual(pageErrors, []);
 });

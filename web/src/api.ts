@@ -10,6 +10,8 @@ export interface PoolInfo {
   poolWallet: string;
   maxDeposit: string;
   maxWithdraw: string;
+  /** The longest a new agent's first deposit waits for its allowlist registration. */
+  registrationWaitMaxSeconds?: number;
   /** Present only on the embedded sandbox: GET {friendbotUrl}?addr=G…&usdc=N funds an account. */
   friendbotUrl?: string;
   payments?: { enabled: boolean; x402Network: string; demoServiceUrl?: string };
@@ -61,11 +63,17 @@ export function loggedIn(): boolean {
   return token !== undefined;
 }
 
-export function logout(): void {
+/** Forgets the token in this page (`api.logout` also ends it on the server). */
+export function forgetToken(): void {
   token = undefined;
 }
 
-async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown, auth = false): Promise<T> {
+async function call<T>(
+  method: 'GET' | 'POST' | 'DELETE',
+  path: string,
+  body?: unknown,
+  auth = false,
+): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (auth) {
@@ -113,6 +121,21 @@ export const api = {
       agentId ? { publicKey, amount, agentId } : { publicKey, amount },
       true,
     ),
+  cancelDeposit: (prepareId: string) =>
+    call<{ prepareId: string; status: string }>(
+      'DELETE',
+      `/api/deposit/prepare/${encodeURIComponent(prepareId)}`,
+      undefined,
+      true,
+    ),
+  /** Ends the token on the server (it answers 401 from now on), then forgets it here. */
+  async logout(): Promise<void> {
+    try {
+      if (token !== undefined) await call<unknown>('POST', '/api/auth/logout', undefined, true);
+    } finally {
+      token = undefined;
+    }
+  },
   submitDeposit: (prepareId: string, signedTransactionXDR: string) =>
     call<ConfirmedTx>('POST', '/api/deposit/submit', { prepareId, signedTransactionXDR }, true),
   withdraw: (amount: string, destination: string, agentId?: string) =>

@@ -1,6 +1,6 @@
 // Small DOM helpers: typed element lookup, text-only rendering (never innerHTML with data), and the
 // problem/status boxes each section has.
-import type { Problem } from './problem.ts';
+import { MOVED_TEXT, type Problem } from './problem.ts';
 
 export function $<T extends HTMLElement = HTMLElement>(id: string): T {
   const el = document.getElementById(id);
@@ -19,17 +19,13 @@ export function el<K extends keyof HTMLElementTagNameMap>(
   return node;
 }
 
-/** Shows `problem` as its title and detail (and field messages) in the section's problem box. */
+/** Shows `problem` as its title, one sentence, and whether anything moved, in the section's problem box. */
 export function showProblem(section: string, problem: Problem): void {
   const box = $(`${section}-problem`);
   box.replaceChildren();
   box.append(el('strong', problem.title, 'problem-title'));
   if (problem.detail) box.append(el('p', problem.detail, 'problem-detail'));
-  if (problem.issues.length > 0) {
-    const list = el('ul', undefined, 'problem-issues');
-    for (const issue of problem.issues) list.append(el('li', `${issue.path}: ${issue.message}`));
-    box.append(list);
-  }
+  box.append(el('p', MOVED_TEXT[problem.moved], 'problem-moved'));
   box.hidden = false;
   box.focus();
 }

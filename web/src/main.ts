@@ -1,54 +1,222 @@
 // The wallet page's controller: connect Freighter, check its network against the proxy's, log in (SEP-53),
-// deposit with progress, list agents and payments, withdraw, show pool stats, and fund the wallet on the
-// sandbox. Each action runs through `guarded`, so any failure is shown as a problem's title and detail.
-import { type AgentBalance, api, friendbot, loggedIn, logout, type Payment, type PoolInfo } from './api.ts';
+// deposit with progress, list agents and payments, withdraw, show pool stats, fund the wallet on the sandbox,
+// and log out. Everything shown belongs to the connected, logged-in account: a change of account or network in
+// Freighter (watched, and checked again before every signature) or the end of the session clears it and ends
+// the token on the server. One action runs at a time; each runs through `guarded`, so any failure is shown as
+// one sentence with whether anything moved.
+import {
+  type AgentBalance,
+  api,
+  forgetToken,
+  friendbot,
+  loggedIn,
+  type Payment,
+  type PoolInfo,
+} from './api.ts';
 import { $, clearProblem, el, setStatus, shortAddress, showProblem } from './dom.ts';
-import { Problem, toProblem } from './problem.ts';
-import { connect, signLogin, signTx } from './wallet.ts';
+import { withdrawWarnings } from './privacy.ts';
+import { explain, outcomeUnknown, Problem, toProblem } from './problem.ts';
+import {
+  connect,
+  freighterPresent,
+  readWallet,
+  sameWallet,
+  signLogin,
+  signTx,
+  type Wallet,
+  watchWallet,
+} from './wallet.ts';
 
 const FUND_USDC = 100;
+/** Sections with a problem box, and those of them with a status line. */
+const SECTIONS = ['wallet', 'deposit', 'agents', 'withdraw', 'payments'] as const;
+const STATUS_SECTIONS = ['wallet', 'deposit', 'withdraw'] as const;
 
 interface State {
   info?: PoolInfo;
-  address?: string;
-  walletPassphrase?: string;
+  wallet?: Wallet;
+  /** The wallet the token was issued to. */
+  session?: Wallet;
+  /** An action (login, deposit, withdrawal, funding, logout) is running. */
+  busy: boolean;
+  /** Bumped whenever the account's data is cleared: results of older requests are dropped. */
+  epoch: number;
+  /** The session's token is ended once the running action has cleaned up (cancelled its prepared deposit). */
+  endSessionAfterAction: boolean;
+  agents: AgentBalance[];
+  /** Amounts this page deposited, per agent (for the withdrawal warning). */
+  deposits: Map<string, string[]>;
+  stopWatching?: () => void;
 }
 
-const state: State = {};
+const state: State = {
+  busy: false,
+  epoch: 0,
+  endSessionAfterAction: false,
+  agents: [],
+  deposits: new Map(),
+};
 
 function networkMatches(): boolean {
-  return state.info !== undefined && state.walletPassphrase === state.info.networkPassphrase;
+  return state.info !== undefined && state.wallet?.networkPassphrase === state.info.networkPassphrase;
 }
 
-/** Enables exactly the actions that make sense now (connected, right network, logged in). */
+function sessionActive(): boolean {
+  return loggedIn() && !state.endSessionAfterAction && sameWallet(state.session, state.wallet);
+}
+
+/** Enables exactly the actions that make sense now (connected, right network, logged in, nothing running). */
 function refreshControls(): void {
-  const connected = state.address !== undefined;
+  const connected = state.wallet !== undefined && state.wallet.address !== '';
   const usable = connected && networkMatches();
-  const session = usable && loggedIn();
-  $<HTMLButtonElement>('login').disabled = !usable;
+  const session = usable && sessionActive();
+  const idle = !state.busy;
+  $<HTMLButtonElement>('connect').disabled = !idle || session;
+  $<HTMLButtonElement>('login').disabled = !idle || !usable || session;
+  $<HTMLButtonElement>('logout').disabled = !idle || !session;
   $<HTMLButtonElement>('fund').hidden = !(state.info?.friendbotUrl && connected);
-  $<HTMLButtonElement>('fund').disabled = !usable;
-  for (const id of ['deposit-submit', 'withdraw-submit', 'agents-refresh', 'payments-refresh'])
-    $<HTMLButtonElement>(id).disabled = !session;
+  $<HTMLButtonElement>('fund').disabled = !idle || !usable;
+  for (const id of ['deposit-submit', 'withdraw-submit'])
+    $<HTMLButtonElement>(id).disabled = !idle || !session;
+  for (const id of ['agents-refresh', 'payments-refresh']) $<HTMLButtonElement>(id).disabled = !session;
   $('session').textContent = session ? 'logged in (token kept in this page only)' : 'not logged in';
 }
 
-async function guarded(
-  section: string,
-  action: () => Promise<void>,
-  button?: HTMLButtonElement,
-): Promise<void> {
+/** Thrown by an action that finds the account or network changed under it. */
+class WalletChanged extends Problem {
+  constructor() {
+    super(
+      'Freighter changed account or network',
+      'The action was stopped before anything was signed.',
+      'wallet_changed',
+    );
+  }
+}
+
+/**
+ * Runs one action of `section`. Failures show in the section, unless the account changed meanwhile (then the
+ * section belongs to the previous account and was cleared). `exclusive` actions run one at a time.
+ */
+async function guarded(section: string, action: () => Promise<void>, exclusive = false): Promise<void> {
+  if (exclusive && state.busy) return;
+  const epoch = state.epoch;
   clearProblem(section);
-  if (button) button.disabled = true;
+  if (exclusive) state.busy = true;
+  refreshControls();
   $(section).setAttribute('aria-busy', 'true');
   try {
     await action();
   } catch (error) {
-    showProblem(section, toProblem(error));
+    const problem = explain(toProblem(error));
+    if (epoch === state.epoch && !(error instanceof WalletChanged)) {
+      setStatus(section, '');
+      showProblem(section, problem);
+    }
+    // The token expired or was ended elsewhere: nothing of the account stays on screen.
+    if (problem.code === 'unauthorized' && problem.status === 401 && epoch === state.epoch)
+      await clearAccount('Your session ended (it expired or was ended elsewhere): log in again.', false);
   } finally {
     $(section).removeAttribute('aria-busy');
+    if (exclusive) {
+      state.busy = false;
+      if (state.endSessionAfterAction) await endSession();
+    }
     refreshControls();
   }
+}
+
+/** Ends the token on the server (best effort: a token that cannot be ended here still expires there). */
+async function endSession(): Promise<void> {
+  state.endSessionAfterAction = false;
+  state.session = undefined;
+  await api.logout().catch(() => forgetToken());
+}
+
+function setNotice(text: string): void {
+  const notice = $('wallet-notice');
+  notice.textContent = text;
+  notice.hidden = text === '';
+}
+
+/**
+ * Clears everything shown for the account (agents, balances, payments, messages, forms) and ends its session
+ * — at once, or after the running action cleaned up — then shows `notice`.
+ */
+async function clearAccount(notice: string, revoke = true): Promise<void> {
+  state.epoch++;
+  state.session = undefined;
+  state.agents = [];
+  state.deposits.clear();
+  renderAgents([]);
+  renderPayments([]);
+  for (const section of SECTIONS) clearProblem(section);
+  for (const section of STATUS_SECTIONS) setStatus(section, '');
+  $<HTMLFormElement>('deposit-form').reset();
+  $<HTMLFormElement>('withdraw-form').reset();
+  $('deposit-progress').hidden = true;
+  $('withdraw-progress').hidden = true;
+  updateWithdrawWarning();
+  setNotice(notice);
+  if (!revoke) forgetToken();
+  else if (state.busy) state.endSessionAfterAction = true;
+  else await endSession();
+  refreshControls();
+}
+
+function showWallet(wallet: Wallet | undefined): void {
+  $('address').textContent = wallet?.address || 'not connected';
+  $('wallet-network').textContent = wallet?.address
+    ? `${wallet.network || 'custom'} (${wallet.networkPassphrase})`
+    : '—';
+  const warning = $('network-warning');
+  const wrong = wallet?.address && state.info && !networkMatches();
+  warning.hidden = !wrong;
+  warning.textContent = wrong
+    ? `Wrong network: Freighter is on "${wallet.networkPassphrase}", but this proxy runs on ` +
+      `"${state.info!.networkPassphrase}". Switch Freighter's network (Settings → Network): login and ` +
+      'deposits stay disabled until then.'
+    : '';
+}
+
+/** Freighter now reports `next`: anything shown for another account or network goes. */
+async function walletChanged(next: Wallet): Promise<void> {
+  if (sameWallet(next, state.wallet)) return;
+  const before = state.wallet;
+  state.wallet = next;
+  showWallet(next);
+  const what =
+    next.address === ''
+      ? 'Freighter is locked or no longer shares an account with this page: connect again.'
+      : before?.address !== next.address
+        ? `Freighter switched to account ${shortAddress(next.address)}.`
+        : `Freighter switched to the network "${next.networkPassphrase}".`;
+  const hadSession = loggedIn();
+  await clearAccount(
+    hadSession
+      ? `${what} Everything shown for the previous account was cleared and its session ended: log in again.`
+      : what,
+  );
+}
+
+/** Asks Freighter afresh; refuses (and clears the page) when its account or network is not the one shown. */
+async function confirmWallet(): Promise<Wallet> {
+  const now = await readWallet();
+  if (!sameWallet(now, state.wallet)) {
+    await walletChanged(now);
+    throw new WalletChanged();
+  }
+  if (!networkMatches())
+    throw new Problem(
+      'Wrong network',
+      `Your wallet is on "${now.networkPassphrase}" but this proxy runs on "${state.info?.networkPassphrase}".`,
+      'wrong_network',
+    );
+  return now;
+}
+
+/** Throws when the account changed since `epoch` (the action's result would belong to another account). */
+function stillCurrent(epoch: number): void {
+  if (epoch !== state.epoch) throw new WalletChanged();
 }
 
 async function loadInfo(): Promise<void> {
@@ -74,45 +242,19 @@ async function loadStats(): Promise<void> {
           .join('; ');
 }
 
-function requireUsableWallet(): { address: string; passphrase: string } {
-  if (!state.address || !state.walletPassphrase)
-    throw new Problem('No wallet', 'Connect Freighter first.', 'wallet');
-  if (!networkMatches())
-    throw new Problem(
-      'Wrong network',
-      `Your wallet is on "${state.walletPassphrase}" but this proxy runs on "${state.info?.networkPassphrase}".`,
-      'wrong_network',
-    );
-  return { address: state.address, passphrase: state.walletPassphrase };
-}
-
 async function onConnect(): Promise<void> {
   if (!state.info) await loadInfo();
   const wallet = await connect();
-  // Another account (or network) than the logged-in one: its token must not be used for this one.
-  if (wallet.address !== state.address || wallet.networkPassphrase !== state.walletPassphrase) logout();
-  state.address = wallet.address;
-  state.walletPassphrase = wallet.networkPassphrase;
-  $('address').textContent = wallet.address;
-  $('wallet-network').textContent = `${wallet.network || 'custom'} (${wallet.networkPassphrase})`;
-  const warning = $('network-warning');
-  if (networkMatches()) {
-    warning.hidden = true;
-    warning.textContent = '';
-    setStatus('wallet', 'Wallet connected. Log in to use the pool.', true);
-  } else {
-    warning.textContent =
-      `Wrong network: Freighter is on "${wallet.networkPassphrase}", but this proxy runs on ` +
-      `"${state.info!.networkPassphrase}". Switch Freighter's network (Settings → Network) and connect again.`;
-    warning.hidden = false;
-    setStatus('wallet', 'Wallet connected on another network: login and deposits are disabled.', true);
-  }
-  const withdrawTo = $<HTMLInputElement>('withdraw-destination');
-  if (!withdrawTo.value) withdrawTo.value = wallet.address;
+  $('wallet-missing').hidden = true;
+  await walletChanged(wallet);
+  setNotice('');
+  state.stopWatching ??= watchWallet((next) => void walletChanged(next));
+  if (networkMatches()) setStatus('wallet', 'Wallet connected. Log in to use the pool.', true);
+  else setStatus('wallet', 'Wallet connected on another network: login and deposits are disabled.', true);
 }
 
 async function onFund(): Promise<void> {
-  const { address } = requireUsableWallet();
+  const { address } = await confirmWallet();
   const url = state.info?.friendbotUrl;
   if (!url) throw new Problem('No friendbot', 'Only the sandbox ledger can fund wallets.', 'no_friendbot');
   setStatus('wallet', 'Asking the sandbox friendbot…');
@@ -121,24 +263,38 @@ async function onFund(): Promise<void> {
 }
 
 async function onLogin(): Promise<void> {
-  const { address, passphrase } = requireUsableWallet();
+  const epoch = state.epoch;
+  const wallet = await confirmWallet();
+  const { challenge } = await api.challenge(wallet.address);
+  stillCurrent(epoch);
+  await confirmWallet();
   setStatus('wallet', 'Sign the login message in Freighter…');
-  const { challenge } = await api.challenge(address);
-  const signature = await signLogin(challenge, address, passphrase);
-  await api.verify(address, challenge, signature);
+  const signature = await signLogin(challenge, wallet);
+  stillCurrent(epoch);
+  await api.verify(wallet.address, challenge, signature);
+  if (epoch !== state.epoch) {
+    // The account changed while the login was signed: that token is not this account's.
+    await api.logout().catch(() => forgetToken());
+    throw new WalletChanged();
+  }
+  state.session = wallet;
+  setNotice('');
   setStatus('wallet', 'Logged in.', true);
   refreshControls();
-  await Promise.all([
-    guarded('agents', loadAgents),
-    guarded('payments', loadPayments),
-    guarded('stats', loadStats),
-  ]);
+  void guarded('agents', loadAgents);
+  void guarded('payments', loadPayments);
+  void guarded('stats', loadStats);
+}
+
+async function onLogout(): Promise<void> {
+  await endSession();
+  await clearAccount('Logged out: the token was ended on the server.');
 }
 
 function markStep(step: string | undefined): void {
+  const order = ['prove', 'sign', 'submit'];
+  const at = step === undefined ? order.length : order.indexOf(step);
   for (const li of $('deposit-steps').querySelectorAll<HTMLLIElement>('li')) {
-    const order = ['prove', 'sign', 'submit'];
-    const at = step === undefined ? order.length : order.indexOf(step);
     const mine = order.indexOf(li.dataset.step ?? '');
     li.classList.toggle('active', mine === at);
     li.classList.toggle('done', mine < at);
@@ -146,33 +302,97 @@ function markStep(step: string | undefined): void {
   }
 }
 
+function registrationWait(): string {
+  const seconds = state.info?.registrationWaitMaxSeconds ?? 300;
+  const bound = seconds >= 120 ? `${Math.ceil(seconds / 60)} minutes` : `${seconds} seconds`;
+  return (
+    "This is a new agent: its key is first added to the pool's allowlist. While other wallets' deposits wait " +
+    `for their signatures, that waits until they are signed or expire — at most ${bound} — then the proof runs.`
+  );
+}
+
+/** Cancels a prepared deposit that will not be signed; whether the proxy confirmed it. */
+async function cancelPrepared(prepareId: string): Promise<boolean> {
+  try {
+    await api.cancelDeposit(prepareId);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function onDeposit(): Promise<void> {
-  const { address, passphrase } = requireUsableWallet();
+  const epoch = state.epoch;
+  // Checked before proving, so a changed wallet costs no proof.
+  const wallet = await confirmWallet();
   const amount = $<HTMLInputElement>('deposit-amount').value.trim();
-  const agentId = $<HTMLInputElement>('deposit-agent').value.trim() || undefined;
+  const agentId = $<HTMLInputElement>('deposit-agent').value.trim() || wallet.address;
   setStatus('deposit', '');
   const progress = $('deposit-progress');
+  const wait = $('deposit-wait');
+  wait.textContent = registrationWait();
+  wait.hidden = state.agents.some((a) => a.agentId === agentId);
   progress.hidden = false;
   const started = Date.now();
+  let prepareId: string | undefined;
   try {
     markStep('prove');
-    const prepared = await api.prepareDeposit(address, amount, agentId);
+    const prepared = await api.prepareDeposit(
+      wallet.address,
+      amount,
+      agentId === wallet.address ? undefined : agentId,
+    );
+    prepareId = prepared.prepareId;
+    wait.hidden = true;
+    stillCurrent(epoch);
     markStep('sign');
-    const signed = await signTx(prepared.transactionXDR, address, passphrase);
+    // Freighter is asked again right before it signs: another account or network gets no request.
+    await confirmWallet();
+    let signed: string;
+    try {
+      signed = await signTx(prepared.transactionXDR, wallet);
+    } catch (error) {
+      const problem = toProblem(error);
+      const cancelled = await cancelPrepared(prepared.prepareId);
+      prepareId = undefined;
+      throw new Problem(
+        problem.title,
+        `${problem.detail} ${cancelled ? 'The prepared deposit was cancelled.' : ''}`.trim(),
+        problem.code,
+      );
+    }
+    stillCurrent(epoch);
     markStep('submit');
-    const result = await api.submitDeposit(prepared.prepareId, signed);
+    const submitting = prepareId;
+    prepareId = undefined;
+    let result;
+    try {
+      result = await api.submitDeposit(submitting, signed);
+    } catch (error) {
+      const problem = toProblem(error);
+      if (outcomeUnknown(problem)) problem.moved = 'unknown';
+      throw problem;
+    }
+    stillCurrent(epoch);
     markStep(undefined);
+    const credited = result.amount ?? amount;
+    state.deposits.set(agentId, [...(state.deposits.get(agentId) ?? []), credited]);
+    $<HTMLFormElement>('deposit-form').reset();
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
+    const to = agentId === wallet.address ? 'your wallet agent' : agentId;
     setStatus(
       'deposit',
-      `Deposit confirmed: ${result.amount ?? amount} USDC to ${agentId ?? 'your wallet agent'} in ${seconds} s ` +
-        `(transaction ${result.txHash}).`,
+      `Deposit confirmed: ${credited} USDC to ${to} in ${seconds} s (transaction ${result.txHash}).`,
       true,
     );
   } finally {
+    // A deposit prepared but never signed (the wallet changed, or the page stopped) is cancelled now.
+    if (prepareId !== undefined) await cancelPrepared(prepareId);
     progress.hidden = true;
+    wait.hidden = true;
   }
-  await Promise.all([guarded('agents', loadAgents), guarded('stats', loadStats)]);
+  void guarded('agents', loadAgents);
+  void guarded('stats', loadStats);
 }
 
 function emptyRow(text: string, columns: number): HTMLTableRowElement {
@@ -183,17 +403,28 @@ function emptyRow(text: string, columns: number): HTMLTableRowElement {
   return row;
 }
 
+/** A table cell with the column's name, which narrow screens show beside the value. */
+function cell(label: string, text: string, className?: string): HTMLTableCellElement {
+  const td = el('td', text, className);
+  td.dataset.label = label;
+  return td;
+}
+
 function renderAgents(agents: AgentBalance[]): void {
+  state.agents = agents;
   const body = $('agents-table').querySelector('tbody')!;
   body.replaceChildren(
     ...agents.map((a) => {
       const row = el('tr');
       row.dataset.agent = a.agentId;
-      row.append(el('td', a.agentId, 'mono'), el('td', `${a.balance} ${a.currency}`, 'balance'));
+      row.append(cell('Agent', a.agentId, 'mono'), cell('Balance', `${a.balance} ${a.currency}`, 'balance'));
       return row;
     }),
   );
-  if (agents.length === 0) body.append(emptyRow('No agents yet: deposit first.', 2));
+  if (agents.length === 0)
+    body.append(
+      emptyRow(sessionActive() ? 'No agents yet: deposit first.' : 'Log in to see your agents.', 2),
+    );
   const select = $<HTMLSelectElement>('withdraw-agent');
   const previous = select.value;
   select.replaceChildren(
@@ -204,10 +435,13 @@ function renderAgents(agents: AgentBalance[]): void {
     }),
   );
   if (agents.some((a) => a.agentId === previous)) select.value = previous;
+  updateWithdrawWarning();
 }
 
 async function loadAgents(): Promise<void> {
-  renderAgents((await api.agents()).agents);
+  const epoch = state.epoch;
+  const { agents } = await api.agents();
+  if (epoch === state.epoch) renderAgents(agents);
 }
 
 function renderPayments(payments: Payment[]): void {
@@ -220,25 +454,45 @@ function renderPayments(payments: Payment[]): void {
           `transaction ${p.receipt.transaction}, settled ${new Date(p.receipt.settledAt).toLocaleString()}`
         : '—';
       row.append(
-        el('td', new Date(p.createdAt).toLocaleString()),
-        el('td', p.agentId, 'mono'),
-        el('td', p.serviceUrl, 'mono'),
-        el('td', p.amount),
-        el('td', p.paymentStatus),
-        el('td', receipt, 'mono'),
+        cell('When', new Date(p.createdAt).toLocaleString()),
+        cell('Agent', p.agentId, 'mono'),
+        cell('Service', p.serviceUrl, 'mono'),
+        cell('Amount', p.amount),
+        cell('Status', p.paymentStatus),
+        cell('Receipt', receipt, 'mono'),
       );
       return row;
     }),
   );
-  if (payments.length === 0) body.append(emptyRow('No payments yet.', 6));
+  if (payments.length === 0)
+    body.append(emptyRow(sessionActive() ? 'No payments yet.' : 'Log in to see your payments.', 6));
 }
 
 async function loadPayments(): Promise<void> {
-  renderPayments((await api.payments(20)).payments);
+  const epoch = state.epoch;
+  const { payments } = await api.payments(20);
+  if (epoch === state.epoch) renderPayments(payments);
+}
+
+/** Shows what the withdrawal as typed would reveal, before it is sent. */
+function updateWithdrawWarning(): void {
+  const agentId = $<HTMLSelectElement>('withdraw-agent').value;
+  const warnings = withdrawWarnings({
+    destination: $<HTMLInputElement>('withdraw-destination').value,
+    amount: $<HTMLInputElement>('withdraw-amount').value,
+    depositor: state.wallet?.address || undefined,
+    agentBalance: state.agents.find((a) => a.agentId === agentId)?.balance,
+    deposits: state.deposits.get(agentId) ?? [],
+  });
+  const box = $('withdraw-warning');
+  box.replaceChildren(...warnings.map((w) => el('p', w)));
+  box.hidden = warnings.length === 0;
+  $('withdraw-submit').textContent = warnings.length === 0 ? 'Withdraw' : 'Withdraw anyway';
 }
 
 async function onWithdraw(): Promise<void> {
-  requireUsableWallet();
+  const epoch = state.epoch;
+  await confirmWallet();
   const agentId = $<HTMLSelectElement>('withdraw-agent').value || undefined;
   const amount = $<HTMLInputElement>('withdraw-amount').value.trim();
   const destination = $<HTMLInputElement>('withdraw-destination').value.trim();
@@ -246,7 +500,17 @@ async function onWithdraw(): Promise<void> {
   const progress = $('withdraw-progress');
   progress.hidden = false;
   try {
-    const result = await api.withdraw(amount, destination, agentId);
+    let result;
+    try {
+      result = await api.withdraw(amount, destination, agentId);
+    } catch (error) {
+      const problem = toProblem(error);
+      if (outcomeUnknown(problem)) problem.moved = 'unknown';
+      throw problem;
+    }
+    stillCurrent(epoch);
+    $<HTMLFormElement>('withdraw-form').reset();
+    updateWithdrawWarning();
     setStatus(
       'withdraw',
       `Withdrawal confirmed: ${result.amount} USDC to ${result.destination} (transaction ${result.txHash}).`,
@@ -255,28 +519,39 @@ async function onWithdraw(): Promise<void> {
   } finally {
     progress.hidden = true;
   }
-  await Promise.all([guarded('agents', loadAgents), guarded('stats', loadStats)]);
+  void guarded('agents', loadAgents);
+  void guarded('stats', loadStats);
+}
+
+/** On load: say at once when the extension is missing, instead of after a click. */
+async function checkFreighter(): Promise<void> {
+  if (!(await freighterPresent())) $('wallet-missing').hidden = false;
 }
 
 function wire(): void {
-  const connectButton = $<HTMLButtonElement>('connect');
-  connectButton.addEventListener('click', () => void guarded('wallet', onConnect));
-  $('fund').addEventListener('click', () => void guarded('wallet', onFund, $<HTMLButtonElement>('fund')));
-  $('login').addEventListener('click', () => void guarded('wallet', onLogin, $<HTMLButtonElement>('login')));
+  $('connect').addEventListener('click', () => void guarded('wallet', onConnect, true));
+  $('fund').addEventListener('click', () => void guarded('wallet', onFund, true));
+  $('login').addEventListener('click', () => void guarded('wallet', onLogin, true));
+  $('logout').addEventListener('click', () => void guarded('wallet', onLogout, true));
   $('deposit-form').addEventListener('submit', (event) => {
     event.preventDefault();
-    void guarded('deposit', onDeposit, $<HTMLButtonElement>('deposit-submit'));
+    void guarded('deposit', onDeposit, true);
   });
   $('withdraw-form').addEventListener('submit', (event) => {
     event.preventDefault();
-    void guarded('withdraw', onWithdraw, $<HTMLButtonElement>('withdraw-submit'));
+    void guarded('withdraw', onWithdraw, true);
   });
+  for (const id of ['withdraw-agent', 'withdraw-amount', 'withdraw-destination'])
+    $(id).addEventListener('input', updateWithdrawWarning);
   $('agents-refresh').addEventListener('click', () => void guarded('agents', loadAgents));
   $('payments-refresh').addEventListener('click', () => void guarded('payments', loadPayments));
   $('stats-refresh').addEventListener('click', () => void guarded('stats', loadStats));
+  renderAgents([]);
+  renderPayments([]);
   refreshControls();
   void guarded('wallet', loadInfo);
   void guarded('stats', loadStats);
+  void checkFreighter();
 }
 
 wire();

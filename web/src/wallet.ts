@@ -1,18 +1,29 @@
 // The wallet, through the official @stellar/freighter-api. Every Freighter error ({code, message}) becomes a
-// Problem; a signature from another account than the connected one is refused here.
+// Problem; a signature from another account than the connected one is refused here. `readWallet` asks
+// Freighter afresh which account and network it is on (the page re-checks before every signature), and
+// `watchWallet` reports changes made in Freighter while the page is open.
 import {
+  getAddress,
   getNetworkDetails,
   isConnected,
   requestAccess,
   signMessage,
   signTransaction,
+  WatchWalletChanges,
 } from '@stellar/freighter-api';
 import { Problem } from './problem.ts';
 
-export interface WalletNetwork {
+/** How often the page asks Freighter whether its account or network changed. */
+const WATCH_MS = 1000;
+
+export interface Wallet {
+  /** Empty when Freighter is locked or no longer shares an account with this page. */
+  address: string;
   network: string;
   networkPassphrase: string;
 }
+
+export const FREIGHTER_URL = 'https://www.freighter.app/';
 
 function walletProblem(error: { message?: string; code?: number } | undefined, action: string): Problem {
   return new Problem(
@@ -22,9 +33,22 @@ function walletProblem(error: { message?: string; code?: number } | undefined, a
   );
 }
 
-export async function connect(): Promise<{ address: string } & WalletNetwork> {
-  const connected = await isConnected();
-  if (!connected.isConnected)
+export function sameWallet(a: Wallet | undefined, b: Wallet | undefined): boolean {
+  return (
+    a !== undefined &&
+    b !== undefined &&
+    a.address === b.address &&
+    a.networkPassphrase === b.networkPassphrase
+  );
+}
+
+/** Whether the Freighter extension answers in this browser (it takes up to 2 s to say no). */
+export async function freighterPresent(): Promise<boolean> {
+  return (await isConnected()).isConnected;
+}
+
+export async function connect(): Promise<Wallet> {
+  if (!(await freighterPresent()))
     throw new Problem(
       'Freighter not found',
       'Install the Freighter browser extension (freighter.app), unlock it, and reload this page.',
@@ -37,18 +61,38 @@ export async function connect(): Promise<{ address: string } & WalletNetwork> {
   return { address: access.address, network: details.network, networkPassphrase: details.networkPassphrase };
 }
 
+/** The account and network Freighter is on now. */
+export async function readWallet(): Promise<Wallet> {
+  const [address, details] = await Promise.all([getAddress(), getNetworkDetails()]);
+  if (address.error) throw walletProblem(address.error, 'address');
+  if (details.error) throw walletProblem(details.error, 'network details');
+  return {
+    address: address.address,
+    network: details.network,
+    networkPassphrase: details.networkPassphrase,
+  };
+}
+
+/** Calls `onChange` whenever Freighter's account or network changes; returns the function that stops it. */
+export function watchWallet(onChange: (wallet: Wallet) => void): () => void {
+  const watcher = new WatchWalletChanges(WATCH_MS);
+  watcher.watch(({ address, network, networkPassphrase, error }) => {
+    if (!error) onChange({ address, network, networkPassphrase });
+  });
+  return () => watcher.stop();
+}
+
 /** SEP-53 signature of `message` by `address`, base64. */
-export async function signLogin(
-  message: string,
-  address: string,
-  networkPassphrase: string,
-): Promise<string> {
-  const result = await signMessage(message, { address, networkPassphrase });
+export async function signLogin(message: string, wallet: Wallet): Promise<string> {
+  const result = await signMessage(message, {
+    address: wallet.address,
+    networkPassphrase: wallet.networkPassphrase,
+  });
   if (result.error || !result.signedMessage) throw walletProblem(result.error, 'message signature');
-  if (result.signerAddress && result.signerAddress !== address)
+  if (result.signerAddress && result.signerAddress !== wallet.address)
     throw new Problem(
       'Wrong account',
-      `Freighter signed with ${result.signerAddress}, not ${address}.`,
+      `Freighter signed with ${result.signerAddress}, not ${wallet.address}.`,
       'wallet',
     );
   // Freighter ≥ 4 answers base64; older versions a byte buffer.
@@ -60,13 +104,16 @@ export async function signLogin(
   return btoa(binary);
 }
 
-export async function signTx(xdr: string, address: string, networkPassphrase: string): Promise<string> {
-  const result = await signTransaction(xdr, { address, networkPassphrase });
+export async function signTx(xdr: string, wallet: Wallet): Promise<string> {
+  const result = await signTransaction(xdr, {
+    address: wallet.address,
+    networkPassphrase: wallet.networkPassphrase,
+  });
   if (result.error || !result.signedTxXdr) throw walletProblem(result.error, 'transaction signature');
-  if (result.signerAddress && result.signerAddress !== address)
+  if (result.signerAddress && result.signerAddress !== wallet.address)
     throw new Problem(
       'Wrong account',
-      `Freighter signed with ${result.signerAddress}, not ${address}.`,
+      `Freighter signed with ${result.signerAddress}, not ${wallet.address}.`,
       'wallet',
     );
   return result.signedTxXdr;

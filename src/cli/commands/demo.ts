@@ -93,6 +93,22 @@ async function sandboxAccounts(friendbotUrl: string, passphrase: string): Promis
   return names;
 }
 
+/** The x402 facilitator's channel accounts (they submit the services' settlements), from its GET /supported. */
+async function facilitatorAccounts(facilitatorUrl: string | undefined): Promise<Record<string, string>> {
+  if (!facilitatorUrl) return {};
+  try {
+    const supported = (await (
+      await fetch(new URL('supported', `${facilitatorUrl.replace(/\/$/, '')}/`))
+    ).json()) as {
+      signers?: Record<string, string[]>;
+    };
+    const signers = Object.values(supported.signers ?? {}).flat();
+    return Object.fromEntries(signers.map((address) => [address, 'x402 facilitator channel']));
+  } catch {
+    return {}; // Only labels are lost.
+  }
+}
+
 export async function runDemo(proxyText: string, jsonFile: string | undefined, say: (s: string) => void) {
   const proxyUrl = parseProxyUrl(proxyText);
   const client = new ProxyClient(proxyUrl);
@@ -168,7 +184,10 @@ export async function runDemo(proxyText: string, jsonFile: string | undefined, s
     `\nWhat an on-chain observer sees: every transaction of ledgers ${startLedger}–${endLedger} (${info.rpcUrl})`,
   );
   say('(names in parentheses are added for reading; the chain shows only the addresses)\n');
-  const others = await sandboxAccounts(info.friendbotUrl, info.networkPassphrase);
+  const others = {
+    ...(await sandboxAccounts(info.friendbotUrl, info.networkPassphrase)),
+    ...(await facilitatorAccounts(info.payments?.facilitatorUrl)),
+  };
   say(
     renderObserver(
       view,

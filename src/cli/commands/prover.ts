@@ -1,3 +1,4 @@
+import { DEFAULT_PROVER_LISTEN } from '../../listen.ts';
 import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
@@ -31,7 +32,7 @@ export function registerProver(program: Command): void {
   program
     .command('prover')
     .description('run the prover daemon (gRPC) for every circuit under the circuits folder')
-    .option('--listen <host:port>', 'gRPC address to serve on', '127.0.0.1:50051')
+    .option('--listen <host:port>', 'gRPC address to serve on', DEFAULT_PROVER_LISTEN)
     .option(
       '--circuits <dir>',
       'circuits folder: <id>/<id>.r1cs, <id>/<id>_js/<id>.wasm, <id>/<id>.zkey, <id>/verification_key.json',

@@ -1,5 +1,8 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { DEFAULT_CIRCUITS_DIR, POLICY_CIRCUIT, circuitArtifacts } from '../../circuit/policy-circuit.ts';
 import { startProverDaemon, type ProverDaemon } from '../../prover/daemon/server.ts';
@@ -14,23 +17,33 @@ import { startPoolSandboxThread } from '../threads/sandbox-thread.ts';
 import { startLocalX402Thread } from '../threads/x402-thread.ts';
 import { parseIntFlag } from './facilitator.ts';
 import { replicaEnvs } from './replicas.ts';
+import { addListenOptions, type ListenOptions, listenProblems, plannedListens } from './start-listeners.ts';
 
 /** Test USDC minted to the operator of a new embedded sandbox. */
 const OPERATOR_TEST_USDC = 10_000;
 /** Test USDC float given to the pool wallet of a new embedded sandbox (it pays x402 services). */
 const POOL_WALLET_FLOAT_USDC = 1_000;
 
-interface StartOptions {
+interface StartOptions extends ListenOptions {
   dataDir: string;
-  sandbox: string;
-  prover: string;
   ledgerMs: string;
   circuits: string;
   networkPassphrase: string;
-  facilitator: string;
-  demo: string;
   replicas: string;
   tls?: string | boolean;
+  build?: boolean;
+}
+
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+
+/** `npm run build`'s script in a child process (it compiles what changed: circuits, keys, the wallet page). */
+async function runBuild(): Promise<void> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'build.ts')], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
+  const [code] = (await once(child, 'exit')) as [number | null];
+  if (code !== 0) throw new Error(`the build failed (exit ${code}); see its output above`);
 }
 
 /**
@@ -40,23 +53,13 @@ interface StartOptions {
  * POOL_PROXY_PROVER_ADDRESSES at running daemons) skips the embedded part and uses the same proxy code path.
  */
 export function registerStart(program: Command): void {
-  program
+  const command = program
     .command('start')
     .description('start the whole service (sandbox ledger, prover daemon, proxy) on the embedded sandbox')
     .option(
       '--data-dir <dir>',
       'directory that holds every store',
       process.env.POOL_PROXY_DATA_DIR ?? './data',
-    )
-    .option(
-      '--sandbox <host:port>',
-      'embedded sandbox address',
-      process.env.POOL_PROXY_SANDBOX_LISTEN ?? '127.0.0.1:8000',
-    )
-    .option(
-      '--prover <host:port>',
-      'embedded prover daemon address',
-      process.env.POOL_PROXY_PROVER_LISTEN ?? '127.0.0.1:50051',
     )
     .option(
       '--ledger-ms <n>',
@@ -68,16 +71,11 @@ export function registerStart(program: Command): void {
       '--network-passphrase <text>',
       'network passphrase of the embedded sandbox (a real RPC is checked against POOL_PROXY_NETWORK_PASSPHRASE)',
       process.env.POOL_PROXY_NETWORK_PASSPHRASE ?? STANDALONE_PASSPHRASE,
-    )
+    );
+  addListenOptions(command)
     .option(
-      '--facilitator <host:port>',
-      'local x402 facilitator address (with the embedded sandbox)',
-      process.env.POOL_PROXY_FACILITATOR_LISTEN ?? '127.0.0.1:8402',
-    )
-    .option(
-      '--demo <host:port>',
-      'demo paid service address (with the embedded sandbox)',
-      process.env.POOL_PROXY_DEMO_LISTEN ?? '127.0.0.1:8403',
+      '--build',
+      'run `npm run build` (incremental) once the addresses are known to be free; `npm start` does',
     )
     .option(TLS_FLAG, TLS_HELP)
     .option(
@@ -111,8 +109,12 @@ export function registerStart(program: Command): void {
       process.once('SIGINT', () => void shutdown('SIGINT'));
       process.once('SIGTERM', () => void shutdown('SIGTERM'));
       try {
-        // The proxy's own settings are checked before anything starts, so a bad one fails at once.
+        // Every address is checked free first (bin/pool-proxy.js did so before loading the CLI; this covers
+        // other callers), then the proxy's own settings, so a bad one fails at once.
+        const taken = await listenProblems(plannedListens(opts, env));
+        if (taken.length > 0) throw new Error(taken.join('; '));
         const replicas = replicaEnvs(env, loadConfig(env), opts.replicas);
+        if (opts.build) await runBuild();
         const networkPassphrase = parsePassphrase(opts.networkPassphrase);
         const artifacts = circuitArtifacts(POLICY_CIRCUIT.id, opts.circuits);
         if (!existsSync(artifacts.zkey) || !existsSync(artifacts.wasm)) {
@@ -120,7 +122,7 @@ export function registerStart(program: Command): void {
         }
 
         if (!process.env.POOL_PROXY_RPC_URL) {
-          const { host, port } = parseListen(opts.sandbox);
+          const { host, port } = parseListen(opts.sandbox, '--sandbox');
           const sandboxDir = join(dataDir, 'sandbox');
           const fresh = !existsSync(sandboxDir);
           const ledgerMs = Number(opts.ledgerMs);
@@ -188,9 +190,9 @@ export function registerStart(program: Command): void {
               rpcUrl: sandbox.rpcUrl,
               networkPassphrase,
               asset: sandbox.info.contracts.token,
-              facilitator: parseListen(opts.facilitator),
+              facilitator: parseListen(opts.facilitator, '--facilitator'),
               demo: {
-                ...parseListen(opts.demo),
+                ...parseListen(opts.demo, '--demo'),
                 maxTimeoutSeconds: parseIntFlag(
                   'POOL_PROXY_DEMO_MAX_TIMEOUT_SECONDS',
                   process.env.POOL_PROXY_DEMO_MAX_TIMEOUT_SECONDS ?? '60',

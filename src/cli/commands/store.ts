@@ -6,6 +6,7 @@ import { existsSync, renameSync } from 'node:fs';
 import type { Command } from 'commander';
 import { loadConfig, type ProxyConfig } from '../../proxy/config.ts';
 import { EncryptedStore } from '../../proxy/store/encrypted-store.ts';
+import { findKeyOnChain } from '../../proxy/services/key-on-chain.ts';
 import { loadMasterKey } from '../../proxy/store/master-key.ts';
 import { findDamage } from '../../storage/leveldb-integrity.ts';
 import { lockingProcess } from '../../storage/open-level.ts';
@@ -24,6 +25,33 @@ function refuseIfInUse(config: ProxyConfig): void {
   if (pid !== undefined) {
     throw new Error(`the store in ${config.storeDir} is in use by process ${pid}: stop the service first`);
   }
+}
+
+/** Refuses a master key under which the chain shows none of the pool's notes while the pool holds some. */
+async function refuseForeignKey(config: ProxyConfig, masterKey: Uint8Array): Promise<void> {
+  let found;
+  try {
+    found = await findKeyOnChain(config.ledger, config.indexer.startLedger, masterKey);
+  } catch (error) {
+    throw new Error(
+      `cannot check the master key against the pool on ${config.ledger.rpcUrl} (${(error as Error).message}); ` +
+        'start the ledger or point POOL_PROXY_RPC_URL at it, then run recover again',
+    );
+  }
+  if (found.commitments > 0 && !found.opens) {
+    const source =
+      config.masterKeyHex !== '' ? 'POOL_PROXY_MASTER_KEY' : `the master key in ${config.masterKeyFile}`;
+    throw new Error(
+      `${source} opens none of the pool's ${found.commitments} notes: it is not the key this proxy's deposits ` +
+        'were made with, and a store rebuilt under it would show every balance empty. Use the key the store ' +
+        'was made with (from your backup).',
+    );
+  }
+  console.log(
+    found.opens
+      ? 'the master key opens this proxy’s notes on chain'
+      : 'the pool holds no notes yet: nothing to check the master key against',
+  );
 }
 
 function fail(command: string, error: unknown): never {
@@ -71,11 +99,14 @@ export function registerStore(program: Command): void {
         const config = configFor(opts);
         if (config.masterKeyHex === '' && !existsSync(config.masterKeyFile)) {
           throw new Error(
-            `no master key (${config.masterKeyFile} is missing and POOL_PROXY_MASTER_KEY is unset): the store can only be rebuilt with the key it was made with`,
+            `no master key: ${config.masterKeyFile} is missing and POOL_PROXY_MASTER_KEY is unset. The store ` +
+              `can only be rebuilt with the key it was made with: put the key file back from your backup ` +
+              `(or set POOL_PROXY_MASTER_KEY), then run recover again.`,
           );
         }
-        const masterKey = loadMasterKey(config.masterKeyHex, config.masterKeyFile);
+        const masterKey = loadMasterKey(config.masterKeyHex, config.masterKeyFile, config.storeDir);
         refuseIfInUse(config);
+        await refuseForeignKey(config, masterKey);
         if (existsSync(config.storeDir)) {
           const damage = findDamage(config.storeDir);
           console.log(

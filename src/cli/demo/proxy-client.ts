@@ -22,7 +22,7 @@ export interface PoolInfo {
   operator: string;
   poolWallet: string;
   friendbotUrl?: string;
-  payments?: { enabled: boolean; x402Network: string; demoServiceUrl?: string };
+  payments?: { enabled: boolean; x402Network: string; demoServiceUrl?: string; facilitatorUrl?: string };
 }
 
 export interface PaymentResult {

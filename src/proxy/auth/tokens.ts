@@ -1,10 +1,12 @@
 // Access tokens: EdDSA (Ed25519) JWTs signed with a key derived from the master key, so tokens survive
-// restarts and a proxy with another master key cannot mint tokens this one accepts.
+// restarts and a proxy with another master key cannot mint tokens this one accepts. A token ended by Log out
+// is refused until it expires (revocations.ts).
 import { createPrivateKey, createPublicKey, type KeyObject, randomUUID } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { isAccountAddress } from '../../api/address.ts';
 import { ProblemError } from '../../api/problem.ts';
 import { deriveKey } from '../store/derived-keys.ts';
+import type { TokenRevocations } from './revocations.ts';
 
 // PKCS#8 DER header for a raw 32-byte Ed25519 seed (RFC 8410).
 const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
@@ -32,8 +34,9 @@ export class TokenService {
   readonly #publicKey: KeyObject;
   readonly #settings: TokenSettings;
   readonly #verified = new Map<string, TokenClaims>();
+  readonly #revocations: TokenRevocations | undefined;
 
-  constructor(masterKey: Uint8Array, settings: TokenSettings) {
+  constructor(masterKey: Uint8Array, settings: TokenSettings, revocations?: TokenRevocations) {
     const seed = deriveKey(masterKey, 'jwt-signing');
     this.#privateKey = createPrivateKey({
       key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]),
@@ -42,6 +45,7 @@ export class TokenService {
     });
     this.#publicKey = createPublicKey(this.#privateKey);
     this.#settings = settings;
+    this.#revocations = revocations;
   }
 
   get ttlSeconds(): number {
@@ -61,8 +65,31 @@ export class TokenService {
       .sign(this.#privateKey);
   }
 
-  /** Verifies signature, algorithm, issuer, audience and lifetime; throws 401 `unauthorized` otherwise. */
+  /**
+   * Verifies signature, algorithm, issuer, audience, lifetime and that the token was not revoked; throws 401
+   * `unauthorized` otherwise.
+   */
   async verify(token: string): Promise<TokenClaims> {
+    const claims = await this.#verifyUnrevoked(token);
+    if (this.#revocations?.has(claims.jti))
+      throw new ProblemError('unauthorized', 'token was ended by Log out; log in again', {
+        headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+      });
+    return claims;
+  }
+
+  /** Ends `claims`' token before its expiry (Log out); it is refused from now on, also after a restart. */
+  async revoke(claims: TokenClaims): Promise<void> {
+    if (this.#revocations === undefined) throw new Error('this token service keeps no revocations');
+    await this.#revocations.revoke(claims.jti, claims.exp);
+  }
+
+  /** Forgets revocations of tokens that have expired anyway. */
+  async sweepRevocations(): Promise<number> {
+    return (await this.#revocations?.sweepExpired(Date.now() / 1000, CLOCK_TOLERANCE_SECONDS)) ?? 0;
+  }
+
+  async #verifyUnrevoked(token: string): Promise<TokenClaims> {
     // A token is immutable, so a successful signature check is remembered until the token expires; the
     // lifetime is still checked on every use. Wallets reuse one token for many requests.
     const cached = this.#verified.get(token);

@@ -11,6 +11,7 @@ import type { Logger } from '../util/logger.ts';
 import { ProcessRuns } from './runs.ts';
 import { SharedWalletQuotas } from './shared-quotas.ts';
 import { SharedRateLimiter } from './shared-rate-limit.ts';
+import { leadSingletons, type SingletonJobs, type Singletons } from './singletons.ts';
 
 export interface Cluster {
   runs: ProcessRuns;
@@ -18,6 +19,8 @@ export interface Cluster {
   limiter(scope: string, config: RateLimitConfig): RequestLimiter;
   /** Per-wallet quotas every replica shares; `slotMs` bounds a dead process's prepare slot. */
   quotas(limits: WalletQuotaLimits, slotMs: number): WalletQuotaPolicy;
+  /** Campaigns for the singleton jobs; each elected replica reconciles before it acts. */
+  lead(jobs: SingletonJobs): Singletons;
   close(): Promise<void>;
 }
 
@@ -34,6 +37,7 @@ export async function joinCluster(store: EncryptedStore, logger: Logger): Promis
     runs,
     limiter: (scope, config) => new SharedRateLimiter(backend, store, scope, config),
     quotas: (limits, slotMs) => new SharedWalletQuotas(store, limits, slotMs),
+    lead: (jobs) => leadSingletons(backend, jobs, logger),
     async close() {
       await runs.close();
     },

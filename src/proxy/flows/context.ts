@@ -16,7 +16,6 @@ import type { PoolStatsService } from '../services/stats.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
 import type { Mutex } from '../store/backend.ts';
 import type { Logger } from '../util/logger.ts';
-import type { OutstandingPrepares } from './outstanding-prepares.ts';
 import type { WalletQuotaPolicy } from './wallet-quotas.ts';
 
 export interface FlowLimits {
@@ -40,8 +39,6 @@ export interface FlowContext {
   logger: Logger;
   stats: PoolStatsService;
   limits: FlowLimits;
-  /** Prepared wallet deposits still outstanding (their proofs pin the current allowlist root). */
-  outstanding: OutstandingPrepares;
   /** Per-wallet bounds: concurrent prepares, new agents per hour. */
   quotas: WalletQuotaPolicy;
   /** One spend at a time per agent (note selection and change depend on the last result). */

@@ -1,6 +1,7 @@
-// Operator-signed deposit (local MCP agents): the operator account funds the deposit and relays it. The
-// agent's key is registered in the allowlist first (queued behind outstanding wallet deposits), then the
-// deposit is proved and sent; the agent exists once its note is confirmed.
+// Operator-signed deposit (local MCP agents): the operator account funds the deposit and relays it. A new
+// agent's key is queued for the next registration slot first (waiting for it at most the hold limit, else
+// `503 registration_pending` with Retry-After, the key staying queued), then the deposit is proved and sent;
+// the agent exists once its note is confirmed.
 import { randomUUID } from 'node:crypto';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import { formatAmount } from '../../api/amount.ts';
@@ -21,12 +22,13 @@ export async function operatorDeposit(ctx: FlowContext, ref: AgentRef, amount: b
       `the operator account holds ${formatAmount(held)} USDC and cannot fund ${formatAmount(amount)} USDC; top it up`,
     );
   }
+  // Before anything is journaled: a key that lands beyond the hold limit answers at once.
+  await ctx.registrar.register(ref);
   const agent = scopedId(ref);
   const opId = randomUUID();
   await ctx.journal.begin({ opId, kind: 'operator_deposit', agent, state: 'proving', amount });
   try {
     fault('operator_deposit', 'before-prove');
-    await ctx.registrar.ensure(ref);
     const { confirmed, proveMs } = await proveAndRelay(
       ctx,
       { opId, flow: 'operator_deposit', agent, owner: ref.owner },

@@ -1,27 +1,26 @@
 // Wallet deposit, step 1: prove the deposit and build the unsigned `transact` transaction for the wallet to
 // sign. Bounded per wallet (concurrent prepares, new agents per hour); the wallet's proofs queue behind its own
-// earlier ones. A new agent's key is registered in the allowlist first. The prepared deposit is an operation
-// in the journal (`prepared`, single use, bound to the wallet) with an expiry that never outlives the next
-// allowlist flush, so no registration can make it stale while it is valid. Nothing about the agent is recorded
-// until the deposit is confirmed.
+// earlier ones. A new agent's key is queued for the next registration slot first (waiting for it at most the
+// hold limit, else `503 registration_pending` with Retry-After). The prepared deposit is an operation in the
+// journal (`prepared`, single use, bound to the wallet) with the allowlist root it was proved against and the
+// time until which the registrar promises that root stays current (`expiresAt`, never less than the signing
+// window). Nothing about the agent is recorded until the deposit is confirmed.
 import { randomUUID } from 'node:crypto';
-import { Address } from '@stellar/stellar-sdk';
+import { Address, type Transaction } from '@stellar/stellar-sdk';
 import { POLICY_CIRCUIT } from '../../circuit/index.ts';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import { formatAmount } from '../../api/amount.ts';
 import { ProblemError } from '../../api/problem.ts';
 import { txHashOf } from '../services/ledger-client.ts';
+import type { ProvedTransaction } from '../services/pool-transaction.ts';
 import type { FlowContext } from './context.ts';
 import { pinPoolFootprint } from './pin-footprint.ts';
 import { settleFailure } from './settle-failure.ts';
 import { usdcBalance } from './usdc-balance.ts';
 
-/** A prepare whose usable window before the next allowlist flush would be shorter than this waits for it. */
-const MIN_WINDOW_MS = 30_000;
-
-function minWindowMs(ttlSeconds: number): number {
-  return Math.min(MIN_WINDOW_MS, (ttlSeconds * 1000) / 2);
-}
+/** A deposit handed out with less than this left of its promise is proved again after the slot. */
+const MIN_LEFT_MS = 1000;
+const MAX_ATTEMPTS = 3;
 
 export interface PreparedDeposit {
   prepareId: string;
@@ -44,64 +43,86 @@ export async function prepareDeposit(
         `the wallet holds ${formatAmount(held)} USDC, less than the ${formatAmount(amount)} USDC to deposit`,
       );
     }
+    // One hold limit for the whole request, however many waits it has.
+    const holdUntil = ctx.registrar.holdUntil();
     if (!ctx.registrar.isRegistered(ref)) {
-      await ctx.quotas.takeNewAgent(wallet);
-      await ctx.registrar.ensure(ref);
+      // A retry after `registration_pending` finds the key still queued: it is not a new agent again.
+      if (!ctx.registrar.isQueued(ref)) await ctx.quotas.takeNewAgent(wallet);
+      await ctx.registrar.register(ref, holdUntil);
     }
-    const deadline = ctx.registrar.deadline;
-    if (deadline !== undefined && deadline - Date.now() < minWindowMs(ctx.limits.prepareTtlSeconds))
-      await ctx.registrar.flushed();
-    const expiresAt = Math.min(
-      Date.now() + ctx.limits.prepareTtlSeconds * 1000,
-      ctx.registrar.deadline ?? Number.POSITIVE_INFINITY,
-    );
-    const agent = scopedId(ref);
     const prepareId = randomUUID();
-    ctx.outstanding.add(prepareId, expiresAt);
+    const agent = scopedId(ref);
     await ctx.journal.begin({
       opId: prepareId,
       kind: 'wallet_deposit',
       agent,
       state: 'proving',
       amount,
-      data: { wallet, expiresAt },
+      data: { wallet },
     });
     try {
-      const proved = await ctx.proofLanes.run(wallet, () =>
-        ctx.prover.prove(
-          ctx.keyring.crypto(agent),
-          [],
-          amount,
-          amount,
-          wallet,
-          ctx.keyring.sealRegistration(ref),
-        ),
-      );
-      const simulated = await ctx.ledger.prepareInvocation(
-        wallet,
-        ctx.deployment.contracts.pool,
-        'transact',
-        [proved.args.proof, proved.args.extData, new Address(wallet).toScVal()],
-      );
-      // Other deposits may land first: declare the tree entries they would shift this one's writes to.
-      const tx = pinPoolFootprint(
-        simulated,
-        ctx.deployment.contracts.pool,
-        POLICY_CIRCUIT.levels,
-        ctx.deployment.networkPassphrase,
-      );
-      await ctx.journal.update(prepareId, {
-        state: 'prepared',
-        txHash: txHashOf(tx),
-        maxTime: Number(tx.timeBounds?.maxTime ?? 0),
-        outputs: proved.outputs,
-        data: { proveMs: proved.proveMs },
-      });
-      return { prepareId, transactionXDR: tx.toXDR(), expiresAt: new Date(expiresAt).toISOString() };
+      for (let attempt = 1; ; attempt++) {
+        const window = await ctx.registrar.proofWindow(prepareId, holdUntil);
+        const started = Date.now();
+        // The next insert waits for this proof and simulation, so the root cannot move under them.
+        const { tx, proved } = await ctx.registrar.hold(window.aspRoot, () => proveDeposit(ctx, ref, amount));
+        ctx.registrar.recordProof(Date.now() - started);
+        const now = Date.now();
+        // A proof slower than foreseen may outlast its promise: prove again after the slot (rarely).
+        if (now >= window.validUntil - MIN_LEFT_MS && attempt < MAX_ATTEMPTS) continue;
+        // The transaction's own time bound caps both times. expiresAt: promised not stale before;
+        // deadline: refused after (the prepare TTL); aspRoot: the allowlist root proved against (until it
+        // moves, the deposit may still be sent after expiresAt).
+        const maxTime = Number(tx.timeBounds?.maxTime ?? 0);
+        const bound = maxTime > 0 ? maxTime * 1000 : Number.POSITIVE_INFINITY;
+        const deadline = Math.min(now + ctx.limits.prepareTtlSeconds * 1000, bound);
+        const expiresAt = Math.min(deadline, window.validUntil);
+        await ctx.journal.update(prepareId, {
+          state: 'prepared',
+          txHash: txHashOf(tx),
+          maxTime,
+          outputs: proved.outputs,
+          data: { proveMs: proved.proveMs, expiresAt, deadline, aspRoot: window.aspRoot.toString() },
+        });
+        return { prepareId, transactionXDR: tx.toXDR(), expiresAt: new Date(expiresAt).toISOString() };
+      }
     } catch (error) {
-      ctx.outstanding.remove(prepareId);
+      ctx.registrar.release(prepareId);
       await settleFailure(ctx, prepareId, error);
       throw error;
     }
   });
+}
+
+/** Proves the deposit and builds the simulated transaction for the wallet to sign. */
+async function proveDeposit(
+  ctx: FlowContext,
+  ref: AgentRef,
+  amount: bigint,
+): Promise<{ tx: Transaction; proved: ProvedTransaction }> {
+  const wallet = ref.owner;
+  const agent = scopedId(ref);
+  const proved = await ctx.proofLanes.run(wallet, () =>
+    ctx.prover.prove(
+      ctx.keyring.crypto(agent),
+      [],
+      amount,
+      amount,
+      wallet,
+      ctx.keyring.sealRegistration(ref),
+    ),
+  );
+  const simulated = await ctx.ledger.prepareInvocation(wallet, ctx.deployment.contracts.pool, 'transact', [
+    proved.args.proof,
+    proved.args.extData,
+    new Address(wallet).toScVal(),
+  ]);
+  // Other deposits may land first: declare the tree entries they would shift this one's writes to.
+  const tx = pinPoolFootprint(
+    simulated,
+    ctx.deployment.contracts.pool,
+    POLICY_CIRCUIT.levels,
+    ctx.deployment.networkPassphrase,
+  );
+  return { tx, proved };
 }

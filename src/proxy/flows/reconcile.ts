@@ -1,6 +1,7 @@
 // Reconciliation: decides every unfinished operation against the chain, on start and periodically.
 //   never sent (reserved, proving)            → release what it holds
-//   prepared wallet deposit                    → still outstanding until it expires, then expired
+//   prepared wallet deposit                    → open until its deadline or until its allowlist root is
+//                                                replaced, then expired (confirmed if the wallet sent it)
 //   submitted (hash known)                     → SUCCESS: the indexer applies it (exactly once, keyed by
 //                                                commitment and nullifier), then confirmed;
 //                                                FAILED, or not found after its time bound: release
@@ -8,6 +9,7 @@
 import type { OperationRecord } from '../journal/journal.ts';
 import type { FlowContext } from './context.ts';
 import { releaseOperation } from './settle-failure.ts';
+import { deadlineOf } from './submit-deposit.ts';
 
 /** Seconds past a transaction's time bound before "not found" counts as "will never land". */
 const TIME_BOUND_GRACE_S = 10;
@@ -47,12 +49,17 @@ async function reconcileOne(ctx: FlowContext, record: OperationRecord, now: numb
       ctx.logger.log('info', 'operation released (never sent)', { opId, kind: record.kind });
       return true;
     case 'prepared': {
-      const expiresAt = Number(record.data?.expiresAt ?? 0);
-      if (now <= expiresAt) {
-        ctx.outstanding.add(opId, expiresAt);
+      const rootMoved =
+        record.data?.aspRoot !== undefined && BigInt(String(record.data.aspRoot)) !== ctx.registrar.root;
+      if (now <= deadlineOf(record) && !rootMoved) {
+        // After a restart: its promised validity still holds back early inserts.
+        ctx.registrar.restore(opId, Number(record.data?.expiresAt ?? 0));
         return false;
       }
-      ctx.outstanding.remove(opId);
+      ctx.registrar.release(opId);
+      // The wallet may have sent it itself.
+      if (record.txHash !== undefined && (await ctx.ledger.status(record.txHash)).status === 'SUCCESS')
+        return reconcileSubmitted(ctx, record, now);
       await releaseOperation(ctx, opId, 'expired');
       return true;
     }
@@ -75,7 +82,6 @@ async function reconcileSubmitted(ctx: FlowContext, record: OperationRecord, now
     // The spend consumed its locked notes and reservation; drop whatever a partial apply left behind.
     await ctx.notes.release(record.agent, opId);
     await ctx.journal.update(opId, { state: 'confirmed' });
-    ctx.outstanding.remove(opId);
     await ctx.stats.recordTransaction();
     ctx.logger.log('info', 'operation confirmed on reconciliation', { opId, kind: record.kind });
     return true;
@@ -83,7 +89,6 @@ async function reconcileSubmitted(ctx: FlowContext, record: OperationRecord, now
   const pastBound =
     record.maxTime !== undefined && record.maxTime > 0 && now / 1000 > record.maxTime + TIME_BOUND_GRACE_S;
   if (status === 'FAILED' || pastBound) {
-    ctx.outstanding.remove(opId);
     await releaseOperation(ctx, opId, 'failed', {
       code: 'ledger_rejected',
       detail: status === 'FAILED' ? 'the transaction failed on the ledger' : 'the transaction never landed',

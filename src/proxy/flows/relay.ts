@@ -38,8 +38,8 @@ export async function proveAndRelay(
   const signer = method === 'disburse' ? ctx.deployment.aspAdmin : ctx.deployment.operator;
   for (let attempt = 1; ; attempt++) {
     await ctx.journal.update(op.opId, { state: 'proving' });
-    // Allowlist inserts under way would make this proof stale at once: let them land first (registrations
-    // held back for outstanding wallet deposits are not waited for; a later insert means proving again).
+    // Allowlist inserts under way would make this proof stale at once: let them land first (keys queued for
+    // later slots are not waited for; a later insert means proving again).
     await ctx.registrar.inserting();
     const proved = await ctx.proofLanes.run(op.owner, async () => {
       const proving = prove();

@@ -1,6 +1,9 @@
 // Wallet deposit, step 2: check that the signed envelope is exactly the prepared transaction plus one valid
 // signature of the wallet, record the outputs as pending notes, send, and answer once confirmed and credited.
-// A deposit the chain still found stale is answered `409 prepare_stale` ("prepare again"), never a host error.
+// The answer says what happened on chain: a transaction with the prepared hash that already landed (sent by
+// the wallet itself, by an earlier submit, or by anyone) is `confirmed` and credited once, whatever the
+// prepared deposit's state. A deposit whose allowlist root was replaced, or that the chain still found stale,
+// is answered `409 prepare_stale` ("prepare again"), never a host error.
 import { FeeBumpTransaction, Keypair, type Transaction, TransactionBuilder } from '@stellar/stellar-sdk';
 import { ProblemError } from '../../api/problem.ts';
 import type { OperationRecord } from '../journal/journal.ts';
@@ -12,6 +15,9 @@ import { releaseOperation, settleFailure } from './settle-failure.ts';
 import { isStaleRoot } from './stale-root.ts';
 import type { FlowResult } from './withdraw.ts';
 
+const STALE_DETAIL =
+  'the pool moved on since this deposit was prepared (a root it was proved against changed, or deposits landing first moved its writes); prepare the deposit again';
+
 export async function submitDeposit(
   ctx: FlowContext,
   wallet: string,
@@ -22,15 +28,91 @@ export async function submitDeposit(
   // Another wallet's prepareId answers exactly like an unknown one.
   if (record === undefined || record.kind !== 'wallet_deposit' || record.data?.wallet !== wallet)
     throw new ProblemError('not_found', 'unknown prepareId');
+  const tx = parseSigned(ctx, signedXdr);
+  checkSigned(tx, record, wallet);
+  if (record.state === 'confirmed') return resultOf(record);
+  // Landed already, whoever sent it: confirmed.
+  const onChain = await ctx.ledger.status(record.txHash!);
+  if (onChain.status === 'SUCCESS') return landed(ctx, record, onChain.ledger ?? 0);
   if (record.state !== 'prepared')
-    throw new ProblemError('invalid_request', `prepareId was already used (${record.state})`);
-  if (Date.now() > Number(record.data?.expiresAt)) {
-    ctx.outstanding.remove(prepareId);
+    throw new ProblemError(
+      'invalid_request',
+      record.reason?.code === 'cancelled'
+        ? 'prepareId was cancelled; prepare a new deposit'
+        : `prepareId was already used (${record.state})`,
+    );
+  if (Date.now() > deadlineOf(record)) {
+    ctx.registrar.release(prepareId);
     await releaseOperation(ctx, prepareId, 'expired');
     throw new ProblemError('prepare_expired', 'the prepared deposit expired; prepare a new one');
   }
-  const tx = parseSigned(ctx, signedXdr);
-  if (txHashOf(tx) !== record.txHash) {
+  const aspRoot = record.data?.aspRoot === undefined ? undefined : BigInt(String(record.data.aspRoot));
+  // Claim the prepared deposit (one submit wins) and register its outputs before sending: whoever sees the
+  // confirmation (this request or the indexer after a restart) credits them once.
+  const claimed = await claim(ctx, record);
+  ctx.metrics.transactionsInFlight.inc();
+  try {
+    fault('wallet_deposit', 'before-send');
+    const send = () => ctx.ledger.submitAndConfirm(tx, { sent: () => fault('wallet_deposit', 'after-send') });
+    // The registrar's next insert waits for this send; a root already replaced is refused unsent.
+    const confirmed = await (aspRoot === undefined ? send() : ctx.registrar.hold(aspRoot, send));
+    fault('wallet_deposit', 'after-confirm');
+    await awaitCredit(ctx, claimed.agent, confirmed.ledger, claimed.outputs ?? []);
+    await ctx.journal.update(prepareId, { state: 'confirmed' });
+    ctx.metrics.ledgerOperations.inc({ kind: 'deposit', outcome: 'confirmed' });
+    await ctx.stats.recordTransaction();
+    ctx.logger.log('info', 'wallet deposit confirmed', { opId: prepareId, txHash: confirmed.hash });
+    return { txHash: confirmed.hash, amount: record.amount, proveMs: Number(record.data?.proveMs ?? 0) };
+  } catch (error) {
+    const definite =
+      error instanceof ProblemError && (error.code === 'ledger_rejected' || error.code === 'prepare_stale');
+    if (!definite) throw error;
+    // Refused as sent: maybe because someone else's copy of it landed first (txBadSeq).
+    const after = await ctx.ledger.status(claimed.txHash!);
+    if (after.status === 'SUCCESS') return landed(ctx, claimed, after.ledger ?? 0);
+    await settleFailure(ctx, prepareId, error);
+    ctx.metrics.ledgerOperations.inc({ kind: 'deposit', outcome: 'rejected' });
+    if (error.code === 'prepare_stale' || isStaleRoot(error)) {
+      throw new ProblemError('prepare_stale', STALE_DETAIL, { extra: { txHash: claimed.txHash ?? '' } });
+    }
+    throw error;
+  } finally {
+    ctx.registrar.release(prepareId);
+    ctx.metrics.transactionsInFlight.dec();
+  }
+}
+
+/** The last moment the prepared deposit may be submitted (ms). */
+export function deadlineOf(record: OperationRecord): number {
+  return Number(record.data?.deadline ?? record.data?.expiresAt ?? 0);
+}
+
+/** The prepared transaction is on chain: mark it confirmed (once) and answer after its notes are credited. */
+async function landed(ctx: FlowContext, record: OperationRecord, ledger: number): Promise<FlowResult> {
+  const outputs = record.outputs ?? [];
+  const uncredited = [];
+  for (const o of outputs) if (!(await ctx.notes.hasNote(record.agent, o.commitment))) uncredited.push(o);
+  const { applied } = await ctx.journal.transition(
+    record.opId,
+    ['prepared', 'submitted', 'expired', 'failed'],
+    { state: 'confirmed', reason: undefined },
+    ctx.crediting.pendingOps(record.agent, uncredited),
+  );
+  await awaitCredit(ctx, record.agent, ledger, outputs);
+  if (applied) {
+    ctx.metrics.ledgerOperations.inc({ kind: 'deposit', outcome: 'confirmed' });
+    await ctx.stats.recordTransaction();
+    ctx.logger.log('info', 'wallet deposit found on chain', { opId: record.opId, txHash: record.txHash });
+  }
+  return resultOf(record);
+}
+
+function resultOf(record: OperationRecord): FlowResult {
+  return { txHash: record.txHash!, amount: record.amount, proveMs: Number(record.data?.proveMs ?? 0) };
+}
+
+function checkSigned(tx: Transaction, record: OperationRecord, wallet: string): void {
+  if (record.txHash === undefined || txHashOf(tx) !== record.txHash) {
     throw new ProblemError(
       'prepare_mismatch',
       'the signed transaction differs from the prepared one (operations, amounts, fees or bounds changed)',
@@ -45,39 +127,6 @@ export async function submitDeposit(
       'prepare_mismatch',
       'the transaction must carry exactly one valid signature of the depositing wallet',
     );
-  }
-  // Claim the prepared deposit (one submit wins) and register its outputs before sending: whoever sees the
-  // confirmation (this request or the indexer after a restart) credits them once.
-  const claimed = await claim(ctx, record);
-  ctx.metrics.transactionsInFlight.inc();
-  try {
-    fault('wallet_deposit', 'before-send');
-    const confirmed = await ctx.ledger.submitAndConfirm(tx, {
-      sent: () => fault('wallet_deposit', 'after-send'),
-    });
-    fault('wallet_deposit', 'after-confirm');
-    await awaitCredit(ctx, claimed.agent, confirmed.ledger, claimed.outputs ?? []);
-    await ctx.journal.update(prepareId, { state: 'confirmed' });
-    ctx.outstanding.remove(prepareId);
-    ctx.metrics.ledgerOperations.inc({ kind: 'deposit', outcome: 'confirmed' });
-    await ctx.stats.recordTransaction();
-    ctx.logger.log('info', 'wallet deposit confirmed', { opId: prepareId, txHash: confirmed.hash });
-    return { txHash: confirmed.hash, amount: record.amount, proveMs: Number(record.data?.proveMs ?? 0) };
-  } catch (error) {
-    if (!(error instanceof ProblemError && error.code === 'ledger_rejected')) throw error;
-    ctx.outstanding.remove(prepareId);
-    await settleFailure(ctx, prepareId, error);
-    ctx.metrics.ledgerOperations.inc({ kind: 'deposit', outcome: 'rejected' });
-    if (isStaleRoot(error)) {
-      throw new ProblemError(
-        'prepare_stale',
-        'the pool moved on since this deposit was prepared (a root it was proved against changed, or deposits landing first moved its writes); prepare the deposit again',
-        { extra: { txHash: claimed.txHash ?? '' } },
-      );
-    }
-    throw error;
-  } finally {
-    ctx.metrics.transactionsInFlight.dec();
   }
 }
 

@@ -49,7 +49,7 @@ export interface RouteInput<B, Q, P> {
 }
 
 export interface RouteDefinition<B, Q, P, R> {
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'delete';
   /** Koa path, e.g. /api/balance/:agentId */
   path: string;
   summary: string;

@@ -2,7 +2,7 @@
 // rate limit, the wallet page, then the API routes. Route modules register themselves on the ApiRouter;
 // this file only wires the pipeline.
 import Koa, { type Context, type Middleware, type Next } from 'koa';
-import { ProblemError } from '../../api/problem.ts';
+import { type ProblemCode, ProblemError } from '../../api/problem.ts';
 import type { Logger } from '../util/logger.ts';
 import type { ApiRouter } from './api-router.ts';
 import type { ProxyMetrics } from '../util/metrics.ts';
@@ -12,6 +12,10 @@ import type { RequestLimiter } from './rate-limit.ts';
 
 /** Routes polled by monitors: their request lines are debug, not info. */
 const QUIET_ROUTES = new Set(['/health', '/metrics']);
+/** 5xx answers about someone else's service (a paid service that does not resolve or answer): refusals. */
+const NOT_OUR_FAILURE: ReadonlySet<ProblemCode> = new Set(['service_unreachable']);
+const MAX_LOGGED_PATH = 200;
+const MAX_LOGGED_DETAIL = 500;
 
 export interface AppDeps {
   api: ApiRouter;
@@ -37,12 +41,21 @@ export function createApp({ api, metrics, ipLimiter, logger, web }: AppDeps): Ko
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       metrics.httpRequests.inc({ method: ctx.method, route, status: String(ctx.status) });
       metrics.httpDuration.observe({ method: ctx.method, route }, seconds);
-      // One line per request. Refusals (the caller's problem, so info) carry their problem code; failures
-      // are errors; probes of /health and /metrics are debug.
-      const code = problemOf(ctx);
-      const fields = { method: ctx.method, route, status: ctx.status, ms: Math.round(seconds * 10_000) / 10 };
-      if (ctx.status >= 500) log.log('error', 'request failed', { ...fields, code });
-      else if (ctx.status >= 400) log.log('info', 'request refused', { ...fields, code });
+      // One line per request. Refusals (the caller's problem, so info) carry their problem code and detail;
+      // failures of the proxy are errors; probes of /health and /metrics are debug. A request no route
+      // matched (a 404) carries its path, which is all there is to know about it.
+      const problem = problemOf(ctx);
+      const fields = {
+        method: ctx.method,
+        route,
+        ...(route === 'unmatched' && { path: ctx.path.slice(0, MAX_LOGGED_PATH) }),
+        status: ctx.status,
+        ms: Math.round(seconds * 10_000) / 10,
+        ...(problem && { code: problem.code, detail: problem.detail.slice(0, MAX_LOGGED_DETAIL) }),
+      };
+      if (ctx.status >= 500 && !(problem && NOT_OUR_FAILURE.has(problem.code)))
+        log.log('error', 'request failed', fields);
+      else if (ctx.status >= 400) log.log('info', 'request refused', fields);
       else log.log(QUIET_ROUTES.has(route) ? 'debug' : 'info', 'request', fields);
     }
   });

@@ -54,7 +54,7 @@ export function problemMiddleware(logger: Logger) {
           'the request failed inside the service; see the service log',
         );
       }
-      noteProblem(ctx, problem.code);
+      noteProblem(ctx, { code: problem.code, detail: problem.message });
       ctx.status = problem.status;
       for (const [name, value] of Object.entries(problem.headers ?? {})) ctx.set(name, value);
       ctx.type = PROBLEM_CONTENT_TYPE;

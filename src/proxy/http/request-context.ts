@@ -1,5 +1,5 @@
 // Per-request state shared by the middleware and the routes: the request id (an incoming sane
-// X-Request-Id, or a fresh UUID), the logger bound to it, and the problem code of a refusal.
+// X-Request-Id, or a fresh UUID), the logger bound to it, and the problem (code and detail) of a refusal.
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
 import type { ProblemCode } from '../../api/problem.ts';
@@ -12,7 +12,12 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 interface RequestState {
   requestId?: string;
   log?: Logger;
-  problemCode?: ProblemCode;
+  problem?: NotedProblem;
+}
+
+export interface NotedProblem {
+  code: ProblemCode;
+  detail: string;
 }
 
 function state(ctx: Context): RequestState {
@@ -34,10 +39,10 @@ export function requestLog(ctx: Context): Logger {
   return state(ctx).log ?? silentLogger;
 }
 
-export function noteProblem(ctx: Context, code: ProblemCode): void {
-  state(ctx).problemCode = code;
+export function noteProblem(ctx: Context, problem: NotedProblem): void {
+  state(ctx).problem = problem;
 }
 
-export function problemOf(ctx: Context): ProblemCode | undefined {
-  return state(ctx).problemCode;
+export function problemOf(ctx: Context): NotedProblem | undefined {
+  return state(ctx).problem;
 }

@@ -1,5 +1,5 @@
-// Serves the wallet page built from web/ (build/web: index.html, app.js, app.css) at GET /, /app.js and
-// /app.css, with a strict Content-Security-Policy: scripts and styles only from these files (no inline code),
+// Serves the wallet page built from web/ (build/web: index.html, app.js, app.css, favicon.svg) at GET /,
+// /app.js, /app.css and /favicon.svg, with a strict Content-Security-Policy: scripts and styles only from these files (no inline code),
 // requests only to the proxy itself and, on the sandbox, its friendbot.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -14,6 +14,7 @@ const FILES: Record<string, { file: string; type: string }> = {
   '/index.html': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
   '/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
+  '/favicon.svg': { file: 'favicon.svg', type: 'image/svg+xml' },
 };
 
 export interface WebOptions {

@@ -82,14 +82,21 @@ export class SettlementJob {
     this.#timer.unref();
   }
 
+  /**
+   * Asked before every run and every agent: false skips them (another replica leads settlement, or this
+   * one lost its leadership meanwhile). Always true for a proxy alone on its store.
+   */
+  gate: () => Promise<boolean> = async () => true;
+
   async #settleAll(): Promise<void> {
+    if (!(await this.gate())) return;
     const agents = await this.#pctx.flows.agents.all();
     for (let i = agents.length - 1; i > 0; i--) {
       const j = randomInt(i + 1);
       [agents[i], agents[j]] = [agents[j]!, agents[i]!];
     }
     for (const a of agents) {
-      if (this.#stopped) return;
+      if (this.#stopped || !(await this.gate())) return;
       try {
         await settleAgent(this.#pctx, a);
       } catch {

@@ -1,10 +1,12 @@
-// Wallet login endpoints: SEP-53 challenge and its verification into a JWT.
+// Wallet login endpoints: SEP-53 challenge and its verification into a JWT, and Log out (the token is revoked
+// on the server until it would have expired).
 import type { LoginService } from '../auth/login.ts';
+import type { TokenService } from '../auth/tokens.ts';
 import type { ApiRouter } from '../http/api-router.ts';
 import { requestLog } from '../http/request-context.ts';
-import { AuthChallenge, AuthToken, ChallengeQuery, VerifyRequest } from '../../api/schemas.ts';
+import { AuthChallenge, AuthToken, ChallengeQuery, LogoutResult, VerifyRequest } from '../../api/schemas.ts';
 
-export function registerAuthRoutes(api: ApiRouter, login: LoginService): void {
+export function registerAuthRoutes(api: ApiRouter, login: LoginService, tokens: TokenService): void {
   api.add({
     method: 'get',
     path: '/api/auth/challenge',
@@ -36,6 +38,25 @@ export function registerAuthRoutes(api: ApiRouter, login: LoginService): void {
       const result = await login.verify(body);
       requestLog(ctx).log('info', 'login', { wallet: body.publicKey });
       return result;
+    },
+  });
+
+  api.add({
+    method: 'post',
+    path: '/api/auth/logout',
+    summary: 'Log out: end this token on the server',
+    description:
+      'The token in the Authorization header is refused from now on (401), also after a restart of the service, ' +
+      'until it would have expired. Other tokens of the same wallet stay valid. A second logout with the same ' +
+      'token answers 401 like any other use of it.',
+    tag: 'auth',
+    access: 'wallet',
+    response: LogoutResult,
+    errors: [],
+    handler: async ({ auth, ctx }) => {
+      await tokens.revoke(auth!);
+      requestLog(ctx).log('info', 'logout', { wallet: auth!.sub });
+      return { loggedOut: true as const, tokenExpiresAt: new Date(auth!.exp * 1000).toISOString() };
     },
   });
 }

@@ -4,17 +4,20 @@ import { formatAmount, parseAmount } from '../../api/amount.ts';
 import { ProblemError } from '../../api/problem.ts';
 import type { ApiRouter } from '../http/api-router.ts';
 import {
+  CancelledDeposit,
   DepositResult,
   DepositSubmitRequest,
   depositPrepareRequest,
   operatorDepositRequest,
   PoolInfo,
   PreparedDeposit,
+  PrepareIdParams,
   WithdrawResult,
   withdrawRequest,
 } from '../../api/schemas.ts';
 import { x402Network } from '../../ledger/networks.ts';
 import type { PaymentsConfig } from '../config.ts';
+import { cancelDeposit } from '../flows/cancel-deposit.ts';
 import { operatorDeposit } from '../flows/operator-deposit.ts';
 import { prepareDeposit } from '../flows/prepare-deposit.ts';
 import { submitDeposit } from '../flows/submit-deposit.ts';
@@ -27,6 +30,8 @@ export interface FlowLimits {
   maxWithdraw: bigint;
   paymentCap: bigint;
   payments: PaymentsConfig;
+  /** Lifetime of a prepared deposit, which bounds a new agent's wait for its registration. */
+  prepareTtlSeconds: number;
 }
 
 export function registerFlowRoutes(api: ApiRouter, runtime: PoolRuntime, limits: FlowLimits): void {
@@ -51,6 +56,22 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolRuntime, limits:
         parseAmount(body.amount, limits.maxDeposit),
       );
     },
+  });
+
+  api.add({
+    method: 'delete',
+    path: '/api/deposit/prepare/:prepareId',
+    summary: 'Cancel a prepared deposit the wallet will not sign',
+    description:
+      'Nothing moved at prepare, so nothing moves now: the prepareId can no longer be submitted, and the allowlist ' +
+      'registrations it held back may proceed. Cancelling again answers the same. A deposit already submitted ' +
+      'answers 409; another wallet’s prepareId answers 404 like an unknown one.',
+    tag: 'deposit',
+    access: 'wallet',
+    params: PrepareIdParams,
+    response: CancelledDeposit,
+    errors: ['not_found', 'conflict', 'service_unavailable'],
+    handler: async ({ params, auth }) => cancelDeposit(runtime.require(), auth!.sub, params.prepareId),
   });
 
   api.add({
@@ -106,6 +127,7 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolRuntime, limits:
       return {
         status: 'confirmed' as const,
         txHash: result.txHash,
+        amount: formatAmount(result.amount),
         zkProof: { generated: true, onChain: true, timeMs: result.proveMs },
       };
     },
@@ -166,6 +188,7 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolRuntime, limits:
         circuitId,
         maxDeposit: formatAmount(limits.maxDeposit),
         maxWithdraw: formatAmount(limits.maxWithdraw),
+        registrationWaitMaxSeconds: limits.prepareTtlSeconds,
         ...(deployment.friendbotUrl ? { friendbotUrl: deployment.friendbotUrl } : {}),
         payments: {
           enabled: limits.payments.poolWalletSecret !== '',

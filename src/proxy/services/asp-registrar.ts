@@ -1,12 +1,29 @@
-// Registers agents' note keys in the ASP allowlist without breaking deposits in flight.
+// Registers agents' note keys in the ASP allowlist at a fixed cadence, so that no user can hold anyone's
+// registration back and no registration breaks a deposit the proxy promised would stay valid.
 //
 // The allowlist contract keeps only its current root, and every proof commits to it: inserting a leaf makes
-// every proof made before it stale. A wallet-signed deposit cannot be proved again by the proxy (the wallet
-// signed that exact transaction), so registrations are queued and inserted together ("flushed") only when no
-// prepared wallet deposit is outstanding — or at the latest when the last of them expires. Deposits prepared
-// while registrations wait get an expiry capped at that deadline, so the deadline never moves and a waiting
-// agent waits at most one prepare TTL. The service's own transactions (operator deposits, withdrawals) are
-// simply proved again when a root moved.
+// every proof made before it stale. The service's own transactions (operator deposits, withdrawals) are
+// simply proved again; a wallet-signed deposit cannot be. So new keys are inserted only in **registration
+// slots**, at the multiples of `slotMs` on the clock, all the keys queued for a slot together (up to
+// `perSlot`; more go to the next slot). Nothing a user does moves a slot.
+//
+// A wallet deposit is proved against the current root and is promised valid until the next slot that may
+// insert (its `validUntil`), never less than `windowMs` ahead:
+//   - proved more than `windowMs` before the next slot: valid until that slot;
+//   - proved within `windowMs` of a slot that has nothing queued: the slot is closed (it stays empty; keys
+//     queued from then on go to the following slot) and the deposit is valid until the following slot;
+//   - within `windowMs` of a slot that has keys queued, or while a slot's keys are being inserted: the
+//     prepare waits for the insert to land, then proves against the new root.
+// Between slots, queued keys are inserted at once whenever that breaks no promise: no prepared deposit is
+// within its promised validity, none is being proved or sent. So on a quiet pool a new agent waits only for
+// its insert; the slots bound the wait when others keep deposits outstanding.
+// A new key therefore lands by its slot — at the latest `slotMs + windowMs` after it was queued, plus the
+// time to insert the keys ahead of it in its slot. No request is held longer than `holdMs` for a slot: it is
+// answered `503 registration_pending` with `Retry-After` (the time its slot is expected to land) instead. A submit of a deposit
+// proved against the current root takes a hold; a slot's insert first lets sends under way land (each is
+// bounded by the ledger's confirmation timeout), and a deposit whose root moved is refused as stale
+// without being sent.
+import type { RegistrationSchedule } from '../config.ts';
 import type { AgentRef } from '../domain/agent-ref.ts';
 import { scopedId } from '../domain/agent-ref.ts';
 import { ProblemError } from '../../api/problem.ts';
@@ -23,110 +40,340 @@ export interface AspRegistrarDeps {
   indexer: PoolIndexer;
   keyring: AgentKeyring;
   logger: Logger;
-  /** Expiry (ms) of the last outstanding wallet deposit proved against the current roots, or 0 if none. */
-  outstandingUntil: () => number;
+  schedule: RegistrationSchedule;
 }
 
-interface Waiter {
-  resolve: () => void;
-  reject: (error: unknown) => void;
+interface Slot {
+  index: number;
+  /** scoped id → leaf, in the order they were queued */
+  leaves: Map<string, bigint>;
+  /** a deposit was promised validity past this slot while it was empty: it takes no keys */
+  closed: boolean;
+  /** settles once the slot's keys are inserted and indexed (rejects when the insert failed) */
+  landed: Promise<void>;
+  settle: (error?: unknown) => void;
 }
+
+/** What a proof made now may rely on: the membership root it commits to and until when it stays current. */
+export interface ProofWindow {
+  aspRoot: bigint;
+  validUntil: number;
+}
+
+/** First guess of a wallet deposit's proof and simulation, refined by measurement. */
+const INITIAL_PROOF_MS = 2000;
+/** First guess of one `insert_leaf`'s time to confirmation, refined by measurement. */
+const INITIAL_INSERT_MS = 2000;
 
 export class AspRegistrar {
   readonly #d: AspRegistrarDeps;
-  readonly #pending = new Map<string, { leaf: bigint; waiters: Waiter[] }>();
-  #deadline = 0;
+  readonly #s: RegistrationSchedule;
+  readonly #slots = new Map<number, Slot>();
+  /** wallet deposit sends under way, proved against the current root */
+  readonly #holds = new Set<Promise<unknown>>();
+  /** deposits proved or being proved against the current root → until when they were promised it (ms) */
+  readonly #promises = new Map<string, number>();
+  #promiseTimer: NodeJS.Timeout | undefined;
+  #inserting: { slot: Slot; done: Promise<void>; endsBy: number } | undefined;
+  #insertMs = INITIAL_INSERT_MS;
+  /** how long proving and simulating a wallet deposit takes (ms), measured */
+  #proofMs = INITIAL_PROOF_MS;
   #timer: NodeJS.Timeout | undefined;
-  #flushing: Promise<void> | undefined;
   #stopped = false;
 
   constructor(deps: AspRegistrarDeps) {
     this.#d = deps;
+    this.#s = deps.schedule;
+    if (!(this.#s.slotMs > this.#s.windowMs))
+      throw new RangeError('the registration slot must be longer than the signing window');
   }
 
-  /** Whether the agent's key is in the allowlist (as indexed). */
-  isRegistered(agent: AgentRef): boolean {
-    return this.#indexOf(this.#d.keyring.crypto(scopedId(agent)).membershipLeaf) !== undefined;
-  }
-
-  /**
-   * Resolves once the agent's key is in the allowlist: at once if it is, else after the next flush. Call
-   * `nudge()` when a prepared deposit is submitted or expires.
-   */
-  async ensure(agent: AgentRef): Promise<void> {
-    if (this.isRegistered(agent)) return;
-    if (this.#stopped) throw new ProblemError('service_unavailable', 'the service is stopping; retry');
-    const scoped = scopedId(agent);
-    return new Promise<void>((resolve, reject) => {
-      const entry = this.#pending.get(scoped);
-      if (entry !== undefined) {
-        entry.waiters.push({ resolve, reject });
-      } else {
-        if (this.#pending.size === 0) this.#deadline = Math.max(Date.now(), this.#d.outstandingUntil());
-        this.#pending.set(scoped, {
-          leaf: this.#d.keyring.crypto(scoped).membershipLeaf,
-          waiters: [{ resolve, reject }],
-        });
-      }
-      this.nudge();
-    });
-  }
-
-  /**
-   * When registrations are waiting: the time (ms) by which they will be inserted. A deposit prepared now
-   * must expire by then (or wait for the flush and be proved after it).
-   */
-  get deadline(): number | undefined {
-    return this.#pending.size > 0 || this.#flushing !== undefined ? this.#deadline : undefined;
-  }
-
-  /** Resolves once inserts under way (if any) have landed; registrations still held back are not waited for. */
-  async inserting(): Promise<void> {
-    await this.#flushing?.catch(() => {});
-  }
-
-  /** Resolves after the current or next flush (at once if nothing waits). */
-  async flushed(): Promise<void> {
-    while (this.#pending.size > 0 || this.#flushing !== undefined) {
-      if (this.#flushing !== undefined) await this.#flushing.catch(() => {});
-      else await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-
-  /** Re-checks whether waiting registrations may be inserted now. */
-  nudge(): void {
-    if (this.#stopped || this.#pending.size === 0 || this.#flushing !== undefined) return;
-    const now = Date.now();
-    const until = this.#d.outstandingUntil();
-    if (until > now && now < this.#deadline) {
-      clearTimeout(this.#timer);
-      this.#timer = setTimeout(() => this.nudge(), Math.min(this.#deadline, until) - now + 10);
-      this.#timer.unref();
-      return;
-    }
-    this.#flushing = this.#flush().finally(() => {
-      this.#flushing = undefined;
-      this.nudge();
-    });
+  /** Starts the slot clock. */
+  start(): void {
+    this.#arm();
   }
 
   stop(): void {
     this.#stopped = true;
     clearTimeout(this.#timer);
-    for (const entry of this.#pending.values())
-      for (const w of entry.waiters)
-        w.reject(new ProblemError('service_unavailable', 'the service is stopping; retry'));
-    this.#pending.clear();
+    clearTimeout(this.#promiseTimer);
+    for (const slot of this.#slots.values())
+      slot.settle(new ProblemError('service_unavailable', 'the service is stopping; retry'));
+    this.#slots.clear();
   }
 
-  async #flush(): Promise<void> {
-    const batch = [...this.#pending.entries()];
-    this.#pending.clear();
+  /** The allowlist root proofs commit to now (as indexed). */
+  get root(): bigint {
+    return this.#d.indexer.aspTree.root;
+  }
+
+  /** Whether the agent's key is in the allowlist (as indexed). */
+  isRegistered(agent: AgentRef): boolean {
+    return this.#indexOf(this.#leafOf(agent)) !== undefined;
+  }
+
+  /** Whether the agent's key is queued for a slot. */
+  isQueued(agent: AgentRef): boolean {
+    return this.#queuedIn(scopedId(agent)) !== undefined;
+  }
+
+  /**
+   * Resolves once the agent's key is in the allowlist: at once if it is, else when its slot has landed. Held
+   * past `holdUntil`, answers `registration_pending` with Retry-After (the key stays queued).
+   */
+  async register(agent: AgentRef, holdUntil = this.holdUntil()): Promise<void> {
+    if (this.isRegistered(agent)) return;
+    this.#refuseIfStopped();
+    const scoped = scopedId(agent);
+    let slot = this.#queuedIn(scoped);
+    if (slot === undefined) {
+      slot = this.#openSlotFrom(this.#nextIndex(Date.now()));
+      slot.leaves.set(scoped, this.#leafOf(agent));
+      this.#insertEarly();
+    }
+    await this.#waitFor(slot, 'the agent’s key is queued for the allowlist', holdUntil);
+  }
+
+  /**
+   * Waits (bounded by the hold limit) until a wallet deposit proved now stays valid for at least the signing
+   * window, and returns the root to prove against and the time until which it is promised to stay current.
+   * The promise is kept under `id` (no early insert breaks it) until `release(id)` or its time passes.
+   */
+  async proofWindow(id: string, holdUntil = this.holdUntil()): Promise<ProofWindow> {
+    for (;;) {
+      this.#refuseIfStopped();
+      const now = Date.now();
+      const due = this.#inserting?.slot ?? this.#dueSlot(now);
+      if (due !== undefined) {
+        await this.#waitFor(due, 'allowlist registrations are being inserted', holdUntil);
+        continue;
+      }
+      const index = this.#nextIndex(now);
+      const at = this.#at(index);
+      // The wallet gets the signing window after the proof is made.
+      if (now < at - this.#s.windowMs - this.#proofMs) return this.#promise(id, at);
+      const slot = this.#slots.get(index) ?? this.#newSlot(index);
+      if (slot.leaves.size === 0) {
+        slot.closed = true;
+        return this.#promise(id, this.#at(index + 1));
+      }
+      await this.#waitFor(slot, 'allowlist registrations are about to be inserted', holdUntil);
+    }
+  }
+
+  /**
+   * Takes a hold for proving or sending a wallet deposit against `aspRoot`: refused (`prepare_stale`) when
+   * the root moved or keys are being inserted; otherwise the next insert waits until `work` has settled.
+   */
+  hold<T>(aspRoot: bigint, send: () => Promise<T>): Promise<T> {
+    if (this.#inserting !== undefined || this.root !== aspRoot) {
+      throw new ProblemError(
+        'prepare_stale',
+        'the allowlist root this deposit was proved against has been replaced by new registrations; prepare the deposit again',
+      );
+    }
+    const sending = send();
+    const tracked = sending.then(
+      () => {},
+      () => {},
+    );
+    this.#holds.add(tracked);
+    void tracked.finally(() => {
+      this.#holds.delete(tracked);
+      this.#insertEarly();
+    });
+    return sending;
+  }
+
+  /** Feeds the time a wallet deposit's proof and simulation took into the registrar's estimate. */
+  recordProof(ms: number): void {
+    this.#proofMs = Math.round((this.#proofMs + ms) / 2);
+  }
+
+  /** Restores a promise made before a restart (a prepared deposit still open). */
+  restore(id: string, validUntil: number): void {
+    if (validUntil > Date.now()) this.#promises.set(id, validUntil);
+  }
+
+  /** The deposit under `id` no longer needs its root (sent, expired or failed). */
+  release(id: string): void {
+    if (this.#promises.delete(id)) this.#insertEarly();
+  }
+
+  /** Resolves once an insert under way (if any) has landed; keys queued for later slots are not waited for. */
+  async inserting(): Promise<void> {
+    await this.#inserting?.done.catch(() => {});
+  }
+
+  /** When the agent's queued key is expected in the allowlist (ms), if it is queued. */
+  expectedLanding(agent: AgentRef): number | undefined {
+    const slot = this.#queuedIn(scopedId(agent));
+    return slot === undefined ? undefined : this.#landsBy(slot);
+  }
+
+  #promise(id: string, validUntil: number): ProofWindow {
+    this.#promises.set(id, validUntil);
+    return { aspRoot: this.root, validUntil };
+  }
+
+  /** Inserts the earliest queued keys now if no promise, proof or send stands in the way. */
+  #insertEarly(): void {
+    if (this.#stopped || this.#inserting !== undefined || this.#holds.size > 0) return;
+    const now = Date.now();
+    let latest = 0;
+    for (const [id, until] of this.#promises) {
+      if (until <= now) this.#promises.delete(id);
+      else latest = Math.max(latest, until);
+    }
+    clearTimeout(this.#promiseTimer);
+    if (latest > 0) {
+      // Promises end by themselves at the latest at their time.
+      this.#promiseTimer = setTimeout(() => this.#insertEarly(), latest - now + 5);
+      this.#promiseTimer.unref();
+      return;
+    }
+    let first: Slot | undefined;
+    for (const slot of this.#slots.values())
+      if (slot.leaves.size > 0 && (first === undefined || slot.index < first.index)) first = slot;
+    if (first !== undefined) void this.#run(first.index);
+  }
+
+  #refuseIfStopped(): void {
+    if (this.#stopped) throw new ProblemError('service_unavailable', 'the service is stopping; retry');
+  }
+
+  /**
+   * Waits for the slot to land — it may land before its time, once nothing stands in the way — until the
+   * request's hold limit (`holdUntil`); past it, answers `registration_pending` with Retry-After.
+   */
+  async #waitFor(slot: Slot, why: string, holdUntil: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), Math.max(0, holdUntil - Date.now()));
+    });
+    try {
+      if ((await Promise.race([slot.landed.then(() => 'landed' as const), timeout])) === 'landed') return;
+    } finally {
+      clearTimeout(timer);
+    }
+    const eta = this.#landsBy(slot);
+    const seconds = Math.max(1, Math.ceil((eta - Date.now()) / 1000));
+    throw new ProblemError(
+      'registration_pending',
+      `${why}; the slot at ${new Date(this.#at(slot.index)).toISOString()} inserts them (expected within ${seconds} s); retry then`,
+      { headers: { 'Retry-After': String(seconds) }, extra: { registrationAt: new Date(eta).toISOString() } },
+    );
+  }
+
+  /** The latest time (ms) a request arriving now may be held for a slot. */
+  holdUntil(now = Date.now()): number {
+    return now + this.#s.holdMs;
+  }
+
+  /** When the slot's keys are expected to be inserted and indexed (ms). */
+  #landsBy(slot: Slot): number {
+    if (this.#inserting?.slot === slot) return this.#inserting.endsBy;
+    const start = Math.max(this.#at(slot.index), this.#inserting?.endsBy ?? 0);
+    return start + (slot.leaves.size + 1) * this.#insertMs;
+  }
+
+  /** A slot whose time has come and whose keys are not inserted yet (it may wait for the one before). */
+  #dueSlot(now: number): Slot | undefined {
+    for (const slot of this.#slots.values())
+      if (this.#at(slot.index) <= now && slot.leaves.size > 0) return slot;
+    return undefined;
+  }
+
+  #queuedIn(scoped: string): Slot | undefined {
+    if (this.#inserting?.slot.leaves.has(scoped)) return this.#inserting.slot;
+    for (const slot of this.#slots.values()) if (slot.leaves.has(scoped)) return slot;
+    return undefined;
+  }
+
+  /** The first slot from `index` on that still takes keys. */
+  #openSlotFrom(index: number): Slot {
+    for (let i = index; ; i++) {
+      const slot = this.#slots.get(i) ?? this.#newSlot(i);
+      if (!slot.closed && slot.leaves.size < this.#s.perSlot) return slot;
+    }
+  }
+
+  #newSlot(index: number): Slot {
+    let settle!: (error?: unknown) => void;
+    const landed = new Promise<void>((resolve, reject) => {
+      settle = (error) => (error === undefined ? resolve() : reject(error));
+    });
+    landed.catch(() => {});
+    const slot: Slot = { index, leaves: new Map(), closed: false, landed, settle };
+    this.#slots.set(index, slot);
+    return slot;
+  }
+
+  #at(index: number): number {
+    return index * this.#s.slotMs;
+  }
+
+  /** The first slot strictly after `now`. */
+  #nextIndex(now: number): number {
+    return Math.floor(now / this.#s.slotMs) + 1;
+  }
+
+  #arm(): void {
+    if (this.#stopped) return;
+    const index = this.#nextIndex(Date.now());
+    this.#timer = setTimeout(
+      () => {
+        this.#arm();
+        void this.#run(index);
+      },
+      this.#at(index) - Date.now(),
+    );
+    this.#timer.unref();
+  }
+
+  async #run(index: number): Promise<void> {
+    const slot = this.#slots.get(index);
+    // Slots that passed without keys are forgotten.
+    const now = Date.now();
+    for (const [i, passed] of this.#slots)
+      if (this.#at(i) <= now && passed.leaves.size === 0) {
+        this.#slots.delete(i);
+        passed.settle();
+      }
+    if (slot === undefined || slot.leaves.size === 0) {
+      if (slot !== undefined) {
+        this.#slots.delete(index);
+        slot.settle();
+      }
+      return;
+    }
+    // One insert at a time: a slot whose predecessor is still inserting follows it.
+    while (this.#inserting !== undefined) await this.#inserting.done.catch(() => {});
+    if (this.#slots.get(index) !== slot) return; // run meanwhile (early and by its timer)
+    this.#slots.delete(index);
+    const started = Date.now();
+    const done = this.#insert(slot);
+    this.#inserting = { slot, done, endsBy: started + (slot.leaves.size + 1) * this.#insertMs };
+    try {
+      await done;
+      slot.settle();
+    } catch (error) {
+      slot.settle(error);
+    } finally {
+      this.#inserting = undefined;
+      this.#insertEarly();
+    }
+  }
+
+  async #insert(slot: Slot): Promise<void> {
+    // Deposits already being sent against the current root land first (each is bounded by its confirmation).
+    await Promise.all([...this.#holds]);
     let lastLedger = 0;
-    let failure: unknown;
-    for (const [, { leaf }] of batch) {
-      if (this.#indexOf(leaf) !== undefined) continue;
-      try {
+    let inserted = 0;
+    const started = Date.now();
+    try {
+      for (const leaf of slot.leaves.values()) {
+        if (this.#indexOf(leaf) !== undefined) continue;
         const confirmed = await this.#d.ledger.invokeAndConfirm(
           this.#d.deployment.aspAdmin,
           this.#d.deployment.contracts.aspMembership,
@@ -134,24 +381,21 @@ export class AspRegistrar {
           [nativeToScVal(leaf, { type: 'u256' })],
         );
         lastLedger = Math.max(lastLedger, confirmed.ledger);
-      } catch (error) {
-        failure = error;
-        break;
+        inserted++;
       }
+    } finally {
+      if (lastLedger > 0) await this.#d.indexer.waitForLedger(lastLedger);
+      if (inserted > 0) this.#insertMs = Math.round((this.#insertMs + (Date.now() - started) / inserted) / 2);
     }
-    if (lastLedger > 0) await this.#d.indexer.waitForLedger(lastLedger);
-    this.#d.logger.log('info', 'allowlist registrations inserted', { count: batch.length });
-    for (const [, { leaf, waiters }] of batch) {
-      const ok = this.#indexOf(leaf) !== undefined;
-      for (const w of waiters) {
-        if (ok) w.resolve();
-        else
-          w.reject(
-            failure ??
-              new ProblemError('service_unavailable', 'the allowlist registration is not indexed yet; retry'),
-          );
-      }
+    this.#d.logger.log('info', 'allowlist registrations inserted', { count: inserted, slot: slot.index });
+    for (const leaf of slot.leaves.values()) {
+      if (this.#indexOf(leaf) === undefined)
+        throw new ProblemError('service_unavailable', 'the allowlist registration is not indexed yet; retry');
     }
+  }
+
+  #leafOf(agent: AgentRef): bigint {
+    return this.#d.keyring.crypto(scopedId(agent)).membershipLeaf;
   }
 
   #indexOf(leaf: bigint): number | undefined {

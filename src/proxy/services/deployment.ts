@@ -31,7 +31,10 @@ export function sandboxFriendbotUrl(ledger: LedgerConfig): string {
   return ledger.sandboxInfoUrl === '' ? '' : new URL('/friendbot', ledger.sandboxInfoUrl).href;
 }
 
-export async function resolveDeployment(ledger: LedgerConfig): Promise<Deployment> {
+/** The pool's contract ids and pool wallet: from configuration, else from the sandbox's /sandbox/info. */
+export async function resolveContracts(
+  ledger: LedgerConfig,
+): Promise<{ contracts: Deployment['contracts']; poolWallet: string }> {
   let contracts = {
     pool: ledger.poolContractId,
     token: ledger.tokenContractId,
@@ -55,6 +58,11 @@ export async function resolveDeployment(ledger: LedgerConfig): Promise<Deploymen
     if (!StrKey.isValidContract(id))
       throw new ConfigError(`contract id for ${name} is missing or invalid (set it in the environment)`);
   }
+  return { contracts, poolWallet };
+}
+
+export async function resolveDeployment(ledger: LedgerConfig): Promise<Deployment> {
+  const { contracts, poolWallet } = await resolveContracts(ledger);
   return {
     network: ledger.network,
     networkPassphrase: ledger.networkPassphrase,

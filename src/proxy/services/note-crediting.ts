@@ -70,7 +70,11 @@ export class NoteCrediting {
       const registration = this.#d.keyring.openRegistration(event.encryptedOutput);
       if (registration === undefined || (await this.#d.agents.get(registration)) !== undefined) continue;
       await this.#d.agents.ensure(registration);
-      this.#d.logger.log('info', 'agent recovered from the chain', { ledger: event.ledger });
+      // A transaction whose outputs this proxy registered as pending is a new agent's first deposit; anything
+      // else is an agent learnt from the chain alone (a rebuilt store).
+      if (await this.#expected(event.txHash, commitments))
+        this.#d.logger.log('debug', 'agent added by its first deposit', { ledger: event.ledger });
+      else this.#d.logger.log('info', 'agent recovered from the chain', { ledger: event.ledger });
     }
     const order: string[] = [];
     const byTx = new Map<string, { spent: NullifierIndex[]; created: CommitmentEvent[] }>();
@@ -186,6 +190,17 @@ export class NoteCrediting {
       key: this.#nullifierKey(note.nullifier),
       value: { agentId, commitment: note.commitment } satisfies NullifierIndex,
     };
+  }
+
+  /** Whether any output of transaction `txHash` is a pending note this proxy registered before sending it. */
+  async #expected(txHash: string, commitments: CommitmentEvent[]): Promise<boolean> {
+    for (const event of commitments)
+      if (
+        event.txHash === txHash &&
+        (await this.#d.store.get(this.#pendingKey(event.commitment))) !== undefined
+      )
+        return true;
+    return false;
   }
 
   #pendingKey(commitment: bigint): string {

@@ -29,6 +29,16 @@ export const MIGRATIONS: readonly Migration[] = [
             allowed boolean NOT NULL
           )`,
   },
+  {
+    version: 3,
+    name: 'leader-epochs',
+    // One row per singleton job: the epoch of its current leader (cluster/leadership.ts).
+    sql: `CREATE TABLE leader_epochs (
+            job text COLLATE "C" PRIMARY KEY,
+            epoch bigint NOT NULL,
+            elected_at timestamptz NOT NULL DEFAULT now()
+          )`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

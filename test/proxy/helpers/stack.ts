@@ -73,7 +73,6 @@ export async function startStack(
     POOL_PROXY_INDEXER_POLL_MS: '100',
     POOL_PROXY_RATE_LIMIT_IP_PER_SECOND: '0',
     POOL_PROXY_RATE_LIMIT_TOKEN_PER_SECOND: '0',
-    // Abandoned prepares hold allowlist registrations back for at most their TTL: keep it short here.
     POOL_PROXY_PREPARE_TTL_SECONDS: '20',
     ...env,
   };

@@ -2,7 +2,8 @@
 // window.postMessage: a request {source: "FREIGHTER_EXTERNAL_MSG_REQUEST", messageId, type, …} is answered on
 // the same window by {source: "FREIGHTER_EXTERNAL_MSG_RESPONSE", messagedId (sic), …}. An init script relays
 // each request to a function exposed by the test, which answers it and signs in Node with a real keypair
-// (SEP-53 messages, transaction envelopes), so the page's own freighter-api code path runs unchanged.
+// (SEP-53 messages, transaction envelopes), so the page's own freighter-api code path runs unchanged. The test
+// can switch the wallet's account or network at any time, as a user would in Freighter.
 import type { BrowserContext } from 'playwright-core';
 import { Keypair, TransactionBuilder } from '@stellar/stellar-sdk';
 
@@ -12,7 +13,10 @@ export interface FreighterRequest {
 }
 
 export interface StandIn {
+  /** The account Freighter is on now (assign to switch accounts). */
   keypair: Keypair;
+  /** The network passphrase Freighter is on now (assign to switch networks). */
+  walletPassphrase: string;
   /** Every request the page sent, in order. */
   requests: FreighterRequest[];
   /** When set, the next signature request is declined as a user would (Freighter's error shape). */
@@ -44,11 +48,12 @@ export async function installFreighter(
   walletPassphrase: string,
   rpcUrl: string,
 ): Promise<StandIn> {
-  const standIn: StandIn = { keypair, requests: [], declineNextSignature: false };
-  const address = keypair.publicKey();
+  const standIn: StandIn = { keypair, walletPassphrase, requests: [], declineNextSignature: false };
   await context.exposeFunction('__freighterStandIn', async (request: FreighterRequest) => {
     standIn.requests.push(request);
     await standIn.beforeAnswer?.(request);
+    const address = standIn.keypair.publicKey();
+    const passphrase = standIn.walletPassphrase;
     switch (request.type) {
       case 'REQUEST_CONNECTION_STATUS':
         return { isConnected: true };
@@ -63,7 +68,7 @@ export async function installFreighter(
             network: 'CUSTOM',
             networkName: 'Custom',
             networkUrl: rpcUrl,
-            networkPassphrase: walletPassphrase,
+            networkPassphrase: passphrase,
             sorobanRpcUrl: rpcUrl,
           },
         };
@@ -72,7 +77,7 @@ export async function installFreighter(
           standIn.declineNextSignature = false;
           return { apiError: DECLINED };
         }
-        const signature = keypair.signMessage(String(request.blob));
+        const signature = standIn.keypair.signMessage(String(request.blob));
         return { signedBlob: Buffer.from(signature).toString('base64'), signerAddress: address };
       }
       case 'SUBMIT_TRANSACTION': {
@@ -81,10 +86,10 @@ export async function installFreighter(
           return { apiError: DECLINED };
         }
         // Freighter signs for its own network and refuses a request for another one.
-        if (request.networkPassphrase && request.networkPassphrase !== walletPassphrase)
+        if (request.networkPassphrase && request.networkPassphrase !== passphrase)
           return { apiError: { code: -3, message: 'The transaction is for another network.' } };
-        const tx = TransactionBuilder.fromXDR(String(request.transactionXdr), walletPassphrase);
-        tx.sign(keypair);
+        const tx = TransactionBuilder.fromXDR(String(request.transactionXdr), passphrase);
+        tx.sign(standIn.keypair);
         return { signedTransaction: tx.toXDR(), signerAddress: address };
       }
       default:

@@ -1,0 +1,52 @@
+// Wallet deposit, the way out: a prepared deposit the wallet will not sign is cancelled at once instead of
+// staying outstanding until its expiry (which also holds back the allowlist registrations of other agents).
+// Nothing moved at prepare, so cancelling releases nothing but the prepared operation itself; a deposit
+// already submitted can no longer be cancelled. The claim is the journal's `prepared → released` transition,
+// so a submit and a cancel of the same prepareId racing each other end with exactly one winner.
+import { ProblemError } from '../../api/problem.ts';
+import type { FlowContext } from './context.ts';
+
+/** What became of the prepared deposit: cancelled (now or by an earlier cancel), or it had already ended. */
+export type CancelledStatus = 'cancelled' | 'expired' | 'failed';
+
+export const CANCELLED_REASON = { code: 'cancelled', detail: 'cancelled by the wallet before signing' };
+
+export async function cancelDeposit(
+  ctx: FlowContext,
+  wallet: string,
+  prepareId: string,
+): Promise<{ prepareId: string; status: CancelledStatus }> {
+  const record = await ctx.journal.get(prepareId);
+  // Another wallet's prepareId answers exactly like an unknown one.
+  if (record === undefined || record.kind !== 'wallet_deposit' || record.data?.wallet !== wallet)
+    throw new ProblemError('not_found', 'unknown prepareId');
+  const { applied, record: now } = await ctx.journal.transition(prepareId, ['prepared'], {
+    state: 'released',
+    reason: CANCELLED_REASON,
+  });
+  if (applied) {
+    ctx.registrar.release(prepareId);
+    ctx.logger.log('info', 'wallet deposit cancelled before signing', { opId: prepareId });
+    return { prepareId, status: 'cancelled' };
+  }
+  switch (now.state) {
+    case 'released':
+      // A replayed cancel gets the same answer; nothing happens twice.
+      if (now.reason?.code === CANCELLED_REASON.code) return { prepareId, status: 'cancelled' };
+      return { prepareId, status: 'expired' };
+    case 'expired':
+      return { prepareId, status: 'expired' };
+    case 'failed':
+      return { prepareId, status: 'failed' };
+    case 'proving':
+      throw new ProblemError(
+        'conflict',
+        'the deposit is still being prepared; cancel it once it is prepared',
+      );
+    default:
+      throw new ProblemError(
+        'conflict',
+        `the deposit was already submitted (${now.state}); it can no longer be cancelled`,
+      );
+  }
+}

@@ -1,0 +1,112 @@
+// Log out: POST /api/auth/logout ends the token on the server. The ended token answers 401 everywhere (REST and
+// MCP), also after a restart of the proxy on the same store; other tokens of the wallet keep working; a missing,
+// malformed, foreign or replayed token is refused without ending anything. Real proxy, real HTTP, real LevelDB.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Keypair } from '@stellar/stellar-sdk';
+import test from 'ava';
+import { TokenRevocations } from '../../src/proxy/auth/revocations.ts';
+import { TokenService } from '../../src/proxy/auth/tokens.ts';
+import { EncryptedStore } from '../../src/proxy/store/encrypted-store.ts';
+import { getJson, postJson, rawRequest } from './helpers/http.ts';
+import { startTestProxy } from './helpers/proxy.ts';
+
+async function login(url: string, wallet: Keypair): Promise<string> {
+  const { json } = await getJson(`${url}/api/auth/challenge?publicKey=${wallet.publicKey()}`);
+  const res = await postJson(`${url}/api/auth/verify`, {
+    publicKey: wallet.publicKey(),
+    challenge: json.challenge,
+    signature: Buffer.from(wallet.signMessage(json.challenge)).toString('base64'),
+  });
+  if (res.status !== 200) throw new Error(`login failed: ${res.text}`);
+  return res.json.token;
+}
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+const logout = (url: string, headers: Record<string, string>) =>
+  rawRequest(`${url}/api/auth/logout`, { method: 'POST', headers });
+
+test('Log out ends the token on the server, also across a restart; other tokens stay valid', async (t) => {
+  const env = {
+    POOL_PROXY_DATA_DIR: mkdtempSync(join(tmpdir(), 'pp-logout-')),
+    POOL_PROXY_MASTER_KEY: randomBytes(32).toString('hex'),
+  };
+  let proxy = await startTestProxy(env);
+  t.teardown(() => proxy.close());
+  const wallet = Keypair.random();
+  const ended = await login(proxy.url, wallet);
+  const other = await login(proxy.url, wallet);
+  t.is((await getJson(`${proxy.url}/api/agents`, bearer(ended))).status, 200, 'valid before');
+
+  const out = await logout(proxy.url, bearer(ended));
+  t.is(out.status, 200, out.text);
+  t.true(out.json.loggedOut);
+  t.true(Date.parse(out.json.tokenExpiresAt) > Date.now() + 3600_000, 'kept until the token would expire');
+
+  const after = await getJson(`${proxy.url}/api/agents`, bearer(ended));
+  t.is(after.status, 401);
+  t.is(after.json.code, 'unauthorized');
+  t.regex(after.json.detail, /Log out/);
+  t.regex(String(after.headers['www-authenticate']), /invalid_token/);
+  const mcp = await postJson(
+    `${proxy.url}/mcp`,
+    { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+    { ...bearer(ended), accept: 'application/json, text/event-stream' },
+  );
+  t.is(mcp.status, 401, 'the MCP endpoint refuses the ended token too');
+  t.is((await getJson(`${proxy.url}/api/agents`, bearer(other))).status, 200, 'another token still works');
+
+  // Replayed: the ended token cannot log out again (nor anything else).
+  const replay = await logout(proxy.url, bearer(ended));
+  t.is(replay.status, 401);
+  t.is(replay.json.code, 'unauthorized');
+
+  // The revocation is in the store: a restarted proxy on the same data still refuses the token.
+  await proxy.close();
+  proxy = await startTestProxy(env);
+  t.is((await getJson(`${proxy.url}/api/agents`, bearer(ended))).status, 401, 'still ended after a restart');
+  t.is((await getJson(`${proxy.url}/api/agents`, bearer(other))).status, 200);
+});
+
+test('Log out refuses a missing, malformed or foreign token, and other methods', async (t) => {
+  const proxy = await startTestProxy();
+  t.teardown(() => proxy.close());
+  const token = await login(proxy.url, Keypair.random());
+
+  const none = await logout(proxy.url, {});
+  t.is(none.status, 401);
+  t.regex(String(none.headers['www-authenticate']), /^Bearer/);
+  for (const header of ['Bearer', 'Bearer x.y', `Basic ${token}`, `Bearer ${token}x`]) {
+    const res = await logout(proxy.url, { authorization: header });
+    t.is(res.status, 401, header);
+    t.is(res.headers['content-type'], 'application/problem+json', header);
+  }
+  // A token of another proxy (another master key) is not this proxy's to end.
+  const foreign = await new TokenService(randomBytes(32), {
+    issuer: proxy.config.jwt.issuer,
+    audience: proxy.config.jwt.audience,
+    ttlSeconds: 3600,
+  }).issue(Keypair.random().publicKey());
+  t.is((await logout(proxy.url, bearer(foreign))).status, 401);
+  t.is((await rawRequest(`${proxy.url}/api/auth/logout`, { headers: bearer(token) })).status, 405);
+  t.is((await getJson(`${proxy.url}/api/agents`, bearer(token))).status, 200, 'none of that ended the token');
+
+  const spec = (await getJson(`${proxy.url}/openapi.json`)).json;
+  t.truthy(spec.paths['/api/auth/logout']?.post?.responses['401'], 'documented in OpenAPI');
+});
+
+test('revocations of expired tokens are swept from the store', async (t) => {
+  const store = await EncryptedStore.open(mkdtempSync(join(tmpdir(), 'pp-revoked-')), randomBytes(32));
+  t.teardown(() => store.close());
+  const revocations = await TokenRevocations.open(store);
+  const now = Math.floor(Date.now() / 1000);
+  await revocations.revoke('old', now - 10);
+  await revocations.revoke('live', now + 3600);
+  t.is(await revocations.sweepExpired(now), 1);
+  t.false(revocations.has('old'));
+  t.true(revocations.has('live'));
+  const reopened = await TokenRevocations.open(store);
+  t.deepEqual([reopened.has('old'), reopened.has('live')], [false, true]);
+});
