@@ -159,7 +159,13 @@ test('pool-proxy start --tls runs the facilitator and the demo service, funds th
   const payTo = required.accepts[0].payTo as string;
   const payToBefore = await balance(payTo);
   const paid = await runNode(
-    [join(import.meta.dirname, 'fixtures', 'official-client-pay.ts'), demoUrl, httpsRpcUrl!, payer.secret()],
+    [
+      join(import.meta.dirname, 'fixtures', 'official-client-pay.ts'),
+      demoUrl,
+      httpsRpcUrl!,
+      payer.secret(),
+      info.contracts.token,
+    ],
     { NODE_EXTRA_CA_CERTS: certPath! },
   );
   t.is(paid.code, 0, paid.stderr);
