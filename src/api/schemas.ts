@@ -229,7 +229,14 @@ export const PaymentResult = z
     contentType: z.string().optional(),
     content: z.string().optional(),
     contentEncoding: z.enum(['utf8', 'base64']).optional(),
-    reason: z.object({ code: z.string(), detail: z.string() }).optional(),
+    reason: z
+      .object({
+        code: z.string(),
+        detail: z.string(),
+        /** what the service or its facilitator gave as the reason, when it gave one */
+        serviceReason: z.string().optional(),
+      })
+      .optional(),
   })
   .openapi('PaymentResult');
 export const PaymentList = z

@@ -92,6 +92,8 @@ export interface PaymentsConfig {
   queueMax: number;
   /** Payments of one batch executing at once. */
   batchConcurrency: number;
+  /** How long one payment may take once its batch runs (retries and the proof of a failure included). */
+  payDeadlineMs: number;
   /** Mean interval between settlement rounds (± half of it, at random, whatever the payments). */
   settleIntervalMs: number;
   /** Shielded transfers in every settlement round: agents' settlements, padded with float-account transfers. */
@@ -344,6 +346,7 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
       batchMax: integer(env, 'POOL_PROXY_BATCH_MAX', 1000, 1, 100_000),
       queueMax: integer(env, 'POOL_PROXY_PAYMENT_QUEUE_MAX', 10_000, 1, 1_000_000),
       batchConcurrency: integer(env, 'POOL_PROXY_BATCH_CONCURRENCY', 64, 1, 10_000),
+      payDeadlineMs: integer(env, 'POOL_PROXY_PAY_DEADLINE_MS', 120_000, 10_000, 3_600_000),
       settleIntervalMs: integer(env, 'POOL_PROXY_SETTLE_INTERVAL_MS', 60_000, 100, 86_400_000),
       settleRoundSize: integer(env, 'POOL_PROXY_SETTLE_ROUND_SIZE', 8, 1, 64),
       float: floatConfig(env),

@@ -1,8 +1,12 @@
 // Classic operations the sandbox applies as stellar-core does: createAccount, payment (XLM and credit
-// assets through trustlines; the issuer mints and burns) and changeTrust, with stellar-core's operation
-// result codes, reserves ((2 + sub-entries) × 0.5 XLM) and all-or-nothing transactions. Anything else is
-// refused at submission with txNotSupported and a diagnostic message that names what is not supported.
-import { Asset, type Operation, type Transaction, xdr } from '@stellar/stellar-sdk';
+// assets through trustlines; the issuer mints and burns) and changeTrust, each from its own source account
+// when it names one (else the transaction's), with stellar-core's operation result codes, reserves
+// ((2 + sub-entries) × 0.5 XLM) and all-or-nothing transactions. Moving an asset emits its Stellar Asset
+// Contract's event, as CAP-67 (protocol 23) has classic operations do: `transfer` [transfer, from, to,
+// asset], `mint` from the issuer [mint, to, asset], `burn` to it [burn, from, asset], data the i128
+// amount, from the asset's contract id (deployed or not). Anything else is refused at submission with
+// txNotSupported and a diagnostic message that names what is not supported.
+import { Address, Asset, nativeToScVal, type Operation, type Transaction, xdr } from '@stellar/stellar-sdk';
 import {
   createTrustline,
   deleteTrustline,
@@ -33,8 +37,8 @@ export function unsupportedOperations(tx: Transaction): string | undefined {
     if (!SUPPORTED.has(op.type)) {
       return `operation ${op.type} is not supported by the sandbox (it applies createAccount, payment, changeTrust and invokeHostFunction)`;
     }
-    if (op.source && op.source !== tx.source) {
-      return 'classic operations with their own source account are not supported by the sandbox';
+    if (op.source && !op.source.startsWith('G')) {
+      return 'muxed operation source accounts are not supported by the sandbox';
     }
     if (
       op.type === 'payment' &&
@@ -82,7 +86,48 @@ function spendable(overlay: Overlay, accountId: string): bigint {
   return a ? a.balance - minBalance(a.numSubEntries) : 0n;
 }
 
-function createAccount(overlay: Overlay, source: string, op: Operation.CreateAccount, ledger: number) {
+/** Collects the asset events of one operation (CAP-67). */
+interface AssetEvents {
+  passphrase: string;
+  events: xdr.ContractEvent[];
+}
+
+const sep11 = (asset: Asset) => (asset.isNative() ? 'native' : `${asset.getCode()}:${asset.getIssuer()}`);
+
+/** The event `name` of `asset`'s Stellar Asset Contract with `addresses` and the amount. */
+function assetEvent(
+  sink: AssetEvents,
+  asset: Asset,
+  name: string,
+  addresses: string[],
+  amount: bigint,
+): void {
+  sink.events.push(
+    new xdr.ContractEvent({
+      ext: xdr.ExtensionPoint.v0(),
+      contractId: new Address(asset.contractId(sink.passphrase)).toScAddress().value as xdr.ContractId,
+      type: xdr.ContractEventType.contract,
+      body: xdr.ContractEventBody.v0(
+        new xdr.ContractEventV0({
+          topics: [
+            xdr.ScVal.scvSymbol(name),
+            ...addresses.map((a) => new Address(a).toScVal()),
+            xdr.ScVal.scvString(sep11(asset)),
+          ],
+          data: nativeToScVal(amount, { type: 'i128' }),
+        }),
+      ),
+    }),
+  );
+}
+
+function createAccount(
+  overlay: Overlay,
+  source: string,
+  op: Operation.CreateAccount,
+  ledger: number,
+  sink: AssetEvents,
+) {
   const amount = stroops(op.startingBalance);
   if (amount <= 0n || op.destination === source) return result.createAccount('createAccountMalformed');
   if (readAccount(overlay, op.destination)) return result.createAccount('createAccountAlreadyExist');
@@ -94,10 +139,11 @@ function createAccount(overlay: Overlay, source: string, op: Operation.CreateAcc
     keyId(accountKey(op.destination)),
     accountEntryData(op.destination, amount, BigInt(ledger) << 32n),
   );
+  assetEvent(sink, Asset.native(), 'transfer', [source, op.destination], amount);
   return result.createAccount('createAccountSuccess');
 }
 
-function payment(overlay: Overlay, source: string, op: Operation.Payment) {
+function payment(overlay: Overlay, source: string, op: Operation.Payment, sink: AssetEvents) {
   const amount = stroops(op.amount);
   if (amount <= 0n) return result.payment('paymentMalformed');
   const asset = op.asset;
@@ -109,6 +155,7 @@ function payment(overlay: Overlay, source: string, op: Operation.Payment) {
     const to = readAccount(overlay, op.destination)!;
     if (to.balance + amount > INT64_MAX) return result.payment('paymentLineFull');
     writeAccount(overlay, op.destination, { ...to, balance: to.balance + amount });
+    assetEvent(sink, asset, 'transfer', [source, op.destination], amount);
     return result.payment('paymentSuccess');
   }
   const issuer = asset.getIssuer();
@@ -128,6 +175,9 @@ function payment(overlay: Overlay, source: string, op: Operation.Payment) {
     if (line.balance + amount > line.limit) return result.payment('paymentLineFull');
     writeTrustline(overlay, op.destination, asset, { ...line, balance: line.balance + amount });
   }
+  if (source === issuer) assetEvent(sink, asset, 'mint', [op.destination], amount);
+  else if (op.destination === issuer) assetEvent(sink, asset, 'burn', [source], amount);
+  else assetEvent(sink, asset, 'transfer', [source, op.destination], amount);
   return result.payment('paymentSuccess');
 }
 
@@ -161,29 +211,42 @@ export interface ClassicOutcome {
   results: xdr.OperationResult[];
   /** each operation's overlay, in order (merged into the parent only on success) */
   overlays: Overlay[];
+  /** each operation's asset events (CAP-67), in order */
+  events: xdr.ContractEvent[][];
 }
 
 /**
  * Applies the operations of a classic transaction on top of `parent`; nothing is merged into `parent`
- * unless every operation succeeds (the caller merges `overlays`).
+ * unless every operation succeeds (the caller merges `overlays`). An operation's own source account acts
+ * for it; one that does not exist fails it with opNoAccount, as in stellar-core.
  */
-export function applyClassic(parent: Overlay, tx: Transaction, ledger: number): ClassicOutcome {
+export function applyClassic(
+  parent: Overlay,
+  tx: Transaction,
+  ledger: number,
+  passphrase: string,
+): ClassicOutcome {
   const overlays: Overlay[] = [];
   const results: xdr.OperationResult[] = [];
+  const events: xdr.ContractEvent[][] = [];
   let success = true;
   let base = parent;
   for (const op of tx.operations) {
     const overlay = new Overlay(base);
+    const sink: AssetEvents = { passphrase, events: [] };
+    const source = op.source ?? tx.source;
     let r: xdr.OperationResult;
-    if (op.type === 'createAccount') r = createAccount(overlay, tx.source, op, ledger);
-    else if (op.type === 'payment') r = payment(overlay, tx.source, op);
-    else if (op.type === 'changeTrust') r = changeTrust(overlay, tx.source, op);
+    if (!readAccount(overlay, source)) r = xdr.OperationResult.opNoAccount();
+    else if (op.type === 'createAccount') r = createAccount(overlay, source, op, ledger, sink);
+    else if (op.type === 'payment') r = payment(overlay, source, op, sink);
+    else if (op.type === 'changeTrust') r = changeTrust(overlay, source, op);
     else r = xdr.OperationResult.opNotSupported();
     results.push(r);
+    events.push(sink.events);
     const tr = (r.value as { value?: { type?: string } } | undefined)?.value?.type ?? '';
     if (!tr.endsWith('Success')) success = false;
     overlays.push(overlay);
     base = overlay;
   }
-  return { success, results, overlays };
+  return { success, results, overlays, events: success ? events : events.map(() => []) };
 }

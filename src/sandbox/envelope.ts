@@ -99,11 +99,12 @@ export function checkSigners(
   return used.size === signatures.length ? undefined : 'txBadAuthExtra';
 }
 
-/** The transaction source and a different operation source must both have signed. */
+/** The transaction source and every other operation source must each have signed (master keys). */
 export function checkTransactionSignatures(tx: Transaction): TxErrorCode | undefined {
   const signers = [tx.source];
-  const opSource = tx.operations[0]?.source;
-  if (opSource && opSource !== tx.source) {
+  for (const op of tx.operations) {
+    const opSource = op.source;
+    if (!opSource || signers.includes(opSource)) continue;
     if (!StrKey.isValidEd25519PublicKey(opSource)) return 'txNotSupported';
     signers.push(opSource);
   }

@@ -75,6 +75,12 @@ export class Host {
   readonly events: xdr.ContractEvent[] = [];
   /** diagnostic events (errors where they arose), in order */
   readonly diagnostics: xdr.ContractEvent[] = [];
+  /**
+   * the diagnostic trace of the invocation, as the Soroban host records it: `fn_call` (topics
+   * [fn_call, callee id, function], data the arguments) from the caller's frame, the contract events, and
+   * `fn_return` (topics [fn_return, function], data the return value) from the callee's
+   */
+  readonly trace: xdr.ContractEvent[] = [];
   /** estimated CPU instructions of the calls made so far (fees.ts's per-call estimates) */
   instructions = 0;
   private readonly logged = new WeakSet<HostError>();
@@ -91,6 +97,22 @@ export class Host {
       def === this.ctx.registry.stellarAssetContract
         ? STELLAR_ASSET_CALL_INSTRUCTIONS
         : (def.instructions?.[fn] ?? CONTRACT_CALL_INSTRUCTIONS);
+    const caller = this.stack[this.stack.length - 1]?.contractId;
+    this.trace.push(
+      diagnosticTraceEvent(
+        caller,
+        [
+          xdr.ScVal.scvSymbol('fn_call'),
+          xdr.ScVal.scvBytes(Buffer.from(rawBytes(new Address(contractId).toScAddress().value))),
+          xdr.ScVal.scvSymbol(fn),
+        ],
+        args.length === 0
+          ? xdr.ScVal.scvVoid()
+          : args.length === 1
+            ? (args[0] as xdr.ScVal)
+            : xdr.ScVal.scvVec(args),
+      ),
+    );
     this.stack.push({ contractId, fn, args, auth: new Map() });
     try {
       if (def.interface && !fn.startsWith('__')) checkCall(def.interface, fn, args);
@@ -102,7 +124,11 @@ export class Host {
           `trying to invoke non-existent contract function ${fn}`,
         );
       }
-      return await impl(this.env(contractId, def === this.ctx.registry.stellarAssetContract), args);
+      const value = await impl(this.env(contractId, def === this.ctx.registry.stellarAssetContract), args);
+      this.trace.push(
+        diagnosticTraceEvent(contractId, [xdr.ScVal.scvSymbol('fn_return'), xdr.ScVal.scvSymbol(fn)], value),
+      );
+      return value;
     } catch (e) {
       this.logError(contractId, e);
       throw e;
@@ -198,24 +224,26 @@ export class Host {
         const snapshot = this.ctx.overlay.checkpoint();
         const nEvents = this.events.length;
         const nDiagnostics = this.diagnostics.length;
+        const nTrace = this.trace.length;
         try {
           return { ok: true, value: await this.invoke(id, fn, args) };
         } catch (error) {
           this.ctx.overlay.restore(snapshot);
           this.events.length = nEvents;
           this.diagnostics.length = nDiagnostics;
+          this.trace.length = nTrace;
           return { ok: false, error: error as Error };
         }
       },
       emit: (topics, data) => {
-        this.events.push(
-          new xdr.ContractEvent({
-            ext: xdr.ExtensionPoint.v0(),
-            contractId: new Address(contractId).toScAddress().value as xdr.ContractId,
-            type: xdr.ContractEventType.contract,
-            body: xdr.ContractEventBody.v0(new xdr.ContractEventV0({ topics, data })),
-          }),
-        );
+        const event = new xdr.ContractEvent({
+          ext: xdr.ExtensionPoint.v0(),
+          contractId: new Address(contractId).toScAddress().value as xdr.ContractId,
+          type: xdr.ContractEventType.contract,
+          body: xdr.ContractEventBody.v0(new xdr.ContractEventV0({ topics, data })),
+        });
+        this.events.push(event);
+        this.trace.push(event);
       },
     };
   }
@@ -280,4 +308,19 @@ export class Host {
       remove: (key) => update(key, undefined),
     };
   }
+}
+
+/** A diagnostic event of the trace, in the frame of `contractId` (none for the transaction's root call). */
+function diagnosticTraceEvent(
+  contractId: string | undefined,
+  topics: xdr.ScVal[],
+  data: xdr.ScVal,
+): xdr.ContractEvent {
+  return new xdr.ContractEvent({
+    ext: xdr.ExtensionPoint.v0(),
+    contractId:
+      contractId === undefined ? null : (new Address(contractId).toScAddress().value as xdr.ContractId),
+    type: xdr.ContractEventType.diagnostic,
+    body: xdr.ContractEventBody.v0(new xdr.ContractEventV0({ topics, data })),
+  });
 }

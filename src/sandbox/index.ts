@@ -30,13 +30,17 @@ export interface SandboxOptions {
   networkPassphrase?: string;
   /** called after each ledger close with the ledger and its transactions (see ledger-log.ts) */
   onLedgerClosed?: (meta: LedgerMeta, txs: readonly TxRecord[]) => void;
+  /** also serve over HTTPS, on `host:port` (default: the HTTP host, an ephemeral port) with this certificate */
+  tls?: { host?: string; port?: number; cert: string; key: string };
 }
 
 export class Sandbox<Info extends object = object, Secrets extends object = object> {
   private constructor(
     readonly ledger: Ledger,
-    private readonly server: Server,
+    private readonly servers: Server[],
     readonly url: string,
+    /** the HTTPS base URL, when the sandbox serves HTTPS too */
+    readonly httpsUrl: string | undefined,
   ) {}
 
   static async start<I extends object, S extends object>(
@@ -63,30 +67,47 @@ export class Sandbox<Info extends object = object, Secrets extends object = obje
     }
     let baseUrl = '';
     const rpc = createRpc(ledger, () => `${baseUrl}/friendbot`);
-    const server = createHttpServer({
+    const handlers = {
       rpc,
       info: () => readInfo(store),
-      friendbot: (q) => friendbot(ledger, opts.network, q),
-    });
-    try {
+      friendbot: (q: URLSearchParams) => friendbot(ledger, opts.network, q),
+    };
+    const servers: Server[] = [];
+    const listen = async (server: Server, port: number, host: string): Promise<string> => {
+      servers.push(server);
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
-        server.listen(opts.port ?? 8000, opts.host ?? '127.0.0.1', () => resolve());
+        server.listen(port, host, () => resolve());
       });
+      const a = server.address() as AddressInfo;
+      return `${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
+    };
+    const host = opts.host ?? '127.0.0.1';
+    let httpsUrl: string | undefined;
+    try {
+      baseUrl = `http://${await listen(createHttpServer(handlers), opts.port ?? 8000, host)}`;
+      if (opts.tls) {
+        const tlsServer = createHttpServer(handlers, opts.tls);
+        httpsUrl = `https://${await listen(tlsServer, opts.tls.port ?? 0, opts.tls.host ?? host)}`;
+      }
     } catch (e) {
+      for (const server of servers) server.close();
       // release the data directory's lock so a retry on another address can open it
       await store.close();
       throw e;
     }
-    const a = server.address() as AddressInfo;
-    baseUrl = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
     ledger.onClosed = opts.onLedgerClosed;
     ledger.start(opts.ledgerMs ?? 1000);
-    return new Sandbox<I, S>(ledger, server, baseUrl);
+    return new Sandbox<I, S>(ledger, servers, baseUrl, httpsUrl);
   }
 
   get rpcUrl(): string {
     return `${this.url}/rpc`;
+  }
+
+  /** The RPC over HTTPS (`tls` given), e.g. for clients that refuse http:// RPCs. */
+  get httpsRpcUrl(): string | undefined {
+    return this.httpsUrl && `${this.httpsUrl}/rpc`;
   }
 
   /** The network's public info (served at /sandbox/info). */
@@ -100,10 +121,15 @@ export class Sandbox<Info extends object = object, Secrets extends object = obje
   }
 
   async close(): Promise<void> {
-    await new Promise<void>((resolve) => {
-      this.server.close(() => resolve());
-      this.server.closeAllConnections();
-    });
+    await Promise.all(
+      this.servers.map(
+        (server) =>
+          new Promise<void>((resolve) => {
+            server.close(() => resolve());
+            server.closeAllConnections();
+          }),
+      ),
+    );
     await this.ledger.stop();
     await this.ledger.store.close();
   }

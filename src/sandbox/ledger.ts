@@ -5,6 +5,7 @@ import { type FeeBumpTransaction, hash, StrKey, type Transaction, xdr } from '@s
 import { type AccountState, readAccount, writeAccount } from './accounts.ts';
 import { admissible } from './admission.ts';
 import { applyClassic, isClassic, unsupportedOperations } from './classic.ts';
+import { transactionSetHash } from './close-meta.ts';
 import { AuthManager } from './auth.ts';
 import { decodeEnvelope, invocationOf, sorobanData } from './envelope.ts';
 import { HostError } from './errors.ts';
@@ -249,7 +250,7 @@ export class Ledger {
         order,
       );
       txs.push(txRecord);
-      record(contractEvents, p.hash, order, 1);
+      contractEvents.forEach((evs, op) => record(evs, p.hash, order, op + 1));
       // a big ledger must not stall the RPC: let queued requests run between transactions
       if (performance.now() - slice > 20) {
         await new Promise((resolve) => setImmediate(resolve));
@@ -257,7 +258,7 @@ export class Ledger {
       }
     }
 
-    const txSetHash = hash(Buffer.concat(pending.map((p) => Buffer.from(p.hash, 'hex'))));
+    const txSetHash = transactionSetHash(Buffer.from(prev.hash, 'hex'), txs);
     const header = ledgerHeader({
       sequence,
       closeTime,
@@ -320,7 +321,7 @@ export class Ledger {
     ledgerOverlay: Overlay,
     sequence: number,
     base: Pick<TxRecord, 'hash' | 'ledger' | 'createdAt' | 'applicationOrder' | 'feeBump' | 'envelopeXdr'>,
-  ): TxRecord {
+  ): { record: TxRecord; contractEvents: xdr.ContractEvent[][] } {
     const nOps = BigInt(p.tx.operations.length);
     // charged: the base fee per operation (no surge pricing); a fee bump counts as one more operation
     const fee = BASE_FEE * (p.feeBump ? nOps + 1n : nOps);
@@ -333,7 +334,7 @@ export class Ledger {
     this.classicFeeSamples.push(bid / (p.feeBump ? nOps + 1n : nOps));
     const feeEvents = [feeEvent(this.passphrase, payerId, fee)];
 
-    const outcome = applyClassic(ledgerOverlay, p.tx, sequence);
+    const outcome = applyClassic(ledgerOverlay, p.tx, sequence, this.passphrase);
     const opChanges = outcome.overlays.map((overlay, i) => {
       if (!outcome.success) return [];
       const before = i === 0 ? ledgerOverlay : (outcome.overlays[i - 1] as Overlay);
@@ -354,15 +355,16 @@ export class Ledger {
         : xdr.TransactionResultResult.txFailed(outcome.results),
       ext: xdr.TransactionResultExt.v0(),
     });
-    return {
+    const record: TxRecord = {
       ...base,
       status: outcome.success ? 'SUCCESS' : 'FAILED',
       resultXdr: (p.feeBump ? feeBumpResult(p.tx.hash(), fee, inner) : inner).toXdr('base64'),
-      resultMetaXdr: classicMeta(opChanges, feeEvents).toXdr('base64'),
-      contractEvents: p.tx.operations.map(() => []),
+      resultMetaXdr: classicMeta(opChanges, feeEvents, outcome.events).toXdr('base64'),
+      contractEvents: outcome.events.map((evs) => evs.map((e) => e.toXdr('base64'))),
       diagnosticEvents: [],
       transactionEvents: feeEvents.map((e) => e.toXdr('base64')),
     };
+    return { record, contractEvents: outcome.events };
   }
 
   private async apply(
@@ -371,7 +373,7 @@ export class Ledger {
     sequence: number,
     closeTime: number,
     order: number,
-  ): Promise<{ record: TxRecord; contractEvents: xdr.ContractEvent[] }> {
+  ): Promise<{ record: TxRecord; contractEvents: xdr.ContractEvent[][] }> {
     const base = {
       hash: p.hash,
       ledger: sequence,
@@ -393,8 +395,7 @@ export class Ledger {
       };
       return { record, contractEvents: [] };
     }
-    if (isClassic(p.tx))
-      return { record: this.applyClassicTx(p, ledgerOverlay, sequence, base), contractEvents: [] };
+    if (isClassic(p.tx)) return this.applyClassicTx(p, ledgerOverlay, sequence, base);
     // fee and sequence number are consumed whether or not the operation succeeds
     const data = sorobanData(p.tx) as xdr.SorobanTransactionData;
     const baseFee = BigInt(data.resourceFee as unknown as bigint) + BASE_FEE;
@@ -453,7 +454,7 @@ export class Ledger {
         diagnosticEvents: diag.map((d) => d.toXdr('base64')),
         transactionEvents,
       };
-      return { record, contractEvents: host.events };
+      return { record, contractEvents: [host.events] };
     } catch (e) {
       const message =
         e instanceof HostError ? e : new HostError('Context', 'InternalError', (e as Error).message);

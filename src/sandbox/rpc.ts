@@ -10,7 +10,8 @@ import type { Ledger, SendResult } from './ledger.ts';
 import type { SimulationResult } from './simulation.ts';
 import type { TxRecord } from './store.ts';
 import { xdrToJson as json } from './xdr-json.ts';
-import { BASE_FEE, ledgerCloseMeta, PROTOCOL_VERSION } from './xdr-records.ts';
+import { BASE_FEE, PROTOCOL_VERSION } from './xdr-records.ts';
+import { ledgerCloseMeta } from './close-meta.ts';
 
 export const RPC_ERRORS = {
   parse: -32700,
@@ -224,7 +225,11 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
         protocolVersion: PROTOCOL_VERSION,
         closeTime: String(m.closeTime),
         headerXdr: m.headerXdr,
-        metadataXdr: ledgerCloseMeta(header).toXdr('base64'),
+        metadataXdr: ledgerCloseMeta(
+          header,
+          Buffer.from(m.hash, 'hex'),
+          ledger.store.txsByLedger.get(m.sequence) ?? [],
+        ).toXdr('base64'),
       };
     },
     getFeeStats: () => {
@@ -355,7 +360,11 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
             ext: xdr.LedgerHeaderHistoryEntryExt.v0(),
           });
           const headerXdr = entry.toXdr('base64');
-          const metadataXdr = ledgerCloseMeta(header).toXdr('base64');
+          const metadataXdr = ledgerCloseMeta(
+            header,
+            Buffer.from(r.hash, 'hex'),
+            ledger.store.txsByLedger.get(r.sequence) ?? [],
+          ).toXdr('base64');
           return {
             hash: r.hash,
             sequence: r.sequence,

@@ -1,5 +1,7 @@
-// HTTP front of the sandbox: JSON-RPC 2.0 at POST /rpc, GET /friendbot?addr=G…&usdc=N, GET /sandbox/info.
+// HTTP front of the sandbox: JSON-RPC 2.0 at POST /rpc, GET /friendbot?addr=G…&usdc=N, GET /sandbox/info;
+// served over HTTP and, when a certificate is given, over HTTPS as well (the same routes).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { RPC_ERRORS } from './rpc.ts';
 
 const MAX_BODY_BYTES = 2 * 1024 * 1024;
@@ -79,8 +81,8 @@ async function handleRpc(req: IncomingMessage, res: ServerResponse, rpc: HttpHan
   send(res, 200, await rpc(parsed));
 }
 
-export function createHttpServer(h: HttpHandlers): Server {
-  const server = createServer((req, res) => {
+export function createHttpServer(h: HttpHandlers, tls?: { cert: string; key: string }): Server {
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://sandbox');
     const route = `${req.method} ${url.pathname.replace(/\/+$/, '') || '/'}`;
     const done = (p: Promise<void>) =>
@@ -98,7 +100,8 @@ export function createHttpServer(h: HttpHandlers): Server {
       );
     else if (route === 'GET /sandbox/info') send(res, 200, h.info());
     else send(res, 404, { error: `no route ${req.method} ${url.pathname}` });
-  });
+  };
+  const server = tls ? createHttpsServer({ cert: tls.cert, key: tls.key }, listener) : createServer(listener);
   // longer than clients' idle-connection reuse, so a busy moment never races a keep-alive close
   server.keepAliveTimeout = 65_000;
   return server;

@@ -211,7 +211,8 @@ export async function simulate(
     transactionData: txData.toXdr('base64'),
     minResourceFee: resourceFee.toString(),
     results: [{ auth: authEntries.map((a) => a.toXdr('base64')), xdr: retval.toXdr('base64') }],
-    events: host.events.map((ev) => diagnosticEvent(ev, true).toXdr('base64')),
+    // the diagnostic trace, as Soroban RPC returns it: fn_call, the contract events, fn_return
+    events: host.trace.map((ev) => diagnosticEvent(ev, true).toXdr('base64')),
     stateChanges,
   };
 }

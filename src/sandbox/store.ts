@@ -76,6 +76,8 @@ const ledgerKey = (sequence: number) => `l:${sequence.toString().padStart(10, '0
 export class LedgerStore {
   readonly entries = new Map<string, EntryRecord>();
   readonly txs = new Map<string, TxRecord>();
+  /** each ledger's transactions (the close meta lists them) */
+  readonly txsByLedger = new Map<number, TxRecord[]>();
   readonly events: EventRecord[] = [];
   /** closed ledgers in sequence order (a store written before they were kept starts later) */
   readonly ledgers: LedgerRecord[] = [];
@@ -96,7 +98,7 @@ export class LedgerStore {
         const kind = key.slice(0, 2);
         const id = key.slice(2);
         if (kind === 'e:') store.entries.set(id, value as EntryRecord);
-        else if (kind === 't:') store.txs.set(id, value as TxRecord);
+        else if (kind === 't:') store.addTx(value as TxRecord);
         else if (kind === 'v:') store.events.push(value as EventRecord);
         else if (kind === 'd:') store.docs.set(id, value as Record<string, string>);
         else if (kind === 'l:') store.ledgers.push(value as LedgerRecord);
@@ -145,7 +147,7 @@ export class LedgerStore {
       }
     }
     for (const tx of batch.txs) {
-      this.txs.set(tx.hash, tx);
+      this.addTx(tx);
       ops.push({ type: 'put', key: `t:${tx.hash}`, value: tx });
     }
     for (const ev of batch.events) {
@@ -159,6 +161,13 @@ export class LedgerStore {
     this.ledgers.push(ledger);
     ops.push({ type: 'put', key: ledgerKey(sequence), value: ledger });
     if (this.db) await this.db.batch(ops);
+  }
+
+  private addTx(tx: TxRecord): void {
+    this.txs.set(tx.hash, tx);
+    const list = this.txsByLedger.get(tx.ledger);
+    if (list) list.push(tx);
+    else this.txsByLedger.set(tx.ledger, [tx]);
   }
 
   async close(): Promise<void> {

@@ -134,17 +134,23 @@ export function feeEvent(passphrase: string, payer: string, fee: bigint): xdr.Tr
   });
 }
 
-/** Meta of a classic transaction: each operation's ledger entry changes, no Soroban part. */
+/** Meta of a classic transaction: each operation's ledger entry changes and asset events, no Soroban part. */
 export function classicMeta(
   operations: xdr.LedgerEntryChange[][],
   transactionEvents: xdr.TransactionEvent[],
+  operationEvents: xdr.ContractEvent[][] = [],
 ): xdr.TransactionMeta {
   return xdr.TransactionMeta.v4(
     new xdr.TransactionMetaV4({
       ext: xdr.ExtensionPoint.v0(),
       txChangesBefore: [],
       operations: operations.map(
-        (changes) => new xdr.OperationMetaV2({ ext: xdr.ExtensionPoint.v0(), changes, events: [] }),
+        (changes, i) =>
+          new xdr.OperationMetaV2({
+            ext: xdr.ExtensionPoint.v0(),
+            changes,
+            events: operationEvents[i] ?? [],
+          }),
       ),
       txChangesAfter: [],
       sorobanMeta: null,
@@ -236,22 +242,4 @@ export function ledgerHeader(f: HeaderFields): xdr.LedgerHeader {
     skipList: [zero, zero, zero, zero],
     ext: xdr.LedgerHeaderExt.v0(),
   } as unknown as ConstructorParameters<typeof xdr.LedgerHeader>[0]);
-}
-
-/** Minimal close meta of a ledger (header only): what getLatestLedger's metadataXdr must parse as. */
-export function ledgerCloseMeta(header: xdr.LedgerHeader): xdr.LedgerCloseMeta {
-  const headerHash = hash(header.toXdr());
-  return xdr.LedgerCloseMeta.v0(
-    new xdr.LedgerCloseMetaV0({
-      ledgerHeader: new xdr.LedgerHeaderHistoryEntry({
-        hash: headerHash,
-        header,
-        ext: xdr.LedgerHeaderHistoryEntryExt.v0(),
-      }),
-      txSet: new xdr.TransactionSet({ previousLedgerHash: header.previousLedgerHash, txs: [] }),
-      txProcessing: [],
-      upgradesProcessing: [],
-      scpInfo: [],
-    }),
-  );
 }

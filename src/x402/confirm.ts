@@ -158,10 +158,32 @@ const EVENTS_PAGE = 200;
  * its transaction and looks for the nonce. Throws `history_unavailable` when the RPC no longer keeps the
  * ledgers to scan, `rpc_failed` on RPC errors.
  */
-export async function findAuthorizationUse(
+export function findAuthorizationUse(
   rpcOrUrl: RpcLike,
   record: AuthorizationRecord,
 ): Promise<AuthorizationUse> {
+  return findAnyAuthorizationUse(rpcOrUrl, [record]);
+}
+
+/**
+ * Whether any of the authorizations of one payment (its attempts: the same transfer, each with its nonce and
+ * expiration) was used. The chain consumes a nonce once, so at most one transfer can carry any one of them;
+ * `unused_expired` only when every attempt is past its expiration unused.
+ */
+export async function findAnyAuthorizationUse(
+  rpcOrUrl: RpcLike,
+  attempts: readonly AuthorizationRecord[],
+): Promise<AuthorizationUse> {
+  const first = attempts[0];
+  if (first === undefined) throw new RangeError('no authorization to look for');
+  if (attempts.some((a) => a.payer !== first.payer || a.payTo !== first.payTo || a.asset !== first.asset))
+    throw new RangeError('the attempts are not one transfer');
+  const record = {
+    ...first,
+    signedAtLedger: Math.min(...attempts.map((a) => a.signedAtLedger)),
+    expirationLedger: Math.max(...attempts.map((a) => a.expirationLedger)),
+  };
+  const nonces = new Set(attempts.map((a) => a.nonce));
   const server = serverOf(rpcOrUrl);
   const amount = BigInt(record.amount);
   const topic = (v: xdr.ScVal) => v.toXdr('base64');
@@ -204,7 +226,7 @@ export async function findAuthorizationUse(
           if (ev.ledger > last || amountOf(scValToNative(ev.value)) !== amount) continue;
           const raw = await server._getTransaction(ev.txHash);
           if (raw.status !== rpc.Api.GetTransactionStatus.SUCCESS || !raw.envelopeXdr) continue;
-          if (noncesSignedBy(raw.envelopeXdr, record.payer).includes(record.nonce))
+          if (noncesSignedBy(raw.envelopeXdr, record.payer).some((n) => nonces.has(n)))
             return { state: 'used', txHash: ev.txHash, ledger: ev.ledger };
         }
         if (page.events.length < EVENTS_PAGE) break;

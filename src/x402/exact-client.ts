@@ -56,6 +56,12 @@ export interface ExactClientOptions {
    * attempt) can find the payment on chain again, and the chain accepts each nonce once.
    */
   nonce?: bigint;
+  /**
+   * how long the authorization stays valid, in seconds, when that is shorter than the offer's
+   * `maxTimeoutSeconds` (a facilitator accepts any expiration up to its bound): a payment that fails is
+   * proven unpaid sooner
+   */
+  maxValiditySeconds?: number;
 }
 
 /** What one signed authorization commits the payer to, for the caller's records. */
@@ -152,7 +158,8 @@ export class ExactStellarClient implements SchemeNetworkClient {
       if (e instanceof X402Error) throw e;
       throw new X402Error('rpc_failed', `getLatestLedger failed: ${(e as Error).message}`);
     }
-    const expiration = expirationLedger(latest, maxTimeoutSeconds, payerLedgerSeconds(ledgerSeconds));
+    const validity = Math.min(maxTimeoutSeconds, this.opts.maxValiditySeconds ?? maxTimeoutSeconds);
+    const expiration = expirationLedger(latest, validity, payerLedgerSeconds(ledgerSeconds));
 
     const invocation = new xdr.InvokeContractArgs({
       contractAddress: new Address(asset).toScAddress(),

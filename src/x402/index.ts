@@ -14,7 +14,7 @@ export {
   type SignedPayment,
   type SendResult,
 } from './pay.ts';
-export { confirmTransfer, findAuthorizationUse, transfersFrom } from './confirm.ts';
+export { confirmTransfer, findAuthorizationUse, findAnyAuthorizationUse, transfersFrom } from './confirm.ts';
 export {
   safeFetch,
   addressClass,

@@ -155,18 +155,19 @@ export async function quote(
 
 /**
  * Signs the quoted payment with `signer` (the payer): the payment payload, its PAYMENT-SIGNATURE header
- * value and the record to persist before sending. `nonce` is the authorization's nonce (random when
- * omitted). Throws X402Error (`requirements_not_ours`, `simulation_failed` — e.g. a balance too low, or a
- * nonce already used —, `signing_failed`, `rpc_failed`).
+ * value and the record to persist before sending. `opts.nonce` fixes the authorization's nonce (random
+ * otherwise); `opts.maxValiditySeconds` shortens its validity below the offer's `maxTimeoutSeconds`. Throws X402Error (`requirements_not_ours`,
+ * `simulation_failed` — e.g. a balance too low —, `signing_failed`, `rpc_failed`).
  */
 export async function sign(
   q: Quote,
   signer: Keypair,
   payer: PayerNetwork,
-  opts: { nonce?: bigint } = {},
+  opts: { nonce?: bigint; maxValiditySeconds?: number } = {},
 ): Promise<SignedPayment> {
   const scheme = new ExactStellarClient({
     nonce: opts.nonce,
+    maxValiditySeconds: opts.maxValiditySeconds,
     signer,
     rpcUrl: payer.rpcUrl,
     networkPassphrase: payer.networkPassphrase,

@@ -500,11 +500,11 @@ test.serial(
     t.is(failed.paymentStatus, 'failed');
     t.regex(failed.paymentId as string, /^[0-9a-f-]{36}$/);
     t.truthy(failed.batchId);
-    t.is(failed.status, undefined, 'the REST call itself succeeded; the payment failed in its batch');
+    t.is(failed.status, 502, 'the REST answer is a payment_failed problem');
 
-    // The same key again: the same payment (still undecided until its authorization expires), never a new one.
-    const again = structured(t, await callTool(client, 'pool_pay', args));
-    t.like(again, { paymentId: failed.paymentId, paymentStatus: 'pending' });
+    // The same key again: the same payment and the same answer, never a new payment.
+    const again = problem(t, await callTool(client, 'pool_pay', args));
+    t.like(again, { code: 'payment_rejected', paymentId: failed.paymentId, paymentStatus: 'failed' });
 
     t.is(await stack.usdcBalance(payTo), payToBefore, 'the service was not paid');
     t.is(await poolUsdc(), before.pool);

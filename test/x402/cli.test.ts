@@ -2,6 +2,7 @@
 // /supported with its channel accounts, stops on SIGTERM; bad flags and bad secrets are refused with a clear
 // message), and `pool-proxy start`, which runs the facilitator and the demo service beside the embedded
 // sandbox, funds the pool wallet's float and prints their URLs.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import type { Sandbox } from '../../src/sandbox/index.ts';
 import { startSandbox, tokenBalance } from './helpers.ts';
 import { freeLoopbackPort as freePort } from '../../src/listen.ts';
 import { LOCAL_CHANNELS } from '../../src/x402/local-services.ts';
+import { TESTNET_PASSPHRASE } from '../../src/ledger/networks.ts';
 import { runCli as run } from '../helpers/cli.ts';
 
 let sandbox: Sandbox;
@@ -88,7 +90,7 @@ test('pool-proxy facilitator refuses bad flags and secrets with a clear message'
   t.regex(unreachable.output(), /cannot reach the RPC at http:\/\/127\.0\.0\.1:9\/rpc/);
 });
 
-test('pool-proxy start runs the facilitator and the demo service, funds the pool wallet and prints the URLs', async (t) => {
+test('pool-proxy start --tls runs the facilitator and the demo service, funds the pool wallet, and the official client pays the demo over the HTTPS RPC', async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'pool-proxy-x402-start-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   const [sandboxPort, proverPort, proxyPort] = [await freePort(), await freePort(), await freePort()];
@@ -102,7 +104,11 @@ test('pool-proxy start runs the facilitator and the demo service, funds the pool
       '--prover',
       `127.0.0.1:${proverPort}`,
       '--ledger-ms',
-      '100',
+      '250',
+      '--network-passphrase',
+      TESTNET_PASSPHRASE,
+      '--tls',
+      '127.0.0.1:0',
       '--facilitator',
       '127.0.0.1:0',
       '--demo',
@@ -113,32 +119,77 @@ test('pool-proxy start runs the facilitator and the demo service, funds the pool
       POOL_PROXY_PORT: String(proxyPort),
       POOL_PROXY_RPC_URL: undefined,
       POOL_PROXY_PROVER_ADDRESSES: undefined,
+      // the demo's own offer: 300 s is 60 nominal ledgers, 15 s of these fast ledgers
+      POOL_PROXY_DEMO_MAX_TIMEOUT_SECONDS: '300',
     },
   );
   t.teardown(() => void r.child.kill('SIGKILL'));
   await r.waitFor(/"msg":"ready\."/);
+  const [, httpsRpcUrl, certPath] = await r.waitFor(
+    /sandbox RPC over HTTPS: (https:\/\/[^\s"]+)\s+certificate (\S+) \(trust it: NODE_EXTRA_CA_CERTS=/,
+  );
+  t.true(certPath!.startsWith(join(dataDir, 'tls')), 'the certificate is made in the data directory');
   const facilitatorUrl = (await r.waitFor(/x402 facilitator\s+(http:\/\/[^\s"]+)/))[1]!;
   const demoUrl = (await r.waitFor(/x402 demo\s+(http:\/\/[^\s"]+)/))[1]!;
   t.regex(demoUrl, /\/demo\/quote$/);
   const supported = await (await fetch(`${facilitatorUrl}/supported`)).json();
-  t.is(supported.kinds[0].network, 'stellar:local');
+  t.is(supported.kinds[0].network, 'stellar:testnet');
   t.is(supported.signers['stellar:*'].length, LOCAL_CHANNELS);
   const unpaid = await fetch(demoUrl);
   t.is(unpaid.status, 402);
   const required = JSON.parse(Buffer.from(unpaid.headers.get('payment-required')!, 'base64').toString());
-  const info = await (await fetch(`http://127.0.0.1:${sandboxPort}/sandbox/info`)).json();
+  const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
+  const info = await (await fetch(`${sandboxUrl}/sandbox/info`)).json();
   t.like(required.accepts[0], {
     scheme: 'exact',
-    network: 'stellar:local',
+    network: 'stellar:testnet',
     amount: '100000',
     asset: info.contracts.token,
   });
   const { rpc } = await import('@stellar/stellar-sdk');
-  const server = new rpc.Server(`http://127.0.0.1:${sandboxPort}/rpc`, { allowHttp: true });
-  t.is(
-    await tokenBalance(server, info.networkPassphrase, info.contracts.token, info.accounts.poolWallet),
-    1000n * 10_000_000n,
+  const server = new rpc.Server(`${sandboxUrl}/rpc`, { allowHttp: true });
+  const balance = (who: string) => tokenBalance(server, info.networkPassphrase, info.contracts.token, who);
+  t.is(await balance(info.accounts.poolWallet), 1000n * 10_000_000n);
+
+  // the HTTPS RPC is the same RPC; untrusted, its certificate is refused
+  await t.throwsAsync(fetch(httpsRpcUrl!, { method: 'POST', body: '{}' }));
+  // the official client (@x402/fetch + @x402/stellar, default options) pays the demo over it
+  const payer = Keypair.random();
+  t.true((await fetch(`${sandboxUrl}/friendbot?addr=${payer.publicKey()}&usdc=1`)).ok);
+  const payTo = required.accepts[0].payTo as string;
+  const payToBefore = await balance(payTo);
+  const paid = await runNode(
+    [
+      join(import.meta.dirname, 'fixtures', 'official-client-pay.ts'),
+      demoUrl,
+      httpsRpcUrl!,
+      payer.secret(),
+      info.contracts.token,
+    ],
+    { NODE_EXTRA_CA_CERTS: certPath! },
   );
+  t.is(paid.code, 0, paid.stderr);
+  const answer = JSON.parse(paid.stdout.trim().split('\n').pop()!);
+  t.is(answer.status, 200, paid.stdout);
+  t.truthy(answer.settlement?.success);
+  t.is(answer.settlement.payer, payer.publicKey());
+  t.is(await balance(payTo), payToBefore + 100_000n);
+  t.is(await balance(payer.publicKey()), 10_000_000n - 100_000n);
   r.child.kill('SIGTERM');
   t.is(await r.exited, 0);
 });
+
+/** Runs a TypeScript file with node (through tsx) and `env` added; resolves with its exit and output. */
+function runNode(args: string[], env: Record<string, string>) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}

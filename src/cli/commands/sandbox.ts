@@ -4,6 +4,10 @@ import { startPoolSandbox } from '../../../contracts/network.ts';
 import { ledgerLogLines } from '../../sandbox/ledger-log.ts';
 import { createLogger } from '../../proxy/util/logger.ts';
 import { parseListen } from '../../listen.ts';
+import { sandboxCertificate } from '../../sandbox/tls.ts';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 // Kept importable from here for existing callers; the parser itself is shared (src/listen.ts).
 export { parseListen };
@@ -18,6 +22,7 @@ export function registerSandbox(program: Command): void {
     .option('--ledger-ms <n>', 'ledger close interval in milliseconds', '1000')
     .option('--vkey <path>', 'verification_key.json for the verifier (default: build/circuits/policy_tx_2_2)')
     .option('--network-passphrase <text>', 'network passphrase', STANDALONE_PASSPHRASE)
+    .option(TLS_FLAG, TLS_HELP)
     .action(
       async (opts: {
         listen: string;
@@ -25,8 +30,17 @@ export function registerSandbox(program: Command): void {
         ledgerMs: string;
         vkey?: string;
         networkPassphrase: string;
+        tls?: string | boolean;
       }) => {
         const { host, port } = parseListen(opts.listen);
+        const tlsAt = tlsListen(opts.tls, host, port);
+        // (without --data the certificate lives in a temporary directory, as the ledger lives in memory)
+        const tls =
+          tlsAt &&
+          (await sandboxCertificate(
+            opts.data ? join(opts.data, 'tls') : mkdtempSync(join(tmpdir(), 'pool-proxy-tls-')),
+            tlsAt.host,
+          ));
         const ledgerMs = Number(opts.ledgerMs);
         if (!Number.isInteger(ledgerMs) || ledgerMs < 1 || ledgerMs > 3_600_000) {
           throw new Error(`--ledger-ms must be an integer from 1 to 3600000, got ${opts.ledgerMs}`);
@@ -41,6 +55,7 @@ export function registerSandbox(program: Command): void {
           ledgerMs,
           vkey: opts.vkey,
           networkPassphrase,
+          ...(tlsAt && tls && { tls: { ...tlsAt, cert: tls.cert, key: tls.key } }),
           onLedgerClosed: (meta, txs) => {
             for (const line of ledgerLogLines(meta, txs)) logger.log(line.level, line.message, line.fields);
           },
@@ -48,6 +63,7 @@ export function registerSandbox(program: Command): void {
         const info = sandbox.info;
         console.log(`sandbox ledger: ${sandbox.rpcUrl} (${info.networkPassphrase})`);
         console.log(`friendbot: ${sandbox.url}/friendbot?addr=G…&usdc=N   info: ${sandbox.url}/sandbox/info`);
+        if (tls && sandbox.httpsRpcUrl) console.log(httpsLine(sandbox.httpsRpcUrl, tls.certPath));
         for (const [name, id] of Object.entries(info.contracts)) console.log(`  ${name.padEnd(18)} ${id}`);
         const stop = async () => {
           await sandbox.close();
@@ -57,6 +73,26 @@ export function registerSandbox(program: Command): void {
         process.once('SIGTERM', stop);
       },
     );
+}
+
+export const TLS_FLAG = '--tls [host:port]';
+export const TLS_HELP =
+  "also serve the sandbox's RPC over HTTPS (default: the port after the HTTP one) with a certificate made in the data directory";
+
+/** Where `--tls` serves HTTPS: undefined without the flag; the given address, or the HTTP port + 1. */
+export function tlsListen(
+  flag: string | boolean | undefined,
+  host: string,
+  port: number,
+): { host: string; port: number } | undefined {
+  if (flag === undefined || flag === false) return undefined;
+  if (typeof flag === 'string') return parseListen(flag);
+  return { host, port: port === 0 ? 0 : port + 1 };
+}
+
+/** The line that tells where the HTTPS RPC is and how Node.js clients trust its certificate. */
+export function httpsLine(httpsRpcUrl: string, certPath: string): string {
+  return `sandbox RPC over HTTPS: ${httpsRpcUrl}   certificate ${certPath} (trust it: NODE_EXTRA_CA_CERTS=${certPath})`;
 }
 
 /** A network passphrase as given on the command line: printable text of 1 to 256 characters. */

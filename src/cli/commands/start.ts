@@ -11,7 +11,7 @@ import { startProxy, type ProxyHandle } from '../../proxy/server.ts';
 import { createLogger } from '../../proxy/util/logger.ts';
 import { STANDALONE_PASSPHRASE } from '../../ledger/networks.ts';
 import { parseListen } from '../../listen.ts';
-import { parsePassphrase } from './sandbox.ts';
+import { httpsLine, parsePassphrase, TLS_FLAG, TLS_HELP, tlsListen } from './sandbox.ts';
 import { LOCAL_CHANNELS, localX402Env } from '../../x402/local-services.ts';
 import { startPoolSandboxThread } from '../threads/sandbox-thread.ts';
 import { startLocalX402Thread } from '../threads/x402-thread.ts';
@@ -29,6 +29,7 @@ interface StartOptions extends ListenOptions {
   ledgerMs: string;
   circuits: string;
   networkPassphrase: string;
+  tls?: string | boolean;
   build?: boolean;
   replicas: string;
 }
@@ -76,6 +77,7 @@ export function registerStart(program: Command): void {
       '--build',
       'run `npm run build` (incremental) once the addresses are known to be free; `npm start` does',
     )
+    .option(TLS_FLAG, TLS_HELP)
     .option(
       '--replicas <n>',
       'proxies on consecutive ports from POOL_PROXY_PORT, sharing the store (needs POOL_PROXY_DATABASE_URL when > 1)',
@@ -134,6 +136,7 @@ export function registerStart(program: Command): void {
               : `sandbox: opening the ledger in ${sandboxDir}…`,
           );
           const sandboxLog = logger.child({ component: 'sandbox' });
+          const tlsAt = tlsListen(opts.tls, host, port);
           const sandbox = await startPoolSandboxThread(
             {
               host,
@@ -143,6 +146,7 @@ export function registerStart(program: Command): void {
               vkey: artifacts.vkey,
               networkPassphrase,
               logLedgers: true,
+              ...(tlsAt && { tls: { ...tlsAt, dir: join(dataDir, 'tls') } }),
             },
             {
               onLog: (line) => sandboxLog.log(line.level, line.message, line.fields),
@@ -175,6 +179,11 @@ export function registerStart(program: Command): void {
             `sandbox ledger  ${sandbox.rpcUrl}   (friendbot ${sandbox.url}/friendbot?addr=G…&usdc=N)`,
             { rpcUrl: sandbox.rpcUrl },
           );
+          if (sandbox.httpsRpcUrl && sandbox.certPath)
+            logger.log('info', httpsLine(sandbox.httpsRpcUrl, sandbox.certPath), {
+              httpsRpcUrl: sandbox.httpsRpcUrl,
+              certPath: sandbox.certPath,
+            });
           // x402 on the sandbox: our facilitator and a demo paid service, told to the proxy
           const x402 = await startLocalX402Thread(
             {

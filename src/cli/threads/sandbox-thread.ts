@@ -9,6 +9,7 @@ import {
 } from '../../../contracts/network.ts';
 import type { NetworkInfo } from '../../sandbox/index.ts';
 import { ledgerLogLines } from '../../sandbox/ledger-log.ts';
+import { sandboxCertificate } from '../../sandbox/tls.ts';
 import { serveThread, startThread, type ThreadHandle, type ThreadOptions } from './thread.ts';
 
 const PART = 'pool-sandbox';
@@ -22,11 +23,16 @@ export interface SandboxThreadOptions {
   networkPassphrase?: string;
   /** forward a log line per ledger close (as `pool-proxy sandbox` prints them) */
   logLedgers?: boolean;
+  /** serve HTTPS too, on this address, with the certificate kept in `dir` (made there when missing) */
+  tls?: { host: string; port: number; dir: string };
 }
 
 interface SandboxThreadInfo {
   url: string;
   rpcUrl: string;
+  /** with `tls`: the RPC over HTTPS and the certificate's path */
+  httpsRpcUrl?: string;
+  certPath?: string;
   info: NetworkInfo<PoolNetworkInfo>;
   secrets: PoolNetworkSecrets;
 }
@@ -34,6 +40,8 @@ interface SandboxThreadInfo {
 export interface SandboxThread {
   url: string;
   rpcUrl: string;
+  httpsRpcUrl?: string;
+  certPath?: string;
   info: NetworkInfo<PoolNetworkInfo>;
   secrets(): PoolNetworkSecrets;
   close(): Promise<void>;
@@ -48,9 +56,11 @@ export async function startPoolSandboxThread(
   return { ...t.info, secrets: () => t.info.secrets, close: t.close, utilization: t.utilization };
 }
 
-serveThread<SandboxThreadOptions, SandboxThreadInfo>(PART, async ({ logLedgers, ...opts }, log) => {
+serveThread<SandboxThreadOptions, SandboxThreadInfo>(PART, async ({ logLedgers, tls, ...opts }, log) => {
+  const cert = tls && (await sandboxCertificate(tls.dir, tls.host));
   const sandbox = await startPoolSandbox({
     ...opts,
+    ...(tls && cert && { tls: { host: tls.host, port: tls.port, cert: cert.cert, key: cert.key } }),
     onLedgerClosed: logLedgers
       ? (meta, txs) => {
           for (const line of ledgerLogLines(meta, txs)) log(line);
@@ -58,7 +68,13 @@ serveThread<SandboxThreadOptions, SandboxThreadInfo>(PART, async ({ logLedgers, 
       : undefined,
   });
   return {
-    info: { url: sandbox.url, rpcUrl: sandbox.rpcUrl, info: sandbox.info, secrets: sandbox.secrets() },
+    info: {
+      url: sandbox.url,
+      rpcUrl: sandbox.rpcUrl,
+      ...(sandbox.httpsRpcUrl && cert && { httpsRpcUrl: sandbox.httpsRpcUrl, certPath: cert.certPath }),
+      info: sandbox.info,
+      secrets: sandbox.secrets(),
+    },
     close: () => sandbox.close(),
   };
 });

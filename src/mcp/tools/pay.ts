@@ -11,14 +11,7 @@ import {
   payHeadersInput,
   payMethodInput,
 } from '../fields.ts';
-import {
-  checkServiceUrl,
-  guarded,
-  normaliseAmount,
-  problemResult,
-  success,
-  type ToolContext,
-} from '../tool-kit.ts';
+import { checkServiceUrl, guarded, normaliseAmount, success, type ToolContext } from '../tool-kit.ts';
 import { z } from 'zod';
 
 export function registerPay({ server, api, mode, agentOf, forWhom }: ToolContext): void {
@@ -51,26 +44,17 @@ export function registerPay({ server, api, mode, agentOf, forWhom }: ToolContext
           const maxAmount =
             args.maxAmount === undefined ? undefined : normaliseAmount(args.maxAmount, 'maxAmount');
           const agentId = agentOf(args);
-          const result = await api.pay({
-            agentId,
-            serviceUrl,
-            method: args.method ?? 'GET',
-            ...(args.body !== undefined ? { body: args.body } : {}),
-            ...(args.headers !== undefined ? { headers: args.headers } : {}),
-            ...(maxAmount !== undefined ? { maxAmount } : {}),
-            ...(args.idempotencyKey !== undefined ? { idempotencyKey: args.idempotencyKey } : {}),
-          });
-          if (result.paymentStatus === 'failed') {
-            return problemResult(
-              new PoolApiError(
-                result.reason?.code ?? 'payment_failed',
-                'Payment failed',
-                0,
-                result.reason?.detail ?? 'the payment did not go through; nothing was paid',
-                { extra: { paymentId: result.paymentId, batchId: result.batchId, paymentStatus: 'failed' } },
-              ),
-            );
-          }
+          const result = await payOrExplain(() =>
+            api.pay({
+              agentId,
+              serviceUrl,
+              method: args.method ?? 'GET',
+              ...(args.body !== undefined ? { body: args.body } : {}),
+              ...(args.headers !== undefined ? { headers: args.headers } : {}),
+              ...(maxAmount !== undefined ? { maxAmount } : {}),
+              ...(args.idempotencyKey !== undefined ? { idempotencyKey: args.idempotencyKey } : {}),
+            }),
+          );
           const { reason: _reason, ...answer } = result;
           const structured = { ...answer, paymentStatus: result.paymentStatus };
           if (result.paymentStatus === 'pending') {
@@ -108,4 +92,19 @@ interface PayArgs {
   maxAmount?: string;
   idempotencyKey?: string;
   agentId?: string;
+}
+
+/**
+ * The REST answer of a payment that did not happen is a `payment_failed` problem whose `reason` is our code
+ * for why (`payment_rejected`, …): the tool's error carries that code, as for any refusal.
+ */
+async function payOrExplain<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (!(error instanceof PoolApiError) || error.code !== 'payment_failed') throw error;
+    const { reason, ...extra } = error.extra;
+    if (typeof reason !== 'string') throw error;
+    throw new PoolApiError(reason, error.title, error.status, error.message, { extra });
+  }
 }

@@ -63,6 +63,8 @@ export interface RouteDefinition<B, Q, P, R> {
   /** Problem codes this route can answer with (documented in OpenAPI). */
   errors: ProblemCode[];
   handler: (input: RouteInput<B, Q, P>) => Promise<R>;
+  /** The success status for a result (200 unless given), e.g. 202 for a payment still being decided. */
+  status?: (result: R) => 200 | 202;
 }
 
 export interface ApiRouterDeps {
@@ -127,7 +129,7 @@ export class ApiRouter {
         body = validate(def.body, raw, 'request body');
       }
       const result = await def.handler({ body, query, params, auth, ctx });
-      ctx.status = 200;
+      ctx.status = def.status?.(result) ?? 200;
       ctx.body = def.response.parse(result);
     });
   }
@@ -195,12 +197,14 @@ export class ApiRouter {
       const status = PROBLEM_STATUS[code];
       byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
     }
+    const ok = (description: string) => ({
+      description,
+      headers: REQUEST_ID_DOC,
+      content: { 'application/json': { schema: def.response } },
+    });
     const responses: Record<string, unknown> = {
-      200: {
-        description: 'OK',
-        headers: REQUEST_ID_DOC,
-        content: { 'application/json': { schema: def.response } },
-      },
+      200: ok('OK'),
+      ...(def.status && { 202: ok('Accepted: not decided yet') }),
     };
     for (const [status, codes] of [...byStatus].sort((a, b) => a[0] - b[0])) {
       responses[status] = {

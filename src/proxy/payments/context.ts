@@ -1,6 +1,6 @@
 // What the payment flows need besides the money flows' context: the pool wallet (the G account whose USDC
 // float pays services), the network it pays on, how agent-named URLs are fetched, the payment settings, the
-// payment records, the batch operator and the float.
+// payment records, the batch operator, the per-service pacing of sends and the float.
 import type { Keypair } from '@stellar/stellar-sdk';
 import type { PayerNetwork, SafeFetchOptions } from '../../x402/index.ts';
 import type { PaymentsConfig } from '../config.ts';
@@ -8,6 +8,7 @@ import type { FlowContext } from '../flows/context.ts';
 import type { BatchOperator } from './batch-operator.ts';
 import type { PoolWalletFloat } from './float.ts';
 import type { PaymentNonces } from './payment-nonce.ts';
+import type { ServicePacer } from './pacing.ts';
 import type { PaymentRecords } from './records.ts';
 
 export interface PaymentContext {
@@ -22,5 +23,7 @@ export interface PaymentContext {
   /** Derives each payment attempt's authorization nonce (and opens nonces found on chain). */
   nonces: PaymentNonces;
   batches: BatchOperator;
+  /** How many payments to one service are sent at once (adapts to what its facilitator settles). */
+  pacer: ServicePacer;
   float: PoolWalletFloat;
 }

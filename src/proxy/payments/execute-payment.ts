@@ -1,41 +1,40 @@
-// One payment inside a batch: sign the x402 `exact` payment from the pool wallet, journal the signed
-// authorization (payer, payTo, amount, nonce, expiration) before anything is sent, send the paid request,
-// and count the payment confirmed only once our own RPC shows the transfer (pool wallet → payTo, exactly the
-// price). Confirmed → the reservation becomes an unsettled debit (settlement later spends the agent's notes).
-// Not signed → released at once. Signed but refused, or with no settlement → the authorization might still
-// be used until it expires, so the reservation stays until reconciliation decides it.
+// One payment inside a batch, until it is decided or its deadline passes. Each attempt (payment-attempt.ts)
+// signs the pool wallet's `transfer` authorization, journals it among the payment's attempts before anything
+// is sent, sends the paid request and confirms the transfer on our own RPC. A payment is never paid twice:
+//   - an attempt the facilitator could not settle (a burst on a single-signer facilitator takes its sequence
+//     numbers), or whose answer never came, is offered again with the SAME nonce and a new expiration: the
+//     chain consumes a nonce once, so at most one of the two can ever move money;
+//   - a fresh nonce (the next attempt index, payment-nonce.ts) is used only once every earlier authorization
+//     is proven unused and expired;
+//   - before any new signature the chain is asked whether an earlier authorization was used.
+// Sends to one service are paced (pacing.ts) so that a facilitator that refuses concurrency settles a burst
+// one after another, while one with channel accounts settles it at once. A payment that did not settle is
+// failed only once all its authorizations expired unused (the reservation is then released); if the
+// deadline comes first it stays pending and reconciliation decides it. Nothing signed → released at once.
 import {
+  findAnyAuthorizationUse,
   confirmTransfer,
-  isX402Error,
-  type Quote,
-  type SafeRequest,
-  send,
+  type PaymentRecord,
   type SendResult,
-  sign,
-  type SignedPayment,
   X402Error,
 } from '../../x402/index.ts';
+import { randomInt } from 'node:crypto';
 import { formatAmount } from '../../api/amount.ts';
 import { fault } from '../util/faults.ts';
-import type { PaymentResult as PaymentOutcome, PaymentReceipt } from '../../api/types.ts';
+import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
 import type { PaymentContext } from './context.ts';
+import { attemptPayment, content, type QueuedPayment, type Reason } from './payment-attempt.ts';
 import { settlePaymentFailure } from './payment-state.ts';
+import { MAX_NONCE_ATTEMPT } from './payment-nonce.ts';
 
-export interface QueuedPayment {
-  paymentId: string;
-  agent: string;
-  quote: Quote;
-  request: SafeRequest;
-  /** the caller's idempotency key: the authorization's nonce derives from it (payment-nonce.ts) */
-  idempotencyKey?: string;
-  /** which signing attempt of this payment (0 first); each attempt has its own nonce */
-  attempt?: number;
-}
+/** Signatures of one payment at most (same-nonce offers and fresh attempts together). */
+const MAX_SIGNATURES = 16;
+/** A new signature is not started with less time than this left (a send can take a ledger or more). */
+const MIN_TIME_FOR_ATTEMPT_MS = 10_000;
+/** Poll interval while waiting for a failed payment's authorizations to expire. */
+const DECIDE_POLL_MS = 1_000;
 
-/** How long a paid request may take: the service's facilitator settles on the ledger before answering. */
-const SEND_TIMEOUT_MS = 60_000;
-
-const TEXTUAL = /^(text\/|application\/(json|xml|javascript|x-www-form-urlencoded)|[^;]*\+(json|xml))/i;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function executePayment(
   pctx: PaymentContext,
@@ -44,76 +43,138 @@ export async function executePayment(
 ): Promise<PaymentOutcome> {
   const { journal, logger } = pctx.flows;
   const base = { paymentId: p.paymentId, batchId };
+  const deadline = Date.now() + pctx.config.payDeadlineMs;
+  const service = new URL(p.quote.url).origin;
+  const attempts: PaymentRecord[] = [];
+  let attempt = p.attempt ?? 0;
+  let nonce = pctx.nonces.derive(p.agent, p.idempotencyKey, attempt);
+  let last: { reason: Reason; res?: SendResult } | undefined;
   try {
-    let signed: SignedPayment;
-    try {
-      const nonce = pctx.nonces.derive(p.agent, p.idempotencyKey, p.attempt ?? 0);
-      signed = await sign(p.quote, pctx.poolWallet, pctx.payer, { nonce });
-    } catch (error) {
-      const reason = reasonOf(error);
-      await journal.update(p.paymentId, { data: { batchId } });
-      await settlePaymentFailure(pctx, p.paymentId, 'failed', reason);
-      return { ...base, paymentStatus: 'failed', reason };
+    await journal.update(p.paymentId, { data: { batchId } });
+    for (let signatures = 0; ; signatures++) {
+      const release = await pctx.pacer.acquire(service);
+      let result;
+      try {
+        result = await attemptPayment(pctx, p, batchId, nonce, attempts);
+      } finally {
+        release(
+          result?.kind === 'confirmed'
+            ? 'ok'
+            : result?.kind === 'retry' && result.contended
+              ? 'contended'
+              : 'other',
+        );
+      }
+      if (result.kind === 'confirmed') {
+        await confirmPayment(pctx, p.paymentId, p.agent, result.outcome);
+        fault('payment', 'after-confirm');
+        return result.outcome;
+      }
+      if (result.kind === 'unsigned') {
+        if (attempts.length === 0) {
+          // nothing was ever signed: nothing can be paid
+          await settlePaymentFailure(pctx, p.paymentId, 'failed', result.reason);
+          return { ...base, paymentStatus: 'failed', reason: result.reason };
+        }
+        // (e.g. the nonce is used: an earlier offer landed after all) — the chain decides below
+        last ??= { reason: result.reason };
+        break;
+      }
+      last = { reason: result.reason, res: 'res' in result ? result.res : undefined };
+      if (result.kind === 'over') {
+        if (result.txHash !== undefined) await journal.update(p.paymentId, { txHash: result.txHash });
+        break;
+      }
+      if (signatures + 1 >= MAX_SIGNATURES || deadline - Date.now() < MIN_TIME_FOR_ATTEMPT_MS) break;
+      // before signing again: did an earlier offer land after all? And may a fresh nonce be used?
+      const use = await findAnyAuthorizationUse(pctx.payer.rpcUrl, attempts);
+      if (use.state === 'used') break;
+      if (use.state === 'unused_expired' && attempt < MAX_NONCE_ATTEMPT) {
+        attempt++;
+        nonce = pctx.nonces.derive(p.agent, p.idempotencyKey, attempt);
+      }
+      logger.log('info', 'payment offered again', {
+        paymentId: p.paymentId,
+        code: result.reason.code,
+        serviceLimit: pctx.pacer.limitOf(service),
+      });
+      // a little jitter, so that payments refused together do not come back together
+      await sleep(randomInt(50, 500));
     }
-    await journal.update(p.paymentId, { state: 'signed', data: { batchId, auth: signed.record } });
-    fault('payment', 'before-send');
-    let res: SendResult;
-    try {
-      // The paid answer waits for the facilitator's settlement: allow it far longer than a plain fetch.
-      res = await send(p.request, signed, { ...pctx.fetchOptions, timeoutMs: SEND_TIMEOUT_MS });
-    } catch (error) {
-      const reason = reasonOf(error);
-      // whatever went wrong, the next payment simulates afresh instead of reusing a simulation
-      pctx.payer.resources?.clear();
-      await journal.update(p.paymentId, { state: 'sent', reason });
-      // The service refused the payment: almost surely unused, but only its expiry proves it.
-      const status = isX402Error(error, 'payment_rejected') ? 'failed' : 'pending';
-      return { ...base, paymentStatus: status, reason };
-    }
-    fault('payment', 'after-send');
-    const settled = res.settlement;
-    if (settled?.success !== true || typeof settled.transaction !== 'string' || settled.transaction === '') {
-      pctx.payer.resources?.clear();
-      const reason = {
-        code: 'payment_failed',
-        detail: settled?.errorReason
-          ? `the facilitator did not settle: ${settled.errorReason}`
-          : `the service answered ${res.status} without settling the payment`,
-      };
-      await journal.update(p.paymentId, { state: 'sent', reason });
-      return { ...base, paymentStatus: 'failed', reason, ...content(res) };
-    }
-    // Not journaled as `sent` first: a crash here leaves it `signed`, which reconciliation settles by
-    // looking for the authorization's nonce on chain, exactly as it would a `sent` one.
-    const confirmed = await confirmSoon(pctx, settled.transaction, signed);
-    if (confirmed instanceof X402Error) {
-      const reason = reasonOf(confirmed);
-      await journal.update(p.paymentId, { state: 'sent', txHash: settled.transaction, reason });
-      logger.log('warn', 'a settlement the service reported is not on our ledger', { code: confirmed.code });
-      return { ...base, paymentStatus: 'pending', reason, ...content(res) };
-    }
-    const receipt: PaymentReceipt = {
-      amount: formatAmount(p.quote.amount),
-      asset: p.quote.asset,
-      payTo: p.quote.payTo,
-      network: p.quote.network,
-      transaction: confirmed.txHash,
-      settledAt: new Date(confirmed.createdAt * 1000).toISOString(),
-    };
-    const outcome: PaymentOutcome = { ...base, paymentStatus: 'confirmed', receipt, ...content(res) };
-    await confirmPayment(pctx, p.paymentId, p.agent, outcome);
-    fault('payment', 'after-confirm');
-    return outcome;
+    return await decide(pctx, p, batchId, attempts, last, deadline);
   } catch (error) {
-    // Store or journal trouble: leave the operation to reconciliation.
+    // Store, journal or RPC trouble: leave the operation to reconciliation.
     logger.log('error', 'payment execution failed', {
       paymentId: p.paymentId,
       error: (error as Error).message,
     });
-    return { ...base, paymentStatus: 'pending', reason: reasonOf(error) };
+    return { ...base, paymentStatus: 'pending', reason: reasonOfAny(error) };
   } finally {
     pctx.float.uncommit(p.paymentId);
   }
+}
+
+/**
+ * After the last attempt: the payment is confirmed if one of its authorizations was used, failed once all
+ * of them expired unused (the reservation released, the answer kept for replays), pending at the deadline.
+ */
+async function decide(
+  pctx: PaymentContext,
+  p: QueuedPayment,
+  batchId: string,
+  attempts: PaymentRecord[],
+  last: { reason: Reason; res?: SendResult } | undefined,
+  deadline: number,
+): Promise<PaymentOutcome> {
+  const base = { paymentId: p.paymentId, batchId };
+  const reason = last?.reason ?? { code: 'payment_failed', detail: 'the payment did not go through' };
+  const answered = last?.res ? content(last.res) : {};
+  for (;;) {
+    let use;
+    try {
+      use = await findAnyAuthorizationUse(pctx.payer.rpcUrl, attempts);
+    } catch (error) {
+      if (!(error instanceof X402Error)) throw error;
+      use = undefined;
+    }
+    if (use?.state === 'used') {
+      const first = attempts[0] as PaymentRecord;
+      const confirmed = await confirmTransfer(pctx.payer.rpcUrl, use.txHash, first);
+      const outcome: PaymentOutcome = {
+        ...base,
+        paymentStatus: 'confirmed',
+        receipt: {
+          amount: formatAmount(p.quote.amount),
+          asset: p.quote.asset,
+          payTo: p.quote.payTo,
+          network: p.quote.network,
+          transaction: confirmed.txHash,
+          settledAt: new Date(confirmed.createdAt * 1000).toISOString(),
+        },
+        ...answered,
+      };
+      await confirmPayment(pctx, p.paymentId, p.agent, outcome);
+      return outcome;
+    }
+    if (use?.state === 'unused_expired') {
+      const outcome: PaymentOutcome = { ...base, paymentStatus: 'failed', reason, ...answered };
+      await settlePaymentFailure(pctx, p.paymentId, 'failed', reason, [pctx.records.resultOp(outcome)]);
+      return outcome;
+    }
+    if (Date.now() + DECIDE_POLL_MS > deadline) {
+      await pctx.flows.journal.update(p.paymentId, { state: 'sent', reason });
+      return { ...base, paymentStatus: 'pending', reason, ...answered };
+    }
+    await sleep(DECIDE_POLL_MS);
+  }
+}
+
+function reasonOfAny(error: unknown): Reason {
+  const e = error as { code?: unknown; message?: unknown };
+  return {
+    code: typeof e?.code === 'string' ? e.code : 'internal_error',
+    detail: typeof e?.message === 'string' ? e.message : 'unexpected error',
+  };
 }
 
 /** Marks a payment confirmed: the reservation becomes the agent's unsettled debit, the answer is kept. */
@@ -133,44 +194,4 @@ export async function confirmPayment(
     [pctx.records.resultOp(outcome)],
   );
   pctx.flows.metrics.ledgerOperations.inc({ kind: 'payment', outcome: 'confirmed' });
-}
-
-/** The facilitator waits for the ledger before answering; allow a few ledgers for our RPC to agree. */
-async function confirmSoon(pctx: PaymentContext, txHash: string, signed: SignedPayment) {
-  const expected = {
-    payer: signed.record.payer,
-    payTo: signed.record.payTo,
-    asset: signed.record.asset,
-    amount: signed.record.amount,
-  };
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await confirmTransfer(pctx.payer.rpcUrl, txHash, expected);
-    } catch (error) {
-      if (!(error instanceof X402Error)) throw error;
-      if (error.code !== 'tx_not_found' || attempt >= 20) return error;
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
-}
-
-function content(
-  res: SendResult,
-): Pick<PaymentOutcome, 'serviceStatus' | 'contentType' | 'content' | 'contentEncoding'> {
-  const textual = res.contentType === '' || TEXTUAL.test(res.contentType);
-  return {
-    serviceStatus: res.status,
-    contentType: res.contentType,
-    content: res.body.toString(textual ? 'utf8' : 'base64'),
-    contentEncoding: textual ? 'utf8' : 'base64',
-  };
-}
-
-export function reasonOf(error: unknown): { code: string; detail: string } {
-  if (error instanceof X402Error) return { code: error.code, detail: error.message };
-  const e = error as { code?: unknown; message?: unknown };
-  return {
-    code: typeof e?.code === 'string' ? e.code : 'internal_error',
-    detail: typeof e?.message === 'string' ? e.message : 'unexpected error',
-  };
 }

@@ -1,16 +1,28 @@
-// Closing a payment that did not pay: its reservation is released and the operation ends in `state`.
+// A payment's status, one truth for every answer (POST /api/pay, its replays, GET /api/payments, MCP): read
+// from its journal operation. And closing a payment that did not pay: its reservation is released and the
+// operation ends in `state`.
+import type { StoreOp } from '../store/encrypted-store.ts';
 import type { PaymentContext } from './context.ts';
+import { isFinal, type OperationState } from '../journal/journal.ts';
+
+/** confirmed; failed (any other final state: nothing was paid); pending while it may still pay. */
+export function paymentStatusOf(state: OperationState): 'confirmed' | 'failed' | 'pending' {
+  if (state === 'confirmed') return 'confirmed';
+  return isFinal(state) ? 'failed' : 'pending';
+}
 
 export async function settlePaymentFailure(
   pctx: PaymentContext,
   paymentId: string,
   state: 'failed' | 'released',
   reason: { code: string; detail: string },
+  /** store operations written with the failure (e.g. the answer kept for replays) */
+  extra: StoreOp[] = [],
 ): Promise<void> {
   const record = await pctx.flows.journal.get(paymentId);
   if (record === undefined) return;
   await pctx.flows.notes.release(record.agent, paymentId);
-  await pctx.flows.journal.update(paymentId, { state, reason });
+  await pctx.flows.journal.update(paymentId, { state, reason }, extra);
   pctx.float.uncommit(paymentId);
   pctx.flows.metrics.ledgerOperations.inc({ kind: 'payment', outcome: state });
 }

@@ -2,10 +2,11 @@
 //   queued or executing in this process      → left alone
 //   never signed                             → released
 //   settled by a transaction we know         → confirmed if our RPC shows the transfer
-//   signed, outcome unknown                  → the authorization's nonce is looked for on chain: used → the
-//                                              transfer is confirmed and the agent debited once; unused and
-//                                              expired → released; still valid → decided later
-import { confirmTransfer, findAuthorizationUse, type PaymentRecord, X402Error } from '../../x402/index.ts';
+//   signed, outcome unknown                  → every attempt's authorization (its nonce) is looked for on
+//                                              chain: one used → the transfer is confirmed and the agent
+//                                              debited once; all unused and expired → released; one still
+//                                              valid → decided later
+import { confirmTransfer, findAnyAuthorizationUse, type PaymentRecord, X402Error } from '../../x402/index.ts';
 import { formatAmount } from '../../api/amount.ts';
 import type { OperationRecord } from '../journal/journal.ts';
 import type { PaymentContext } from './context.ts';
@@ -24,7 +25,9 @@ export async function reconcilePayment(pctx: PaymentContext, record: OperationRe
     return true;
   }
   const auth = data.auth as PaymentRecord | undefined;
-  if (auth === undefined) {
+  // every signed attempt (a record written before attempts were listed has only `auth`)
+  const attempts = (data.attempts as PaymentRecord[] | undefined) ?? (auth ? [auth] : []);
+  if (auth === undefined || attempts.length === 0) {
     await settlePaymentFailure(pctx, paymentId, 'released', { code: 'interrupted', detail: 'never signed' });
     return true;
   }
@@ -33,7 +36,7 @@ export async function reconcilePayment(pctx: PaymentContext, record: OperationRe
   if (txHash === undefined) {
     let use;
     try {
-      use = await findAuthorizationUse(pctx.payer.rpcUrl, auth);
+      use = await findAnyAuthorizationUse(pctx.payer.rpcUrl, attempts);
     } catch (error) {
       if (error instanceof X402Error) {
         pctx.flows.logger.log('warn', 'payment not reconciled yet', { paymentId, code: error.code });
@@ -43,10 +46,16 @@ export async function reconcilePayment(pctx: PaymentContext, record: OperationRe
     }
     if (use.state === 'pending') return false;
     if (use.state === 'unused_expired') {
-      await settlePaymentFailure(pctx, paymentId, 'released', {
-        code: 'payment_failed',
-        detail: 'the payment authorization expired unused; nothing was paid',
-      });
+      // the reason the last attempt failed, if it was recorded, stays the payment's reason
+      await settlePaymentFailure(
+        pctx,
+        paymentId,
+        'released',
+        record.reason ?? {
+          code: 'payment_failed',
+          detail: 'the payment authorization expired unused; nothing was paid',
+        },
+      );
       return true;
     }
     txHash = use.txHash;

@@ -10,11 +10,10 @@ import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import { formatAmount } from '../../api/amount.ts';
 import { ProblemError } from '../../api/problem.ts';
 import { requireAgent } from '../flows/require-agent.ts';
-import { isFinal } from '../journal/journal.ts';
 import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
 import type { PaymentContext } from './context.ts';
 import { executePayment } from './execute-payment.ts';
-import { settlePaymentFailure } from './payment-state.ts';
+import { paymentStatusOf, settlePaymentFailure } from './payment-state.ts';
 import { findRecoveredPayment } from './recover-history.ts';
 import { fingerprint, type KeyRecord } from './records.ts';
 
@@ -93,12 +92,13 @@ async function replay(pctx: PaymentContext, existing: KeyRecord, print: string):
 
 /** The answer of an earlier payment: its kept result, or its state while it is still being decided. */
 async function outcomeOf(pctx: PaymentContext, paymentId: string): Promise<PaymentOutcome> {
-  const kept = await pctx.records.result(paymentId);
-  if (kept !== undefined) return kept;
   const record = await pctx.flows.journal.get(paymentId);
+  const status = record === undefined ? 'pending' : paymentStatusOf(record.state);
+  // the answer kept when it was decided, if it is the journal's (one status in every answer)
+  const kept = await pctx.records.result(paymentId);
+  if (kept !== undefined && kept.paymentStatus === status) return kept;
   const batchId = String(record?.data?.batchId ?? '');
-  if (record === undefined || !isFinal(record.state) || record.state === 'confirmed')
-    return { paymentId, batchId, paymentStatus: 'pending' };
+  if (record === undefined || status !== 'failed') return { paymentId, batchId, paymentStatus: 'pending' };
   return {
     paymentId,
     batchId,

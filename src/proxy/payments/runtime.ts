@@ -8,6 +8,7 @@ import type { FlowContext } from '../flows/context.ts';
 import { BatchOperator } from './batch-operator.ts';
 import type { PaymentContext } from './context.ts';
 import { PoolWalletFloat } from './float.ts';
+import { ServicePacer } from './pacing.ts';
 import { PaymentNonces } from './payment-nonce.ts';
 import { PaymentRecords } from './records.ts';
 import { FloatRefillJob } from './float-refill.ts';
@@ -48,6 +49,7 @@ export function createPayments(
     paymentCap,
     records: new PaymentRecords(flows.store),
     nonces: new PaymentNonces(masterKey),
+    pacer: new ServicePacer(config.batchConcurrency),
     float: new PoolWalletFloat(flows, poolWallet.publicKey()),
   } as Omit<PaymentContext, 'batches'> as PaymentContext;
   pctx.batches = new BatchOperator({

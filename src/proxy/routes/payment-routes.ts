@@ -3,7 +3,8 @@
 import { formatAmount, parseAmount } from '../../api/amount.ts';
 import { ProblemError } from '../../api/problem.ts';
 import type { ApiRouter } from '../http/api-router.ts';
-import { isFinal } from '../journal/journal.ts';
+import { paymentStatusOf } from '../payments/payment-state.ts';
+import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
 import { OperatorBooks, PaymentList, PaymentResult, PaymentsQuery, payRequest } from '../../api/schemas.ts';
 import { requestPayment } from '../payments/request-payment.ts';
 import { OPERATOR_OWNER } from '../services/agents.ts';
@@ -17,8 +18,11 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
     description:
       'The service’s price is read first (its 402), checked against maxAmount, the per-payment cap, the agent’s budget and ' +
       'available balance, and reserved; the payment joins the current batch and the answer comes once the batch ran: the ' +
-      'service’s content, `paymentStatus` and a receipt. The pool wallet pays the service, never the agent. A retry with the ' +
-      'same idempotencyKey returns the first answer and never pays twice.',
+      'service’s content, `paymentStatus` and a receipt. The pool wallet pays the service, never the agent. A payment that ' +
+      'did not happen (nothing was paid) is a `payment_failed` problem (502) with `reason` (our code), `serviceReason` (the ' +
+      'service’s or its facilitator’s), `paymentId`, `batchId` and what the service answered; one not decided by its ' +
+      'deadline answers 202 with `paymentStatus: "pending"`. A retry with the same idempotencyKey returns the same answer ' +
+      'and never pays twice.',
     tag: 'pay',
     access: 'wallet-or-operator',
     body: payRequest(paymentCap),
@@ -34,7 +38,9 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
       'service_unreachable',
       'queue_full',
       'service_unavailable',
+      'payment_failed',
     ],
+    status: (result) => (result.paymentStatus === 'pending' ? 202 : 200),
     handler: async ({ body, auth }) => {
       const owner = auth!.sub;
       if (owner === OPERATOR_OWNER && body.agentId === undefined) {
@@ -42,7 +48,7 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
           issues: [{ path: 'agentId', message: 'required without a wallet token' }],
         });
       }
-      return requestPayment(runtime.requirePayments(), owner, {
+      const outcome = await requestPayment(runtime.requirePayments(), owner, {
         agentId: body.agentId ?? owner,
         serviceUrl: body.serviceUrl,
         method: body.method,
@@ -51,6 +57,8 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
         maxAmount: body.maxAmount === undefined ? undefined : parseAmount(body.maxAmount, paymentCap),
         idempotencyKey: body.idempotencyKey,
       });
+      if (outcome.paymentStatus === 'failed') throw paymentProblem(outcome);
+      return outcome;
     },
   });
 
@@ -75,7 +83,7 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
       return {
         payments: records.slice(0, limit).map((r) => {
           const data = r.data ?? {};
-          const status = r.state === 'confirmed' ? 'confirmed' : isFinal(r.state) ? 'failed' : 'pending';
+          const status = paymentStatusOf(r.state);
           return {
             paymentId: r.opId,
             agentId: String(data.agentId),
@@ -113,6 +121,27 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
         unsettled: formatAmount(b.unsettled),
         settling: b.settling,
       };
+    },
+  });
+}
+
+/** A payment that did not happen, as the problem the caller gets (and gets again on a replay). */
+function paymentProblem(outcome: PaymentOutcome): ProblemError {
+  const reason = outcome.reason ?? { code: 'payment_failed', detail: 'the payment did not go through' };
+  const answered = {
+    ...(outcome.serviceStatus !== undefined && { serviceStatus: outcome.serviceStatus }),
+    ...(outcome.contentType !== undefined && { contentType: outcome.contentType }),
+    ...(outcome.content !== undefined && { content: outcome.content }),
+    ...(outcome.contentEncoding !== undefined && { contentEncoding: outcome.contentEncoding }),
+  };
+  return new ProblemError('payment_failed', `${reason.detail}; nothing was paid`, {
+    extra: {
+      paymentStatus: 'failed',
+      paymentId: outcome.paymentId,
+      batchId: outcome.batchId,
+      reason: reason.code,
+      ...(reason.serviceReason !== undefined && { serviceReason: reason.serviceReason }),
+      ...answered,
     },
   });
 }
