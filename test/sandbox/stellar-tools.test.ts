@@ -8,6 +8,7 @@ import {
   hash,
   humanizeEvents,
   Keypair,
+  Networks,
   Operation,
   rpc,
   scValToNative,
@@ -16,7 +17,7 @@ import {
 } from '@stellar/stellar-sdk';
 import test from 'ava';
 import type { PoolSandbox } from '../../contracts/network.ts';
-import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
+import { PUBLIC_PASSPHRASE, STANDALONE_PASSPHRASE, TESTNET_PASSPHRASE } from '../../src/ledger/networks.ts';
 import { address, fund, i128, invokeTx, startSandbox, submit } from './helpers.ts';
 
 let sandbox: PoolSandbox;
@@ -28,6 +29,13 @@ test.before(async () => {
   token = sandbox.info.contracts.token;
 });
 test.after.always(() => sandbox?.close());
+
+test("our network passphrases are the SDK's", (t) => {
+  t.deepEqual(
+    [STANDALONE_PASSPHRASE, TESTNET_PASSPHRASE, PUBLIC_PASSPHRASE],
+    [Networks.STANDALONE, Networks.TESTNET, Networks.PUBLIC],
+  );
+});
 
 test('a successful simulation returns its diagnostic trace: fn_call, the contract event, fn_return', async (t) => {
   const from = Keypair.random();

@@ -4,13 +4,6 @@
 // friendbot (the sandbox, testnet). Channel accounts that do not exist yet are created through friendbot.
 
 import type { Command } from 'commander';
-import { Keypair } from '@stellar/stellar-sdk';
-import {
-  ensureChannelAccounts,
-  parseChannelSecrets,
-  startFacilitator,
-} from '../../x402/facilitator/index.ts';
-import { rpcServer } from '../../ledger/rpc-server.ts';
 import { parseListen } from '../../listen.ts';
 import { parseIntFlag, parsePassphrase, parseRpcUrl } from '../flags.ts';
 
@@ -53,16 +46,25 @@ export function registerFacilitator(program: Command): void {
         const rpcUrl = parseRpcUrl(opts.rpcUrl);
         const maxFeeStroops = parseIntFlag('--max-fee', opts.maxFee, 100, 100_000_000);
         const secrets = process.env.POOL_PROXY_FACILITATOR_SECRETS;
+        const channelCount = secrets ? 0 : parseIntFlag('--channels', opts.channels, 1, 256);
+        const passphrase =
+          opts.networkPassphrase === undefined ? undefined : parsePassphrase(opts.networkPassphrase);
+        // The SDK, the x402 packages and the facilitator load only once the flags are known to be good.
+        const [{ Keypair }, { ensureChannelAccounts, parseChannelSecrets, startFacilitator }, { rpcServer }] =
+          await Promise.all([
+            import('@stellar/stellar-sdk'),
+            import('../../x402/facilitator/index.ts'),
+            import('../../ledger/rpc-server.ts'),
+          ]);
         const channels = secrets
           ? parseChannelSecrets(secrets)
-          : Array.from({ length: parseIntFlag('--channels', opts.channels, 1, 256) }, () => Keypair.random());
+          : Array.from({ length: channelCount }, () => Keypair.random());
         const network = await rpcServer(rpcUrl)
           .getNetwork()
           .catch((e: Error) => {
             throw new Error(`cannot reach the RPC at ${rpcUrl}: ${e.message}`);
           });
-        const networkPassphrase =
-          opts.networkPassphrase === undefined ? network.passphrase : parsePassphrase(opts.networkPassphrase);
+        const networkPassphrase = passphrase ?? network.passphrase;
         if (networkPassphrase !== network.passphrase)
           throw new Error(`the RPC serves "${network.passphrase}", not "${networkPassphrase}"`);
         await ensureChannelAccounts(rpcUrl, channels);

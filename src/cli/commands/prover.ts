@@ -2,8 +2,9 @@ import { DEFAULT_PROVER_LISTEN } from '../../listen.ts';
 import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
-import { ENGINE_NAMES, type EngineName } from '../../prover/daemon/engines/index.ts';
-import { startProverDaemon, type ProverDaemon } from '../../prover/daemon/server.ts';
+import { ENGINE_NAMES, type EngineName } from '../../prover/daemon/engines/engine.ts';
+import type { ProverDaemon } from '../../prover/daemon/server.ts';
+import { parseIntFlag } from '../flags.ts';
 
 interface ProverOptions {
   listen: string;
@@ -16,13 +17,6 @@ interface ProverOptions {
   witnessWorkers: string;
   queue: string;
   verify: boolean;
-}
-
-function integer(text: string, name: string, min: number, max: number): number {
-  const value = Number(text);
-  if (!/^\d+$/.test(text) || value < min || value > max)
-    throw new Error(`${name} must be an integer from ${min} to ${max}, got "${text}"`);
-  return value;
 }
 
 // `pool-proxy prover`: runs the prover daemon alone. It binds its port at once, reports SERVING on the
@@ -57,7 +51,7 @@ export function registerProver(program: Command): void {
           opts.tlsCert && opts.tlsKey
             ? { cert: await readFile(opts.tlsCert), key: await readFile(opts.tlsKey) }
             : undefined;
-        daemon = await startProverDaemon({
+        const options = {
           listen: opts.listen,
           circuitsDir: opts.circuits,
           engine: opts.engine as EngineName,
@@ -65,13 +59,16 @@ export function registerProver(program: Command): void {
           metricsPort:
             opts.metricsPort === undefined
               ? undefined
-              : integer(opts.metricsPort, '--metrics-port', 0, 65535),
+              : parseIntFlag('--metrics-port', opts.metricsPort, 0, 65535),
           metricsHost: opts.metricsHost,
-          witnessWorkers: integer(opts.witnessWorkers, '--witness-workers', 1, 256),
-          queueCapacity: integer(opts.queue, '--queue', 1, 1_000_000),
+          witnessWorkers: parseIntFlag('--witness-workers', opts.witnessWorkers, 1, 256),
+          queueCapacity: parseIntFlag('--queue', opts.queue, 1, 1_000_000),
           verifyAfterProve: opts.verify,
-          log: (line) => console.log(`prover: ${line}`),
-        });
+          log: (line: string) => console.log(`prover: ${line}`),
+        };
+        // The daemon (native addon, gRPC, witness workers) loads only once the flags are known to be good.
+        const { startProverDaemon } = await import('../../prover/daemon/server.ts');
+        daemon = await startProverDaemon(options);
       } catch (error) {
         console.error(`pool-proxy prover: ${(error as Error).message}`);
         process.exit(2);

@@ -1,11 +1,8 @@
 import type { Command } from 'commander';
 import { STANDALONE_PASSPHRASE } from '../../ledger/networks.ts';
-import { startPoolSandbox } from '../../../contracts/network.ts';
-import { ledgerLogLines } from '../../sandbox/ledger-log.ts';
 import { createLogger } from '../../proxy/util/logger.ts';
 import { parseListen } from '../../listen.ts';
 import { parsePassphrase } from '../flags.ts';
-import { sandboxCertificate } from '../../sandbox/tls.ts';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,55 +19,75 @@ export function registerSandbox(program: Command): void {
     .option('--network-passphrase <text>', 'network passphrase', STANDALONE_PASSPHRASE)
     .option(TLS_FLAG, TLS_HELP)
     .action(
-      async (opts: {
+      (opts: {
         listen: string;
         data?: string;
         ledgerMs: string;
         vkey?: string;
         networkPassphrase: string;
         tls?: string | boolean;
-      }) => {
-        const { host, port } = parseListen(opts.listen);
-        const tlsAt = tlsListen(opts.tls, host, port);
-        // (without --data the certificate lives in a temporary directory, as the ledger lives in memory)
-        const tls =
-          tlsAt &&
-          (await sandboxCertificate(
-            opts.data ? join(opts.data, 'tls') : mkdtempSync(join(tmpdir(), 'pool-proxy-tls-')),
-            tlsAt.host,
-          ));
-        const ledgerMs = Number(opts.ledgerMs);
-        if (!Number.isInteger(ledgerMs) || ledgerMs < 1 || ledgerMs > 3_600_000) {
-          throw new Error(`--ledger-ms must be an integer from 1 to 3600000, got ${opts.ledgerMs}`);
-        }
-        const networkPassphrase = parsePassphrase(opts.networkPassphrase);
-        // Ledger closes with transactions and failed transactions are logged (JSON lines, pretty on a terminal).
-        const logger = createLogger().child({ component: 'sandbox' });
-        const sandbox = await startPoolSandbox({
-          host,
-          port,
-          dataDir: opts.data,
-          ledgerMs,
-          vkey: opts.vkey,
-          networkPassphrase,
-          ...(tlsAt && tls && { tls: { ...tlsAt, cert: tls.cert, key: tls.key } }),
-          onLedgerClosed: (meta, txs) => {
-            for (const line of ledgerLogLines(meta, txs)) logger.log(line.level, line.message, line.fields);
-          },
-        });
-        const info = sandbox.info;
-        console.log(`sandbox ledger: ${sandbox.rpcUrl} (${info.networkPassphrase})`);
-        console.log(`friendbot: ${sandbox.url}/friendbot?addr=G…&usdc=N   info: ${sandbox.url}/sandbox/info`);
-        if (tls && sandbox.httpsRpcUrl) console.log(httpsLine(sandbox.httpsRpcUrl, tls.certPath));
-        for (const [name, id] of Object.entries(info.contracts)) console.log(`  ${name.padEnd(18)} ${id}`);
-        const stop = async () => {
-          await sandbox.close();
-          process.exit(0);
-        };
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
-      },
+      }) =>
+        runSandbox(opts).catch((error: Error) => {
+          // a refused flag or a sandbox that cannot start: one line naming it, no stack trace
+          console.error(`pool-proxy sandbox: ${error.message}`);
+          process.exit(2);
+        }),
     );
+}
+
+async function runSandbox(opts: {
+  listen: string;
+  data?: string;
+  ledgerMs: string;
+  vkey?: string;
+  networkPassphrase: string;
+  tls?: string | boolean;
+}): Promise<void> {
+  const { host, port } = parseListen(opts.listen);
+  const tlsAt = tlsListen(opts.tls, host, port);
+  const ledgerMs = Number(opts.ledgerMs);
+  if (!Number.isInteger(ledgerMs) || ledgerMs < 1 || ledgerMs > 3_600_000) {
+    throw new Error(`--ledger-ms must be an integer from 1 to 3600000, got ${opts.ledgerMs}`);
+  }
+  const networkPassphrase = parsePassphrase(opts.networkPassphrase);
+  // The engine and the contracts load only once the flags are known to be good.
+  const [{ startPoolSandbox }, { ledgerLogLines }, { sandboxCertificate }] = await Promise.all([
+    import('../../../contracts/network.ts'),
+    import('../../sandbox/ledger-log.ts'),
+    import('../../sandbox/tls.ts'),
+  ]);
+  // (without --data the certificate lives in a temporary directory, as the ledger lives in memory)
+  const tls =
+    tlsAt &&
+    (await sandboxCertificate(
+      opts.data ? join(opts.data, 'tls') : mkdtempSync(join(tmpdir(), 'pool-proxy-tls-')),
+      tlsAt.host,
+    ));
+  // Ledger closes with transactions and failed transactions are logged (JSON lines, pretty on a terminal).
+  const logger = createLogger().child({ component: 'sandbox' });
+  const sandbox = await startPoolSandbox({
+    host,
+    port,
+    dataDir: opts.data,
+    ledgerMs,
+    vkey: opts.vkey,
+    networkPassphrase,
+    ...(tlsAt && tls && { tls: { ...tlsAt, cert: tls.cert, key: tls.key } }),
+    onLedgerClosed: (meta, txs) => {
+      for (const line of ledgerLogLines(meta, txs)) logger.log(line.level, line.message, line.fields);
+    },
+  });
+  const info = sandbox.info;
+  console.log(`sandbox ledger: ${sandbox.rpcUrl} (${info.networkPassphrase})`);
+  console.log(`friendbot: ${sandbox.url}/friendbot?addr=G…&usdc=N   info: ${sandbox.url}/sandbox/info`);
+  if (tls && sandbox.httpsRpcUrl) console.log(httpsLine(sandbox.httpsRpcUrl, tls.certPath));
+  for (const [name, id] of Object.entries(info.contracts)) console.log(`  ${name.padEnd(18)} ${id}`);
+  const stop = async () => {
+    await sandbox.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
 }
 
 export const TLS_FLAG = '--tls [host:port]';
