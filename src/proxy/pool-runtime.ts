@@ -10,7 +10,7 @@ import type { EncryptedStore } from './store/encrypted-store.ts';
 import type { Logger } from './util/logger.ts';
 import type { AgentRegistry } from './services/agents.ts';
 import { type Deployment, resolveDeployment } from './services/deployment.ts';
-import { LedgerClient } from './services/ledger-client.ts';
+import { ChainClient } from './services/chain-client.ts';
 import type { NoteBook } from './services/notebook.ts';
 import { PoolIndexer } from './services/pool-indexer.ts';
 import { PoolTransactionProver } from './services/pool-transaction.ts';
@@ -188,7 +188,7 @@ export class PoolRuntime implements PoolAccess {
     let indexer: PoolIndexer | undefined;
     try {
       const deployment = await resolveDeployment(config.ledger);
-      const ledger = new LedgerClient({
+      const ledger = new ChainClient({
         rpcUrl: config.ledger.rpcUrl,
         networkPassphrase: config.ledger.networkPassphrase,
         baseFee: config.ledger.baseFee,

@@ -1,9 +1,9 @@
-// A transaction's view of the ledger: reads fall through to the committed store, writes are buffered so
+// A transaction's view of the ledger: reads fall through to the committed state, writes are buffered so
 // that a failed transaction leaves nothing behind (all-or-nothing). It also records the footprint (keys
 // read and written) for simulation, and enforces the declared footprint when a transaction is applied.
 import type { xdr } from '@stellar/stellar-sdk';
 import { HostError } from './errors.ts';
-import type { EntryRecord, LedgerStore } from './store.ts';
+import type { EntryRecord, LedgerState } from './ledger-state.ts';
 
 /** Lifetime given to persistent contract data, in ledgers (reported as liveUntilLedgerSeq). */
 export const PERSISTENT_TTL = 2_073_600;
@@ -25,7 +25,7 @@ export class Overlay {
 
   /** `allowed` set: accesses outside it fail as on a real network (Error(Storage, ExceededLimit)). */
   constructor(
-    private readonly base: LedgerStore | Overlay,
+    private readonly base: LedgerState | Overlay,
     private readonly allowed?: Footprint,
   ) {}
 
@@ -71,7 +71,7 @@ export class Overlay {
     return { readOnly, readWrite };
   }
 
-  /** Pending writes, for committing into a parent overlay or the store. */
+  /** Pending writes, for committing into a parent overlay or the state. */
   changes(): Map<string, Write> {
     return this.writes;
   }
@@ -86,7 +86,7 @@ export class Overlay {
   }
 }
 
-/** The overlay's writes as store records of ledger `sequence` (null = deleted). */
+/** The overlay's writes as state records of ledger `sequence` (null = deleted). */
 export function entryRecords(overlay: Overlay, sequence: number): Map<string, EntryRecord | null> {
   const out = new Map<string, EntryRecord | null>();
   for (const [key, w] of overlay.changes()) {

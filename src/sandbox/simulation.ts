@@ -8,7 +8,7 @@ import { decodeEnvelope, type Invocation, InvalidRequest, invocationOf } from '.
 import { type ContractRegistry, Host } from './host.ts';
 import { accountKey, keyId } from './keys.ts';
 import { Overlay } from './overlay.ts';
-import type { LedgerStore } from './store.ts';
+import type { LedgerState } from './ledger-state.ts';
 import {
   type CreatedEntry,
   declaredResources,
@@ -44,7 +44,7 @@ export interface StateChange {
 }
 
 export interface SimulationContext {
-  store: LedgerStore;
+  state: LedgerState;
   registry: ContractRegistry;
   passphrase: string;
   networkId: Uint8Array;
@@ -72,7 +72,7 @@ export async function simulate(
     throw new InvalidRequest(`invalid authMode ${String(authMode)}`);
   }
   const source = tx.operations[0].source ?? tx.source;
-  const overlay = new Overlay(ctx.store);
+  const overlay = new Overlay(ctx.state);
   let inv: Invocation;
   try {
     inv = invocationOf(tx);
@@ -129,7 +129,7 @@ export async function simulate(
   // bytes: the classic entries of the footprint as read from disk (live Soroban state is in memory), every
   // entry as written
   const size = (d: xdr.LedgerEntryData | null | undefined) => (d ? d.toXdr().length : 0);
-  const base = new Overlay(ctx.store);
+  const base = new Overlay(ctx.state);
   const readBytes = [...readOnly, ...readWrite]
     .filter(isDiskRead)
     .reduce((n, k) => n + size(base.get(keyId(k))), 0);
@@ -190,7 +190,7 @@ export async function simulate(
     const before = base.get(key);
     const entry = (data: xdr.LedgerEntryData) =>
       new xdr.LedgerEntry({ lastModifiedLedgerSeq: ledgerSequence, data, ext: xdr.LedgerEntryExt.v0() });
-    const beforeRecord = ctx.store.get(key);
+    const beforeRecord = ctx.state.get(key);
     if (!before && !w.data) return [];
     return [
       {

@@ -14,15 +14,15 @@ import {
   type Transaction,
   TransactionBuilder,
 } from '@stellar/stellar-sdk';
-import { LedgerClient } from '../../src/proxy/services/ledger-client.ts';
+import { ChainClient } from '../../src/proxy/services/chain-client.ts';
 import { getJson, postJson, rawRequest, type RawResponse } from './helpers/http.ts';
 import { type Stack, startStack, USDC } from './helpers/stack.ts';
 
 let stack: Stack;
-let ledger: LedgerClient;
+let ledger: ChainClient;
 test.before(async () => {
   stack = await startStack();
-  ledger = new LedgerClient({
+  ledger = new ChainClient({
     rpcUrl: stack.sandbox.rpcUrl,
     networkPassphrase: stack.config.ledger.networkPassphrase,
     baseFee: 100,
@@ -773,7 +773,7 @@ test.serial(
     t.is(prepared.status, 200, prepared.text);
     const poolBefore = await poolBalance();
 
-    await stack.sandbox.ledger.stop(); // the ledger stops closing: the transaction stays pending
+    await stack.sandbox.chain.stop(); // the ledger stops closing: the transaction stays pending
     const submit = postJson(
       `${child.url}/api/deposit/submit`,
       {
@@ -790,7 +790,7 @@ test.serial(
     }
     child.kill();
     await submit;
-    stack.sandbox.ledger.start(250);
+    stack.sandbox.chain.start(250);
     const hash = TransactionBuilder.fromXDR(
       signPrepared(prepared.json.transactionXDR, kp),
       stack.config.ledger.networkPassphrase,
@@ -843,7 +843,7 @@ test.serial(
       const balanceOf = async () =>
         (await getJson(`${proxy.url}/api/balance/${kp.publicKey()}`, auth)).json.balance;
 
-      await stack.sandbox.ledger.stop();
+      await stack.sandbox.chain.stop();
       stopped = true;
       const late = await postJson(`${proxy.url}/api/withdraw`, { amount: '2', destination }, auth);
       t.is(late.status, 503, late.text);
@@ -852,7 +852,7 @@ test.serial(
       const again = await postJson(`${proxy.url}/api/withdraw`, { amount: '3.5', destination }, auth);
       t.is(again.status, 409, 'the held amount cannot be spent twice');
 
-      stack.sandbox.ledger.start(250);
+      stack.sandbox.chain.start(250);
       stopped = false;
       await ledger.waitFor(late.json.txHash);
       t.is(await stack.usdcBalance(destination), 20_000_000n);
@@ -868,7 +868,7 @@ test.serial(
       t.is(rest.status, 200, rest.text);
       t.is(await balanceOf(), '0.0000000');
     } finally {
-      if (stopped) stack.sandbox.ledger.start(250);
+      if (stopped) stack.sandbox.chain.start(250);
       await proxy.close();
     }
   },

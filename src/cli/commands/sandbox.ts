@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { STANDALONE_PASSPHRASE } from '../../ledger/networks.ts';
 import { startPoolSandbox } from '../../../contracts/network.ts';
-import { ledgerLogLines } from '../../sandbox/ledger-log.ts';
+import { closeFailedLogLine, ledgerLogLines } from '../../sandbox/ledger-log.ts';
 import { createLogger } from '../../proxy/util/logger.ts';
 import { parseListen } from '../../listen.ts';
 import { sandboxCertificate } from '../../sandbox/tls.ts';
@@ -58,6 +58,10 @@ export function registerSandbox(program: Command): void {
           ...(tlsAt && tls && { tls: { ...tlsAt, cert: tls.cert, key: tls.key } }),
           onLedgerClosed: (meta, txs) => {
             for (const line of ledgerLogLines(meta, txs)) logger.log(line.level, line.message, line.fields);
+          },
+          onCloseFailed: (error) => {
+            const line = closeFailedLogLine(error);
+            logger.log(line.level, line.message, line.fields);
           },
         });
         const info = sandbox.info;

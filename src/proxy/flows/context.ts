@@ -7,7 +7,7 @@ import type { AgentKeyring } from '../services/agent-keyring.ts';
 import type { AgentRegistry } from '../services/agents.ts';
 import type { AspRegistrar } from '../services/asp-registrar.ts';
 import type { Deployment } from '../services/deployment.ts';
-import type { LedgerClient } from '../services/ledger-client.ts';
+import type { ChainClient } from '../services/chain-client.ts';
 import type { NoteBook } from '../services/notebook.ts';
 import type { NoteCrediting } from '../services/note-crediting.ts';
 import type { PoolIndexer } from '../services/pool-indexer.ts';
@@ -31,7 +31,8 @@ export interface FlowContext {
   keyring: AgentKeyring;
   crediting: NoteCrediting;
   indexer: PoolIndexer;
-  ledger: LedgerClient;
+  /** the chain client (the field keeps its older name: payments/float.ts picks it) */
+  ledger: ChainClient;
   prover: PoolTransactionProver;
   registrar: AspRegistrar;
   deployment: Deployment;

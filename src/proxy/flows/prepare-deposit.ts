@@ -11,7 +11,7 @@ import { POLICY_CIRCUIT } from '../../circuit/index.ts';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import { formatAmount } from '../../api/amount.ts';
 import { ProblemError } from '../../api/problem.ts';
-import { txHashOf } from '../services/ledger-client.ts';
+import { txHashOf } from '../services/chain-client.ts';
 import type { ProvedTransaction } from '../services/pool-transaction.ts';
 import type { FlowContext } from './context.ts';
 import { pinPoolFootprint } from './pin-footprint.ts';

@@ -8,7 +8,7 @@ import { FeeBumpTransaction, Keypair, type Transaction, TransactionBuilder } fro
 import { ProblemError } from '../../api/problem.ts';
 import { parseScopedId } from '../domain/agent-ref.ts';
 import type { OperationRecord } from '../journal/journal.ts';
-import { txHashOf } from '../services/ledger-client.ts';
+import { txHashOf } from '../services/chain-client.ts';
 import { fault } from '../util/faults.ts';
 import { awaitCredit } from './await-credit.ts';
 import type { FlowContext } from './context.ts';

@@ -1,4 +1,4 @@
-// The proxy's ledger client against a real sandbox over its RPC, when another spender shares its source
+// The proxy's chain client against a real sandbox over its RPC, when another spender shares its source
 // account (a second proxy on the same operator, or the sandbox's friendbot minting as the admin): a
 // transaction whose sequence number was taken meanwhile is refused with txBadSeq and nothing is applied;
 // the client builds and signs it again on the current sequence (each signed hash handed to the caller
@@ -7,7 +7,7 @@
 import test from 'ava';
 import { Address, nativeToScVal } from '@stellar/stellar-sdk';
 import type { PoolSandbox } from '../../contracts/network.ts';
-import { LedgerClient, LedgerRejected } from '../../src/proxy/services/ledger-client.ts';
+import { ChainClient, LedgerRejected } from '../../src/proxy/services/chain-client.ts';
 import { newAccount, startSandbox } from '../x402/helpers.ts';
 
 let sandbox: PoolSandbox;
@@ -19,7 +19,7 @@ test.after.always(async () => {
 });
 
 const client = (txTimeoutSeconds = 60) =>
-  new LedgerClient({
+  new ChainClient({
     rpcUrl: sandbox.rpcUrl,
     networkPassphrase: sandbox.info.networkPassphrase,
     baseFee: 100,

@@ -1,4 +1,4 @@
-// Ledger state of the sandbox: ledger entries, applied transactions, contract events and the latest
+// The sandbox's ledger state: ledger entries, applied transactions, contract events and the latest
 // ledger header. Everything lives in memory (the sandbox is small) and, when a data directory is given,
 // is written to LevelDB in one atomic batch per closed ledger so a restart resumes exactly.
 
@@ -73,13 +73,13 @@ type Stored = EntryRecord | TxRecord | EventRecord | LedgerMeta | LedgerRecord |
 /** Key of a ledger record: zero-padded so LevelDB iterates them in sequence order. */
 const ledgerKey = (sequence: number) => `l:${sequence.toString().padStart(10, '0')}`;
 
-export class LedgerStore {
+export class LedgerState {
   readonly entries = new Map<string, EntryRecord>();
   readonly txs = new Map<string, TxRecord>();
   /** each ledger's transactions (the close meta lists them) */
   readonly txsByLedger = new Map<number, TxRecord[]>();
   readonly events: EventRecord[] = [];
-  /** closed ledgers in sequence order (a store written before they were kept starts later) */
+  /** closed ledgers in sequence order (data written before they were kept start later) */
   readonly ledgers: LedgerRecord[] = [];
   meta: LedgerMeta | undefined;
   /** small named documents (well-known keys, genesis record) */
@@ -88,24 +88,24 @@ export class LedgerStore {
 
   private constructor(private readonly db: Level<string, Stored> | undefined) {}
 
-  /** Opens (or creates) the store; `dataDir` undefined keeps everything in memory. */
-  static async open(dataDir?: string): Promise<LedgerStore> {
+  /** Opens (or creates) the ledger state; `dataDir` undefined keeps everything in memory. */
+  static async open(dataDir?: string): Promise<LedgerState> {
     // openLevel checks the files first and reports damage or another process holding them.
     const db = dataDir ? await openLevel<string, Stored>(dataDir, { valueEncoding: 'json' }) : undefined;
-    const store = new LedgerStore(db);
+    const state = new LedgerState(db);
     if (db) {
       for await (const [key, value] of db.iterator()) {
         const kind = key.slice(0, 2);
         const id = key.slice(2);
-        if (kind === 'e:') store.entries.set(id, value as EntryRecord);
-        else if (kind === 't:') store.addTx(value as TxRecord);
-        else if (kind === 'v:') store.events.push(value as EventRecord);
-        else if (kind === 'd:') store.docs.set(id, value as Record<string, string>);
-        else if (kind === 'l:') store.ledgers.push(value as LedgerRecord);
-        else if (key === 'meta') store.meta = value as LedgerMeta;
+        if (kind === 'e:') state.entries.set(id, value as EntryRecord);
+        else if (kind === 't:') state.addTx(value as TxRecord);
+        else if (kind === 'v:') state.events.push(value as EventRecord);
+        else if (kind === 'd:') state.docs.set(id, value as Record<string, string>);
+        else if (kind === 'l:') state.ledgers.push(value as LedgerRecord);
+        else if (key === 'meta') state.meta = value as LedgerMeta;
       }
     }
-    return store;
+    return state;
   }
 
   get persistent(): boolean {

@@ -1,4 +1,4 @@
-// The sandbox ledger: queues admitted envelopes (admission.ts), closes ledgers on an interval, applies each
+// The sandbox's chain: queues admitted envelopes (admission.ts), closes ledgers on an interval, applies each
 // transaction atomically (fee and sequence always, effects only on success) and records results, meta and
 // events; preflight is in simulation.ts.
 import { type FeeBumpTransaction, hash, StrKey, type Transaction, xdr } from '@stellar/stellar-sdk';
@@ -13,7 +13,7 @@ import { type ContractRegistry, Host } from './host.ts';
 import { rawBytes } from './keys.ts';
 import { simulate, type SimulationResult } from './simulation.ts';
 import { entryRecords, type Footprint, Overlay } from './overlay.ts';
-import type { EventRecord, LedgerMeta, LedgerStore, TxRecord } from './store.ts';
+import type { EventRecord, LedgerMeta, LedgerState, TxRecord } from './ledger-state.ts';
 import {
   BASE_FEE,
   diagnosticEvent,
@@ -77,7 +77,7 @@ export type InternalJob = (
   ledgerSequence: number,
 ) => JobTransaction[] | Promise<JobTransaction[]>;
 
-export class Ledger {
+export class Chain {
   readonly networkId: Uint8Array;
   private pending: Pending[] = [];
   private jobs: { job: InternalJob; resolve: (txs: JobTransaction[]) => void; reject: (e: Error) => void }[] =
@@ -96,9 +96,11 @@ export class Ledger {
   private readonly closeWaiters: (() => void)[] = [];
   /** Told about every committed ledger and its transactions (logging); its errors are ignored. */
   onClosed: ((meta: LedgerMeta, txs: readonly TxRecord[]) => void) | undefined;
+  /** Told when a timed close fails (logging); unset, the failure is a process warning. */
+  onCloseFailed: ((error: Error) => void) | undefined;
 
   constructor(
-    readonly store: LedgerStore,
+    readonly state: LedgerState,
     readonly registry: ContractRegistry,
     readonly passphrase = STANDALONE_PASSPHRASE,
   ) {
@@ -106,8 +108,8 @@ export class Ledger {
   }
 
   get latest(): LedgerMeta {
-    if (!this.store.meta) throw new Error('ledger not initialised');
-    return this.store.meta;
+    if (!this.state.meta) throw new Error('ledger not initialised');
+    return this.state.meta;
   }
 
   /** Starts closing a ledger every `ms` milliseconds. */
@@ -115,7 +117,10 @@ export class Ledger {
     const tick = () => {
       this.closing = this.closing
         .then(() => this.closeLedger())
-        .catch((e) => console.error('ledger close failed', e));
+        .catch((e: Error) => {
+          if (this.onCloseFailed) this.onCloseFailed(e);
+          else process.emitWarning(`ledger close failed: ${e.message}`);
+        });
       this.closing.then(() => {
         if (this.timer) this.timer = setTimeout(tick, ms);
       });
@@ -158,7 +163,7 @@ export class Ledger {
         diagnosticEventsXdr: [diagnosticMessage(unsupported).toXdr('base64')],
       };
     }
-    const failure = admissible(tx, feeBump, this.store, now());
+    const failure = admissible(tx, feeBump, this.state, now());
     if (failure) return { hash: txHash, status: 'ERROR', errorResultXdr: failure.toXdr('base64') };
     this.pending.push({ hash: txHash, tx, feeBump, envelopeXdr: envelopeXdr as string });
     return { hash: txHash, status: 'PENDING' };
@@ -167,7 +172,7 @@ export class Ledger {
   /** Preflight against the next ledger (see simulation.ts). */
   simulate(envelopeXdr: unknown, authMode: unknown, useUpgradedAuth: unknown): Promise<SimulationResult> {
     const ctx = {
-      store: this.store,
+      state: this.state,
       registry: this.registry,
       passphrase: this.passphrase,
       networkId: this.networkId,
@@ -182,7 +187,7 @@ export class Ledger {
     const sequence = prev.sequence + 1;
     const closeTime = Math.max(prev.closeTime, Math.floor(Date.now() / 1000));
     const closedAt = new Date(closeTime * 1000).toISOString().replace('.000Z', 'Z');
-    const ledgerOverlay = new Overlay(this.store);
+    const ledgerOverlay = new Overlay(this.state);
     const jobs = this.jobs;
     this.jobs = [];
     const jobOutcomes: (JobTransaction[] | Error)[] = [];
@@ -266,7 +271,7 @@ export class Ledger {
       txSetHash,
     });
     const entries = entryRecords(ledgerOverlay, sequence);
-    await this.store.commit({
+    await this.state.commit({
       meta: {
         sequence,
         closeTime,
