@@ -1,12 +1,7 @@
 // The native engine: the project's C++ Groth16 prover (src/prover/index.ts). Each zkey is loaded into the
 // addon once; a proof uses the addon's own thread pool and is verified before it is returned.
 import type { CircuitDescription } from '../circuits.ts';
-import {
-  type EngineProof,
-  type Groth16Proof,
-  type ProvingEngine,
-  UnsatisfiedWitnessError,
-} from './engine.ts';
+import type { EngineProof, Groth16Proof, ProvingEngine } from './engine.ts';
 
 type NativeProverModule = typeof import('../../index.ts');
 type NativeProver = Awaited<ReturnType<NativeProverModule['loadProver']>>;
@@ -29,13 +24,9 @@ export class NativeEngine implements ProvingEngine {
   async prove(circuitId: string, wtns: Uint8Array): Promise<EngineProof> {
     const prover = this.provers.get(circuitId);
     if (!prover) throw new Error(`circuit ${circuitId} is not loaded`);
-    try {
-      const { proof, publicSignals } = await prover.prove(wtns);
-      return { proof, publicSignals, verified: true };
-    } catch (error) {
-      if (error instanceof this.native.InvalidWitnessError) throw new UnsatisfiedWitnessError();
-      throw error;
-    }
+    // a witness that fails the native self-check rejects with WitnessError witness_unsatisfied
+    const { proof, publicSignals } = await prover.prove(wtns);
+    return { proof, publicSignals, verified: true };
   }
 
   verify(
