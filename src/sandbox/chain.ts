@@ -79,21 +79,20 @@ export type InternalJob = (
 
 export class Chain {
   readonly networkId: Uint8Array;
-  private pending: Pending[] = [];
-  private jobs: { job: InternalJob; resolve: (txs: JobTransaction[]) => void; reject: (e: Error) => void }[] =
-    [];
-  private closing: Promise<void> = Promise.resolve();
+  #pending: Pending[] = [];
+  #jobs: { job: InternalJob; resolve: (txs: JobTransaction[]) => void; reject: (e: Error) => void }[] = [];
+  #closing: Promise<void> = Promise.resolve();
   /** full hashes of applied transactions, one set per recent close (newest first), as stellar-core bans them */
-  private readonly banned: Set<string>[] = Array.from({ length: BAN_LEDGERS }, () => new Set<string>());
+  readonly #banned: Set<string>[] = Array.from({ length: BAN_LEDGERS }, () => new Set<string>());
   /** transactions the ledger being closed applies: still in stellar-core's queue then, so a resend is DUPLICATE */
-  private applying = new Set<string>();
+  #applying = new Set<string>();
   /** inclusion fees (per operation) of the transactions applied in the ledger being closed */
-  private feeSamples: bigint[] = [];
-  private classicFeeSamples: bigint[] = [];
+  #feeSamples: bigint[] = [];
+  #classicFeeSamples: bigint[] = [];
   /** inclusion fees of the last FEE_STATS_LEDGERS ledgers, for getFeeStats */
   readonly recentFees: { ledger: number; fees: bigint[]; classic: bigint[] }[] = [];
-  private timer: NodeJS.Timeout | undefined;
-  private readonly closeWaiters: (() => void)[] = [];
+  #timer: NodeJS.Timeout | undefined;
+  readonly #closeWaiters: (() => void)[] = [];
   /** Told about every committed ledger and its transactions (logging); its errors are ignored. */
   onClosed: ((meta: LedgerMeta, txs: readonly TxRecord[]) => void) | undefined;
   /** Told when a timed close fails (logging); unset, the failure is a process warning. */
@@ -115,44 +114,44 @@ export class Chain {
   /** Starts closing a ledger every `ms` milliseconds. */
   start(ms: number): void {
     const tick = () => {
-      this.closing = this.closing
+      this.#closing = this.#closing
         .then(() => this.closeLedger())
         .catch((e: Error) => {
           if (this.onCloseFailed) this.onCloseFailed(e);
           else process.emitWarning(`ledger close failed: ${e.message}`);
         });
-      this.closing.then(() => {
-        if (this.timer) this.timer = setTimeout(tick, ms);
+      this.#closing.then(() => {
+        if (this.#timer) this.#timer = setTimeout(tick, ms);
       });
     };
-    this.timer = setTimeout(tick, ms);
+    this.#timer = setTimeout(tick, ms);
   }
 
   async stop(): Promise<void> {
-    const t = this.timer;
-    this.timer = undefined;
+    const t = this.#timer;
+    this.#timer = undefined;
     if (t) clearTimeout(t);
-    await this.closing;
+    await this.#closing;
   }
 
   /** Resolves after the next ledger has closed. */
   nextClose(): Promise<void> {
-    return new Promise((resolve) => this.closeWaiters.push(resolve));
+    return new Promise((resolve) => this.#closeWaiters.push(resolve));
   }
 
   /** Queues a privileged job for the next ledger; resolves once that ledger is committed. */
   runInternal(job: InternalJob): Promise<JobTransaction[]> {
-    return new Promise((resolve, reject) => this.jobs.push({ job, resolve, reject }));
+    return new Promise((resolve, reject) => this.#jobs.push({ job, resolve, reject }));
   }
 
   submit(envelopeXdr: unknown): SendResult {
     const { tx, feeBump } = decodeEnvelope(envelopeXdr, this.passphrase);
     const txHash = Buffer.from((feeBump ?? tx).hash()).toString('hex');
     // stellar-core's TransactionQueue::canAdd checks the ban first: an applied transaction sent again
-    if (this.banned.some((set) => set.has(txHash))) return { hash: txHash, status: 'TRY_AGAIN_LATER' };
-    if (this.applying.has(txHash) || this.pending.some((p) => p.hash === txHash))
+    if (this.#banned.some((set) => set.has(txHash))) return { hash: txHash, status: 'TRY_AGAIN_LATER' };
+    if (this.#applying.has(txHash) || this.#pending.some((p) => p.hash === txHash))
       return { hash: txHash, status: 'DUPLICATE' };
-    if (this.pending.some((p) => p.tx.source === tx.source))
+    if (this.#pending.some((p) => p.tx.source === tx.source))
       return { hash: txHash, status: 'TRY_AGAIN_LATER' };
     const unsupported = unsupportedOperations(tx);
     if (unsupported) {
@@ -165,7 +164,7 @@ export class Chain {
     }
     const failure = admissible(tx, feeBump, this.state, now());
     if (failure) return { hash: txHash, status: 'ERROR', errorResultXdr: failure.toXdr('base64') };
-    this.pending.push({ hash: txHash, tx, feeBump, envelopeXdr: envelopeXdr as string });
+    this.#pending.push({ hash: txHash, tx, feeBump, envelopeXdr: envelopeXdr as string });
     return { hash: txHash, status: 'PENDING' };
   }
 
@@ -188,8 +187,8 @@ export class Chain {
     const closeTime = Math.max(prev.closeTime, Math.floor(Date.now() / 1000));
     const closedAt = new Date(closeTime * 1000).toISOString().replace('.000Z', 'Z');
     const ledgerOverlay = new Overlay(this.state);
-    const jobs = this.jobs;
-    this.jobs = [];
+    const jobs = this.#jobs;
+    this.#jobs = [];
     const jobOutcomes: (JobTransaction[] | Error)[] = [];
     const txs: TxRecord[] = [];
     let order = 0;
@@ -212,7 +211,7 @@ export class Chain {
     };
     for (const { job } of jobs) {
       const overlay = new Overlay(ledgerOverlay);
-      const host = this.internalHost(overlay, sequence, closeTime);
+      const host = this.#internalHost(overlay, sequence, closeTime);
       try {
         const done = await job(host, overlay, sequence);
         overlay.mergeInto(ledgerOverlay);
@@ -239,15 +238,15 @@ export class Chain {
       }
     }
 
-    const pending = this.pending;
-    this.pending = [];
-    this.applying = new Set(pending.map((p) => p.hash));
-    this.feeSamples = [];
-    this.classicFeeSamples = [];
+    const pending = this.#pending;
+    this.#pending = [];
+    this.#applying = new Set(pending.map((p) => p.hash));
+    this.#feeSamples = [];
+    this.#classicFeeSamples = [];
     let slice = performance.now();
     for (const p of pending) {
       order++;
-      const { record: txRecord, contractEvents } = await this.apply(
+      const { record: txRecord, contractEvents } = await this.#apply(
         p,
         ledgerOverlay,
         sequence,
@@ -295,16 +294,16 @@ export class Chain {
       else resolve(outcome);
     });
     // removeApplied then shift, as stellar-core's herder does after each close
-    for (const p of pending) (this.banned[0] as Set<string>).add(p.hash);
-    this.applying = new Set();
-    this.banned.pop();
-    this.banned.unshift(new Set());
-    this.recentFees.push({ ledger: sequence, fees: this.feeSamples, classic: this.classicFeeSamples });
+    for (const p of pending) (this.#banned[0] as Set<string>).add(p.hash);
+    this.#applying = new Set();
+    this.#banned.pop();
+    this.#banned.unshift(new Set());
+    this.recentFees.push({ ledger: sequence, fees: this.#feeSamples, classic: this.#classicFeeSamples });
     if (this.recentFees.length > FEE_STATS_LEDGERS) this.recentFees.shift();
-    for (const w of this.closeWaiters.splice(0)) w();
+    for (const w of this.#closeWaiters.splice(0)) w();
   }
 
-  private internalHost(overlay: Overlay, sequence: number, closeTime: number): Host {
+  #internalHost(overlay: Overlay, sequence: number, closeTime: number): Host {
     const auth = new AuthManager('record', {
       networkId: this.networkId,
       ledgerSequence: sequence,
@@ -321,7 +320,7 @@ export class Chain {
   }
 
   /** A classic transaction: fee and sequence always, its operations all or nothing. */
-  private applyClassicTx(
+  #applyClassicTx(
     p: Pending,
     ledgerOverlay: Overlay,
     sequence: number,
@@ -336,7 +335,7 @@ export class Chain {
     const payer = readAccount(ledgerOverlay, payerId) as AccountState;
     writeAccount(ledgerOverlay, payerId, { ...payer, balance: payer.balance - fee });
     const bid = BigInt(p.feeBump ? p.feeBump.fee : p.tx.fee);
-    this.classicFeeSamples.push(bid / (p.feeBump ? nOps + 1n : nOps));
+    this.#classicFeeSamples.push(bid / (p.feeBump ? nOps + 1n : nOps));
     const feeEvents = [feeEvent(this.passphrase, payerId, fee)];
 
     const outcome = applyClassic(ledgerOverlay, p.tx, sequence, this.passphrase);
@@ -372,7 +371,7 @@ export class Chain {
     return { record, contractEvents: outcome.events };
   }
 
-  private async apply(
+  async #apply(
     p: Pending,
     ledgerOverlay: Overlay,
     sequence: number,
@@ -400,7 +399,7 @@ export class Chain {
       };
       return { record, contractEvents: [] };
     }
-    if (isClassic(p.tx)) return this.applyClassicTx(p, ledgerOverlay, sequence, base);
+    if (isClassic(p.tx)) return this.#applyClassicTx(p, ledgerOverlay, sequence, base);
     // fee and sequence number are consumed whether or not the operation succeeds
     const data = sorobanData(p.tx) as xdr.SorobanTransactionData;
     const baseFee = BigInt(data.resourceFee as unknown as bigint) + BASE_FEE;
@@ -415,7 +414,7 @@ export class Chain {
     const transactionEvents = feeEvents.map((e) => e.toXdr('base64'));
     // the inclusion fee bid per operation (a fee bump's outer fee covers its inner operation and itself)
     const bid = BigInt(p.feeBump ? p.feeBump.fee : p.tx.fee);
-    this.feeSamples.push((bid - BigInt(data.resourceFee as unknown as bigint)) / (p.feeBump ? 2n : 1n));
+    this.#feeSamples.push((bid - BigInt(data.resourceFee as unknown as bigint)) / (p.feeBump ? 2n : 1n));
 
     const fp = data.resources.footprint;
     const allowed: Footprint = {

@@ -37,13 +37,17 @@ export interface SandboxOptions {
 }
 
 export class Sandbox<Info extends object = object, Secrets extends object = object> {
+  readonly #servers: Server[];
+
   private constructor(
     readonly chain: Chain,
-    private readonly servers: Server[],
+    servers: Server[],
     readonly url: string,
     /** the HTTPS base URL, when the sandbox serves HTTPS too */
     readonly httpsUrl: string | undefined,
-  ) {}
+  ) {
+    this.#servers = servers;
+  }
 
   static async start<I extends object, S extends object>(
     opts: SandboxOptions & { network: NetworkDefinition<I, S> },
@@ -125,7 +129,7 @@ export class Sandbox<Info extends object = object, Secrets extends object = obje
 
   async close(): Promise<void> {
     await Promise.all(
-      this.servers.map(
+      this.#servers.map(
         (server) =>
           new Promise<void>((resolve) => {
             server.close(() => resolve());

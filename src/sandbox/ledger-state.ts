@@ -84,9 +84,13 @@ export class LedgerState {
   meta: LedgerMeta | undefined;
   /** small named documents (well-known keys, genesis record) */
   readonly docs = new Map<string, Record<string, string>>();
-  private readonly decoded = new Map<string, xdr.LedgerEntryData>();
+  readonly #decoded = new Map<string, xdr.LedgerEntryData>();
 
-  private constructor(private readonly db: Level<string, Stored> | undefined) {}
+  readonly #db: Level<string, Stored> | undefined;
+
+  private constructor(db: Level<string, Stored> | undefined) {
+    this.#db = db;
+  }
 
   /** Opens (or creates) the ledger state; `dataDir` undefined keeps everything in memory. */
   static async open(dataDir?: string): Promise<LedgerState> {
@@ -98,7 +102,7 @@ export class LedgerState {
         const kind = key.slice(0, 2);
         const id = key.slice(2);
         if (kind === 'e:') state.entries.set(id, value as EntryRecord);
-        else if (kind === 't:') state.addTx(value as TxRecord);
+        else if (kind === 't:') state.#addTx(value as TxRecord);
         else if (kind === 'v:') state.events.push(value as EventRecord);
         else if (kind === 'd:') state.docs.set(id, value as Record<string, string>);
         else if (kind === 'l:') state.ledgers.push(value as LedgerRecord);
@@ -109,7 +113,7 @@ export class LedgerState {
   }
 
   get persistent(): boolean {
-    return this.db !== undefined;
+    return this.#db !== undefined;
   }
 
   get(key: string): EntryRecord | undefined {
@@ -120,24 +124,24 @@ export class LedgerState {
   getData(key: string): xdr.LedgerEntryData | undefined {
     const rec = this.entries.get(key);
     if (!rec) return undefined;
-    let data = this.decoded.get(key);
+    let data = this.#decoded.get(key);
     if (!data) {
       data = xdr.LedgerEntryData.fromXdr(rec.xdr, 'base64');
-      this.decoded.set(key, data);
+      this.#decoded.set(key, data);
     }
     return data;
   }
 
   async putDoc(name: string, doc: Record<string, string>): Promise<void> {
     this.docs.set(name, doc);
-    await this.db?.put(`d:${name}`, doc);
+    await this.#db?.put(`d:${name}`, doc);
   }
 
   /** Applies one closed ledger: memory first, then one atomic LevelDB batch. */
   async commit(batch: LedgerBatch): Promise<void> {
     const ops: ({ type: 'put'; key: string; value: Stored } | { type: 'del'; key: string })[] = [];
     for (const [key, rec] of batch.entries) {
-      this.decoded.delete(key);
+      this.#decoded.delete(key);
       if (rec) {
         this.entries.set(key, rec);
         ops.push({ type: 'put', key: `e:${key}`, value: rec });
@@ -147,7 +151,7 @@ export class LedgerState {
       }
     }
     for (const tx of batch.txs) {
-      this.addTx(tx);
+      this.#addTx(tx);
       ops.push({ type: 'put', key: `t:${tx.hash}`, value: tx });
     }
     for (const ev of batch.events) {
@@ -160,10 +164,10 @@ export class LedgerState {
     const ledger: LedgerRecord = { sequence, hash, closeTime, headerXdr };
     this.ledgers.push(ledger);
     ops.push({ type: 'put', key: ledgerKey(sequence), value: ledger });
-    if (this.db) await this.db.batch(ops);
+    if (this.#db) await this.#db.batch(ops);
   }
 
-  private addTx(tx: TxRecord): void {
+  #addTx(tx: TxRecord): void {
     this.txs.set(tx.hash, tx);
     const list = this.txsByLedger.get(tx.ledger);
     if (list) list.push(tx);
@@ -171,6 +175,6 @@ export class LedgerState {
   }
 
   async close(): Promise<void> {
-    await this.db?.close();
+    await this.#db?.close();
   }
 }

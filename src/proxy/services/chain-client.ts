@@ -133,9 +133,9 @@ export class ChainClient {
   /** Sends a signed transaction and waits for SUCCESS; anything else is `ledger_rejected` (nothing applied). */
   async submitAndConfirm(tx: Transaction | FeeBumpTransaction, hooks: SendHooks = {}): Promise<Confirmed> {
     const hash = txHashOf(tx);
-    let sent: Awaited<ReturnType<ChainClient['send']>>;
+    let sent: rpc.Api.SendTransactionResponse;
     try {
-      sent = await this.send(tx);
+      sent = await this.#send(tx);
     } catch (error) {
       throw uncertain(hash, error);
     }
@@ -190,7 +190,7 @@ export class ChainClient {
     return { status: 'NOT_FOUND' };
   }
 
-  private async send(tx: Transaction | FeeBumpTransaction) {
+  async #send(tx: Transaction | FeeBumpTransaction): Promise<rpc.Api.SendTransactionResponse> {
     for (let attempt = 0; ; attempt++) {
       const sent = await rpcCall('sendTransaction', () => this.server.sendTransaction(tx));
       if (sent.status !== 'TRY_AGAIN_LATER' || attempt >= 20) return sent;

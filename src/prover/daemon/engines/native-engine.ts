@@ -8,9 +8,13 @@ type NativeProver = Awaited<ReturnType<NativeProverModule['loadProver']>>;
 
 export class NativeEngine implements ProvingEngine {
   readonly name = 'native' as const;
-  private readonly provers = new Map<string, NativeProver>();
+  readonly #provers = new Map<string, NativeProver>();
 
-  private constructor(private readonly native: NativeProverModule) {}
+  readonly #native: NativeProverModule;
+
+  private constructor(native: NativeProverModule) {
+    this.#native = native;
+  }
 
   /** Loads the addon (only when this engine is chosen, so the snarkjs engine runs without a native build). */
   static async create(): Promise<NativeEngine> {
@@ -18,11 +22,11 @@ export class NativeEngine implements ProvingEngine {
   }
 
   async load(circuit: CircuitDescription): Promise<void> {
-    this.provers.set(circuit.id, await this.native.loadProver(circuit.files.zkey));
+    this.#provers.set(circuit.id, await this.#native.loadProver(circuit.files.zkey));
   }
 
   async prove(circuitId: string, wtns: Uint8Array): Promise<EngineProof> {
-    const prover = this.provers.get(circuitId);
+    const prover = this.#provers.get(circuitId);
     if (!prover) throw new Error(`circuit ${circuitId} is not loaded`);
     // a witness that fails the native self-check rejects with WitnessError witness_unsatisfied
     const { proof, publicSignals } = await prover.prove(wtns);
@@ -34,7 +38,7 @@ export class NativeEngine implements ProvingEngine {
     proof: Groth16Proof,
     publicSignals: string[],
   ): Promise<boolean> {
-    return this.native.verify(
+    return this.#native.verify(
       verificationKey as unknown as Parameters<NativeProverModule['verify']>[0],
       proof,
       publicSignals,
@@ -42,7 +46,7 @@ export class NativeEngine implements ProvingEngine {
   }
 
   async close(): Promise<void> {
-    this.provers.clear();
-    await this.native.releaseVerifier();
+    this.#provers.clear();
+    await this.#native.releaseVerifier();
   }
 }
