@@ -183,32 +183,37 @@ export class Chain {
   /** Closes one ledger: applies privileged jobs, then queued transactions in arrival order. */
   async closeLedger(): Promise<void> {
     const prev = this.latest;
-    const sequence = prev.sequence + 1;
     const closeTime = Math.max(prev.closeTime, Math.floor(Date.now() / 1000));
-    const closedAt = new Date(closeTime * 1000).toISOString().replace('.000Z', 'Z');
+    const closing = new ClosingLedger(prev.sequence + 1, closeTime);
     const ledgerOverlay = new Overlay(this.state);
     const jobs = this.#jobs;
     this.#jobs = [];
-    const jobOutcomes: (JobTransaction[] | Error)[] = [];
-    const txs: TxRecord[] = [];
-    let order = 0;
-    const events: EventRecord[] = [];
-    const record = (evs: xdr.ContractEvent[], txHash: string, order: number, op: number) => {
-      evs.forEach((ev, j) => {
-        const body = ev.body.value as xdr.ContractEventV0;
-        events.push({
-          id: eventId(sequence, order, op, j),
-          ledger: sequence,
-          ledgerClosedAt: closedAt,
-          transactionIndex: order,
-          operationIndex: op - 1,
-          txHash,
-          contractId: StrKey.encodeContract(Buffer.from(rawBytes(ev.contractId))),
-          topics: body.topics.map((t) => t.toXdr('base64')),
-          value: body.data.toXdr('base64'),
-        });
-      });
-    };
+    const jobOutcomes = await this.#runJobs(jobs, ledgerOverlay, closing);
+    const pending = this.#pending;
+    this.#pending = [];
+    await this.#applyPending(pending, ledgerOverlay, closing);
+    await this.#commit(prev, ledgerOverlay, closing);
+    try {
+      this.onClosed?.(this.latest, closing.txs);
+    } catch {
+      // an observer never breaks a ledger close
+    }
+    jobs.forEach(({ resolve, reject }, i) => {
+      const outcome = jobOutcomes[i] as JobTransaction[] | Error;
+      if (outcome instanceof Error) reject(outcome);
+      else resolve(outcome);
+    });
+    this.#afterClose(pending, closing.sequence);
+  }
+
+  /** The privileged jobs, each in an overlay of its own: merged when it succeeds, its error kept if not. */
+  async #runJobs(
+    jobs: { job: InternalJob }[],
+    ledgerOverlay: Overlay,
+    closing: ClosingLedger,
+  ): Promise<(JobTransaction[] | Error)[]> {
+    const { sequence, closeTime } = closing;
+    const outcomes: (JobTransaction[] | Error)[] = [];
     for (const { job } of jobs) {
       const overlay = new Overlay(ledgerOverlay);
       const host = this.#internalHost(overlay, sequence, closeTime);
@@ -216,52 +221,59 @@ export class Chain {
         const done = await job(host, overlay, sequence);
         overlay.mergeInto(ledgerOverlay);
         for (const jt of done) {
-          order++;
-          txs.push({
-            hash: jt.hash,
-            status: 'SUCCESS',
-            ledger: sequence,
-            createdAt: closeTime,
-            applicationOrder: order,
-            feeBump: false,
-            envelopeXdr: jt.envelope.toXdr('base64'),
-            resultXdr: jt.result.toXdr('base64'),
-            resultMetaXdr: jt.meta.toXdr('base64'),
-            contractEvents: [jt.events.map((e) => e.toXdr('base64'))],
-            diagnosticEvents: [],
-          });
-          record(jt.events, jt.hash, order, 1);
+          const order = closing.nextOrder();
+          closing.add(
+            {
+              hash: jt.hash,
+              status: 'SUCCESS',
+              ledger: sequence,
+              createdAt: closeTime,
+              applicationOrder: order,
+              feeBump: false,
+              envelopeXdr: jt.envelope.toXdr('base64'),
+              resultXdr: jt.result.toXdr('base64'),
+              resultMetaXdr: jt.meta.toXdr('base64'),
+              contractEvents: [jt.events.map((e) => e.toXdr('base64'))],
+              diagnosticEvents: [],
+            },
+            [jt.events],
+          );
         }
-        jobOutcomes.push(done);
+        outcomes.push(done);
       } catch (e) {
-        jobOutcomes.push(e as Error);
+        outcomes.push(e as Error);
       }
     }
+    return outcomes;
+  }
 
-    const pending = this.#pending;
-    this.#pending = [];
+  /** The queued transactions in arrival order, yielding to the event loop every 20 ms of work. */
+  async #applyPending(pending: Pending[], ledgerOverlay: Overlay, closing: ClosingLedger): Promise<void> {
     this.#applying = new Set(pending.map((p) => p.hash));
     this.#feeSamples = [];
     this.#classicFeeSamples = [];
     let slice = performance.now();
     for (const p of pending) {
-      order++;
-      const { record: txRecord, contractEvents } = await this.#apply(
+      const order = closing.nextOrder();
+      const { record, contractEvents } = await this.#apply(
         p,
         ledgerOverlay,
-        sequence,
-        closeTime,
+        closing.sequence,
+        closing.closeTime,
         order,
       );
-      txs.push(txRecord);
-      contractEvents.forEach((evs, op) => record(evs, p.hash, order, op + 1));
+      closing.add(record, contractEvents);
       // a big ledger must not stall the RPC: let queued requests run between transactions
       if (performance.now() - slice > 20) {
         await new Promise((resolve) => setImmediate(resolve));
         slice = performance.now();
       }
     }
+  }
 
+  /** The header over the transaction set, and the ledger's entries, transactions and events in one batch. */
+  async #commit(prev: LedgerMeta, ledgerOverlay: Overlay, closing: ClosingLedger): Promise<void> {
+    const { sequence, closeTime, txs, events } = closing;
     const txSetHash = transactionSetHash(Buffer.from(prev.hash, 'hex'), txs);
     const header = ledgerHeader({
       sequence,
@@ -283,16 +295,10 @@ export class Chain {
       txs,
       events,
     });
-    try {
-      this.onClosed?.(this.latest, txs);
-    } catch {
-      // an observer never breaks a ledger close
-    }
-    jobs.forEach(({ resolve, reject }, i) => {
-      const outcome = jobOutcomes[i] as JobTransaction[] | Error;
-      if (outcome instanceof Error) reject(outcome);
-      else resolve(outcome);
-    });
+  }
+
+  /** The queue's bans and fee statistics move on; waiters of the next close are told. */
+  #afterClose(pending: Pending[], sequence: number): void {
     // removeApplied then shift, as stellar-core's herder does after each close
     for (const p of pending) (this.#banned[0] as Set<string>).add(p.hash);
     this.#applying = new Set();
@@ -320,12 +326,7 @@ export class Chain {
   }
 
   /** A classic transaction: fee and sequence always, its operations all or nothing. */
-  #applyClassicTx(
-    p: Pending,
-    ledgerOverlay: Overlay,
-    sequence: number,
-    base: Pick<TxRecord, 'hash' | 'ledger' | 'createdAt' | 'applicationOrder' | 'feeBump' | 'envelopeXdr'>,
-  ): { record: TxRecord; contractEvents: xdr.ContractEvent[][] } {
+  #applyClassicTx(p: Pending, ledgerOverlay: Overlay, sequence: number, base: RecordBase): Applied {
     const nOps = BigInt(p.tx.operations.length);
     // charged: the base fee per operation (no surge pricing); a fee bump counts as one more operation
     const fee = BASE_FEE * (p.feeBump ? nOps + 1n : nOps);
@@ -371,14 +372,15 @@ export class Chain {
     return { record, contractEvents: outcome.events };
   }
 
+  /** One queued transaction: refused, classic, or a Soroban invocation. */
   async #apply(
     p: Pending,
     ledgerOverlay: Overlay,
     sequence: number,
     closeTime: number,
     order: number,
-  ): Promise<{ record: TxRecord; contractEvents: xdr.ContractEvent[][] }> {
-    const base = {
+  ): Promise<Applied> {
+    const base: RecordBase = {
       hash: p.hash,
       ledger: sequence,
       createdAt: closeTime,
@@ -387,20 +389,14 @@ export class Chain {
       envelopeXdr: p.envelopeXdr,
     };
     const refused = admissible(p.tx, p.feeBump, ledgerOverlay, closeTime, true);
-    const empty = transactionMeta([], undefined, []).toXdr('base64');
-    if (refused) {
-      const record: TxRecord = {
-        ...base,
-        status: 'FAILED',
-        resultXdr: refused.toXdr('base64'),
-        resultMetaXdr: empty,
-        contractEvents: [[]],
-        diagnosticEvents: [],
-      };
-      return { record, contractEvents: [] };
-    }
+    if (refused) return refusedRecord(base, refused);
     if (isClassic(p.tx)) return this.#applyClassicTx(p, ledgerOverlay, sequence, base);
-    // fee and sequence number are consumed whether or not the operation succeeds
+    const charge = this.#chargeSoroban(p, ledgerOverlay);
+    return this.#invokeSoroban(p, ledgerOverlay, sequence, closeTime, base, charge);
+  }
+
+  /** Fee and sequence number of a Soroban transaction, consumed whether or not the operation succeeds. */
+  #chargeSoroban(p: Pending, ledgerOverlay: Overlay): SorobanCharge {
     const data = sorobanData(p.tx) as xdr.SorobanTransactionData;
     const baseFee = BigInt(data.resourceFee as unknown as bigint) + BASE_FEE;
     const fee = p.feeBump ? BigInt(p.feeBump.fee) : baseFee;
@@ -409,19 +405,28 @@ export class Chain {
     const payerId = p.feeBump?.feeSource ?? p.tx.source;
     const payer = readAccount(ledgerOverlay, payerId) as AccountState;
     writeAccount(ledgerOverlay, payerId, { ...payer, balance: payer.balance - fee });
-    const wrap = (r: xdr.TransactionResult) => (p.feeBump ? feeBumpResult(p.tx.hash(), fee, r) : r);
-    const feeEvents = [feeEvent(this.passphrase, payerId, fee)];
-    const transactionEvents = feeEvents.map((e) => e.toXdr('base64'));
     // the inclusion fee bid per operation (a fee bump's outer fee covers its inner operation and itself)
     const bid = BigInt(p.feeBump ? p.feeBump.fee : p.tx.fee);
     this.#feeSamples.push((bid - BigInt(data.resourceFee as unknown as bigint)) / (p.feeBump ? 2n : 1n));
-
-    const fp = data.resources.footprint;
-    const allowed: Footprint = {
-      readOnly: new Set(fp.readOnly.map((k) => k.toXdr('base64'))),
-      readWrite: new Set(fp.readWrite.map((k) => k.toXdr('base64'))),
+    return {
+      data,
+      fee,
+      feeEvents: [feeEvent(this.passphrase, payerId, fee)],
+      wrap: (r) => (p.feeBump ? feeBumpResult(p.tx.hash(), fee, r) : r),
     };
-    const overlay = new Overlay(ledgerOverlay, allowed);
+  }
+
+  /** The invocation, enforcing its signed entries within its declared footprint; all or nothing. */
+  async #invokeSoroban(
+    p: Pending,
+    ledgerOverlay: Overlay,
+    sequence: number,
+    closeTime: number,
+    base: RecordBase,
+    charge: SorobanCharge,
+  ): Promise<Applied> {
+    const { fee, feeEvents, wrap } = charge;
+    const overlay = new Overlay(ledgerOverlay, declaredFootprint(charge.data));
     let host: Host | undefined;
     try {
       const inv = invocationOf(p.tx);
@@ -456,40 +461,134 @@ export class Chain {
         resultMetaXdr: transactionMeta(host.events, retval, [], changes, feeEvents).toXdr('base64'),
         contractEvents: [host.events.map((e) => e.toXdr('base64'))],
         diagnosticEvents: diag.map((d) => d.toXdr('base64')),
-        transactionEvents,
+        transactionEvents: feeEvents.map((e) => e.toXdr('base64')),
       };
       return { record, contractEvents: [host.events] };
     } catch (e) {
-      const message =
-        e instanceof HostError ? e : new HostError('Context', 'InternalError', (e as Error).message);
-      const errEvent = new xdr.ContractEvent({
-        ext: xdr.ExtensionPoint.v0(),
-        contractId: null,
-        type: xdr.ContractEventType.diagnostic,
-        body: xdr.ContractEventBody.v0(
-          new xdr.ContractEventV0({
-            topics: [xdr.ScVal.scvSymbol('host_fn_failed'), xdr.ScVal.scvError(message.toScError())],
-            data: xdr.ScVal.scvString(message.message),
-          }),
-        ),
-      });
-      const diag = [
-        ...(host?.events ?? []).map((ev) => diagnosticEvent(ev, false)),
-        ...(host?.diagnostics ?? []).map((ev) => diagnosticEvent(ev, false)),
-        diagnosticEvent(errEvent, false),
-      ];
-      const record: TxRecord = {
-        ...base,
-        status: 'FAILED',
-        resultXdr: wrap(invokeResult(fee, undefined)).toXdr('base64'),
-        resultMetaXdr: transactionMeta([], undefined, diag, [], feeEvents).toXdr('base64'),
-        contractEvents: [[]],
-        diagnosticEvents: diag.map((d) => d.toXdr('base64')),
-        transactionEvents,
-      };
-      return { record, contractEvents: [] };
+      return failedInvocationRecord(base, charge, host, e);
     }
   }
+}
+
+/** What applying one transaction yields: its record and its contract events per operation. */
+interface Applied {
+  record: TxRecord;
+  contractEvents: xdr.ContractEvent[][];
+}
+
+type RecordBase = Pick<
+  TxRecord,
+  'hash' | 'ledger' | 'createdAt' | 'applicationOrder' | 'feeBump' | 'envelopeXdr'
+>;
+
+/** What a Soroban transaction was charged, and how its result is wrapped (in a fee bump's, if any). */
+interface SorobanCharge {
+  data: xdr.SorobanTransactionData;
+  fee: bigint;
+  feeEvents: xdr.TransactionEvent[];
+  wrap: (r: xdr.TransactionResult) => xdr.TransactionResult;
+}
+
+/** The ledger being closed: its transactions and events in application order. */
+class ClosingLedger {
+  readonly txs: TxRecord[] = [];
+  readonly events: EventRecord[] = [];
+  readonly closedAt: string;
+  #order = 0;
+
+  constructor(
+    readonly sequence: number,
+    readonly closeTime: number,
+  ) {
+    this.closedAt = new Date(closeTime * 1000).toISOString().replace('.000Z', 'Z');
+  }
+
+  /** The application order of the next transaction (1-based). */
+  nextOrder(): number {
+    return ++this.#order;
+  }
+
+  /** A transaction applied at the current order, with its contract events per operation. */
+  add(record: TxRecord, contractEvents: xdr.ContractEvent[][]): void {
+    this.txs.push(record);
+    contractEvents.forEach((evs, op) => this.#record(evs, record.hash, this.#order, op + 1));
+  }
+
+  #record(evs: xdr.ContractEvent[], txHash: string, order: number, op: number): void {
+    evs.forEach((ev, j) => {
+      const body = ev.body.value as xdr.ContractEventV0;
+      this.events.push({
+        id: eventId(this.sequence, order, op, j),
+        ledger: this.sequence,
+        ledgerClosedAt: this.closedAt,
+        transactionIndex: order,
+        operationIndex: op - 1,
+        txHash,
+        contractId: StrKey.encodeContract(Buffer.from(rawBytes(ev.contractId))),
+        topics: body.topics.map((t) => t.toXdr('base64')),
+        value: body.data.toXdr('base64'),
+      });
+    });
+  }
+}
+
+/** A transaction refused when applied: nothing charged, nothing changed. */
+function refusedRecord(base: RecordBase, refused: xdr.TransactionResult): Applied {
+  const record: TxRecord = {
+    ...base,
+    status: 'FAILED',
+    resultXdr: refused.toXdr('base64'),
+    resultMetaXdr: transactionMeta([], undefined, []).toXdr('base64'),
+    contractEvents: [[]],
+    diagnosticEvents: [],
+  };
+  return { record, contractEvents: [] };
+}
+
+/** The keys the transaction declared, as the overlay that confines it checks them. */
+function declaredFootprint(data: xdr.SorobanTransactionData): Footprint {
+  const fp = data.resources.footprint;
+  return {
+    readOnly: new Set(fp.readOnly.map((k) => k.toXdr('base64'))),
+    readWrite: new Set(fp.readWrite.map((k) => k.toXdr('base64'))),
+  };
+}
+
+/** A failed invocation: charged, nothing else changed; its events and the error where it arose. */
+function failedInvocationRecord(
+  base: RecordBase,
+  charge: SorobanCharge,
+  host: Host | undefined,
+  e: unknown,
+): Applied {
+  const message =
+    e instanceof HostError ? e : new HostError('Context', 'InternalError', (e as Error).message);
+  const errEvent = new xdr.ContractEvent({
+    ext: xdr.ExtensionPoint.v0(),
+    contractId: null,
+    type: xdr.ContractEventType.diagnostic,
+    body: xdr.ContractEventBody.v0(
+      new xdr.ContractEventV0({
+        topics: [xdr.ScVal.scvSymbol('host_fn_failed'), xdr.ScVal.scvError(message.toScError())],
+        data: xdr.ScVal.scvString(message.message),
+      }),
+    ),
+  });
+  const diag = [
+    ...(host?.events ?? []).map((ev) => diagnosticEvent(ev, false)),
+    ...(host?.diagnostics ?? []).map((ev) => diagnosticEvent(ev, false)),
+    diagnosticEvent(errEvent, false),
+  ];
+  const record: TxRecord = {
+    ...base,
+    status: 'FAILED',
+    resultXdr: charge.wrap(invokeResult(charge.fee, undefined)).toXdr('base64'),
+    resultMetaXdr: transactionMeta([], undefined, diag, [], charge.feeEvents).toXdr('base64'),
+    contractEvents: [[]],
+    diagnosticEvents: diag.map((d) => d.toXdr('base64')),
+    transactionEvents: charge.feeEvents.map((e) => e.toXdr('base64')),
+  };
+  return { record, contractEvents: [] };
 }
 
 /** Soroban RPC event id: TOID(ledger, tx, op) and the event's index, zero-padded so ids sort as strings. */
