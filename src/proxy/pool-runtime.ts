@@ -2,6 +2,7 @@
 // the background and retries, so a ledger or prover that starts later (or restarts) is picked up, and
 // until then the pool endpoints answer 503 `service_unavailable` instead of the process dying.
 
+import type { Clock } from './util/clock.ts';
 import { ProverClient } from '../prover/client.ts';
 import type { ProxyConfig } from './config.ts';
 import { ProblemError } from '../api/problem.ts';
@@ -45,6 +46,7 @@ export interface PoolRuntimeDeps {
   stats: PoolStatsService;
   /** The other replicas on a shared store (cluster/cluster.ts); undefined alone on LevelDB. */
   cluster?: Cluster;
+  clock: Clock;
 }
 
 interface Connected {
@@ -155,7 +157,7 @@ export class PoolRuntime implements PoolAccess {
   async sweep(): Promise<void> {
     const flows = this.#connected?.flows;
     if (flows === undefined) return;
-    await flows.journal.prune(Date.now() - 7 * 86_400_000, [
+    await flows.journal.prune(flows.clock() - 7 * 86_400_000, [
       'wallet_deposit',
       'operator_deposit',
       'withdraw',
@@ -254,6 +256,7 @@ export class PoolRuntime implements PoolAccess {
           txTimeoutSeconds: config.ledger.txTimeoutSeconds,
         },
         quotas: walletQuotas(config, this.#deps.cluster),
+        clock: this.#deps.clock,
         spendLock: store.lease('spend'),
         proofLanes: store.lease('proof-lane'),
       };
@@ -262,7 +265,7 @@ export class PoolRuntime implements PoolAccess {
         ? { payment: (record) => reconcilePayment(payments.pctx, record) }
         : {};
       await indexer.start(config.indexer.pollIntervalMs);
-      const reconcileNow = () => reconcile(flows, Date.now(), reconcilers);
+      const reconcileNow = () => reconcile(flows, flows.clock(), reconcilers);
       // Beside other replicas, reconciliation and settlement run on their elected leader, which
       // reconciles first; alone, operations left by a previous run are decided before requests are served.
       const singletons = this.#deps.cluster?.lead({ reconcile: reconcileNow });

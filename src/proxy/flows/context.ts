@@ -15,6 +15,7 @@ import type { PoolTransactionProver } from '../services/pool-transaction.ts';
 import type { PoolStatsService } from '../services/stats.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
 import type { Mutex } from '../store/backend.ts';
+import type { Clock } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
 import type { WalletQuotaPolicy } from './wallet-quotas.ts';
 
@@ -46,4 +47,6 @@ export interface FlowContext {
   spendLock: Mutex;
   /** One proof at a time per owner: a wallet's proofs queue behind its own, not in front of others'. */
   proofLanes: Mutex;
+  /** What decides a prepared deposit's deadline and what reconciliation finds expired. */
+  clock: Clock;
 }

@@ -67,7 +67,7 @@ export async function prepareDeposit(
         // The next insert waits for this proof and simulation, so the root cannot move under them.
         const { tx, proved } = await ctx.registrar.hold(window.aspRoot, () => proveDeposit(ctx, ref, amount));
         ctx.registrar.recordProof(Date.now() - started);
-        const now = Date.now();
+        const now = ctx.clock();
         // A proof slower than foreseen may outlast its promise: prove again after the slot (rarely).
         if (now >= window.validUntil - MIN_LEFT_MS && attempt < MAX_ATTEMPTS) continue;
         // The transaction's own time bound caps both times. expiresAt: promised not stale before;

@@ -45,7 +45,7 @@ export async function submitDeposit(
         ? 'prepareId was cancelled; prepare a new deposit'
         : `prepareId was already used (${record.state})`,
     );
-  if (Date.now() > deadlineOf(record)) {
+  if (ctx.clock() > deadlineOf(record)) {
     ctx.registrar.release(prepareId);
     await releaseOperation(ctx, prepareId, 'expired');
     throw new ProblemError('prepare_expired', 'the prepared deposit expired; prepare a new one');
