@@ -47,6 +47,7 @@ export interface FlowContext {
   spendLock: Mutex;
   /** One proof at a time per owner: a wallet's proofs queue behind its own, not in front of others'. */
   proofLanes: Mutex;
-  /** What decides a prepared deposit's deadline and what reconciliation finds expired. */
+  /** What decides a prepared deposit's deadline, the hourly new-agent quota and what reconciliation finds
+   *  expired. */
   clock: Clock;
 }

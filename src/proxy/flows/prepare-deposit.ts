@@ -47,7 +47,7 @@ export async function prepareDeposit(
     const holdUntil = ctx.registrar.holdUntil();
     if (!ctx.registrar.isRegistered(ref)) {
       // A retry after `registration_pending` finds the key still queued: it is not a new agent again.
-      if (!ctx.registrar.isQueued(ref)) await ctx.quotas.takeNewAgent(wallet);
+      if (!ctx.registrar.isQueued(ref)) await ctx.quotas.takeNewAgent(wallet, ctx.clock());
       await ctx.registrar.register(ref, holdUntil);
     }
     const prepareId = randomUUID();
