@@ -255,6 +255,15 @@ test.serial(
     t.is(await balance(wallet), 'none');
     t.is(await poolBalance(), poolBefore);
     t.is(await stack.usdcBalance(wallet.kp.publicKey()), 5n * USDC);
+    // The two prepared deposits left are cancelled: their promised roots would hold the next new agent's
+    // registration until the registration slot.
+    for (const { json } of [first, second]) {
+      const cancelled = await rawRequest(url(`/api/deposit/prepare/${json.prepareId}`), {
+        method: 'DELETE',
+        headers: bearer(wallet.token),
+      });
+      t.is(cancelled.status, 200, cancelled.text);
+    }
   },
 );
 
