@@ -35,9 +35,12 @@ export async function submitDeposit(
   const tx = parseSigned(ctx, signedXdr);
   checkSigned(tx, record, wallet);
   if (record.state === 'confirmed') return resultOf(record);
-  // Landed already, whoever sent it: confirmed.
+  // Landed already, whoever sent it: confirmed, and its root no longer holds registrations back.
   const onChain = await ctx.ledger.status(record.txHash!);
-  if (onChain.status === 'SUCCESS') return landed(ctx, record, onChain.ledger ?? 0);
+  if (onChain.status === 'SUCCESS') {
+    ctx.registrar.release(prepareId);
+    return landed(ctx, record, onChain.ledger ?? 0);
+  }
   if (record.state !== 'prepared')
     throw new ProblemError(
       'invalid_request',
