@@ -98,12 +98,22 @@ export class Chain {
   /** Told when a timed close fails (logging); unset, the failure is a process warning. */
   onCloseFailed: ((error: Error) => void) | undefined;
 
+  /** Milliseconds since the epoch: the network's time (close times, time bounds, simulated timestamps). */
+  readonly #clock: () => number;
+
   constructor(
     readonly state: LedgerState,
     readonly registry: ContractRegistry,
     readonly passphrase = STANDALONE_PASSPHRASE,
+    clock: () => number = Date.now,
   ) {
     this.networkId = hash(new TextEncoder().encode(passphrase));
+    this.#clock = clock;
+  }
+
+  /** The network's time in Unix seconds. */
+  #now(): number {
+    return Math.floor(this.#clock() / 1000);
   }
 
   get latest(): LedgerMeta {
@@ -162,7 +172,7 @@ export class Chain {
         diagnosticEventsXdr: [diagnosticMessage(unsupported).toXdr('base64')],
       };
     }
-    const failure = admissible(tx, feeBump, this.state, now());
+    const failure = admissible(tx, feeBump, this.state, this.#now());
     if (failure) return { hash: txHash, status: 'ERROR', errorResultXdr: failure.toXdr('base64') };
     this.#pending.push({ hash: txHash, tx, feeBump, envelopeXdr: envelopeXdr as string });
     return { hash: txHash, status: 'PENDING' };
@@ -176,6 +186,7 @@ export class Chain {
       passphrase: this.passphrase,
       networkId: this.networkId,
       latestSequence: this.latest.sequence,
+      timestamp: this.#now(),
     };
     return simulate(ctx, envelopeXdr, authMode, useUpgradedAuth);
   }
@@ -183,7 +194,7 @@ export class Chain {
   /** Closes one ledger: applies privileged jobs, then queued transactions in arrival order. */
   async closeLedger(): Promise<void> {
     const prev = this.latest;
-    const closeTime = Math.max(prev.closeTime, Math.floor(Date.now() / 1000));
+    const closeTime = Math.max(prev.closeTime, this.#now());
     const closing = new ClosingLedger(prev.sequence + 1, closeTime);
     const ledgerOverlay = new Overlay(this.state);
     const jobs = this.#jobs;
@@ -596,5 +607,3 @@ export function eventId(ledger: number, txOrder: number, opIndex: number, index:
   const toid = (BigInt(ledger) << 32n) | (BigInt(txOrder) << 12n) | BigInt(opIndex);
   return `${toid.toString().padStart(19, '0')}-${index.toString().padStart(10, '0')}`;
 }
-
-const now = () => Math.floor(Date.now() / 1000);

@@ -30,6 +30,8 @@ export interface SandboxOptions {
   networkPassphrase?: string;
   /** called after each ledger close with the ledger and its transactions (see ledger-log.ts) */
   onLedgerClosed?: (meta: LedgerMeta, txs: readonly TxRecord[]) => void;
+  /** the network's time, milliseconds since the epoch (default: the system clock); tests move their own */
+  clock?: () => number;
   /** called when a ledger close fails (see ledger-log.ts); default: a process warning */
   onCloseFailed?: (error: Error) => void;
   /** also serve over HTTPS, on `host:port` (default: the HTTP host, an ephemeral port) with this certificate */
@@ -55,7 +57,7 @@ export class Sandbox<Info extends object = object, Secrets extends object = obje
     const state = await LedgerState.open(opts.dataDir);
     const registry = new ContractRegistry(opts.network.contracts);
     const passphrase = opts.networkPassphrase ?? STANDALONE_PASSPHRASE;
-    const chain = new Chain(state, registry, passphrase);
+    const chain = new Chain(state, registry, passphrase, opts.clock);
     try {
       if (!state.meta) await runGenesis(state, registry, chain.networkId, passphrase, opts.network);
       if (!state.docs.get('keys')?.json) {

@@ -49,6 +49,8 @@ export interface SimulationContext {
   passphrase: string;
   networkId: Uint8Array;
   latestSequence: number;
+  /** the next ledger's time (Unix seconds) */
+  timestamp: number;
 }
 
 type AuthMode = 'enforce' | 'record';
@@ -159,7 +161,7 @@ function prepareRun(
     registry: ctx.registry,
     auth,
     ledgerSequence,
-    ledgerTimestamp: BigInt(Math.floor(Date.now() / 1000)),
+    ledgerTimestamp: BigInt(ctx.timestamp),
   });
   return { inv, mode, source, ledgerSequence, overlay, auth, host };
 }

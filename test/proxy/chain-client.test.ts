@@ -11,8 +11,10 @@ import { ChainClient, LedgerRejected } from '../../src/proxy/services/chain-clie
 import { newAccount, startSandbox } from '../x402/helpers.ts';
 
 let sandbox: PoolSandbox;
+/** How far the sandbox's clock runs ahead of the real one (a test moves it instead of sleeping). */
+let ahead = 0;
 test.before(async () => {
-  ({ sandbox } = await startSandbox({ ledgerMs: 100 }));
+  ({ sandbox } = await startSandbox({ ledgerMs: 100, clock: () => Date.now() + ahead }));
 });
 test.after.always(async () => {
   await sandbox?.close();
@@ -79,7 +81,8 @@ test('a sequence taken at every attempt ends in ledger_rejected with the result 
 test('a refusal at submission that is not about the sequence is not retried', async (t) => {
   const source = await newAccount(sandbox);
   const signed: string[] = [];
-  // A time bound of one second, passed before the transaction is sent: the ledger refuses it (txTooLate).
+  // A time bound of one second, passed (on the network's clock) before the transaction is sent: the ledger
+  // refuses it (txTooLate).
   const error = await t.throwsAsync(
     client(1).invokeAndConfirm(
       source,
@@ -89,7 +92,7 @@ test('a refusal at submission that is not about the sequence is not retried', as
       {
         signed: async ({ hash }) => {
           signed.push(hash);
-          await new Promise((r) => setTimeout(r, 2_200));
+          ahead += 2_200;
         },
       },
     ),
