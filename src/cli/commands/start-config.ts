@@ -8,8 +8,8 @@ import { join, resolve } from 'node:path';
 import { POLICY_CIRCUIT, circuitArtifacts } from '../../circuit/policy-circuit.ts';
 import { type ListenAddress, parseListen } from '../../listen.ts';
 import { LOCAL_CHANNELS, localX402Env, type LocalX402Urls } from '../../x402/local-services.ts';
-import { parseIntFlag } from './facilitator.ts';
-import { parsePassphrase, tlsListen } from './sandbox.ts';
+import { parseIntFlag, parsePassphrase } from '../flags.ts';
+import { tlsListen } from './sandbox.ts';
 import type { ListenOptions } from './start-listeners.ts';
 
 type Env = Record<string, string | undefined>;
