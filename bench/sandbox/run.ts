@@ -44,7 +44,7 @@ const u256 = (n: bigint) => nativeToScVal(n, { type: 'u256' });
 async function open(dataDir?: string) {
   // a long ledger interval: the bench closes ledgers itself
   const sandbox = await startPoolSandbox({ port: 0, ledgerMs: 3_600_000, dataDir, vkey: artifacts.vkey });
-  await sandbox.ledger.stop();
+  await sandbox.chain.stop();
   const server = new rpc.Server(sandbox.rpcUrl, { allowHttp: true });
   return { sandbox, server };
 }
@@ -77,7 +77,7 @@ async function applyInOneLedger(
   if (notPending.length)
     throw new Error(`${notPending.length} transactions were not accepted: ${notPending[0]?.status}`);
   const t0 = performance.now();
-  await sandbox.ledger.closeLedger();
+  await sandbox.chain.closeLedger();
   const ms = performance.now() - t0;
   const results = await Promise.all(sent.map((s) => server.getTransaction(s.hash)));
   const ok = results.filter((r) => r.status === rpc.Api.GetTransactionStatus.SUCCESS).length;
@@ -89,7 +89,7 @@ async function transfers(dataDir?: string, n = nTransfers) {
   const { sandbox, server } = await open(dataDir);
   try {
     const { token } = sandbox.info.contracts;
-    const senders = await fundMany(sandbox, n, '100');
+    const senders = await fundMany(sandbox, () => sandbox.chain.closeLedger(), n, '100');
     // each sender pays the next one: every recipient is a funded account that holds USDC
     const txs = await Promise.all(
       senders.map((kp, i) =>
@@ -113,7 +113,7 @@ async function transacts() {
   try {
     const { pool, asp_membership } = sandbox.info.contracts;
     const admin = Keypair.fromSecret(sandbox.secrets().admin);
-    const depositors = await fundMany(sandbox, nTransacts, '100');
+    const depositors = await fundMany(sandbox, () => sandbox.chain.closeLedger(), nTransacts, '100');
     // every depositor's note key on the allowlist, one admin transaction per ledger
     const sks = depositors.map(() => randomFieldElement());
     const blindings = depositors.map(() => randomFieldElement());

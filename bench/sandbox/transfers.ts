@@ -5,7 +5,7 @@
 // (sequence numbers advance), and every round visits all sandboxes in a rotating order, so the swings of a
 // shared machine hit every version alike (separate runs of the same code differ by up to 2x here). Each
 // close is timed whole and split into applying the transactions and committing the batch
-// (LedgerStore.commit). Prints every round and the medians, as JSON on the last line for scripts.
+// (LedgerState.commit, LedgerStore.commit in older versions). Prints every round and the medians, as JSON on the last line for scripts.
 // Usage: npx tsx bench/sandbox/transfers.ts [transfers=400] [rounds=10] [other-checkout …]
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,12 +28,24 @@ interface RunningSandbox {
   url: string;
   rpcUrl: string;
   info: { contracts: { token: string } };
-  ledger: {
-    stop(): Promise<void>;
-    closeLedger(): Promise<void>;
-    store: { commit(batch: unknown): Promise<void> };
-  };
+  /** `chain` with `state`; `ledger` with `store` in versions before the rename */
+  chain?: Engine;
+  ledger?: Engine;
   close(): Promise<void>;
+}
+interface Engine {
+  stop(): Promise<void>;
+  closeLedger(): Promise<void>;
+  state?: Committer;
+  store?: Committer;
+}
+interface Committer {
+  commit(batch: unknown): Promise<void>;
+}
+function engineOf(sandbox: RunningSandbox): Engine {
+  const engine = sandbox.chain ?? sandbox.ledger;
+  if (engine === undefined) throw new Error('this sandbox version has neither chain nor ledger');
+  return engine;
 }
 type Start = (opts: {
   port: number;
@@ -62,18 +74,20 @@ interface Bench {
 async function open(name: string, start: Start, dataDir?: string): Promise<Bench> {
   const vkey = circuitArtifacts(POLICY_CIRCUIT.id).vkey;
   const sandbox = await start({ port: 0, ledgerMs: 3_600_000, dataDir, vkey });
-  await sandbox.ledger.stop();
+  await engineOf(sandbox).stop();
   const server = new rpc.Server(sandbox.rpcUrl, { allowHttp: true });
   const bench: Bench = { name, sandbox, server, senders: [], commitMs: 0, closes: [] };
-  // time the store's commit inside each close
-  const store = sandbox.ledger.store;
-  const commit = store.commit.bind(store);
-  store.commit = async (batch) => {
+  // time the state's commit inside each close
+  const engine = engineOf(sandbox);
+  const state = engine.state ?? engine.store;
+  if (state === undefined) throw new Error('this sandbox version has no ledger state to time');
+  const commit = state.commit.bind(state);
+  state.commit = async (batch) => {
     const t0 = performance.now();
     await commit(batch);
     bench.commitMs += performance.now() - t0;
   };
-  bench.senders = await fundMany(sandbox, n, '100');
+  bench.senders = await fundMany(sandbox, () => engineOf(sandbox).closeLedger(), n, '100');
   return bench;
 }
 
@@ -105,7 +119,7 @@ async function round(b: Bench, record: boolean): Promise<void> {
   if (refused.length) throw new Error(`${refused.length} not accepted: ${refused[0]?.status}`);
   b.commitMs = 0;
   const t0 = performance.now();
-  await b.sandbox.ledger.closeLedger();
+  await engineOf(b.sandbox).closeLedger();
   const ms = performance.now() - t0;
   const results = await Promise.all(sent.map((s) => b.server.getTransaction(s.hash)));
   const ok = results.filter((r) => r.status === rpc.Api.GetTransactionStatus.SUCCESS).length;

@@ -2,6 +2,7 @@
 // code (with its asserts), and returns the witness or snarkjs-format .wtns bytes. Each call starts clean, so an
 // error names the failing template and line of that call only.
 import { readFile } from 'node:fs/promises';
+import { constraintFailed, WitnessError } from './witness-error.ts';
 
 export type CircuitInputValue = bigint | number | string | CircuitInputValue[];
 export type CircuitInputs = Record<string, CircuitInputValue>;
@@ -13,31 +14,6 @@ export interface WitnessCalculator {
   calculateWtns(inputs: CircuitInputs): Promise<Uint8Array>;
   /** The witness as field elements, wire 0 first (= 1). */
   calculateWitness(inputs: CircuitInputs): Promise<bigint[]>;
-}
-
-/** A failing `===` or `assert` in the circuit, with the circom template and line. */
-export class ConstraintError extends Error {
-  readonly template: string | undefined;
-  readonly line: number | undefined;
-  constructor(detail: string) {
-    const where = /Error in template (\S+) line: (\d+)/.exec(detail);
-    super(
-      where
-        ? `constraint failed in template ${where[1]} line ${where[2]}`
-        : `witness generation failed: ${detail.trim()}`,
-    );
-    this.name = 'ConstraintError';
-    this.template = where?.[1];
-    this.line = where ? Number(where[2]) : undefined;
-  }
-}
-
-/** Inputs that are not what the circuit declares (unknown or missing signal, wrong length or value). */
-export class CircuitInputError extends TypeError {
-  constructor(message: string) {
-    super(message);
-    this.name = 'CircuitInputError';
-  }
 }
 
 interface CircomExports {
@@ -84,10 +60,12 @@ function flatten(name: string, value: CircuitInputValue, out: bigint[], prime: b
   else if (typeof value === 'number' && Number.isSafeInteger(value)) v = BigInt(value);
   else if (typeof value === 'string' && /^(0|[1-9][0-9]*|0x[0-9a-fA-F]+)$/.test(value)) v = BigInt(value);
   else
-    throw new CircuitInputError(
+    throw new WitnessError(
+      'input_rejected',
       `input ${name} has a value that is not a non-negative integer: ${String(value).slice(0, 40)}`,
     );
-  if (v < 0n || v >= prime) throw new CircuitInputError(`input ${name} has a value outside the field`);
+  if (v < 0n || v >= prime)
+    throw new WitnessError('input_rejected', `input ${name} has a value outside the field`);
   out.push(v);
 }
 
@@ -103,7 +81,7 @@ export async function loadWitnessCalculator(wasm: string | Uint8Array): Promise<
   const { instance } = (await WebAssembly.instantiate(new Uint8Array(code), {
     runtime: {
       exceptionHandler: (c: number) => {
-        throw new ConstraintError(`${EXCEPTIONS[c] ?? `error ${c}`}: ${errors}`);
+        throw constraintFailed(`${EXCEPTIONS[c] ?? `error ${c}`}: ${errors}`);
       },
       printErrorMessage: () => {
         errors += `${message()}\n`;
@@ -137,7 +115,7 @@ export async function loadWitnessCalculator(wasm: string | Uint8Array): Promise<
 
   const compute = (inputs: CircuitInputs): void => {
     if (!inputs || typeof inputs !== 'object' || Array.isArray(inputs)) {
-      throw new CircuitInputError('circuit inputs must be an object of named signals');
+      throw new WitnessError('input_rejected', 'circuit inputs must be an object of named signals');
     }
     errors = '';
     exports.init(1);
@@ -145,11 +123,11 @@ export async function loadWitnessCalculator(wasm: string | Uint8Array): Promise<
     for (const [name, value] of Object.entries(inputs)) {
       const [hi, lo] = fnv1a64(name);
       const size = exports.getInputSignalSize(hi, lo);
-      if (size <= 0) throw new CircuitInputError(`${name} is not an input of this circuit`);
+      if (size <= 0) throw new WitnessError('input_rejected', `${name} is not an input of this circuit`);
       const values: bigint[] = [];
       flatten(name, value, values, prime);
       if (values.length !== size)
-        throw new CircuitInputError(`input ${name} needs ${size} values, got ${values.length}`);
+        throw new WitnessError('input_rejected', `input ${name} needs ${size} values, got ${values.length}`);
       values.forEach((v, i) => {
         for (let j = 0; j < n32; j++)
           exports.writeSharedRWMemory(j, Number((v >> BigInt(32 * j)) & 0xffffffffn));
@@ -158,13 +136,16 @@ export async function loadWitnessCalculator(wasm: string | Uint8Array): Promise<
       set += size;
     }
     if (set < exports.getInputSize()) {
-      throw new CircuitInputError(`missing inputs: ${set} of ${exports.getInputSize()} values were given`);
+      throw new WitnessError(
+        'input_rejected',
+        `missing inputs: ${set} of ${exports.getInputSize()} values were given`,
+      );
     }
   };
 
   const wrap = (err: unknown): never => {
-    if (err instanceof ConstraintError || err instanceof CircuitInputError) throw err;
-    if (err instanceof WebAssembly.RuntimeError) throw new ConstraintError(`${err.message}: ${errors}`);
+    if (err instanceof WitnessError) throw err;
+    if (err instanceof WebAssembly.RuntimeError) throw constraintFailed(`${err.message}: ${errors}`);
     throw err;
   };
 

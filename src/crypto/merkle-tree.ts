@@ -30,10 +30,10 @@ export interface MerklePath {
 export class MerkleTree {
   readonly depth: number;
   readonly rootHistorySize: number;
-  private readonly zeros: bigint[];
+  readonly #zeros: bigint[];
   /** layers[0] holds the leaves, layers[depth] the root; missing entries are zero subtrees. */
-  private readonly layers: bigint[][];
-  private readonly history: bigint[] = [];
+  readonly #layers: bigint[][];
+  readonly #history: bigint[] = [];
 
   constructor(depth: number = DEFAULT_DEPTH, options: { rootHistorySize?: number } = {}) {
     if (!Number.isInteger(depth) || depth < 1 || depth > MAX_DEPTH) {
@@ -44,9 +44,9 @@ export class MerkleTree {
       throw new RangeError('root history size must be ≥ 1');
     this.depth = depth;
     this.rootHistorySize = historySize;
-    this.zeros = zeroHashes(depth);
-    this.layers = Array.from({ length: depth + 1 }, () => []);
-    this.history.push(this.root);
+    this.#zeros = zeroHashes(depth);
+    this.#layers = Array.from({ length: depth + 1 }, () => []);
+    this.#history.push(this.root);
   }
 
   get capacity(): number {
@@ -54,27 +54,27 @@ export class MerkleTree {
   }
 
   get nextIndex(): number {
-    return this.layers[0].length;
+    return this.#layers[0].length;
   }
 
   get root(): bigint {
-    return this.layers[this.depth][0] ?? this.zeros[this.depth];
+    return this.#layers[this.depth][0] ?? this.#zeros[this.depth];
   }
 
   /** Roots still accepted, newest last (the zero root of an empty tree is never a valid proof root). */
   get knownRoots(): readonly bigint[] {
-    return this.history;
+    return this.#history;
   }
 
   leaf(index: number): bigint {
-    this.checkIndex(index);
-    return this.layers[0][index];
+    this.#checkIndex(index);
+    return this.#layers[0][index];
   }
 
   /** Appends one leaf and records the new root; returns the leaf's index. */
   insert(leaf: bigint): number {
-    const index = this.append(leaf);
-    this.recordRoot();
+    const index = this.#append(leaf);
+    this.#recordRoot();
     return index;
   }
 
@@ -83,23 +83,23 @@ export class MerkleTree {
     if (this.nextIndex % 2 !== 0) throw new Error('insertPair needs an even next index');
     assertField(right, 'right leaf');
     if (this.nextIndex + 2 > this.capacity) throw new RangeError('Merkle tree is full');
-    const a = this.append(left);
-    const b = this.append(right);
-    this.recordRoot();
+    const a = this.#append(left);
+    const b = this.#append(right);
+    this.#recordRoot();
     return [a, b];
   }
 
   isKnownRoot(root: bigint): boolean {
     if (typeof root !== 'bigint' || root === 0n) return false;
-    return this.history.includes(root);
+    return this.#history.includes(root);
   }
 
   path(index: number): MerklePath {
-    this.checkIndex(index);
+    this.#checkIndex(index);
     const pathElements: bigint[] = [];
     let i = index;
     for (let level = 0; level < this.depth; level++) {
-      pathElements.push(this.node(level, i ^ 1));
+      pathElements.push(this.#node(level, i ^ 1));
       i >>= 1;
     }
     return { pathElements, pathIndex: BigInt(index) };
@@ -117,32 +117,32 @@ export class MerkleTree {
     return node;
   }
 
-  private node(level: number, index: number): bigint {
-    return this.layers[level][index] ?? this.zeros[level];
+  #node(level: number, index: number): bigint {
+    return this.#layers[level][index] ?? this.#zeros[level];
   }
 
-  private append(leaf: bigint): number {
+  #append(leaf: bigint): number {
     assertField(leaf, 'leaf');
     const index = this.nextIndex;
     if (index >= this.capacity) throw new RangeError(`Merkle tree is full (${this.capacity} leaves)`);
-    this.layers[0].push(leaf);
+    this.#layers[0].push(leaf);
     let i = index;
     let node = leaf;
     for (let level = 0; level < this.depth; level++) {
-      const sibling = this.node(level, i ^ 1);
+      const sibling = this.#node(level, i ^ 1);
       node = i & 1 ? compress(sibling, node) : compress(node, sibling);
       i >>= 1;
-      this.layers[level + 1][i] = node;
+      this.#layers[level + 1][i] = node;
     }
     return index;
   }
 
-  private recordRoot(): void {
-    this.history.push(this.root);
-    if (this.history.length > this.rootHistorySize) this.history.shift();
+  #recordRoot(): void {
+    this.#history.push(this.root);
+    if (this.#history.length > this.rootHistorySize) this.#history.shift();
   }
 
-  private checkIndex(index: number): void {
+  #checkIndex(index: number): void {
     if (!Number.isInteger(index) || index < 0 || index >= this.nextIndex) {
       throw new RangeError(`leaf index ${index} is out of range (tree has ${this.nextIndex} leaves)`);
     }

@@ -33,55 +33,55 @@ export function smtLeafHash(key: bigint, value: bigint): bigint {
 }
 
 export class SparseMerkleTree {
-  private readonly leaves = new Map<bigint, bigint>();
-  private cachedRoot: bigint | undefined;
+  readonly #leaves = new Map<bigint, bigint>();
+  #cachedRoot: bigint | undefined;
 
   get size(): number {
-    return this.leaves.size;
+    return this.#leaves.size;
   }
 
   get root(): bigint {
-    this.cachedRoot ??= this.subtreeRoot([...this.leaves.keys()], 0);
-    return this.cachedRoot;
+    this.#cachedRoot ??= this.#subtreeRoot([...this.#leaves.keys()], 0);
+    return this.#cachedRoot;
   }
 
   entries(): [bigint, bigint][] {
-    return [...this.leaves.entries()];
+    return [...this.#leaves.entries()];
   }
 
   insert(key: bigint, value: bigint): void {
     assertField(key, 'key');
     assertField(value, 'value');
-    if (this.leaves.has(key)) throw new Error(`key ${key} is already in the tree`);
-    this.leaves.set(key, value);
-    this.cachedRoot = undefined;
+    if (this.#leaves.has(key)) throw new Error(`key ${key} is already in the tree`);
+    this.#leaves.set(key, value);
+    this.#cachedRoot = undefined;
   }
 
   update(key: bigint, value: bigint): void {
     assertField(key, 'key');
     assertField(value, 'value');
-    if (!this.leaves.has(key)) throw new Error(`key ${key} is not in the tree`);
-    this.leaves.set(key, value);
-    this.cachedRoot = undefined;
+    if (!this.#leaves.has(key)) throw new Error(`key ${key} is not in the tree`);
+    this.#leaves.set(key, value);
+    this.#cachedRoot = undefined;
   }
 
   delete(key: bigint): void {
     assertField(key, 'key');
-    if (!this.leaves.delete(key)) throw new Error(`key ${key} is not in the tree`);
-    this.cachedRoot = undefined;
+    if (!this.#leaves.delete(key)) throw new Error(`key ${key} is not in the tree`);
+    this.#cachedRoot = undefined;
   }
 
   find(key: bigint): SmtFindResult {
     assertField(key, 'key');
     const siblings: bigint[] = [];
-    let candidates = [...this.leaves.keys()];
+    let candidates = [...this.#leaves.keys()];
     for (let level = 0; ; level++) {
       if (candidates.length === 0) {
         return { found: false, siblings, foundValue: 0n, notFoundKey: key, notFoundValue: 0n, isOld0: true };
       }
       if (candidates.length === 1) {
         const leafKey = candidates[0];
-        const leafValue = this.leaves.get(leafKey)!;
+        const leafValue = this.#leaves.get(leafKey)!;
         if (leafKey === key) {
           return {
             found: true,
@@ -104,7 +104,7 @@ export class SparseMerkleTree {
       const side = bit(key, level);
       const same = candidates.filter((k) => bit(k, level) === side);
       const other = candidates.filter((k) => bit(k, level) !== side);
-      siblings.push(this.subtreeRoot(other, level + 1));
+      siblings.push(this.#subtreeRoot(other, level + 1));
       candidates = same;
     }
   }
@@ -131,13 +131,13 @@ export class SparseMerkleTree {
     };
   }
 
-  private subtreeRoot(keys: bigint[], level: number): bigint {
+  #subtreeRoot(keys: bigint[], level: number): bigint {
     if (keys.length === 0) return 0n;
-    if (keys.length === 1) return smtLeafHash(keys[0], this.leaves.get(keys[0])!);
+    if (keys.length === 1) return smtLeafHash(keys[0], this.#leaves.get(keys[0])!);
     if (level >= SMT_KEY_BITS) throw new Error('distinct keys cannot share all key bits');
     const left = keys.filter((k) => bit(k, level) === 0);
     const right = keys.filter((k) => bit(k, level) === 1);
-    return compress(this.subtreeRoot(left, level + 1), this.subtreeRoot(right, level + 1));
+    return compress(this.#subtreeRoot(left, level + 1), this.#subtreeRoot(right, level + 1));
   }
 }
 

@@ -79,6 +79,9 @@ type UnaryMethod<Req, Res> = (
   callback: (error: grpc.ServiceError | null, response?: Res) => void,
 ) => grpc.ClientUnaryCall;
 
+/** A generated gRPC client: its unary methods by name. */
+type ServiceClient = grpc.Client & Record<string, UnaryMethod<unknown, unknown>>;
+
 const MiB = 1 << 20;
 
 /** JSON with bigints written as decimal strings (the daemon's inputs_json format). */
@@ -110,11 +113,11 @@ async function channelTarget(addresses: string[]): Promise<string> {
 }
 
 export class ProverClient {
-  private readonly prover: grpc.Client & Record<string, UnaryMethod<unknown, unknown>>;
-  private readonly healthClient: grpc.Client & Record<string, UnaryMethod<unknown, unknown>>;
-  private readonly deadlineMs: number;
-  private readonly maxAttempts: number;
-  private readonly retryBackoffMs: number;
+  readonly #prover: ServiceClient;
+  readonly #healthClient: ServiceClient;
+  readonly #deadlineMs: number;
+  readonly #maxAttempts: number;
+  readonly #retryBackoffMs: number;
 
   private constructor(target: string, options: ProverClientOptions) {
     const credentials = options.tlsCa
@@ -128,14 +131,14 @@ export class ProverClient {
       'grpc.enable_retries': 0,
     };
     if (options.tlsServerName) channelOptions['grpc.ssl_target_name_override'] = options.tlsServerName;
-    this.prover = new ProverService(target, credentials, channelOptions) as unknown as typeof this.prover;
+    this.#prover = new ProverService(target, credentials, channelOptions) as unknown as ServiceClient;
     // The health client shares the prover client's channel, so a health check tests the same connections.
-    this.healthClient = new HealthService(target, credentials, {
-      channelOverride: this.prover.getChannel(),
-    }) as unknown as typeof this.healthClient;
-    this.deadlineMs = options.deadlineMs ?? 120_000;
-    this.maxAttempts = Math.max(1, options.maxAttempts ?? 5);
-    this.retryBackoffMs = options.retryBackoffMs ?? 100;
+    this.#healthClient = new HealthService(target, credentials, {
+      channelOverride: this.#prover.getChannel(),
+    }) as unknown as ServiceClient;
+    this.#deadlineMs = options.deadlineMs ?? 120_000;
+    this.#maxAttempts = Math.max(1, options.maxAttempts ?? 5);
+    this.#retryBackoffMs = options.retryBackoffMs ?? 100;
   }
 
   static async connect(options: ProverClientOptions): Promise<ProverClient> {
@@ -146,14 +149,14 @@ export class ProverClient {
     return new ProverClient(await channelTarget(list), options);
   }
 
-  private async call<Req, Res>(
+  async #call<Req, Res>(
     client: grpc.Client & Record<string, UnaryMethod<unknown, unknown>>,
     method: string,
     request: Req,
     options: CallOptions = {},
   ): Promise<{ response: Res; attempts: number }> {
-    const deadline = Date.now() + (options.deadlineMs ?? this.deadlineMs);
-    let backoff = this.retryBackoffMs;
+    const deadline = Date.now() + (options.deadlineMs ?? this.#deadlineMs);
+    let backoff = this.#retryBackoffMs;
     for (let attempt = 1; ; attempt++) {
       options.signal?.throwIfAborted();
       try {
@@ -171,7 +174,7 @@ export class ProverClient {
         const wait = backoff * (0.5 + Math.random());
         if (
           code !== grpc.status.UNAVAILABLE ||
-          attempt >= this.maxAttempts ||
+          attempt >= this.#maxAttempts ||
           Date.now() + wait >= deadline ||
           options.signal?.aborted
         )
@@ -187,8 +190,8 @@ export class ProverClient {
     if ('inputs' in input) request.inputs_json = inputsToJson(input.inputs);
     else if ('inputsJson' in input) request.inputs_json = input.inputsJson;
     else request.wtns = Buffer.from(input.wtns);
-    const { response, attempts } = await this.call<ProveRequestMessage, ProveResponseMessage>(
-      this.prover,
+    const { response, attempts } = await this.#call<ProveRequestMessage, ProveResponseMessage>(
+      this.#prover,
       'Prove',
       request,
       options,
@@ -216,8 +219,8 @@ export class ProverClient {
       proof instanceof Uint8Array
         ? { circuit, proof: Buffer.from(proof), public_signals: publicSignals }
         : { circuit, proof_json: JSON.stringify(proof), public_signals: publicSignals };
-    const { response } = await this.call<VerifyRequestMessage, VerifyResponseMessage>(
-      this.prover,
+    const { response } = await this.#call<VerifyRequestMessage, VerifyResponseMessage>(
+      this.#prover,
       'Verify',
       request,
       options,
@@ -226,8 +229,8 @@ export class ProverClient {
   }
 
   async listCircuits(options?: CallOptions): Promise<CircuitInfo[]> {
-    const { response } = await this.call<object, ListCircuitsResponseMessage>(
-      this.prover,
+    const { response } = await this.#call<object, ListCircuitsResponseMessage>(
+      this.#prover,
       'ListCircuits',
       {},
       options,
@@ -246,13 +249,13 @@ export class ProverClient {
   async health(service = PROVER_SERVICE_NAME, options: CallOptions = {}): Promise<ServingStatus> {
     const deadline = Date.now() + (options.deadlineMs ?? 5_000);
     return new Promise((resolve, reject) => {
-      this.healthClient.Check({ service }, new grpc.Metadata(), { deadline }, (error, response) =>
+      this.#healthClient.Check({ service }, new grpc.Metadata(), { deadline }, (error, response) =>
         error ? reject(error) : resolve((response as { status: ServingStatus }).status),
       );
     });
   }
 
   close(): void {
-    this.prover.close();
+    this.#prover.close();
   }
 }

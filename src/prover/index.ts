@@ -1,10 +1,11 @@
 // TypeScript face of the native Groth16 prover: load a zkey once, prove from .wtns bytes off the event
 // loop, verify (snarkjs semantics, native pairing), and create development keys. The addon checks every
 // proof against the key's own verification key before returning it, so a witness that does not satisfy
-// the circuit yields an error, never a proof presented as valid. Failures are NativeProverErrors, told
-// apart by their code (native-error.ts).
+// the circuit yields a WitnessError (code witness_unsatisfied), never a proof presented as valid. Other
+// failures are NativeProverErrors, told apart by their code (native-error.ts).
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { witnessUnsatisfied } from '../circuit/witness-error.ts';
 import { proofToBytes, type SnarkjsProof } from '../crypto/proof-bytes.ts';
 import { addon, type PreparedStatus } from './native-addon.ts';
 import { nativeError, NativeProverError } from './native-error.ts';
@@ -39,17 +40,6 @@ export interface Prover {
   /** The key's snarkjs verification key (computed on first use: it needs one pairing). */
   verificationKey(): Promise<VerificationKey>;
   prove(wtns: Uint8Array): Promise<ProveResult>;
-}
-
-/** Thrown when the witness does not satisfy the circuit (the computed proof does not verify). */
-export class InvalidWitnessError extends NativeProverError {
-  constructor() {
-    super(
-      'witness_unsatisfied',
-      'witness does not satisfy the circuit: the proof failed verification and was discarded',
-    );
-    this.name = 'InvalidWitnessError';
-  }
 }
 
 export const DEV_KEY_NAME: string = addon.devKeyName;
@@ -121,7 +111,7 @@ export async function loadProver(zkey: string | Uint8Array): Promise<Prover> {
         out = await addon.prove(key.handle, wtns); // includes the native pairing self-check
       } catch (err) {
         const error = nativeError(err);
-        if (error.code === 'witness_unsatisfied') throw new InvalidWitnessError();
+        if (error.code === 'witness_unsatisfied') throw witnessUnsatisfied();
         throw error;
       }
       const proof = toSnarkjsProof(out);

@@ -2,6 +2,7 @@
 // the background and retries, so a ledger or prover that starts later (or restarts) is picked up, and
 // until then the pool endpoints answer 503 `service_unavailable` instead of the process dying.
 
+import type { Clock } from './util/clock.ts';
 import { ProverClient } from '../prover/client.ts';
 import type { ProxyConfig } from './config.ts';
 import { ProblemError } from '../api/problem.ts';
@@ -10,7 +11,7 @@ import type { EncryptedStore } from './store/encrypted-store.ts';
 import type { Logger } from './util/logger.ts';
 import type { AgentRegistry } from './services/agents.ts';
 import { type Deployment, resolveDeployment } from './services/deployment.ts';
-import { LedgerClient } from './services/ledger-client.ts';
+import { ChainClient } from './services/chain-client.ts';
 import type { NoteBook } from './services/notebook.ts';
 import { PoolIndexer } from './services/pool-indexer.ts';
 import { PoolTransactionProver } from './services/pool-transaction.ts';
@@ -45,6 +46,7 @@ export interface PoolRuntimeDeps {
   stats: PoolStatsService;
   /** The other replicas on a shared store (cluster/cluster.ts); undefined alone on LevelDB. */
   cluster?: Cluster;
+  clock: Clock;
 }
 
 interface Connected {
@@ -155,7 +157,7 @@ export class PoolRuntime implements PoolAccess {
   async sweep(): Promise<void> {
     const flows = this.#connected?.flows;
     if (flows === undefined) return;
-    await flows.journal.prune(Date.now() - 7 * 86_400_000, [
+    await flows.journal.prune(flows.clock() - 7 * 86_400_000, [
       'wallet_deposit',
       'operator_deposit',
       'withdraw',
@@ -183,30 +185,12 @@ export class PoolRuntime implements PoolAccess {
 
   async #attempt(): Promise<void> {
     if (this.#stopped) return;
-    const { config, store, masterKey, agents, notes, metrics, logger, stats } = this.#deps;
+    const { config, store, logger } = this.#deps;
     let prover: ProverClient | undefined;
     let indexer: PoolIndexer | undefined;
     try {
       const deployment = await resolveDeployment(config.ledger);
-      const ledger = new LedgerClient({
-        rpcUrl: config.ledger.rpcUrl,
-        networkPassphrase: config.ledger.networkPassphrase,
-        baseFee: config.ledger.baseFee,
-        txTimeoutSeconds: config.ledger.txTimeoutSeconds,
-        confirmTimeoutMs: config.ledger.confirmTimeoutMs,
-        contracts: {
-          pool: deployment.contracts.pool,
-          token: deployment.contracts.token,
-          asp_membership: deployment.contracts.aspMembership,
-          asp_non_membership: deployment.contracts.aspNonMembership,
-        },
-      });
-      const network = await ledger.server.getNetwork();
-      if (network.passphrase !== config.ledger.networkPassphrase) {
-        throw new Error(
-          `RPC serves "${network.passphrase}", configured "${config.ledger.networkPassphrase}"`,
-        );
-      }
+      const ledger = await this.#chainClient(deployment);
       prover = await ProverClient.connect({
         addresses: config.prover.addresses,
         deadlineMs: config.prover.timeoutMs,
@@ -218,62 +202,9 @@ export class PoolRuntime implements PoolAccess {
         config.indexer.startLedger,
         logger,
       );
-      const keyring = new AgentKeyring(masterKey);
-      const liveIndexer = indexer;
-      const registrar = new AspRegistrar({
-        ledger,
-        deployment,
-        indexer: liveIndexer,
-        keyring,
-        logger,
-        schedule: config.registration,
-      });
-      const flows: FlowContext = {
-        store,
-        journal: new Journal(store, this.#deps.cluster?.runs),
-        agents,
-        notes,
-        keyring,
-        crediting: new NoteCrediting({ store, notes, agents, indexer, keyring, logger }),
-        indexer,
-        ledger,
-        prover: new PoolTransactionProver(
-          indexer,
-          prover,
-          config.prover.circuitId,
-          config.prover.timeoutMs,
-          metrics,
-        ),
-        registrar,
-        deployment,
-        metrics,
-        logger,
-        stats,
-        limits: {
-          prepareTtlSeconds: config.limits.prepareTtlSeconds,
-          txTimeoutSeconds: config.ledger.txTimeoutSeconds,
-        },
-        quotas: walletQuotas(config, this.#deps.cluster),
-        spendLock: store.lease('spend'),
-        proofLanes: store.lease('proof-lane'),
-      };
-      const payments = createPayments(flows, config.payments, config.limits.paymentCap, masterKey);
-      const reconcilers: Partial<Record<string, Reconciler>> = payments
-        ? { payment: (record) => reconcilePayment(payments.pctx, record) }
-        : {};
-      await indexer.start(config.indexer.pollIntervalMs);
-      const reconcileNow = () => reconcile(flows, Date.now(), reconcilers);
-      // Beside other replicas, reconciliation and settlement run on their elected leader, which
-      // reconciles first; alone, operations left by a previous run are decided before requests are served.
-      const singletons = this.#deps.cluster?.lead({ reconcile: reconcileNow });
-      this.#singletons = singletons;
-      // A store rebuilt by `store recover` learns its past payments from the chain first.
-      if (payments !== undefined) await recoverPaymentHistory(payments.pctx, await indexer.firstLedger);
-      if (singletons === undefined) await reconcileNow();
-      if (payments !== undefined && singletons !== undefined) {
-        payments.settlement.gate = singletons.maySettle;
-        payments.refill.gate = singletons.maySettle;
-      }
+      const flows = this.#flowContext(deployment, ledger, prover, indexer);
+      const payments = createPayments(flows, config.payments, config.limits.paymentCap, this.#deps.masterKey);
+      const { singletons, reconcileNow } = await this.#catchUp(flows, payments, indexer);
       if (this.#stopped) {
         await singletons?.stop();
         await indexer.stop();
@@ -281,21 +212,7 @@ export class PoolRuntime implements PoolAccess {
         return;
       }
       this.#connected = { flows, payments, deployment, indexer, prover };
-      registrar.start();
-      payments?.settlement.start();
-      payments?.refill.start();
-      logger.log('info', 'pool connected', {
-        rpcUrl: config.ledger.rpcUrl,
-        pool: deployment.contracts.pool,
-        ledger: indexer.ledger,
-      });
-      this.#reconciler = setInterval(() => {
-        (singletons === undefined ? reconcileNow() : singletons.reconcile()).catch((error) =>
-          logger.log('warn', 'reconciliation failed; will retry', { error: (error as Error).message }),
-        );
-      }, config.reconcileIntervalMs);
-      this.#reconciler.unref();
-      this.#markReady();
+      this.#serve(flows, payments, singletons, reconcileNow);
     } catch (error) {
       await indexer?.stop();
       prover?.close();
@@ -304,5 +221,131 @@ export class PoolRuntime implements PoolAccess {
       this.#retry = setTimeout(() => void this.#attempt(), 2000);
       this.#retry.unref();
     }
+  }
+
+  /** The client of the configured chain, once its RPC serves the configured network. */
+  async #chainClient(deployment: Deployment): Promise<ChainClient> {
+    const { ledger: settings } = this.#deps.config;
+    const ledger = new ChainClient({
+      rpcUrl: settings.rpcUrl,
+      networkPassphrase: settings.networkPassphrase,
+      baseFee: settings.baseFee,
+      txTimeoutSeconds: settings.txTimeoutSeconds,
+      confirmTimeoutMs: settings.confirmTimeoutMs,
+      contracts: {
+        pool: deployment.contracts.pool,
+        token: deployment.contracts.token,
+        asp_membership: deployment.contracts.aspMembership,
+        asp_non_membership: deployment.contracts.aspNonMembership,
+      },
+    });
+    const network = await ledger.server.getNetwork();
+    if (network.passphrase !== settings.networkPassphrase) {
+      throw new Error(`RPC serves "${network.passphrase}", configured "${settings.networkPassphrase}"`);
+    }
+    return ledger;
+  }
+
+  /** What every money flow works with, over the connected chain, prover and indexer. */
+  #flowContext(
+    deployment: Deployment,
+    ledger: ChainClient,
+    prover: ProverClient,
+    indexer: PoolIndexer,
+  ): FlowContext {
+    const { config, store, masterKey, agents, notes, metrics, logger, stats } = this.#deps;
+    const keyring = new AgentKeyring(masterKey);
+    const registrar = new AspRegistrar({
+      ledger,
+      deployment,
+      indexer,
+      keyring,
+      logger,
+      schedule: config.registration,
+    });
+    return {
+      store,
+      journal: new Journal(store, this.#deps.cluster?.runs),
+      agents,
+      notes,
+      keyring,
+      crediting: new NoteCrediting({ store, notes, agents, indexer, keyring, logger }),
+      indexer,
+      ledger,
+      prover: new PoolTransactionProver(
+        indexer,
+        prover,
+        config.prover.circuitId,
+        config.prover.timeoutMs,
+        metrics,
+      ),
+      registrar,
+      deployment,
+      metrics,
+      logger,
+      stats,
+      limits: {
+        prepareTtlSeconds: config.limits.prepareTtlSeconds,
+        txTimeoutSeconds: config.ledger.txTimeoutSeconds,
+      },
+      quotas: walletQuotas(config, this.#deps.cluster),
+      clock: this.#deps.clock,
+      spendLock: store.lease('spend'),
+      proofLanes: store.lease('proof-lane'),
+    };
+  }
+
+  /**
+   * Before requests are served: the indexer catches up, a rebuilt store learns its past payments, and
+   * operations left by a previous run are decided (alone: here; beside other replicas: by their elected
+   * leader, which also runs settlement).
+   */
+  async #catchUp(
+    flows: FlowContext,
+    payments: Payments | undefined,
+    indexer: PoolIndexer,
+  ): Promise<{ singletons: Singletons | undefined; reconcileNow: () => Promise<number> }> {
+    const reconcilers: Partial<Record<string, Reconciler>> = payments
+      ? { payment: (record) => reconcilePayment(payments.pctx, record) }
+      : {};
+    await indexer.start(this.#deps.config.indexer.pollIntervalMs);
+    const reconcileNow = () => reconcile(flows, flows.clock(), reconcilers);
+    // Beside other replicas, reconciliation and settlement run on their elected leader, which
+    // reconciles first; alone, operations left by a previous run are decided before requests are served.
+    const singletons = this.#deps.cluster?.lead({ reconcile: reconcileNow });
+    this.#singletons = singletons;
+    // A store rebuilt by `store recover` learns its past payments from the chain first.
+    if (payments !== undefined) await recoverPaymentHistory(payments.pctx, await indexer.firstLedger);
+    if (singletons === undefined) await reconcileNow();
+    if (payments !== undefined && singletons !== undefined) {
+      payments.settlement.gate = singletons.maySettle;
+      payments.refill.gate = singletons.maySettle;
+    }
+    return { singletons, reconcileNow };
+  }
+
+  /** Starts the registration slots, settlement, refills and periodic reconciliation; ready. */
+  #serve(
+    flows: FlowContext,
+    payments: Payments | undefined,
+    singletons: Singletons | undefined,
+    reconcileNow: () => Promise<number>,
+  ): void {
+    const { config, logger } = this.#deps;
+    flows.registrar.start();
+    payments?.settlement.start();
+    payments?.refill.start();
+    logger.log('info', 'pool connected', {
+      rpcUrl: config.ledger.rpcUrl,
+      pool: flows.deployment.contracts.pool,
+      ledger: flows.indexer.ledger,
+    });
+    this.#reconciler = setInterval(() => {
+      (singletons === undefined ? reconcileNow() : singletons.reconcile()).catch((error) =>
+        logger.log('warn', 'reconciliation failed; will retry', { error: (error as Error).message }),
+      );
+    }, config.reconcileIntervalMs);
+    this.#reconciler.unref();
+    this.#markReady();
   }
 }

@@ -29,6 +29,7 @@ import { EncryptedStore, StoreTamperError } from './store/encrypted-store.ts';
 import { joinCluster } from './cluster/cluster.ts';
 import { loadMasterKey, MasterKeyError } from './store/master-key.ts';
 import { StoreDamagedError } from '../storage/open-level.ts';
+import { type Clock, systemClock } from './util/clock.ts';
 import { createLogger, type Logger } from './util/logger.ts';
 
 export interface ProxyHandle {
@@ -40,6 +41,8 @@ export interface ProxyHandle {
 
 export interface StartOptions {
   logger?: Logger;
+  /** what decides expiries (default: the system clock); tests move their own forward */
+  clock?: Clock;
 }
 
 /** The command that rebuilds this proxy's store (src/cli/commands/store.ts). */
@@ -49,6 +52,7 @@ export function recoverCommand(config: ProxyConfig): string {
 
 export async function startProxy(config: ProxyConfig, options: StartOptions = {}): Promise<ProxyHandle> {
   const logger = options.logger ?? createLogger();
+  const clock = options.clock ?? systemClock;
   const masterKey = loadMasterKey(
     config.masterKeyHex,
     config.masterKeyFile,
@@ -80,15 +84,20 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     throw error;
   });
   const metrics = createMetrics();
-  const tokens = new TokenService(masterKey, config.jwt, new TokenRevocations(store));
+  const tokens = new TokenService(masterKey, config.jwt, new TokenRevocations(store), clock);
   const publicUrl = new URL(config.publicUrl);
-  const login = new LoginService(store, tokens, {
-    domain: publicUrl.host,
-    uri: publicUrl.origin,
-    network: config.ledger.network,
-    challengeTtlSeconds: config.challengeTtlSeconds,
-    challengeKey: deriveKey(masterKey, 'challenge-mac'),
-  });
+  const login = new LoginService(
+    store,
+    tokens,
+    {
+      domain: publicUrl.host,
+      uri: publicUrl.origin,
+      network: config.ledger.network,
+      challengeTtlSeconds: config.challengeTtlSeconds,
+      challengeKey: deriveKey(masterKey, 'challenge-mac'),
+    },
+    clock,
+  );
 
   const api = new ApiRouter({
     tokens,
@@ -125,6 +134,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     logger,
     stats,
     cluster,
+    clock,
   });
   registerFlowRoutes(api, pool, {
     maxDeposit: config.limits.maxDeposit,

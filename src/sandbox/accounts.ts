@@ -4,7 +4,7 @@
 import { type Asset, xdr } from '@stellar/stellar-sdk';
 import { accountEntryData, accountKey, keyId, trustlineEntryData, trustlineKey } from './keys.ts';
 import { Overlay } from './overlay.ts';
-import type { LedgerStore } from './store.ts';
+import type { LedgerState } from './ledger-state.ts';
 import { BASE_RESERVE } from './xdr-records.ts';
 
 /** Largest int64: the default trustline limit and the ceiling of every classic balance. */
@@ -36,10 +36,10 @@ function trustlineId(accountId: string, asset: Asset): string {
   return id;
 }
 
-const read = (state: LedgerStore | Overlay, key: string) =>
+const read = (state: LedgerState | Overlay, key: string) =>
   state instanceof Overlay ? state.get(key) : state.getData(key);
 
-export function readAccount(state: LedgerStore | Overlay, accountId: string): AccountState | undefined {
+export function readAccount(state: LedgerState | Overlay, accountId: string): AccountState | undefined {
   const data = read(state, keyId(accountKey(accountId)));
   if (!data) return undefined;
   const a = data.value as xdr.AccountEntry;
@@ -63,7 +63,7 @@ export function minBalance(numSubEntries: number): bigint {
 }
 
 export function readTrustline(
-  state: LedgerStore | Overlay,
+  state: LedgerState | Overlay,
   accountId: string,
   asset: Asset,
 ): TrustlineState | undefined {

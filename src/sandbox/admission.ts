@@ -5,14 +5,14 @@ import { checkSigners, checkTransactionSignatures, sorobanData } from './envelop
 import { minBalance, readAccount } from './accounts.ts';
 import { isClassic, unsupportedOperations } from './classic.ts';
 import { Overlay } from './overlay.ts';
-import type { LedgerStore } from './store.ts';
+import type { LedgerState } from './ledger-state.ts';
 import { BASE_FEE, BASE_RESERVE, errorResult, feeBumpInnerError, type TxErrorCode } from './xdr-records.ts';
 import { declaredResources, resourcesFee } from './fees.ts';
 
 /** Validity of one transaction; `feeBumped`: its own fee is not charged; `signed`: signatures already checked. */
 export function validate(
   tx: Transaction,
-  state: LedgerStore | Overlay,
+  state: LedgerState | Overlay,
   now: number,
   feeBumped = false,
   signed = false,
@@ -57,7 +57,7 @@ export function validate(
 export function admissible(
   tx: Transaction,
   feeBump: FeeBumpTransaction | undefined,
-  state: LedgerStore | Overlay,
+  state: LedgerState | Overlay,
   time: number,
   signed = false,
 ): xdr.TransactionResult | undefined {

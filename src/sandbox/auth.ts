@@ -68,14 +68,17 @@ function credentialsOf(entry: xdr.SorobanAuthorizationEntry): xdr.SorobanAddress
 }
 
 export class AuthManager {
-  private readonly enforced: EnforcedEntry[] = [];
-  private readonly recorded: { address: string; root: RecordedNode }[] = [];
+  readonly #enforced: EnforcedEntry[] = [];
+  readonly #recorded: { address: string; root: RecordedNode }[] = [];
+
+  readonly #ctx: AuthContext;
 
   constructor(
     readonly mode: 'enforce' | 'record',
-    private readonly ctx: AuthContext,
+    ctx: AuthContext,
     entries: xdr.SorobanAuthorizationEntry[] = [],
   ) {
+    this.#ctx = ctx;
     for (const entry of entries) {
       let address: string;
       if (entry.credentials.type === 'sorobanCredentialsSourceAccount') address = ctx.sourceAccount;
@@ -84,7 +87,7 @@ export class AuthManager {
         if (!creds) throw authError(`unsupported credential type ${entry.credentials.type}`);
         address = Address.fromScAddress(creds.address).toString();
       }
-      this.enforced.push({ address, entry, root: toEnforced(entry.rootInvocation), checked: false });
+      this.#enforced.push({ address, entry, root: toEnforced(entry.rootInvocation), checked: false });
     }
   }
 
@@ -96,7 +99,7 @@ export class AuthManager {
     if (this.mode === 'record') {
       const node: RecordedNode = { invocation: inv, children: [] };
       if (parent) (parent as RecordedNode).children.push(node);
-      else this.recorded.push({ address, root: node });
+      else this.#recorded.push({ address, root: node });
       return node;
     }
     if (parent) {
@@ -108,9 +111,9 @@ export class AuthManager {
         return child;
       }
     }
-    for (const e of this.enforced) {
+    for (const e of this.#enforced) {
       if (e.address !== address || e.root.used || !invocationMatches(e.root.invocation, inv)) continue;
-      if (!e.checked) this.checkCredentials(e);
+      if (!e.checked) this.#checkCredentials(e);
       e.root.used = true;
       return e.root;
     }
@@ -120,11 +123,11 @@ export class AuthManager {
   }
 
   /** Verifies an address-credential entry once, on first use: expiry, nonce (consumed), signature. */
-  private checkCredentials(e: EnforcedEntry): void {
+  #checkCredentials(e: EnforcedEntry): void {
     e.checked = true;
     const creds = credentialsOf(e.entry);
     if (!creds) return; // source-account credentials: covered by the transaction signature
-    const { ledgerSequence, overlay, networkId } = this.ctx;
+    const { ledgerSequence, overlay, networkId } = this.#ctx;
     const exp = creds.signatureExpirationLedger;
     if (exp < ledgerSequence) throw authError(`signature for ${e.address} expired at ledger ${exp}`);
     if (exp > ledgerSequence + MAX_SIGNATURE_LEDGERS)
@@ -151,16 +154,16 @@ export class AuthManager {
               invocation: e.entry.rootInvocation,
             }),
           );
-    this.checkSignature(e.address, hash(preimage.toXdr()), creds.signature);
+    this.#checkSignature(e.address, hash(preimage.toXdr()), creds.signature);
     overlay.put(nk, nonceEntry(e.address, nonce), exp);
   }
 
   /** Account (G…) signatures: a Vec of {public_key, signature} maps; the master key must have signed. */
-  private checkSignature(address: string, payload: Uint8Array, sig: xdr.ScVal): void {
+  #checkSignature(address: string, payload: Uint8Array, sig: xdr.ScVal): void {
     if (!StrKey.isValidEd25519PublicKey(address)) {
       throw authError(`contract-account authorization (__check_auth) is not supported for ${address}`);
     }
-    if (!this.ctx.overlay.get(keyId(accountKey(address))))
+    if (!this.#ctx.overlay.get(keyId(accountKey(address))))
       throw authError(`account ${address} does not exist`);
     if (sig.type !== 'scvVec' || !sig.value || (sig.value as xdr.ScVal[]).length === 0) {
       throw authError(`missing signature for ${address}`);
@@ -184,9 +187,9 @@ export class AuthManager {
 
   /** Entries found in recording mode, ready for the client to sign (fresh random nonces). */
   recordedEntries(v2: boolean): xdr.SorobanAuthorizationEntry[] {
-    return this.recorded.map(({ address, root }) => {
+    return this.#recorded.map(({ address, root }) => {
       let credentials: xdr.SorobanCredentials;
-      if (address === this.ctx.sourceAccount)
+      if (address === this.#ctx.sourceAccount)
         credentials = xdr.SorobanCredentials.sorobanCredentialsSourceAccount();
       else {
         const nonceBytes = Keypair.random().rawPublicKey().subarray(0, 8);

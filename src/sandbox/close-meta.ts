@@ -5,7 +5,7 @@
 // txSetHash is the SHA-256 of the transaction set's XDR, as for generalized sets.
 import { hash, xdr } from '@stellar/stellar-sdk';
 import { rawBytes } from './keys.ts';
-import type { TxRecord } from './store.ts';
+import type { TxRecord } from './ledger-state.ts';
 import { BASE_FEE } from './xdr-records.ts';
 
 /** Whether an envelope (or a fee bump's inner transaction) carries Soroban data: the Soroban phase. */

@@ -2,7 +2,7 @@
 // filters (OR) each with contract ids and topic patterns ("*" one segment, "**" any tail), paging by id.
 import { StrKey, xdr } from '@stellar/stellar-sdk';
 import { InvalidRequest } from './envelope.ts';
-import type { EventRecord, LedgerStore } from './store.ts';
+import type { EventRecord, LedgerState } from './ledger-state.ts';
 
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 10_000;
@@ -83,10 +83,10 @@ function ledgerCursor(ledger: number): string {
   return `${(BigInt(ledger) << 32n).toString().padStart(19, '0')}-0000000000`;
 }
 
-export function queryEvents(store: LedgerStore, params: unknown) {
+export function queryEvents(state: LedgerState, params: unknown) {
   if (typeof params !== 'object' || params === null) throw new InvalidRequest('params must be an object');
   const req = params as EventsRequest;
-  const meta = store.meta;
+  const meta = state.meta;
   if (!meta) throw new InvalidRequest('ledger not initialised');
   const filters = parseFilters(req.filters);
   const pagination = req.pagination ?? {};
@@ -121,14 +121,14 @@ export function queryEvents(store: LedgerStore, params: unknown) {
   const out: EventRecord[] = [];
   // events are sorted by id; binary search the first one after the cursor
   let lo = 0;
-  let hi = store.events.length;
+  let hi = state.events.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if ((store.events[mid] as EventRecord).id <= after) lo = mid + 1;
+    if ((state.events[mid] as EventRecord).id <= after) lo = mid + 1;
     else hi = mid;
   }
-  for (let i = lo; i < store.events.length && out.length < limit; i++) {
-    const ev = store.events[i] as EventRecord;
+  for (let i = lo; i < state.events.length && out.length < limit; i++) {
+    const ev = state.events[i] as EventRecord;
     if (ev.id >= end) break;
     if (matches(filters, ev)) out.push(ev);
   }

@@ -17,7 +17,7 @@ import type { NetworkDefinition } from './network.ts';
 import type { Host } from './host.ts';
 import { accountEntryData, accountKey, keyId } from './keys.ts';
 import { createTrustline, readAccount, readTrustline, writeAccount } from './accounts.ts';
-import type { JobTransaction, Ledger } from './ledger.ts';
+import type { JobTransaction, Chain } from './chain.ts';
 import type { Overlay } from './overlay.ts';
 import { BASE_FEE, invokeResult, transactionMeta } from './xdr-records.ts';
 import { resourcesFee } from './fees.ts';
@@ -149,7 +149,7 @@ export async function signedCall(
 }
 
 export async function friendbot<I extends object, S extends object>(
-  ledger: Ledger,
+  chain: Chain,
   network: NetworkDefinition<I, S>,
   q: URLSearchParams,
 ): Promise<{ status: number; body: unknown }> {
@@ -163,27 +163,27 @@ export async function friendbot<I extends object, S extends object>(
   const parsed = ext ? ext.parse(q) : { request: undefined };
   if (typeof parsed === 'string') return bad(parsed);
   const { request } = parsed;
-  if (readAccount(ledger.store, address) && request === undefined) {
+  if (readAccount(chain.state, address) && request === undefined) {
     return bad(
       `account already exists (createAccountAlreadyExist)${ext?.existsHint ? `; ${ext.existsHint}` : ''}`,
     );
   }
-  const info = readInfo<I>(ledger.store);
-  const secrets = readSecrets<S>(ledger.store);
+  const info = readInfo<I>(chain.state);
+  const secrets = readSecrets<S>(chain.state);
   let sequence = 0;
   let reply: Record<string, unknown> = {};
   let created = false;
-  const done = await ledger.runInternal(async (host, overlay, ledgerSequence) => {
+  const done = await chain.runInternal(async (host, overlay, ledgerSequence) => {
     sequence = ledgerSequence;
     const txs: JobTransaction[] = [];
     if (!readAccount(overlay, address)) {
-      txs.push(createAccount(overlay, ledger.passphrase, address, ledgerSequence));
+      txs.push(createAccount(overlay, chain.passphrase, address, ledgerSequence));
       created = true;
     }
     if (ext) {
       const extra = await ext.apply(
         {
-          passphrase: ledger.passphrase,
+          passphrase: chain.passphrase,
           ledgerSequence,
           host,
           overlay,
@@ -196,7 +196,7 @@ export async function friendbot<I extends object, S extends object>(
             return true;
           },
           signedCall: (signer, contractId, fn, args, footprint) =>
-            signedCall(host, overlay, ledger.passphrase, signer, contractId, fn, args, footprint),
+            signedCall(host, overlay, chain.passphrase, signer, contractId, fn, args, footprint),
         },
         address,
         request,

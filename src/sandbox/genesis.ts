@@ -11,7 +11,7 @@ import { type ContractRegistry, Host } from './host.ts';
 import { accountEntryData, accountKey, keyId } from './keys.ts';
 import type { GenesisContext, NetworkDefinition, NetworkInfo } from './network.ts';
 import { entryRecords, Overlay } from './overlay.ts';
-import type { LedgerStore } from './store.ts';
+import type { LedgerState } from './ledger-state.ts';
 import { ledgerHeader } from './xdr-records.ts';
 
 /** Starting balance of genesis and friendbot accounts: 10,000 XLM. */
@@ -32,9 +32,9 @@ export function contractIdFor(networkId: Uint8Array, deployer: string, salt: Uin
   return StrKey.encodeContract(Buffer.from(hash(preimage.toXdr())));
 }
 
-/** Creates ledger 1 with the root account and the network's genesis state in an empty store. */
+/** Creates ledger 1 with the root account and the network's genesis entries in an empty ledger state. */
 export async function runGenesis<I extends object, S extends object>(
-  store: LedgerStore,
+  state: LedgerState,
   registry: ContractRegistry,
   networkId: Uint8Array,
   passphrase: string,
@@ -42,7 +42,7 @@ export async function runGenesis<I extends object, S extends object>(
 ): Promise<void> {
   const sequence = 1;
   const closeTime = Math.floor(Date.now() / 1000);
-  const overlay = new Overlay(store);
+  const overlay = new Overlay(state);
   const root = Keypair.master(passphrase).publicKey();
   overlay.put(keyId(accountKey(root)), accountEntryData(root, ROOT_BALANCE, 0n));
   const hostFor = (source: string) =>
@@ -91,8 +91,8 @@ export async function runGenesis<I extends object, S extends object>(
   };
   const { info, secrets } = await network.genesis(ctx);
   const stored: NetworkInfo<I> = { networkPassphrase: passphrase, network: x402Network(passphrase), ...info };
-  await store.putDoc('keys', { json: JSON.stringify(secrets) });
-  await store.putDoc('info', { json: JSON.stringify(stored) });
+  await state.putDoc('keys', { json: JSON.stringify(secrets) });
+  await state.putDoc('info', { json: JSON.stringify(stored) });
 
   const header = ledgerHeader({
     sequence,
@@ -101,7 +101,7 @@ export async function runGenesis<I extends object, S extends object>(
     txSetHash: new Uint8Array(32),
   });
   const entries = entryRecords(overlay, sequence);
-  await store.commit({
+  await state.commit({
     meta: {
       sequence,
       closeTime,
@@ -116,14 +116,14 @@ export async function runGenesis<I extends object, S extends object>(
   });
 }
 
-export function readInfo<I extends object = object>(store: LedgerStore): NetworkInfo<I> {
-  const doc = store.docs.get('info');
+export function readInfo<I extends object = object>(state: LedgerState): NetworkInfo<I> {
+  const doc = state.docs.get('info');
   if (!doc?.json) throw new Error('sandbox has no genesis record');
   return JSON.parse(doc.json) as NetworkInfo<I>;
 }
 
-export function readSecrets<S extends object = object>(store: LedgerStore): S {
-  const doc = store.docs.get('keys');
+export function readSecrets<S extends object = object>(state: LedgerState): S {
+  const doc = state.docs.get('keys');
   if (!doc?.json) throw new Error('sandbox has no genesis keys');
   return JSON.parse(doc.json) as S;
 }

@@ -23,7 +23,7 @@ import { contractWasm, wasmHash } from './wasm.ts';
 
 /** The code the host can run: the built-in Stellar Asset Contract and the network's contracts by wasm hash. */
 export class ContractRegistry {
-  private readonly byHash = new Map<string, { def: ContractDefinition; wasm: Buffer; hash: Buffer }>();
+  readonly #byHash = new Map<string, { def: ContractDefinition; wasm: Buffer; hash: Buffer }>();
   readonly stellarAssetContract: ContractDefinition = stellarAssetContract;
 
   constructor(defs: readonly ContractDefinition[] = []) {
@@ -34,20 +34,20 @@ export class ContractRegistry {
   register(def: ContractDefinition): { wasm: Buffer; hash: Buffer } {
     const wasm = contractWasm(def);
     const code = { def, wasm, hash: wasmHash(wasm) };
-    this.byHash.set(code.hash.toString('hex'), code);
+    this.#byHash.set(code.hash.toString('hex'), code);
     return code;
   }
 
   /** The wasm module and hash `def` was registered under. */
   codeOf(def: ContractDefinition): { wasm: Buffer; hash: Buffer } {
-    for (const code of this.byHash.values()) if (code.def === def) return code;
+    for (const code of this.#byHash.values()) if (code.def === def) return code;
     throw new Error(`contract ${def.name} is not registered`);
   }
 
   resolve(executable: xdr.ContractExecutable): ContractDefinition | undefined {
     if (executable.type === 'contractExecutableStellarAsset') return this.stellarAssetContract;
     if (executable.type === 'contractExecutableWasm') {
-      return this.byHash.get(Buffer.from(rawBytes(executable.value)).toString('hex'))?.def;
+      return this.#byHash.get(Buffer.from(rawBytes(executable.value)).toString('hex'))?.def;
     }
     return undefined;
   }
@@ -83,21 +83,25 @@ export class Host {
   readonly trace: xdr.ContractEvent[] = [];
   /** estimated CPU instructions of the calls made so far (fees.ts's per-call estimates) */
   instructions = 0;
-  private readonly logged = new WeakSet<HostError>();
-  private readonly stack: Frame[] = [];
+  readonly #logged = new WeakSet<HostError>();
+  readonly #stack: Frame[] = [];
 
-  constructor(private readonly ctx: HostContext) {}
+  readonly #ctx: HostContext;
+
+  constructor(ctx: HostContext) {
+    this.#ctx = ctx;
+  }
 
   /** Calls `fn` on `contractId` as the transaction's root invocation (or from another contract). */
   async invoke(contractId: string, fn: string, args: xdr.ScVal[]): Promise<xdr.ScVal> {
-    if (this.stack.length >= MAX_CALL_DEPTH)
+    if (this.#stack.length >= MAX_CALL_DEPTH)
       throw new HostError('Context', 'ExceededLimit', 'call depth exceeded');
-    const { def } = this.loadInstance(contractId);
+    const { def } = this.#loadInstance(contractId);
     this.instructions +=
-      def === this.ctx.registry.stellarAssetContract
+      def === this.#ctx.registry.stellarAssetContract
         ? STELLAR_ASSET_CALL_INSTRUCTIONS
         : (def.instructions?.[fn] ?? CONTRACT_CALL_INSTRUCTIONS);
-    const caller = this.stack[this.stack.length - 1]?.contractId;
+    const caller = this.#stack[this.#stack.length - 1]?.contractId;
     this.trace.push(
       diagnosticTraceEvent(
         caller,
@@ -113,7 +117,7 @@ export class Host {
             : xdr.ScVal.scvVec(args),
       ),
     );
-    this.stack.push({ contractId, fn, args, auth: new Map() });
+    this.#stack.push({ contractId, fn, args, auth: new Map() });
     try {
       if (def.interface && !fn.startsWith('__')) checkCall(def.interface, fn, args);
       const impl = fn.startsWith('__') ? undefined : def.functions[fn];
@@ -124,16 +128,16 @@ export class Host {
           `trying to invoke non-existent contract function ${fn}`,
         );
       }
-      const value = await impl(this.env(contractId, def === this.ctx.registry.stellarAssetContract), args);
+      const value = await impl(this.#env(contractId, def === this.#ctx.registry.stellarAssetContract), args);
       this.trace.push(
         diagnosticTraceEvent(contractId, [xdr.ScVal.scvSymbol('fn_return'), xdr.ScVal.scvSymbol(fn)], value),
       );
       return value;
     } catch (e) {
-      this.logError(contractId, e);
+      this.#logError(contractId, e);
       throw e;
     } finally {
-      this.stack.pop();
+      this.#stack.pop();
     }
   }
 
@@ -141,9 +145,9 @@ export class Host {
    * Diagnostic event `["error", Error(…)]` in the frame of the contract where an error arose, once per
    * error (the host logs the origin; the callers it propagates through are not the cause).
    */
-  private logError(contractId: string, e: unknown): void {
-    if (!(e instanceof HostError) || this.logged.has(e)) return;
-    this.logged.add(e);
+  #logError(contractId: string, e: unknown): void {
+    if (!(e instanceof HostError) || this.#logged.has(e)) return;
+    this.#logged.add(e);
     this.diagnostics.push(
       new xdr.ContractEvent({
         ext: xdr.ExtensionPoint.v0(),
@@ -167,68 +171,64 @@ export class Host {
     args: xdr.ScVal[],
   ): Promise<void> {
     const key = keyId(instanceKey(contractId));
-    if (this.ctx.overlay.get(key))
+    if (this.#ctx.overlay.get(key))
       throw new HostError('Storage', 'ExistingValue', `contract ${contractId} exists`);
     if (executable.type === 'contractExecutableWasm') {
-      const code = this.ctx.registry.codeOf(def);
-      this.ctx.overlay.put(keyId(contractCodeKey(code.hash)), contractCodeEntry(code.hash, code.wasm));
+      const code = this.#ctx.registry.codeOf(def);
+      this.#ctx.overlay.put(keyId(contractCodeKey(code.hash)), contractCodeEntry(code.hash, code.wasm));
     }
-    this.writeInstance(contractId, executable, []);
-    this.stack.push({ contractId, fn: '__constructor', args, auth: new Map() });
+    this.#writeInstance(contractId, executable, []);
+    this.#stack.push({ contractId, fn: '__constructor', args, auth: new Map() });
     try {
       if (def.interface?.functions.some((f) => f.name === '__constructor'))
         checkCall(def.interface, '__constructor', args);
-      await def.construct?.(this.env(contractId, def === this.ctx.registry.stellarAssetContract), args);
+      await def.construct?.(this.#env(contractId, def === this.#ctx.registry.stellarAssetContract), args);
     } catch (e) {
-      this.logError(contractId, e);
+      this.#logError(contractId, e);
       throw e;
     } finally {
-      this.stack.pop();
+      this.#stack.pop();
     }
   }
 
-  private loadInstance(contractId: string): { def: ContractDefinition; instance: xdr.ScContractInstance } {
-    const data = this.ctx.overlay.get(keyId(instanceKey(contractId)));
+  #loadInstance(contractId: string): { def: ContractDefinition; instance: xdr.ScContractInstance } {
+    const data = this.#ctx.overlay.get(keyId(instanceKey(contractId)));
     if (!data) throw new HostError('Storage', 'MissingValue', `contract ${contractId} does not exist`);
     const entry = data.value as xdr.ContractDataEntry;
     const instance = entry.val.value as xdr.ScContractInstance;
-    const def = this.ctx.registry.resolve(instance.executable);
+    const def = this.#ctx.registry.resolve(instance.executable);
     if (!def) throw new HostError('Storage', 'MissingValue', `no code for contract ${contractId}`);
     return { def, instance };
   }
 
-  private writeInstance(
-    contractId: string,
-    executable: xdr.ContractExecutable,
-    storage: xdr.ScMapEntry[],
-  ): void {
+  #writeInstance(contractId: string, executable: xdr.ContractExecutable, storage: xdr.ScMapEntry[]): void {
     const val = xdr.ScVal.scvContractInstance(new xdr.ScContractInstance({ executable, storage }));
-    this.ctx.overlay.put(
+    this.#ctx.overlay.put(
       keyId(instanceKey(contractId)),
       contractDataEntry(contractId, xdr.ScVal.scvLedgerKeyContractInstance(), 'persistent', val),
     );
   }
 
-  private env(contractId: string, builtin = false): ContractEnv {
+  #env(contractId: string, builtin = false): ContractEnv {
     return {
       contractId,
-      ...(builtin && { classicEntries: this.ctx.overlay }),
-      ledgerSequence: this.ctx.ledgerSequence,
-      ledgerTimestamp: this.ctx.ledgerTimestamp,
-      persistent: this.dataStorage(contractId, 'persistent'),
-      temporary: this.dataStorage(contractId, 'temporary'),
-      instance: this.instanceStorage(contractId),
-      requireAuth: (address) => this.requireAuth(address),
+      ...(builtin && { classicEntries: this.#ctx.overlay }),
+      ledgerSequence: this.#ctx.ledgerSequence,
+      ledgerTimestamp: this.#ctx.ledgerTimestamp,
+      persistent: this.#dataStorage(contractId, 'persistent'),
+      temporary: this.#dataStorage(contractId, 'temporary'),
+      instance: this.#instanceStorage(contractId),
+      requireAuth: (address) => this.#requireAuth(address),
       call: (id, fn, args) => this.invoke(id, fn, args),
       tryCall: async (id, fn, args) => {
-        const snapshot = this.ctx.overlay.checkpoint();
+        const snapshot = this.#ctx.overlay.checkpoint();
         const nEvents = this.events.length;
         const nDiagnostics = this.diagnostics.length;
         const nTrace = this.trace.length;
         try {
           return { ok: true, value: await this.invoke(id, fn, args) };
         } catch (error) {
-          this.ctx.overlay.restore(snapshot);
+          this.#ctx.overlay.restore(snapshot);
           this.events.length = nEvents;
           this.diagnostics.length = nDiagnostics;
           this.trace.length = nTrace;
@@ -248,18 +248,18 @@ export class Host {
     };
   }
 
-  private requireAuth(address: string): void {
-    const frame = this.stack[this.stack.length - 1];
+  #requireAuth(address: string): void {
+    const frame = this.#stack[this.#stack.length - 1];
     if (!frame) throw new HostError('Context', 'InternalError', 'require_auth outside a contract call');
     // a contract is implicitly authorized for the calls it makes itself (invoker contract auth)
-    const caller = this.stack[this.stack.length - 2];
+    const caller = this.#stack[this.#stack.length - 2];
     if (caller && caller.contractId === address) return;
     let parent: AuthMatch | undefined;
-    for (let i = this.stack.length - 2; i >= 0 && !parent; i--) parent = this.stack[i]?.auth.get(address);
+    for (let i = this.#stack.length - 2; i >= 0 && !parent; i--) parent = this.#stack[i]?.auth.get(address);
     if (frame.auth.has(address)) return; // already authorized for this very invocation
     frame.auth.set(
       address,
-      this.ctx.auth.require(
+      this.#ctx.auth.require(
         address,
         { contractId: frame.contractId, fn: frame.fn, args: frame.args },
         parent,
@@ -267,8 +267,8 @@ export class Host {
     );
   }
 
-  private dataStorage(contractId: string, durability: Durability): ContractStorage {
-    const overlay = this.ctx.overlay;
+  #dataStorage(contractId: string, durability: Durability): ContractStorage {
+    const overlay = this.#ctx.overlay;
     const k = (key: xdr.ScVal) => keyId(contractDataKey(contractId, key, durability));
     return {
       get: (key) => {
@@ -281,8 +281,8 @@ export class Host {
     };
   }
 
-  private instanceStorage(contractId: string): ContractStorage {
-    const read = () => this.loadInstance(contractId).instance;
+  #instanceStorage(contractId: string): ContractStorage {
+    const read = () => this.#loadInstance(contractId).instance;
     const find = (storage: xdr.ScMapEntry[], key: xdr.ScVal) => {
       const kx = key.toXdr('base64');
       return storage.findIndex((e) => e.key.toXdr('base64') === kx);
@@ -295,7 +295,7 @@ export class Host {
       if (val) storage.push(new xdr.ScMapEntry({ key, val }));
       // soroban keeps instance storage as a map sorted by key
       storage.sort((a, b) => Buffer.compare(Buffer.from(a.key.toXdr()), Buffer.from(b.key.toXdr())));
-      this.writeInstance(contractId, instance.executable, storage);
+      this.#writeInstance(contractId, instance.executable, storage);
     };
     return {
       get: (key) => {

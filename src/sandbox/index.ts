@@ -10,11 +10,11 @@ import { friendbot } from './friendbot.ts';
 import { readInfo, readSecrets, runGenesis } from './genesis.ts';
 import { ContractRegistry } from './host.ts';
 import { STANDALONE_PASSPHRASE } from '../ledger/networks.ts';
-import { Ledger } from './ledger.ts';
+import { Chain } from './chain.ts';
 import type { NetworkDefinition, NetworkInfo } from './network.ts';
 import { createRpc } from './rpc.ts';
 import { createHttpServer } from './server.ts';
-import { type LedgerMeta, LedgerStore, type TxRecord } from './store.ts';
+import { type LedgerMeta, LedgerState, type TxRecord } from './ledger-state.ts';
 
 export type { NetworkDefinition, NetworkInfo } from './network.ts';
 export { STARTING_BALANCE } from './genesis.ts';
@@ -26,51 +26,59 @@ export interface SandboxOptions {
   dataDir?: string;
   /** ledger close interval (default 1000 ms) */
   ledgerMs?: number;
-  /** network passphrase (default: the standalone network's); a store created with another one is refused */
+  /** network passphrase (default: the standalone network's); data created with another one is refused */
   networkPassphrase?: string;
   /** called after each ledger close with the ledger and its transactions (see ledger-log.ts) */
   onLedgerClosed?: (meta: LedgerMeta, txs: readonly TxRecord[]) => void;
+  /** the network's time, milliseconds since the epoch (default: the system clock); tests move their own */
+  clock?: () => number;
+  /** called when a ledger close fails (see ledger-log.ts); default: a process warning */
+  onCloseFailed?: (error: Error) => void;
   /** also serve over HTTPS, on `host:port` (default: the HTTP host, an ephemeral port) with this certificate */
   tls?: { host?: string; port?: number; cert: string; key: string };
 }
 
 export class Sandbox<Info extends object = object, Secrets extends object = object> {
+  readonly #servers: Server[];
+
   private constructor(
-    readonly ledger: Ledger,
-    private readonly servers: Server[],
+    readonly chain: Chain,
+    servers: Server[],
     readonly url: string,
     /** the HTTPS base URL, when the sandbox serves HTTPS too */
     readonly httpsUrl: string | undefined,
-  ) {}
+  ) {
+    this.#servers = servers;
+  }
 
   static async start<I extends object, S extends object>(
     opts: SandboxOptions & { network: NetworkDefinition<I, S> },
   ): Promise<Sandbox<I, S>> {
-    const store = await LedgerStore.open(opts.dataDir);
+    const state = await LedgerState.open(opts.dataDir);
     const registry = new ContractRegistry(opts.network.contracts);
     const passphrase = opts.networkPassphrase ?? STANDALONE_PASSPHRASE;
-    const ledger = new Ledger(store, registry, passphrase);
+    const chain = new Chain(state, registry, passphrase, opts.clock);
     try {
-      if (!store.meta) await runGenesis(store, registry, ledger.networkId, passphrase, opts.network);
-      if (!store.docs.get('keys')?.json) {
+      if (!state.meta) await runGenesis(state, registry, chain.networkId, passphrase, opts.network);
+      if (!state.docs.get('keys')?.json) {
         throw new Error(
           `the sandbox data in ${opts.dataDir} was written by an older version of the sandbox: remove the directory to start a new network`,
         );
       }
-      const stored = readInfo(store).networkPassphrase;
+      const stored = readInfo(state).networkPassphrase;
       if (stored !== passphrase) {
         throw new Error(`the sandbox data was created for network "${stored}", not "${passphrase}"`);
       }
     } catch (e) {
-      await store.close();
+      await state.close();
       throw e;
     }
     let baseUrl = '';
-    const rpc = createRpc(ledger, () => `${baseUrl}/friendbot`);
+    const rpc = createRpc(chain, () => `${baseUrl}/friendbot`);
     const handlers = {
       rpc,
-      info: () => readInfo(store),
-      friendbot: (q: URLSearchParams) => friendbot(ledger, opts.network, q),
+      info: () => readInfo(state),
+      friendbot: (q: URLSearchParams) => friendbot(chain, opts.network, q),
     };
     const servers: Server[] = [];
     const listen = async (server: Server, port: number, host: string): Promise<string> => {
@@ -93,12 +101,13 @@ export class Sandbox<Info extends object = object, Secrets extends object = obje
     } catch (e) {
       for (const server of servers) server.close();
       // release the data directory's lock so a retry on another address can open it
-      await store.close();
+      await state.close();
       throw e;
     }
-    ledger.onClosed = opts.onLedgerClosed;
-    ledger.start(opts.ledgerMs ?? 1000);
-    return new Sandbox<I, S>(ledger, servers, baseUrl, httpsUrl);
+    chain.onClosed = opts.onLedgerClosed;
+    chain.onCloseFailed = opts.onCloseFailed;
+    chain.start(opts.ledgerMs ?? 1000);
+    return new Sandbox<I, S>(chain, servers, baseUrl, httpsUrl);
   }
 
   get rpcUrl(): string {
@@ -112,17 +121,17 @@ export class Sandbox<Info extends object = object, Secrets extends object = obje
 
   /** The network's public info (served at /sandbox/info). */
   get info(): NetworkInfo<Info> {
-    return readInfo<Info>(this.ledger.store);
+    return readInfo<Info>(this.chain.state);
   }
 
   /** The network's secrets, for the operator tooling in this process (never served over HTTP). */
   secrets(): Secrets {
-    return readSecrets<Secrets>(this.ledger.store);
+    return readSecrets<Secrets>(this.chain.state);
   }
 
   async close(): Promise<void> {
     await Promise.all(
-      this.servers.map(
+      this.#servers.map(
         (server) =>
           new Promise<void>((resolve) => {
             server.close(() => resolve());
@@ -130,7 +139,7 @@ export class Sandbox<Info extends object = object, Secrets extends object = obje
           }),
       ),
     );
-    await this.ledger.stop();
-    await this.ledger.store.close();
+    await this.chain.stop();
+    await this.chain.state.close();
   }
 }

@@ -1,11 +1,12 @@
-// Log lines for the sandbox's ledger closes: one per closed ledger (debug when it is empty) and one per
-// failed transaction with the reason the host gave (e.g. "Error(Contract, #7)") or the result code.
+// Log lines for the sandbox's ledger closes: one per closed ledger (debug when it is empty), one per
+// failed transaction with the reason the host gave (e.g. "Error(Contract, #7)") or the result code, and
+// one when a close itself fails.
 // Pure: the caller (pool-proxy start / sandbox) hands them to its logger.
 import { xdr } from '@stellar/stellar-sdk';
-import type { LedgerMeta, TxRecord } from './store.ts';
+import type { LedgerMeta, TxRecord } from './ledger-state.ts';
 
 export interface LedgerLogLine {
-  level: 'debug' | 'info' | 'warn';
+  level: 'debug' | 'info' | 'warn' | 'error';
   message: string;
   fields: Record<string, unknown>;
 }
@@ -27,6 +28,11 @@ export function ledgerLogLines(meta: LedgerMeta, txs: readonly TxRecord[]): Ledg
     });
   }
   return lines;
+}
+
+/** The line for a ledger close that failed (nothing of it was committed). */
+export function closeFailedLogLine(error: Error): LedgerLogLine {
+  return { level: 'error', message: 'ledger close failed', fields: { error: error.message } };
 }
 
 /** The host's error message from the last diagnostic event, else the transaction result code. */

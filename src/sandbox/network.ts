@@ -5,7 +5,7 @@
 import type { Keypair, xdr } from '@stellar/stellar-sdk';
 import type { ContractDefinition } from './contract-api.ts';
 import type { Host } from './host.ts';
-import type { JobTransaction } from './ledger.ts';
+import type { JobTransaction } from './chain.ts';
 import type { Overlay } from './overlay.ts';
 
 export interface GenesisContext {

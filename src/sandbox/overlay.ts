@@ -1,9 +1,9 @@
-// A transaction's view of the ledger: reads fall through to the committed store, writes are buffered so
+// A transaction's view of the ledger: reads fall through to the committed state, writes are buffered so
 // that a failed transaction leaves nothing behind (all-or-nothing). It also records the footprint (keys
 // read and written) for simulation, and enforces the declared footprint when a transaction is applied.
 import type { xdr } from '@stellar/stellar-sdk';
 import { HostError } from './errors.ts';
-import type { EntryRecord, LedgerStore } from './store.ts';
+import type { EntryRecord, LedgerState } from './ledger-state.ts';
 
 /** Lifetime given to persistent contract data, in ledgers (reported as liveUntilLedgerSeq). */
 export const PERSISTENT_TTL = 2_073_600;
@@ -19,18 +19,21 @@ export interface Footprint {
 }
 
 export class Overlay {
-  private writes = new Map<string, Write>();
+  #writes = new Map<string, Write>();
   readonly read = new Set<string>();
   readonly written = new Set<string>();
 
   /** `allowed` set: accesses outside it fail as on a real network (Error(Storage, ExceededLimit)). */
-  constructor(
-    private readonly base: LedgerStore | Overlay,
-    private readonly allowed?: Footprint,
-  ) {}
+  readonly #base: LedgerState | Overlay;
+  readonly #allowed: Footprint | undefined;
+
+  constructor(base: LedgerState | Overlay, allowed?: Footprint) {
+    this.#base = base;
+    this.#allowed = allowed;
+  }
 
   get(key: string): xdr.LedgerEntryData | undefined {
-    if (this.allowed && !this.allowed.readOnly.has(key) && !this.allowed.readWrite.has(key)) {
+    if (this.#allowed && !this.#allowed.readOnly.has(key) && !this.#allowed.readWrite.has(key)) {
       throw new HostError(
         'Storage',
         'ExceededLimit',
@@ -38,13 +41,13 @@ export class Overlay {
       );
     }
     if (!this.written.has(key)) this.read.add(key);
-    const w = this.writes.get(key);
+    const w = this.#writes.get(key);
     if (w) return w.data ?? undefined;
-    return this.base instanceof Overlay ? this.base.get(key) : this.base.getData(key);
+    return this.#base instanceof Overlay ? this.#base.get(key) : this.#base.getData(key);
   }
 
   put(key: string, data: xdr.LedgerEntryData | null, liveUntil?: number): void {
-    if (this.allowed && !this.allowed.readWrite.has(key)) {
+    if (this.#allowed && !this.#allowed.readWrite.has(key)) {
       throw new HostError(
         'Storage',
         'ExceededLimit',
@@ -52,16 +55,16 @@ export class Overlay {
       );
     }
     this.written.add(key);
-    this.writes.set(key, { data, liveUntil });
+    this.#writes.set(key, { data, liveUntil });
   }
 
   /** Snapshot for try_call: restore() drops writes made after it. */
   checkpoint(): Map<string, Write> {
-    return new Map(this.writes);
+    return new Map(this.#writes);
   }
 
   restore(snapshot: Map<string, Write>): void {
-    this.writes = snapshot;
+    this.#writes = snapshot;
   }
 
   /** Footprint of everything touched (written keys are read-write, the rest read-only). */
@@ -71,22 +74,22 @@ export class Overlay {
     return { readOnly, readWrite };
   }
 
-  /** Pending writes, for committing into a parent overlay or the store. */
+  /** Pending writes, for committing into a parent overlay or the state. */
   changes(): Map<string, Write> {
-    return this.writes;
+    return this.#writes;
   }
 
   /** Moves this overlay's writes into its parent overlay. */
   mergeInto(parent: Overlay): void {
-    for (const [k, w] of this.writes) parent.put(k, w.data, w.liveUntil);
+    for (const [k, w] of this.#writes) parent.put(k, w.data, w.liveUntil);
   }
 
   liveUntil(key: string): number | undefined {
-    return this.writes.get(key)?.liveUntil;
+    return this.#writes.get(key)?.liveUntil;
   }
 }
 
-/** The overlay's writes as store records of ledger `sequence` (null = deleted). */
+/** The overlay's writes as state records of ledger `sequence` (null = deleted). */
 export function entryRecords(overlay: Overlay, sequence: number): Map<string, EntryRecord | null> {
   const out = new Map<string, EntryRecord | null>();
   for (const [key, w] of overlay.changes()) {

@@ -6,9 +6,9 @@ import { xdr } from '@stellar/stellar-sdk';
 import { VERSION } from '../version.ts';
 import { queryEvents } from './events.ts';
 import { InvalidRequest } from './envelope.ts';
-import type { Ledger, SendResult } from './ledger.ts';
+import type { Chain, SendResult } from './chain.ts';
 import type { SimulationResult } from './simulation.ts';
-import type { TxRecord } from './store.ts';
+import type { TxRecord } from './ledger-state.ts';
 import { xdrToJson as json } from './xdr-json.ts';
 import { BASE_FEE, PROTOCOL_VERSION } from './xdr-records.ts';
 import { ledgerCloseMeta } from './close-meta.ts';
@@ -173,13 +173,13 @@ export function feeDistribution(samples: bigint[], ledgerCount: number) {
   };
 }
 
-export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
+export function createRpc(chain: Chain, friendbotUrl: () => string) {
   const latestFields = () => {
-    const m = ledger.latest;
+    const m = chain.latest;
     return { latestLedger: m.sequence, latestLedgerCloseTime: String(m.closeTime) };
   };
   const rangeFields = () => {
-    const m = ledger.latest;
+    const m = chain.latest;
     return {
       ...latestFields(),
       oldestLedger: m.oldestLedger,
@@ -189,7 +189,7 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
 
   const methods: Record<string, (params: unknown, format: XdrFormat) => unknown | Promise<unknown>> = {
     getHealth: () => {
-      const m = ledger.latest;
+      const m = chain.latest;
       return {
         status: 'healthy',
         latestLedger: m.sequence,
@@ -199,7 +199,7 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
     },
     getNetwork: () => ({
       friendbotUrl: friendbotUrl(),
-      passphrase: ledger.passphrase,
+      passphrase: chain.passphrase,
       protocolVersion: PROTOCOL_VERSION,
     }),
     getVersionInfo: () => ({
@@ -217,7 +217,7 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
           'getLatestLedger takes no xdrFormat: its headerXdr and metadataXdr are always base64 (use getLedgers for JSON)',
         );
       }
-      const m = ledger.latest;
+      const m = chain.latest;
       const header = xdr.LedgerHeader.fromXdr(m.headerXdr, 'base64');
       return {
         id: m.hash,
@@ -228,12 +228,12 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
         metadataXdr: ledgerCloseMeta(
           header,
           Buffer.from(m.hash, 'hex'),
-          ledger.store.txsByLedger.get(m.sequence) ?? [],
+          chain.state.txsByLedger.get(m.sequence) ?? [],
         ).toXdr('base64'),
       };
     },
     getFeeStats: () => {
-      const recent = ledger.recentFees;
+      const recent = chain.recentFees;
       return {
         sorobanInclusionFee: feeDistribution(
           recent.flatMap((l) => l.fees),
@@ -244,7 +244,7 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
           recent.slice(-10).flatMap((l) => l.classic),
           Math.min(recent.length, 10),
         ),
-        latestLedger: ledger.latest.sequence,
+        latestLedger: chain.latest.sequence,
       };
     },
     getLedgerEntries: (params, format) => {
@@ -262,7 +262,7 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
         } catch {
           throw new RpcError(RPC_ERRORS.invalidParams, `cannot unmarshal key value ${i}`);
         }
-        const rec = ledger.store.get(key);
+        const rec = chain.state.get(key);
         if (!rec) continue;
         entries.push({
           ...(format === 'json'
@@ -276,19 +276,19 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
           ...(rec.liveUntil !== undefined && { liveUntilLedgerSeq: rec.liveUntil }),
         });
       }
-      return { entries, latestLedger: ledger.latest.sequence };
+      return { entries, latestLedger: chain.latest.sequence };
     },
     simulateTransaction: async (params, format) => {
       const p = objectParams(params, ['transaction']);
-      const result = await ledger.simulate(p.transaction, p.authMode, p.useUpgradedAuth);
+      const result = await chain.simulate(p.transaction, p.authMode, p.useUpgradedAuth);
       return {
         ...(format === 'json' ? simulationJson(result) : result),
-        latestLedger: ledger.latest.sequence,
+        latestLedger: chain.latest.sequence,
       };
     },
     sendTransaction: (params, format) => {
       const p = objectParams(params, ['transaction']);
-      const sent = ledger.submit(p.transaction);
+      const sent = chain.submit(p.transaction);
       return { ...(format === 'json' ? sendJson(sent) : sent), ...latestFields() };
     },
     getTransaction: (params, format) => {
@@ -296,7 +296,7 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
       if (typeof p.hash !== 'string' || !/^[0-9a-fA-F]{64}$/.test(p.hash)) {
         throw new RpcError(RPC_ERRORS.invalidParams, 'unexpected hash length (expected 64 hex characters)');
       }
-      const rec = ledger.store.txs.get(p.hash.toLowerCase());
+      const rec = chain.state.txs.get(p.hash.toLowerCase());
       if (!rec) return { status: 'NOT_FOUND', txHash: p.hash, ...rangeFields() };
       return {
         status: rec.status,
@@ -310,7 +310,7 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
       };
     },
     getEvents: (params, format) => {
-      const page = queryEvents(ledger.store, objectParams(params));
+      const page = queryEvents(chain.state, objectParams(params));
       if (format === 'base64') return page;
       return {
         ...page,
@@ -328,7 +328,7 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
       if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > 10_000) {
         throw new RpcError(RPC_ERRORS.invalidParams, 'limit must be 1..10000');
       }
-      const m = ledger.latest;
+      const m = chain.latest;
       let start: number;
       if (pagination.cursor !== undefined) {
         if (p.startLedger !== undefined)
@@ -346,7 +346,7 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
           );
         }
       }
-      const all = ledger.store.ledgers;
+      const all = chain.state.ledgers;
       const first = all[0]?.sequence ?? m.sequence + 1;
       const from = Math.max(0, start - first);
       const page = all.slice(from, from + (limit as number));
@@ -363,7 +363,7 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
           const metadataXdr = ledgerCloseMeta(
             header,
             Buffer.from(r.hash, 'hex'),
-            ledger.store.txsByLedger.get(r.sequence) ?? [],
+            chain.state.txsByLedger.get(r.sequence) ?? [],
           ).toXdr('base64');
           return {
             hash: r.hash,
@@ -394,7 +394,7 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
       if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > 200) {
         throw new RpcError(RPC_ERRORS.invalidParams, 'limit must be 1..200');
       }
-      const m = ledger.latest;
+      const m = chain.latest;
       let after: bigint;
       if (pagination.cursor !== undefined) {
         if (p.startLedger !== undefined)
@@ -417,7 +417,7 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
         }
         after = txCursor(start as number, 0);
       }
-      const page = [...ledger.store.txs.values()]
+      const page = [...chain.state.txs.values()]
         .filter((r) => txCursor(r.ledger, r.applicationOrder) > after)
         .sort((a, b) => a.ledger - b.ledger || a.applicationOrder - b.applicationOrder)
         .slice(0, limit as number);
@@ -461,7 +461,7 @@ export function createRpc(ledger: Ledger, friendbotUrl: () => string) {
         const raw = (params as Params).xdrFormat;
         if (method !== 'simulateTransaction' || typeof raw !== 'string') throw e;
         const error = (e as Error).message;
-        return { jsonrpc: '2.0', id, result: { error, latestLedger: ledger.latest.sequence } };
+        return { jsonrpc: '2.0', id, result: { error, latestLedger: chain.latest.sequence } };
       }
       return { jsonrpc: '2.0', id, result: await fn(params, format) };
     } catch (e) {

@@ -7,8 +7,8 @@ import { AuthManager, nonceEntry } from './auth.ts';
 import { decodeEnvelope, type Invocation, InvalidRequest, invocationOf } from './envelope.ts';
 import { type ContractRegistry, Host } from './host.ts';
 import { accountKey, keyId } from './keys.ts';
-import { Overlay } from './overlay.ts';
-import type { LedgerStore } from './store.ts';
+import { type Footprint, Overlay } from './overlay.ts';
+import type { LedgerState } from './ledger-state.ts';
 import {
   type CreatedEntry,
   declaredResources,
@@ -44,12 +44,30 @@ export interface StateChange {
 }
 
 export interface SimulationContext {
-  store: LedgerStore;
+  state: LedgerState;
   registry: ContractRegistry;
   passphrase: string;
   networkId: Uint8Array;
   latestSequence: number;
+  /** the next ledger's time (Unix seconds) */
+  timestamp: number;
 }
+
+type AuthMode = 'enforce' | 'record';
+type Writes = ReturnType<Overlay['changes']>;
+
+/** The invocation run against a scratch overlay of the committed state. */
+interface Run {
+  inv: Invocation;
+  mode: AuthMode;
+  source: string;
+  ledgerSequence: number;
+  overlay: Overlay;
+  auth: AuthManager;
+  host: Host;
+}
+
+const entryBytes = (d: xdr.LedgerEntryData | null | undefined) => (d ? d.toXdr().length : 0);
 
 /** Preflight, as Soroban RPC's simulateTransaction, against the next ledger. Never changes state. */
 export async function simulate(
@@ -60,40 +78,15 @@ export async function simulate(
 ): Promise<SimulationResult> {
   // a fee bump simulates as its inner transaction
   const { tx } = decodeEnvelope(envelopeXdr, ctx.passphrase);
-  if (tx.operations.length !== 1 || tx.operations[0]?.type !== 'invokeHostFunction') {
-    throw new InvalidRequest('simulation needs exactly one invokeHostFunction operation');
-  }
-  if (
-    authMode !== undefined &&
-    authMode !== 'enforce' &&
-    authMode !== 'record' &&
-    authMode !== 'record_allow_nonroot'
-  ) {
-    throw new InvalidRequest(`invalid authMode ${String(authMode)}`);
-  }
-  const source = tx.operations[0].source ?? tx.source;
-  const overlay = new Overlay(ctx.store);
+  checkRequest(tx, authMode);
   let inv: Invocation;
   try {
     inv = invocationOf(tx);
   } catch (e) {
     return { error: (e as Error).message, events: [] };
   }
-  const mode =
-    authMode === 'enforce' || (authMode === undefined && inv.auth.length > 0) ? 'enforce' : 'record';
-  const ledgerSequence = ctx.latestSequence + 1;
-  const auth = new AuthManager(
-    mode,
-    { networkId: ctx.networkId, ledgerSequence, sourceAccount: source, overlay },
-    mode === 'enforce' ? inv.auth : [],
-  );
-  const host = new Host({
-    overlay,
-    registry: ctx.registry,
-    auth,
-    ledgerSequence,
-    ledgerTimestamp: BigInt(Math.floor(Date.now() / 1000)),
-  });
+  const run = prepareRun(ctx, tx, inv, authMode);
+  const { host, auth, overlay, mode } = run;
   let retval: xdr.ScVal;
   try {
     retval = await host.invoke(inv.contractId, inv.fn, inv.args);
@@ -106,91 +99,188 @@ export async function simulate(
   }
   const authEntries = mode === 'record' ? auth.recordedEntries(useUpgradedAuth === true) : inv.auth;
   const fp = overlay.footprint();
-  // the nonce entries the signed entries will create (an enforcing run writes them itself)
+  const recordedNonces = mode === 'record' ? recordNonces(run, authEntries, fp) : [];
+  const base = new Overlay(ctx.state);
+  const writes = overlay.changes();
+  const resources = resourcesOf(run, fp, base, writes, recordedNonces, authEntries);
+  const eventBytes = host.events.reduce((n, ev) => n + ev.toXdr().length, 0) + retval.toXdr().length;
+  const resourceFee =
+    resourcesFee(declaredResources(resources)) +
+    sizeFee(envelopeBytes(tx, resources, mode === 'record' ? authEntries : [])) +
+    eventsFee(eventBytes) +
+    rentFee(createdEntries(base, writes, recordedNonces));
+  const txData = new xdr.SorobanTransactionData({
+    ext: xdr.SorobanTransactionDataExt.v0(),
+    resources,
+    resourceFee,
+  });
+  return {
+    transactionData: txData.toXdr('base64'),
+    minResourceFee: resourceFee.toString(),
+    results: [{ auth: authEntries.map((a) => a.toXdr('base64')), xdr: retval.toXdr('base64') }],
+    // the diagnostic trace, as Soroban RPC returns it: fn_call, the contract events, fn_return
+    events: host.trace.map((ev) => diagnosticEvent(ev, true).toXdr('base64')),
+    stateChanges: stateChangesOf(ctx.state, base, writes, run.ledgerSequence),
+  };
+}
+
+/** One invokeHostFunction operation and a known auth mode, or InvalidRequest. */
+function checkRequest(tx: ReturnType<typeof decodeEnvelope>['tx'], authMode: unknown): void {
+  if (tx.operations.length !== 1 || tx.operations[0]?.type !== 'invokeHostFunction') {
+    throw new InvalidRequest('simulation needs exactly one invokeHostFunction operation');
+  }
+  if (
+    authMode !== undefined &&
+    authMode !== 'enforce' &&
+    authMode !== 'record' &&
+    authMode !== 'record_allow_nonroot'
+  ) {
+    throw new InvalidRequest(`invalid authMode ${String(authMode)}`);
+  }
+}
+
+/** The host that runs the call in the next ledger: enforcing the signed entries, else recording. */
+function prepareRun(
+  ctx: SimulationContext,
+  tx: ReturnType<typeof decodeEnvelope>['tx'],
+  inv: Invocation,
+  authMode: unknown,
+): Run {
+  const source = tx.operations[0]?.source ?? tx.source;
+  const overlay = new Overlay(ctx.state);
+  const mode: AuthMode =
+    authMode === 'enforce' || (authMode === undefined && inv.auth.length > 0) ? 'enforce' : 'record';
+  const ledgerSequence = ctx.latestSequence + 1;
+  const auth = new AuthManager(
+    mode,
+    { networkId: ctx.networkId, ledgerSequence, sourceAccount: source, overlay },
+    mode === 'enforce' ? inv.auth : [],
+  );
+  const host = new Host({
+    overlay,
+    registry: ctx.registry,
+    auth,
+    ledgerSequence,
+    ledgerTimestamp: BigInt(ctx.timestamp),
+  });
+  return { inv, mode, source, ledgerSequence, overlay, auth, host };
+}
+
+/**
+ * The nonce entries the recorded entries will create (an enforcing run writes them itself), added to the
+ * footprint: an account's nonce is read, a contract's written.
+ */
+function recordNonces(
+  run: Run,
+  authEntries: xdr.SorobanAuthorizationEntry[],
+  fp: Footprint,
+): xdr.LedgerEntryData[] {
   const recordedNonces: xdr.LedgerEntryData[] = [];
-  if (mode === 'record') {
-    for (const k of auth.recordedNonceKeys(authEntries)) {
-      if (k === keyId(accountKey(source))) continue;
-      const key = xdr.LedgerKey.fromXdr(k, 'base64');
-      if (key.type === 'account') fp.readOnly.add(k);
-      else {
-        fp.readWrite.add(k);
-        const cd = key.value as xdr.LedgerKeyContractData;
-        const nonce = cd.key.value as xdr.ScNonceKey;
-        recordedNonces.push(
-          nonceEntry(Address.fromScAddress(cd.contract).toString(), BigInt(nonce.nonce as unknown as bigint)),
-        );
-      }
+  for (const k of run.auth.recordedNonceKeys(authEntries)) {
+    if (k === keyId(accountKey(run.source))) continue;
+    const key = xdr.LedgerKey.fromXdr(k, 'base64');
+    if (key.type === 'account') fp.readOnly.add(k);
+    else {
+      fp.readWrite.add(k);
+      const cd = key.value as xdr.LedgerKeyContractData;
+      const nonce = cd.key.value as xdr.ScNonceKey;
+      recordedNonces.push(
+        nonceEntry(Address.fromScAddress(cd.contract).toString(), BigInt(nonce.nonce as unknown as bigint)),
+      );
     }
   }
+  return recordedNonces;
+}
+
+/** Footprint, instructions (one signature check per address credential), disk reads and writes. */
+function resourcesOf(
+  run: Run,
+  fp: Footprint,
+  base: Overlay,
+  writes: Writes,
+  recordedNonces: xdr.LedgerEntryData[],
+  authEntries: xdr.SorobanAuthorizationEntry[],
+): xdr.SorobanResources {
   const toKeys = (s: Set<string>) => [...s].sort().map((k) => xdr.LedgerKey.fromXdr(k, 'base64'));
   const readOnly = toKeys(fp.readOnly);
   const readWrite = toKeys(fp.readWrite);
   // bytes: the classic entries of the footprint as read from disk (live Soroban state is in memory), every
   // entry as written
-  const size = (d: xdr.LedgerEntryData | null | undefined) => (d ? d.toXdr().length : 0);
-  const base = new Overlay(ctx.store);
   const readBytes = [...readOnly, ...readWrite]
     .filter(isDiskRead)
-    .reduce((n, k) => n + size(base.get(keyId(k))), 0);
-  const writes = overlay.changes();
+    .reduce((n, k) => n + entryBytes(base.get(keyId(k))), 0);
   const writeBytes = [...writes.values(), ...recordedNonces.map((data) => ({ data }))].reduce(
-    (n, w) => n + size(w.data),
+    (n, w) => n + entryBytes(w.data),
     0,
   );
-  const eventBytes = host.events.reduce((n, ev) => n + ev.toXdr().length, 0) + retval.toXdr().length;
-  // new Soroban entries (a nonce, a contract's new data) pay rent for their first TTL
-  const created: CreatedEntry[] = recordedNonces.map((d) => ({ persistent: false, bytes: size(d) }));
+  const signatures = authEntries.filter((e) => e.credentials.type !== 'sorobanCredentialsSourceAccount');
+  return new xdr.SorobanResources({
+    footprint: new xdr.LedgerFootprint({ readOnly, readWrite }),
+    instructions: run.host.instructions + signatures.length * ED25519_VERIFY_INSTRUCTIONS,
+    diskReadBytes: readBytes,
+    writeBytes,
+  });
+}
+
+/** New Soroban entries (a nonce, a contract's new data or code) pay rent for their first TTL. */
+function createdEntries(
+  base: Overlay,
+  writes: Writes,
+  recordedNonces: xdr.LedgerEntryData[],
+): CreatedEntry[] {
+  const created: CreatedEntry[] = recordedNonces.map((d) => ({ persistent: false, bytes: entryBytes(d) }));
   for (const [key, w] of writes) {
     if (!w.data || base.get(key)) continue;
     const k = xdr.LedgerKey.fromXdr(key, 'base64');
     if (k.type === 'contractData')
       created.push({
         persistent: (k.value as xdr.LedgerKeyContractData).durability.name === 'persistent',
-        bytes: size(w.data),
+        bytes: entryBytes(w.data),
       });
-    else if (k.type === 'contractCode') created.push({ persistent: true, bytes: size(w.data) });
+    else if (k.type === 'contractCode') created.push({ persistent: true, bytes: entryBytes(w.data) });
   }
-  // every address credential is one signature check
-  const signatures = authEntries.filter((e) => e.credentials.type !== 'sorobanCredentialsSourceAccount');
-  const resources = new xdr.SorobanResources({
-    footprint: new xdr.LedgerFootprint({ readOnly, readWrite }),
-    instructions: host.instructions + signatures.length * ED25519_VERIFY_INSTRUCTIONS,
-    diskReadBytes: readBytes,
-    writeBytes,
-  });
+  return created;
+}
+
+/**
+ * The size the envelope will have once it carries this data and signatures (a margin per signature); a
+ * transaction simulated again after assembly already carries data and maybe signatures: they are replaced,
+ * not added, so simulating an assembled transaction prices it exactly as before. Recorded authorization
+ * entries will be put into the operation by the client: they count too.
+ */
+function envelopeBytes(
+  tx: ReturnType<typeof decodeEnvelope>['tx'],
+  resources: xdr.SorobanResources,
+  recordedAuth: xdr.SorobanAuthorizationEntry[],
+): number {
   const unpriced = new xdr.SorobanTransactionData({
     ext: xdr.SorobanTransactionDataExt.v0(),
     resources,
     resourceFee: 0n,
   });
-  // the size the envelope will have once it carries this data and signatures (a margin per signature); a
-  // transaction simulated again after assembly already carries data and maybe signatures: they are replaced,
-  // not added, so simulating an assembled transaction prices it exactly as before
   const envelope = tx.toEnvelope();
-  // recorded authorization entries will be put into the operation by the client: count them too
-  const recordedAuthBytes = mode === 'record' ? authEntries.reduce((n, e) => n + e.toXdr().length, 0) : 0;
-  const envelopeBytes =
+  const recordedAuthBytes = recordedAuth.reduce((n, e) => n + e.toXdr().length, 0);
+  return (
     envelope.toXdr().length -
     carriedBytes(envelope) +
     recordedAuthBytes +
     unpriced.toXdr().length +
-    SIGNATURE_MARGIN_BYTES;
-  const resourceFee =
-    resourcesFee(declaredResources(resources)) +
-    sizeFee(envelopeBytes) +
-    eventsFee(eventBytes) +
-    rentFee(created);
-  const txData = new xdr.SorobanTransactionData({
-    ext: xdr.SorobanTransactionDataExt.v0(),
-    resources,
-    resourceFee,
-  });
-  const stateChanges = [...writes].flatMap(([key, w]): StateChange[] => {
+    SIGNATURE_MARGIN_BYTES
+  );
+}
+
+/** Each written entry as created, updated or deleted, with its entry before and after. */
+function stateChangesOf(
+  state: LedgerState,
+  base: Overlay,
+  writes: Writes,
+  ledgerSequence: number,
+): StateChange[] {
+  return [...writes].flatMap(([key, w]): StateChange[] => {
     const before = base.get(key);
     const entry = (data: xdr.LedgerEntryData) =>
       new xdr.LedgerEntry({ lastModifiedLedgerSeq: ledgerSequence, data, ext: xdr.LedgerEntryExt.v0() });
-    const beforeRecord = ctx.store.get(key);
+    const beforeRecord = state.get(key);
     if (!before && !w.data) return [];
     return [
       {
@@ -207,14 +297,6 @@ export async function simulate(
       },
     ];
   });
-  return {
-    transactionData: txData.toXdr('base64'),
-    minResourceFee: resourceFee.toString(),
-    results: [{ auth: authEntries.map((a) => a.toXdr('base64')), xdr: retval.toXdr('base64') }],
-    // the diagnostic trace, as Soroban RPC returns it: fn_call, the contract events, fn_return
-    events: host.trace.map((ev) => diagnosticEvent(ev, true).toXdr('base64')),
-    stateChanges,
-  };
 }
 
 /** Bytes of the Soroban data and signatures an envelope already carries (counted again by the estimate). */

@@ -117,17 +117,20 @@ function simulationError(sim: rpc.Api.SimulateTransactionResponse, step: string)
 export class ExactStellarClient implements SchemeNetworkClient {
   readonly scheme = 'exact';
   readonly network: string;
-  private readonly server: rpc.Server;
+  readonly #server: rpc.Server;
 
-  constructor(private readonly opts: ExactClientOptions) {
+  readonly #opts: ExactClientOptions;
+
+  constructor(opts: ExactClientOptions) {
+    this.#opts = opts;
     if (opts.ledgerSeconds !== undefined && !(opts.ledgerSeconds > 0))
       throw new RangeError('ledgerSeconds must be positive');
     this.network = x402Network(opts.networkPassphrase);
-    this.server = rpcServer(opts.rpcUrl);
+    this.#server = rpcServer(opts.rpcUrl);
   }
 
   get payer(): string {
-    return this.opts.signer.publicKey();
+    return this.#opts.signer.publicKey();
   }
 
   /** @x402/core's entry point: the payload for `requirements` (see signTransfer for the details kept). */
@@ -141,8 +144,8 @@ export class ExactStellarClient implements SchemeNetworkClient {
 
   /** Builds, simulates and signs the transfer `requirements` ask for. */
   async signTransfer(requirements: PaymentRequirements): Promise<SignedTransfer> {
-    const { passphrase, signer } = { passphrase: this.opts.networkPassphrase, signer: this.opts.signer };
-    const amount = checkRequirements(requirements, this.network, this.opts.assets);
+    const { passphrase, signer } = { passphrase: this.#opts.networkPassphrase, signer: this.#opts.signer };
+    const amount = checkRequirements(requirements, this.network, this.#opts.assets);
     const payer = signer.publicKey();
     const { asset, payTo, maxTimeoutSeconds } = requirements;
     if (payTo === payer) throw new X402Error('requirements_not_ours', 'the payer cannot pay itself');
@@ -151,14 +154,14 @@ export class ExactStellarClient implements SchemeNetworkClient {
     let ledgerSeconds: number;
     try {
       [latest, ledgerSeconds] = await Promise.all([
-        latestLedgerOf(this.opts.rpcUrl, this.server),
-        this.opts.ledgerSeconds ?? ledgerSecondsOf(this.opts.rpcUrl, this.server).then((r) => r.high),
+        latestLedgerOf(this.#opts.rpcUrl, this.#server),
+        this.#opts.ledgerSeconds ?? ledgerSecondsOf(this.#opts.rpcUrl, this.#server).then((r) => r.high),
       ]);
     } catch (e) {
       if (e instanceof X402Error) throw e;
       throw new X402Error('rpc_failed', `getLatestLedger failed: ${(e as Error).message}`);
     }
-    const validity = Math.min(maxTimeoutSeconds, this.opts.maxValiditySeconds ?? maxTimeoutSeconds);
+    const validity = Math.min(maxTimeoutSeconds, this.#opts.maxValiditySeconds ?? maxTimeoutSeconds);
     const expiration = expirationLedger(latest, validity, payerLedgerSeconds(ledgerSeconds));
 
     const invocation = new xdr.InvokeContractArgs({
@@ -173,7 +176,7 @@ export class ExactStellarClient implements SchemeNetworkClient {
     // 1. the payer's entry, built and signed here (the transfer needs exactly this one: checked next)
     let signed: SignedAuthEntry;
     try {
-      signed = signInvocation(signer, invocation, expiration, passphrase, this.opts.nonce);
+      signed = signInvocation(signer, invocation, expiration, passphrase, this.#opts.nonce);
     } catch (e) {
       throw new X402Error('signing_failed', `could not sign the authorization: ${(e as Error).message}`);
     }
@@ -195,10 +198,10 @@ export class ExactStellarClient implements SchemeNetworkClient {
         .setTimeout(maxTimeoutSeconds)
         .build();
     const cacheKey = TransferResources.key(asset, payer, payTo, amount);
-    let sim = this.opts.resources?.get(cacheKey, payer, signed.nonce);
+    let sim = this.#opts.resources?.get(cacheKey, payer, signed.nonce);
     if (!sim) {
-      sim = await this.simulate(build(), 'enforcing');
-      this.opts.resources?.set(cacheKey, sim);
+      sim = await this.#simulate(build(), 'enforcing');
+      this.#opts.resources?.set(cacheKey, sim);
     }
     // as rpc.assembleTransaction does: the simulated resources, fee = base fee + their resource fee
     const assembled = build(sim.transactionData.build());
@@ -215,13 +218,13 @@ export class ExactStellarClient implements SchemeNetworkClient {
     };
   }
 
-  private async simulate(
+  async #simulate(
     tx: ReturnType<TransactionBuilder['build']>,
     step: string,
   ): Promise<rpc.Api.SimulateTransactionSuccessResponse> {
     let sim: rpc.Api.SimulateTransactionResponse;
     try {
-      sim = await this.server.simulateTransaction(tx);
+      sim = await this.#server.simulateTransaction(tx);
     } catch (e) {
       throw new X402Error('rpc_failed', `simulateTransaction failed: ${(e as Error).message}`);
     }

@@ -29,16 +29,20 @@ export class ExactStellarServerScheme implements SchemeNetworkServer {
   };
 
   /** @param defaultAsset token contract id used for money prices */
-  constructor(private readonly defaultAsset?: string) {}
+  readonly #defaultAsset: string | undefined;
+
+  constructor(defaultAsset?: string) {
+    this.#defaultAsset = defaultAsset;
+  }
 
   async parsePrice(price: Price, network: Network): Promise<AssetAmount> {
     if (typeof price === 'object' && price !== null && 'amount' in price) {
       if (!price.asset) throw new Error(`a price on ${network} needs an asset`);
       return { amount: price.amount, asset: price.asset, extra: price.extra ?? {} };
     }
-    if (!this.defaultAsset) throw new Error(`no default asset for money prices on ${network}`);
+    if (!this.#defaultAsset) throw new Error(`no default asset for money prices on ${network}`);
     const text = typeof price === 'number' ? price.toFixed(7) : String(price).replace(/^\$/, '');
-    return { amount: toStroops(text), asset: this.defaultAsset, extra: {} };
+    return { amount: toStroops(text), asset: this.#defaultAsset, extra: {} };
   }
 
   /** Stellar tokens (SAC and SEP-41 USDC) have 7 decimals. */

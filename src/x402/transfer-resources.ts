@@ -14,7 +14,7 @@ const MAX_ENTRIES = 1_000;
 type Success = rpc.Api.SimulateTransactionSuccessResponse;
 
 export class TransferResources {
-  private readonly cache = new Map<string, { sim: Success; at: number }>();
+  readonly #cache = new Map<string, { sim: Success; at: number }>();
 
   static key(asset: string, payer: string, payTo: string, amount: bigint): string {
     return `${asset}|${payer}|${payTo}|${amount}`;
@@ -22,10 +22,10 @@ export class TransferResources {
 
   /** A simulation of the same transfer made recently, fitted to `nonce`; undefined when there is none. */
   get(key: string, payer: string, nonce: bigint): Success | undefined {
-    const hit = this.cache.get(key);
+    const hit = this.#cache.get(key);
     if (!hit) return undefined;
     if (Date.now() - hit.at > TTL_MS) {
-      this.cache.delete(key);
+      this.#cache.delete(key);
       return undefined;
     }
     const data = withNonce(hit.sim.transactionData.build(), payer, nonce);
@@ -33,12 +33,12 @@ export class TransferResources {
   }
 
   set(key: string, sim: Success): void {
-    if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
-    this.cache.set(key, { sim, at: Date.now() });
+    if (this.#cache.size >= MAX_ENTRIES) this.#cache.delete(this.#cache.keys().next().value as string);
+    this.#cache.set(key, { sim, at: Date.now() });
   }
 
   clear(): void {
-    this.cache.clear();
+    this.#cache.clear();
   }
 }
 

@@ -2,14 +2,13 @@ import { readFileSync } from 'node:fs';
 import test from 'ava';
 import {
   buildTransactionInputs,
-  CircuitInputError,
   type CircuitInputs,
-  ConstraintError,
   circuitArtifacts,
   loadWitnessCalculator,
   POLICY_CIRCUIT,
   readR1csHeader,
   type WitnessCalculator,
+  WitnessError,
 } from '../../src/circuit/index.ts';
 import {
   commitment,
@@ -148,7 +147,7 @@ async function validTransfer() {
 }
 
 async function rejects(t: import('ava').ExecutionContext, inputs: CircuitInputs, template?: RegExp) {
-  const err = await t.throwsAsync(witnessOf(inputs), { instanceOf: ConstraintError });
+  const err = await t.throwsAsync(witnessOf(inputs), { instanceOf: WitnessError, code: 'constraint_failed' });
   if (template) t.regex(err!.message, template);
 }
 
@@ -273,14 +272,19 @@ test('a public input tampered after the fact fails', async (t) => {
 test('malformed inputs are refused with a clear error', async (t) => {
   const { prepared } = await validTransfer();
   await t.throwsAsync(witnessOf({ ...prepared.inputs, inAmount: ['1'] }), {
-    instanceOf: CircuitInputError,
+    instanceOf: WitnessError,
+    code: 'input_rejected',
     message: /inAmount needs 2 values, got 1/,
   });
   await t.throwsAsync(calculator.calculateWitness(null as unknown as CircuitInputs), {
     message: /must be an object/,
   });
   const { root: _drop, ...missingRoot } = prepared.inputs;
-  await t.throwsAsync(witnessOf(missingRoot), { instanceOf: CircuitInputError, message: /missing inputs/ });
+  await t.throwsAsync(witnessOf(missingRoot), {
+    instanceOf: WitnessError,
+    code: 'input_rejected',
+    message: /missing inputs/,
+  });
   await t.throwsAsync(witnessOf({ ...prepared.inputs, bogus: '1' }), { message: /bogus is not an input/ });
   await t.throwsAsync(witnessOf({ ...prepared.inputs, root: FIELD_MODULUS.toString() }), {
     message: /outside the field/,

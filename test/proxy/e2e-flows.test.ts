@@ -11,18 +11,19 @@ import {
   Keypair,
   nativeToScVal,
   rpc,
+  scValToNative,
   type Transaction,
   TransactionBuilder,
 } from '@stellar/stellar-sdk';
-import { LedgerClient } from '../../src/proxy/services/ledger-client.ts';
+import { ChainClient } from '../../src/proxy/services/chain-client.ts';
 import { getJson, postJson, rawRequest, type RawResponse } from './helpers/http.ts';
 import { type Stack, startStack, USDC } from './helpers/stack.ts';
 
 let stack: Stack;
-let ledger: LedgerClient;
+let ledger: ChainClient;
 test.before(async () => {
   stack = await startStack();
-  ledger = new LedgerClient({
+  ledger = new ChainClient({
     rpcUrl: stack.sandbox.rpcUrl,
     networkPassphrase: stack.config.ledger.networkPassphrase,
     baseFee: 100,
@@ -254,6 +255,15 @@ test.serial(
     t.is(await balance(wallet), 'none');
     t.is(await poolBalance(), poolBefore);
     t.is(await stack.usdcBalance(wallet.kp.publicKey()), 5n * USDC);
+    // The two prepared deposits left are cancelled: their promised roots would hold the next new agent's
+    // registration until the registration slot.
+    for (const { json } of [first, second]) {
+      const cancelled = await rawRequest(url(`/api/deposit/prepare/${json.prepareId}`), {
+        method: 'DELETE',
+        headers: bearer(wallet.token),
+      });
+      t.is(cancelled.status, 200, cancelled.text);
+    }
   },
 );
 
@@ -299,10 +309,15 @@ test.serial(
 );
 
 test.serial('an expired prepareId is refused and credits nothing', async (t) => {
-  const { proxy } = await stack.startProxy({
-    POOL_PROXY_PREPARE_TTL_SECONDS: '10',
-    POOL_PROXY_DATA_DIR: join(stack.env.POOL_PROXY_DATA_DIR!, 'short-ttl'),
-  });
+  // the proxy's clock runs `skipped` ms ahead of the real one: its TTL passes without a wait
+  let skipped = 0;
+  const { proxy } = await stack.startProxy(
+    {
+      POOL_PROXY_PREPARE_TTL_SECONDS: '10',
+      POOL_PROXY_DATA_DIR: join(stack.env.POOL_PROXY_DATA_DIR!, 'short-ttl'),
+    },
+    { clock: () => Date.now() + skipped },
+  );
   try {
     const kp = Keypair.random();
     await stack.fund(kp.publicKey(), 10);
@@ -317,7 +332,7 @@ test.serial('an expired prepareId is refused and credits nothing', async (t) => 
     const ttlEnd = Date.now() + 10_000;
     const expiresAt = Date.parse(prepared.json.expiresAt);
     t.true(expiresAt <= ttlEnd);
-    await new Promise((r) => setTimeout(r, Math.max(0, ttlEnd - Date.now()) + 500));
+    skipped = ttlEnd - Date.now() + 500;
     const late = await postJson(
       `${proxy.url}/api/deposit/submit`,
       {
@@ -596,31 +611,110 @@ test.serial(
 test.serial(
   'a prepared deposit stays valid while five other wallets create agents (registrations wait for it)',
   async (t) => {
-    const victim = await newWallet(10);
-    const prepared = await prepare(victim, '2');
-    t.is(prepared.status, 200, prepared.text);
-    // Five other wallets, each with a new agent: their allowlist registrations must not make the victim's
-    // prepared proof stale, so they wait until it is submitted (or expires).
-    const others = await Promise.all(Array.from({ length: 5 }, () => newWallet(10)));
-    const pending = others.map((w, i) => deposit(w, '1', `newcomer-${i}`));
-    await new Promise((r) => setTimeout(r, 1500));
-    const submitted = await postJson(
-      url('/api/deposit/submit'),
-      {
-        prepareId: prepared.json.prepareId,
-        signedTransactionXDR: signPrepared(prepared.json.transactionXDR, victim.kp),
-      },
-      bearer(victim.token),
-    );
-    t.is(submitted.status, 200, submitted.text);
-    t.is(await balance(victim), '2.0000000');
-    const results = await Promise.all(pending);
-    t.deepEqual(
-      results.map((r) => r.status),
-      [200, 200, 200, 200, 200],
-      results.map((r) => r.text).join('\n'),
-    );
-    for (const [i, w] of others.entries()) t.is(await balance(w, `newcomer-${i}`), '1.0000000');
+    // A proxy that holds a request for its registration slot 1 s only: a newcomer whose key is queued behind
+    // the victim's promise is told so (503 registration_pending) instead of waiting unseen. That answer,
+    // received by all five before the victim submits, and the allowlist's events on the chain (no key added
+    // from the victim's prepare until its deposit landed) prove the race was run, whatever the timing.
+    const { proxy } = await stack.startProxy({
+      POOL_PROXY_REGISTRATION_HOLD_SECONDS: '1',
+      POOL_PROXY_DATA_DIR: join(stack.env.POOL_PROXY_DATA_DIR!, 'short-hold'),
+    });
+    try {
+      const at = (path: string) => `${proxy.url}${path}`;
+      const wallet = async (): Promise<Wallet> => {
+        const kp = Keypair.random();
+        await stack.fund(kp.publicKey(), 10);
+        return { kp, token: await stack.login(kp, proxy.url) };
+      };
+      const prepareAt = (w: Wallet, amount: string, agentId?: string) =>
+        postJson(
+          at('/api/deposit/prepare'),
+          { amount, publicKey: w.kp.publicKey(), ...(agentId ? { agentId } : {}) },
+          bearer(w.token),
+        );
+      const submitAt = (w: Wallet, prepared: RawResponse) =>
+        postJson(
+          at('/api/deposit/submit'),
+          {
+            prepareId: prepared.json.prepareId,
+            signedTransactionXDR: signPrepared(prepared.json.transactionXDR, w.kp),
+          },
+          bearer(w.token),
+        );
+      const balanceAt = async (w: Wallet, agentId: string) =>
+        (await getJson(at(`/api/balance/${agentId}`), bearer(w.token))).json.balance;
+
+      const victim = await wallet();
+      const others = await Promise.all(Array.from({ length: 5 }, () => wallet()));
+      // (the victim is new too: its own key is added before its proof)
+      const prepared = await prepareAt(victim, '2');
+      t.is(prepared.status, 200, prepared.text);
+      const fromLedger = (await stack.server.getLatestLedger()).sequence + 1;
+
+      // Each newcomer prepares until its key is queued and held back (503), then waits for the victim's
+      // submit and prepares again until its key is in the allowlist.
+      let victimSubmitted!: () => void;
+      const afterVictim = new Promise<void>((resolve) => (victimSubmitted = resolve));
+      const queued: Promise<void>[] = [];
+      const pending = others.map((w, i) => {
+        let told!: () => void;
+        queued.push(new Promise<void>((resolve) => (told = resolve)));
+        return (async () => {
+          const first = await prepareAt(w, '1', `newcomer-${i}`);
+          if (first.status !== 503 || first.json.code !== 'registration_pending') {
+            told();
+            return first;
+          }
+          told();
+          await afterVictim;
+          for (;;) {
+            const again = await prepareAt(w, '1', `newcomer-${i}`);
+            if (again.status !== 503 || again.json.code !== 'registration_pending') return again;
+          }
+        })();
+      });
+      await Promise.all(queued);
+      const early = await Promise.all(pending.map((p) => Promise.race([p, Promise.resolve(undefined)])));
+      t.deepEqual(
+        early.map((r) => r?.status),
+        [undefined, undefined, undefined, undefined, undefined],
+        'every newcomer was held back by the victim’s prepared deposit (503 registration_pending)',
+      );
+
+      const submitted = await submitAt(victim, prepared);
+      victimSubmitted();
+      t.is(submitted.status, 200, submitted.text);
+      t.is(await balanceAt(victim, victim.kp.publicKey()), '2.0000000');
+      const preparedOthers = await Promise.all(pending);
+      for (const p of preparedOthers) t.is(p.status, 200, p.text);
+      const results = await Promise.all(others.map((w, i) => submitAt(w, preparedOthers[i]!)));
+      t.deepEqual(
+        results.map((r) => r.status),
+        [200, 200, 200, 200, 200],
+        results.map((r) => r.text).join('\n'),
+      );
+      for (const [i, w] of others.entries()) t.is(await balanceAt(w, `newcomer-${i}`), '1.0000000');
+
+      // On the chain: no allowlist key was added between the victim's proof and its deposit; the five
+      // newcomers' keys were added after it.
+      const landed = await stack.server.getTransaction(submitted.json.txHash);
+      if (landed.status !== rpc.Api.GetTransactionStatus.SUCCESS) throw new Error('victim deposit not found');
+      const victimLedger = landed.ledger;
+      const { events } = await stack.server.getEvents({
+        startLedger: fromLedger,
+        filters: [{ type: 'contract', contractIds: [stack.sandbox.info.contracts.asp_membership] }],
+        limit: 1000,
+      });
+      const added = events.filter((e) => scValToNative(e.topic[0]!) === 'LeafAdded').map((e) => e.ledger);
+      t.deepEqual(
+        added.filter((ledger) => ledger <= victimLedger),
+        [],
+        'no registration replaced the root the victim proved against',
+      );
+      t.true(added.filter((ledger) => ledger > victimLedger).length >= 5, `keys added: ${added.join(', ')}`);
+    } finally {
+      await proxy.close();
+    }
   },
 );
 
@@ -773,7 +867,7 @@ test.serial(
     t.is(prepared.status, 200, prepared.text);
     const poolBefore = await poolBalance();
 
-    await stack.sandbox.ledger.stop(); // the ledger stops closing: the transaction stays pending
+    await stack.sandbox.chain.stop(); // the ledger stops closing: the transaction stays pending
     const submit = postJson(
       `${child.url}/api/deposit/submit`,
       {
@@ -790,7 +884,7 @@ test.serial(
     }
     child.kill();
     await submit;
-    stack.sandbox.ledger.start(250);
+    stack.sandbox.chain.start(250);
     const hash = TransactionBuilder.fromXDR(
       signPrepared(prepared.json.transactionXDR, kp),
       stack.config.ledger.networkPassphrase,
@@ -843,7 +937,7 @@ test.serial(
       const balanceOf = async () =>
         (await getJson(`${proxy.url}/api/balance/${kp.publicKey()}`, auth)).json.balance;
 
-      await stack.sandbox.ledger.stop();
+      await stack.sandbox.chain.stop();
       stopped = true;
       const late = await postJson(`${proxy.url}/api/withdraw`, { amount: '2', destination }, auth);
       t.is(late.status, 503, late.text);
@@ -852,7 +946,7 @@ test.serial(
       const again = await postJson(`${proxy.url}/api/withdraw`, { amount: '3.5', destination }, auth);
       t.is(again.status, 409, 'the held amount cannot be spent twice');
 
-      stack.sandbox.ledger.start(250);
+      stack.sandbox.chain.start(250);
       stopped = false;
       await ledger.waitFor(late.json.txHash);
       t.is(await stack.usdcBalance(destination), 20_000_000n);
@@ -868,7 +962,7 @@ test.serial(
       t.is(rest.status, 200, rest.text);
       t.is(await balanceOf(), '0.0000000');
     } finally {
-      if (stopped) stack.sandbox.ledger.start(250);
+      if (stopped) stack.sandbox.chain.start(250);
       await proxy.close();
     }
   },

@@ -1,9 +1,22 @@
 // getEvents filters and cursors over token events, and a restart of the sandbox on the same LevelDB data
-// directory that keeps contracts, balances, transactions and events.
+// directory that keeps contracts, balances, transactions and events, and a close that cannot be written
+// reported to the caller's hook.
 
 import { Keypair, nativeToScVal, rpc, scValToNative } from '@stellar/stellar-sdk';
 import test from 'ava';
-import { address, fund, i128, invokeTx, startSandbox, submit, tempDir, tokenBalance } from './helpers.ts';
+import { startPoolSandbox } from '../../contracts/network.ts';
+import { closeFailedLogLine } from '../../src/sandbox/ledger-log.ts';
+import {
+  address,
+  fund,
+  i128,
+  invokeTx,
+  startSandbox,
+  submit,
+  tempDir,
+  testVkey,
+  tokenBalance,
+} from './helpers.ts';
 
 const USDC = 10_000_000n;
 const sym = (s: string) => nativeToScVal(s, { type: 'symbol' }).toXdr('base64');
@@ -152,4 +165,32 @@ test('a sandbox that cannot listen releases its data directory', async (t) => {
   const again = await startSandbox({ dataDir: dir });
   t.teardown(() => again.sandbox.close());
   t.is((await again.server.getHealth()).status, 'healthy');
+});
+
+test('a ledger close that cannot be written is reported to onCloseFailed, not to the console', async (t) => {
+  const { dir, remove } = tempDir();
+  t.teardown(remove);
+  const failed: Error[] = [];
+  let reported: () => void = () => {};
+  const sandbox = await startPoolSandbox({
+    port: 0,
+    ledgerMs: 20,
+    dataDir: dir,
+    vkey: testVkey(),
+    onCloseFailed: (error) => {
+      failed.push(error);
+      reported();
+    },
+  });
+  t.teardown(() => sandbox.close());
+  const first = new Promise<void>((resolve) => (reported = resolve));
+  await sandbox.chain.state.close(); // the next close cannot write its batch
+  await first;
+  t.true(failed.length >= 1);
+  t.regex(failed[0]!.message, /not open|closed/i);
+  t.deepEqual(closeFailedLogLine(failed[0]!), {
+    level: 'error',
+    message: 'ledger close failed',
+    fields: { error: failed[0]!.message },
+  });
 });

@@ -43,7 +43,7 @@ async function rawRpc(method: string, params: unknown) {
 }
 
 test('getLedgers pages through closed ledgers with headers the SDK parses', async (t) => {
-  while ((await server.getLatestLedger()).sequence < 6) await sandbox.ledger.nextClose();
+  while ((await server.getLatestLedger()).sequence < 6) await sandbox.chain.nextClose();
   const first = await server.getLedgers({ startLedger: 1, pagination: { limit: 2 } });
   t.deepEqual(
     first.ledgers.map((l) => l.sequence),

@@ -40,8 +40,8 @@ test('getHealth, getNetwork, getVersionInfo and getFeeStats answer as Soroban RP
 
 test('ledgers close on the interval and getLatestLedger parses (header and close meta)', async (t) => {
   const a = await server.getLatestLedger();
-  await sandbox.ledger.nextClose();
-  await sandbox.ledger.nextClose();
+  await sandbox.chain.nextClose();
+  await sandbox.chain.nextClose();
   const b = await server.getLatestLedger();
   t.true(b.sequence >= a.sequence + 2);
   t.is(b.headerXdr.ledgerSeq, b.sequence);

@@ -5,7 +5,7 @@ import test from 'ava';
 import { Account, Keypair, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
 import type { PoolSandbox as Sandbox } from '../../contracts/network.ts';
 import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
-import { BAN_LEDGERS } from '../../src/sandbox/ledger.ts';
+import { BAN_LEDGERS } from '../../src/sandbox/chain.ts';
 import { address, i128, invokeTx, startSandbox, tokenBalance } from './helpers.ts';
 
 let sandbox: Sandbox;
@@ -33,7 +33,7 @@ async function fundNow(usdc?: string): Promise<Keypair> {
     },
   );
   while (!done) {
-    await sandbox.ledger.closeLedger();
+    await sandbox.chain.closeLedger();
     await new Promise((r) => setTimeout(r, 5));
   }
   if ((await res).status !== 200) throw new Error('friendbot failed');
@@ -64,12 +64,12 @@ test.serial(
     t.is((await server.sendTransaction(first)).status, 'DUPLICATE');
     t.is((await server.sendTransaction(second)).status, 'TRY_AGAIN_LATER');
     t.is((await server.getTransaction(a.hash)).status, rpc.Api.GetTransactionStatus.NOT_FOUND);
-    await sandbox.ledger.closeLedger();
+    await sandbox.chain.closeLedger();
     t.is((await server.getTransaction(a.hash)).status, rpc.Api.GetTransactionStatus.SUCCESS);
     // now the second one is admissible
     const b = await server.sendTransaction(second);
     t.is(b.status, 'PENDING');
-    await sandbox.ledger.closeLedger();
+    await sandbox.chain.closeLedger();
     t.is((await server.getTransaction(b.hash)).status, rpc.Api.GetTransactionStatus.SUCCESS);
     t.is(await tokenBalance(server, token, bob), 2n * USDC);
   },
@@ -83,7 +83,7 @@ test.serial(
     const tx = await preparedTransfer(alice, bob, USDC);
     const sent = await server.sendTransaction(tx);
     t.is(sent.status, 'PENDING');
-    await sandbox.ledger.closeLedger();
+    await sandbox.chain.closeLedger();
     const landedIn = (await server.getLatestLedger()).sequence;
     t.is((await server.getTransaction(sent.hash)).status, rpc.Api.GetTransactionStatus.SUCCESS);
     // banned in the ledger it landed in and the 8 after it …
@@ -93,7 +93,7 @@ test.serial(
       t.is(again.status, 'TRY_AGAIN_LATER', `${age} closes later`);
       t.is(again.hash, sent.hash);
       t.is(again.errorResult, undefined);
-      await sandbox.ledger.closeLedger();
+      await sandbox.chain.closeLedger();
     }
     // … then the ban is over and the used sequence number refuses it
     const late = await server.sendTransaction(tx);
@@ -116,7 +116,7 @@ test.serial('a fee bump: the sponsor pays the fee, the inner source pays nothing
   const sent = await server.sendTransaction(bump);
   t.is(sent.status, 'PENDING');
   t.is(sent.hash, Buffer.from(bump.hash()).toString('hex'));
-  await sandbox.ledger.closeLedger();
+  await sandbox.chain.closeLedger();
   const done = await server.getTransaction(sent.hash);
   t.is(done.status, rpc.Api.GetTransactionStatus.SUCCESS);
   if (done.status === rpc.Api.GetTransactionStatus.SUCCESS) {
@@ -169,7 +169,7 @@ test.serial(
     const ghostBump = TransactionBuilder.buildFeeBumpTransaction(ghost, '200', inner, STANDALONE_PASSPHRASE);
     ghostBump.sign(ghost);
     t.is((await server.sendTransaction(ghostBump)).errorResult?.result.type, 'txNoAccount');
-    await sandbox.ledger.closeLedger();
+    await sandbox.chain.closeLedger();
     t.is(await tokenBalance(server, token, bob), 0n);
   },
 );

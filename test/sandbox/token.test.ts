@@ -289,7 +289,7 @@ test('an expired auth entry fails the transaction and moves nothing', async (t) 
   // enforcing preflight already sees the expiry
   const enforced = await server.simulateTransaction(txWithAuth(copy(relayerAccount), call, [signed], sim));
   t.true(rpc.Api.isSimulationError(enforced));
-  await sandbox.ledger.nextClose();
+  await sandbox.chain.nextClose();
   const tx = txWithAuth(relayerAccount, call, [signed], sim);
   tx.sign(relayer);
   const { sent, final } = await submit(server, tx);

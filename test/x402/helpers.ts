@@ -28,12 +28,15 @@ import {
 } from '../../src/x402/index.ts';
 import { testVkey } from '../sandbox/helpers.ts';
 
-export async function startSandbox(opts: { ledgerMs?: number; networkPassphrase?: string } = {}) {
+export async function startSandbox(
+  opts: { ledgerMs?: number; networkPassphrase?: string; clock?: () => number } = {},
+) {
   const sandbox = await startPoolSandbox({
     port: 0,
     ledgerMs: opts.ledgerMs ?? 100,
     vkey: testVkey(),
     networkPassphrase: opts.networkPassphrase,
+    clock: opts.clock,
   });
   return { sandbox, server: new rpc.Server(sandbox.rpcUrl, { allowHttp: true }) };
 }

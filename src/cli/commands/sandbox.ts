@@ -51,11 +51,12 @@ async function runSandbox(opts: {
   }
   const networkPassphrase = parsePassphrase(opts.networkPassphrase);
   // The engine and the contracts load only once the flags are known to be good.
-  const [{ startPoolSandbox }, { ledgerLogLines }, { sandboxCertificate }] = await Promise.all([
-    import('../../../contracts/network.ts'),
-    import('../../sandbox/ledger-log.ts'),
-    import('../../sandbox/tls.ts'),
-  ]);
+  const [{ startPoolSandbox }, { closeFailedLogLine, ledgerLogLines }, { sandboxCertificate }] =
+    await Promise.all([
+      import('../../../contracts/network.ts'),
+      import('../../sandbox/ledger-log.ts'),
+      import('../../sandbox/tls.ts'),
+    ]);
   // (without --data the certificate lives in a temporary directory, as the ledger lives in memory)
   const tls =
     tlsAt &&
@@ -75,6 +76,10 @@ async function runSandbox(opts: {
     ...(tlsAt && tls && { tls: { ...tlsAt, cert: tls.cert, key: tls.key } }),
     onLedgerClosed: (meta, txs) => {
       for (const line of ledgerLogLines(meta, txs)) logger.log(line.level, line.message, line.fields);
+    },
+    onCloseFailed: (error) => {
+      const line = closeFailedLogLine(error);
+      logger.log(line.level, line.message, line.fields);
     },
   });
   const info = sandbox.info;

@@ -1,38 +1,37 @@
+// `pool-proxy start`: the whole service in one process, one function per part it starts (the sandbox, the
+// local x402 pair, the prover daemon, the proxies), with its configuration read once (start-config.ts).
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { DEFAULT_CIRCUITS_DIR, POLICY_CIRCUIT, circuitArtifacts } from '../../circuit/policy-circuit.ts';
-import { startProverDaemon, type ProverDaemon } from '../../prover/daemon/server.ts';
+import { DEFAULT_CIRCUITS_DIR } from '../../circuit/policy-circuit.ts';
+import { startProverDaemon } from '../../prover/daemon/server.ts';
 import { loadConfig } from '../../proxy/config.ts';
-import { startProxy, type ProxyHandle } from '../../proxy/server.ts';
-import { createLogger } from '../../proxy/util/logger.ts';
+import { startProxy } from '../../proxy/server.ts';
+import { createLogger, type Logger } from '../../proxy/util/logger.ts';
 import { STANDALONE_PASSPHRASE } from '../../ledger/networks.ts';
-import { parseListen } from '../../listen.ts';
-import { httpsLine, TLS_FLAG, TLS_HELP, tlsListen } from './sandbox.ts';
-import { parseIntFlag, parsePassphrase } from '../flags.ts';
-import { LOCAL_CHANNELS, localX402Env } from '../../x402/local-services.ts';
+import type { LocalX402Urls } from '../../x402/local-services.ts';
 import { startPoolSandboxThread } from '../threads/sandbox-thread.ts';
 import { startLocalX402Thread } from '../threads/x402-thread.ts';
 import { replicaEnvs } from './replicas.ts';
-import { addListenOptions, type ListenOptions, listenProblems, plannedListens } from './start-listeners.ts';
+import { httpsLine, TLS_FLAG, TLS_HELP } from './sandbox.ts';
+import {
+  proxyEnvironment,
+  readStartConfig,
+  requireCircuitArtifacts,
+  type SandboxPartConfig,
+  type SandboxSettings,
+  startEnvironment,
+  type StartOptions,
+} from './start-config.ts';
+import { addListenOptions, listenProblems, plannedListens } from './start-listeners.ts';
 
 /** Test USDC minted to the operator of a new embedded sandbox. */
 const OPERATOR_TEST_USDC = 10_000;
 /** Test USDC float given to the pool wallet of a new embedded sandbox (it pays x402 services). */
 const POOL_WALLET_FLOAT_USDC = 1_000;
-
-interface StartOptions extends ListenOptions {
-  dataDir: string;
-  ledgerMs: string;
-  circuits: string;
-  networkPassphrase: string;
-  tls?: string | boolean;
-  build?: boolean;
-  replicas: string;
-}
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -44,6 +43,195 @@ async function runBuild(): Promise<void> {
   });
   const [code] = (await once(child, 'exit')) as [number | null];
   if (code !== 0) throw new Error(`the build failed (exit ${code}); see its output above`);
+}
+
+/** The parts started so far, stopped in reverse order on a signal, a failed start or a part that dies. */
+class Parts {
+  readonly #stops: (() => Promise<void>)[] = [];
+  #stopping = false;
+
+  constructor(readonly logger: Logger) {}
+
+  add(stop: () => Promise<void>): void {
+    this.#stops.push(stop);
+  }
+
+  async stopAll(): Promise<void> {
+    for (const stop of this.#stops.reverse())
+      await stop().catch((e) => this.logger.log('error', `stop: ${(e as Error).message}`));
+  }
+
+  async shutdown(signal: string, code = 0): Promise<void> {
+    if (this.#stopping) return;
+    this.#stopping = true;
+    this.logger.log('info', `stopping (${signal})…`);
+    await this.stopAll();
+    this.logger.log('info', 'stopped.');
+    process.exit(code);
+  }
+
+  /** The handler for a part that stops on its own: the whole service stops with it. */
+  fatal(part: string): (reason: string) => void {
+    return (reason) => {
+      this.logger.log('error', `${part} stopped unexpectedly: ${reason}`);
+      void this.shutdown(`${part} failed`, 1);
+    };
+  }
+}
+
+/** The embedded sandbox on its worker thread; a new one funds its operator and pool wallet with test USDC. */
+async function startSandbox(config: SandboxPartConfig, vkey: string, parts: Parts) {
+  const { logger } = parts;
+  const fresh = !existsSync(config.dir);
+  const started = Date.now();
+  logger.log(
+    'info',
+    fresh
+      ? 'sandbox: genesis — creating the accounts and deploying the token, verifier, ASP and pool contracts…'
+      : `sandbox: opening the ledger in ${config.dir}…`,
+  );
+  const sandboxLog = logger.child({ component: 'sandbox' });
+  const sandbox = await startPoolSandboxThread(
+    {
+      ...config.listen,
+      ledgerMs: config.ledgerMs,
+      dataDir: config.dir,
+      vkey,
+      networkPassphrase: config.networkPassphrase,
+      logLedgers: true,
+      ...(config.tls && { tls: config.tls }),
+    },
+    {
+      onLog: (line) => sandboxLog.log(line.level, line.message, line.fields),
+      onExit: parts.fatal('the sandbox'),
+    },
+  );
+  parts.add(() => sandbox.close());
+  if (fresh) {
+    await fundSandbox(sandbox.url, sandbox.info.accounts);
+    logger.log('info', 'sandbox: genesis done', { ms: Date.now() - started });
+  }
+  logger.log(
+    'info',
+    `sandbox ledger  ${sandbox.rpcUrl}   (friendbot ${sandbox.url}/friendbot?addr=G…&usdc=N)`,
+    {
+      rpcUrl: sandbox.rpcUrl,
+    },
+  );
+  if (sandbox.httpsRpcUrl && sandbox.certPath)
+    logger.log('info', httpsLine(sandbox.httpsRpcUrl, sandbox.certPath), {
+      httpsRpcUrl: sandbox.httpsRpcUrl,
+      certPath: sandbox.certPath,
+    });
+  return sandbox;
+}
+
+/** A new sandbox: test USDC for the operator (operator-signed MCP deposits work at once) and a float for
+ *  the pool wallet, from which x402 services are paid. */
+async function fundSandbox(url: string, accounts: { operator: string; poolWallet: string }): Promise<void> {
+  const funded = await fetch(`${url}/friendbot?addr=${accounts.operator}&usdc=${OPERATOR_TEST_USDC}`);
+  if (!funded.ok) throw new Error(`could not fund the sandbox operator: ${await funded.text()}`);
+  const float = await fetch(`${url}/friendbot?addr=${accounts.poolWallet}&usdc=${POOL_WALLET_FLOAT_USDC}`);
+  if (!float.ok) throw new Error(`could not fund the pool wallet: ${await float.text()}`);
+}
+
+/** x402 on the sandbox: our facilitator and a demo paid service, on their own worker thread. */
+async function startLocalX402(
+  config: SandboxPartConfig,
+  rpcUrl: string,
+  asset: string,
+  parts: Parts,
+): Promise<LocalX402Urls> {
+  const x402 = await startLocalX402Thread(
+    {
+      rpcUrl,
+      networkPassphrase: config.networkPassphrase,
+      asset,
+      facilitator: config.facilitator,
+      demo: config.demo,
+      channelCount: config.channelCount,
+    },
+    { onExit: parts.fatal('the x402 facilitator and demo service') },
+  );
+  parts.add(() => x402.close());
+  parts.logger.log(
+    'info',
+    `x402 facilitator ${x402.facilitator.url}   (${x402.facilitator.network}; /verify /settle /supported)`,
+    { url: x402.facilitator.url },
+  );
+  parts.logger.log(
+    'info',
+    `x402 demo       ${x402.demo.quoteUrl}   (GET, 0.01 USDC; POST ${x402.demo.echoUrl})`,
+    {
+      url: x402.demo.quoteUrl,
+    },
+  );
+  return x402;
+}
+
+/** The embedded prover daemon, awaited until it serves; its address. */
+async function startProver(listen: string, circuitsDir: string, parts: Parts): Promise<string> {
+  parts.logger.log('info', 'prover daemon: loading the proving key and starting the witness workers…');
+  const proverLog = parts.logger.child({ component: 'prover' });
+  const daemon = await startProverDaemon({
+    listen,
+    circuitsDir,
+    log: (line) => proverLog.log('info', line),
+  });
+  parts.add(() => daemon.stop());
+  await daemon.ready;
+  parts.logger.log('info', `prover daemon   ${daemon.address}   (engine ${daemon.engine}, gRPC)`, {
+    address: daemon.address,
+  });
+  return daemon.address;
+}
+
+/** The proxy replicas, one after the other, each awaited until it is ready. */
+async function startProxies(
+  env: Record<string, string | undefined>,
+  replicas: Record<string, string | undefined>[],
+  parts: Parts,
+) {
+  for (const [i, replica] of replicas.entries()) {
+    const proxy = await startProxy(loadConfig({ ...env, ...replica }), {
+      logger: parts.logger.child({ component: replicas.length > 1 ? `proxy-${i + 1}` : 'proxy' }),
+    });
+    parts.add(() => proxy.close());
+    parts.logger.log('info', "proxy: connecting to the ledger and the prover, reading the pool's events…");
+    await proxy.ready;
+    parts.logger.log('info', `proxy           ${proxy.url}   (GET /health, /openapi.json, /api/pool/info)`, {
+      url: proxy.url,
+    });
+  }
+}
+
+/** Every part in order: checks, build, sandbox and x402 pair, prover, proxies. */
+async function startAll(opts: StartOptions, parts: Parts): Promise<void> {
+  // Every address is checked free first (bin/pool-proxy.js did so before loading the CLI; this covers
+  // other callers), then the proxy's own settings and the other flags, so a bad one fails at once.
+  const env = startEnvironment(opts, process.env);
+  const taken = await listenProblems(plannedListens(opts, env, opts.replicas));
+  if (taken.length > 0) throw new Error(taken.join('; '));
+  const replicas = replicaEnvs(env, loadConfig(env), opts.replicas);
+  const config = readStartConfig(opts, env);
+  if (config.build) await runBuild();
+  const artifacts = requireCircuitArtifacts(config.circuitsDir);
+  let sandbox: SandboxSettings | undefined;
+  let x402: LocalX402Urls | undefined;
+  if (config.sandbox) {
+    const running = await startSandbox(config.sandbox, artifacts.vkey, parts);
+    sandbox = {
+      rpcUrl: running.rpcUrl,
+      url: running.url,
+      networkPassphrase: config.sandbox.networkPassphrase,
+      secrets: running.secrets(),
+    };
+    x402 = await startLocalX402(config.sandbox, running.rpcUrl, running.info.contracts.token, parts);
+  }
+  const proverAddress =
+    config.prover === undefined ? undefined : await startProver(config.prover, config.circuitsDir, parts);
+  await startProxies(proxyEnvironment(config.env, { sandbox, x402, proverAddress }), replicas, parts);
+  parts.logger.log('info', 'ready.');
 }
 
 /**
@@ -85,177 +273,14 @@ export function registerStart(program: Command): void {
     )
     .action(async (opts: StartOptions) => {
       // One logger for the whole service: JSON lines on stdout, pretty coloured lines on a terminal.
-      const logger = createLogger();
-      const dataDir = resolve(opts.dataDir);
-      const env: Record<string, string | undefined> = { ...process.env, POOL_PROXY_DATA_DIR: dataDir };
-      const stops: (() => Promise<void>)[] = [];
-      const stopAll = async () => {
-        for (const stop of stops.reverse())
-          await stop().catch((e) => logger.log('error', `stop: ${(e as Error).message}`));
-      };
-      let stopping = false;
-      const shutdown = async (signal: string, code = 0) => {
-        if (stopping) return;
-        stopping = true;
-        logger.log('info', `stopping (${signal})…`);
-        await stopAll();
-        logger.log('info', 'stopped.');
-        process.exit(code);
-      };
-      const fatal = (part: string) => (reason: string) => {
-        logger.log('error', `${part} stopped unexpectedly: ${reason}`);
-        void shutdown(`${part} failed`, 1);
-      };
-      process.once('SIGINT', () => void shutdown('SIGINT'));
-      process.once('SIGTERM', () => void shutdown('SIGTERM'));
+      const parts = new Parts(createLogger());
+      process.once('SIGINT', () => void parts.shutdown('SIGINT'));
+      process.once('SIGTERM', () => void parts.shutdown('SIGTERM'));
       try {
-        // Every address is checked free first (bin/pool-proxy.js did so before loading the CLI; this covers
-        // other callers), then the proxy's own settings, so a bad one fails at once.
-        const taken = await listenProblems(plannedListens(opts, env, opts.replicas));
-        if (taken.length > 0) throw new Error(taken.join('; '));
-        const replicas = replicaEnvs(env, loadConfig(env), opts.replicas);
-        if (opts.build) await runBuild();
-        const networkPassphrase = parsePassphrase(opts.networkPassphrase);
-        const artifacts = circuitArtifacts(POLICY_CIRCUIT.id, opts.circuits);
-        if (!existsSync(artifacts.zkey) || !existsSync(artifacts.wasm)) {
-          throw new Error(`no proving key in ${artifacts.dir}: run \`npm run build\` first`);
-        }
-
-        if (!process.env.POOL_PROXY_RPC_URL) {
-          const { host, port } = parseListen(opts.sandbox, '--sandbox');
-          const sandboxDir = join(dataDir, 'sandbox');
-          const fresh = !existsSync(sandboxDir);
-          const ledgerMs = Number(opts.ledgerMs);
-          if (!Number.isInteger(ledgerMs) || ledgerMs < 1)
-            throw new Error(`--ledger-ms must be a positive integer`);
-          const started = Date.now();
-          logger.log(
-            'info',
-            fresh
-              ? 'sandbox: genesis — creating the accounts and deploying the token, verifier, ASP and pool contracts…'
-              : `sandbox: opening the ledger in ${sandboxDir}…`,
-          );
-          const sandboxLog = logger.child({ component: 'sandbox' });
-          const tlsAt = tlsListen(opts.tls, host, port);
-          const sandbox = await startPoolSandboxThread(
-            {
-              host,
-              port,
-              ledgerMs,
-              dataDir: sandboxDir,
-              vkey: artifacts.vkey,
-              networkPassphrase,
-              logLedgers: true,
-              ...(tlsAt && { tls: { ...tlsAt, dir: join(dataDir, 'tls') } }),
-            },
-            {
-              onLog: (line) => sandboxLog.log(line.level, line.message, line.fields),
-              onExit: fatal('the sandbox'),
-            },
-          );
-          stops.push(() => sandbox.close());
-          const secrets = sandbox.secrets();
-          if (fresh) {
-            // A new sandbox: give the operator test USDC so operator-signed (MCP) deposits work at once.
-            const funded = await fetch(
-              `${sandbox.url}/friendbot?addr=${sandbox.info.accounts.operator}&usdc=${OPERATOR_TEST_USDC}`,
-            );
-            if (!funded.ok) throw new Error(`could not fund the sandbox operator: ${await funded.text()}`);
-            // and the pool wallet a USDC float, from which x402 services are paid
-            const float = await fetch(
-              `${sandbox.url}/friendbot?addr=${sandbox.info.accounts.poolWallet}&usdc=${POOL_WALLET_FLOAT_USDC}`,
-            );
-            if (!float.ok) throw new Error(`could not fund the pool wallet: ${await float.text()}`);
-            logger.log('info', 'sandbox: genesis done', { ms: Date.now() - started });
-          }
-          env.POOL_PROXY_RPC_URL = sandbox.rpcUrl;
-          env.POOL_PROXY_NETWORK_PASSPHRASE = networkPassphrase;
-          env.POOL_PROXY_SANDBOX_INFO_URL ||= `${sandbox.url}/sandbox/info`;
-          env.POOL_PROXY_OPERATOR_SECRET ||= secrets.operator;
-          env.POOL_PROXY_ASP_ADMIN_SECRET ||= secrets.admin;
-          env.POOL_PROXY_POOL_WALLET_SECRET ||= secrets.poolWallet;
-          logger.log(
-            'info',
-            `sandbox ledger  ${sandbox.rpcUrl}   (friendbot ${sandbox.url}/friendbot?addr=G…&usdc=N)`,
-            { rpcUrl: sandbox.rpcUrl },
-          );
-          if (sandbox.httpsRpcUrl && sandbox.certPath)
-            logger.log('info', httpsLine(sandbox.httpsRpcUrl, sandbox.certPath), {
-              httpsRpcUrl: sandbox.httpsRpcUrl,
-              certPath: sandbox.certPath,
-            });
-          // x402 on the sandbox: our facilitator and a demo paid service, told to the proxy
-          const x402 = await startLocalX402Thread(
-            {
-              rpcUrl: sandbox.rpcUrl,
-              networkPassphrase,
-              asset: sandbox.info.contracts.token,
-              facilitator: parseListen(opts.facilitator, '--facilitator'),
-              demo: {
-                ...parseListen(opts.demo, '--demo'),
-                maxTimeoutSeconds: parseIntFlag(
-                  'POOL_PROXY_DEMO_MAX_TIMEOUT_SECONDS',
-                  process.env.POOL_PROXY_DEMO_MAX_TIMEOUT_SECONDS ?? '60',
-                  5,
-                  3600,
-                ),
-              },
-              channelCount: parseIntFlag(
-                'POOL_PROXY_FACILITATOR_CHANNELS',
-                process.env.POOL_PROXY_FACILITATOR_CHANNELS ?? String(LOCAL_CHANNELS),
-                1,
-                1024,
-              ),
-            },
-            { onExit: fatal('the x402 facilitator and demo service') },
-          );
-          stops.push(() => x402.close());
-          Object.assign(env, localX402Env(x402, env.POOL_PROXY_PAY_ALLOWED_HOSTS));
-          logger.log(
-            'info',
-            `x402 facilitator ${x402.facilitator.url}   (${x402.facilitator.network}; /verify /settle /supported)`,
-            { url: x402.facilitator.url },
-          );
-          logger.log(
-            'info',
-            `x402 demo       ${x402.demo.quoteUrl}   (GET, 0.01 USDC; POST ${x402.demo.echoUrl})`,
-            {
-              url: x402.demo.quoteUrl,
-            },
-          );
-        }
-
-        if (!process.env.POOL_PROXY_PROVER_ADDRESSES) {
-          logger.log('info', 'prover daemon: loading the proving key and starting the witness workers…');
-          const proverLog = logger.child({ component: 'prover' });
-          const daemon: ProverDaemon = await startProverDaemon({
-            listen: opts.prover,
-            circuitsDir: opts.circuits,
-            log: (line) => proverLog.log('info', line),
-          });
-          stops.push(() => daemon.stop());
-          await daemon.ready;
-          env.POOL_PROXY_PROVER_ADDRESSES = daemon.address;
-          logger.log('info', `prover daemon   ${daemon.address}   (engine ${daemon.engine}, gRPC)`, {
-            address: daemon.address,
-          });
-        }
-
-        for (const [i, replica] of replicas.entries()) {
-          const proxy: ProxyHandle = await startProxy(loadConfig({ ...env, ...replica }), {
-            logger: logger.child({ component: replicas.length > 1 ? `proxy-${i + 1}` : 'proxy' }),
-          });
-          stops.push(() => proxy.close());
-          logger.log('info', "proxy: connecting to the ledger and the prover, reading the pool's events…");
-          await proxy.ready;
-          logger.log('info', `proxy           ${proxy.url}   (GET /health, /openapi.json, /api/pool/info)`, {
-            url: proxy.url,
-          });
-        }
-        logger.log('info', 'ready.');
+        await startAll(opts, parts);
       } catch (err) {
-        await stopAll();
-        logger.log('error', `pool-proxy start: ${(err as Error).message}`);
+        await parts.stopAll();
+        parts.logger.log('error', `pool-proxy start: ${(err as Error).message}`);
         process.exit(1);
       }
     });

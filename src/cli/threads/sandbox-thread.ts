@@ -8,7 +8,7 @@ import {
   type VerificationKeyInput,
 } from '../../../contracts/network.ts';
 import type { NetworkInfo } from '../../sandbox/index.ts';
-import { ledgerLogLines } from '../../sandbox/ledger-log.ts';
+import { closeFailedLogLine, ledgerLogLines } from '../../sandbox/ledger-log.ts';
 import { sandboxCertificate } from '../../sandbox/tls.ts';
 import { serveThread, startThread, type ThreadHandle, type ThreadOptions } from './thread.ts';
 
@@ -66,6 +66,7 @@ serveThread<SandboxThreadOptions, SandboxThreadInfo>(PART, async ({ logLedgers, 
           for (const line of ledgerLogLines(meta, txs)) log(line);
         }
       : undefined,
+    onCloseFailed: (error) => log(closeFailedLogLine(error)),
   });
   return {
     info: {

@@ -8,24 +8,24 @@ import { invalidArgument, notFound } from './errors.ts';
 import { WitnessPool } from './witness/witness-pool.ts';
 
 export class CircuitCatalog {
-  private readonly circuits = new Map<string, CircuitDescription>();
+  readonly #circuits = new Map<string, CircuitDescription>();
 
   has(id: string): boolean {
-    return this.circuits.has(id);
+    return this.#circuits.has(id);
   }
 
   list(): CircuitDescription[] {
-    return [...this.circuits.values()];
+    return [...this.#circuits.values()];
   }
 
   /** The circuit a request names; INVALID_ARGUMENT for a bad id, NOT_FOUND for one not served here. */
   require(id: string): CircuitDescription {
     if (!id) throw invalidArgument('circuit is required');
     if (!CIRCUIT_ID.test(id)) throw invalidArgument(`"${id.slice(0, 64)}" is not a valid circuit id`);
-    const circuit = this.circuits.get(id);
+    const circuit = this.#circuits.get(id);
     if (!circuit)
       throw notFound(
-        `circuit "${id}" is not served here (served: ${[...this.circuits.keys()].join(', ') || 'none'})`,
+        `circuit "${id}" is not served here (served: ${[...this.#circuits.keys()].join(', ') || 'none'})`,
       );
     return circuit;
   }
@@ -37,7 +37,7 @@ export class CircuitCatalog {
     if (found.circuits.length === 0) throw new Error(`no complete circuit folder under ${dir}`);
     for (const files of found.circuits) {
       try {
-        this.circuits.set(files.id, await describeCircuit(files));
+        this.#circuits.set(files.id, await describeCircuit(files));
       } catch (error) {
         throw new Error(`cannot load circuit ${files.id}: ${(error as Error).message}`);
       }
@@ -54,7 +54,7 @@ export class CircuitCatalog {
     stopping: () => boolean,
     log: (line: string) => void,
   ): Promise<WitnessPool | undefined> {
-    for (const circuit of this.circuits.values()) {
+    for (const circuit of this.#circuits.values()) {
       if (stopping()) return undefined;
       await engine.load(circuit);
       log(

@@ -5,27 +5,27 @@ import * as grpc from '@grpc/grpc-js';
 import type { ServingStatus } from './proto.ts';
 
 export class HealthStatus {
-  private readonly statuses = new Map<string, ServingStatus>();
-  private readonly changes = new EventEmitter();
-  private readonly watchers = new Set<grpc.ServerWritableStream<{ service: string }, unknown>>();
+  readonly #statuses = new Map<string, ServingStatus>();
+  readonly #changes = new EventEmitter();
+  readonly #watchers = new Set<grpc.ServerWritableStream<{ service: string }, unknown>>();
 
   constructor(services: string[]) {
-    for (const service of ['', ...services]) this.statuses.set(service, 'NOT_SERVING');
-    this.changes.setMaxListeners(0);
+    for (const service of ['', ...services]) this.#statuses.set(service, 'NOT_SERVING');
+    this.#changes.setMaxListeners(0);
   }
 
   setAll(status: ServingStatus): void {
-    for (const service of this.statuses.keys()) this.set(service, status);
+    for (const service of this.#statuses.keys()) this.#set(service, status);
   }
 
-  private set(service: string, status: ServingStatus): void {
-    if (this.statuses.get(service) === status) return;
-    this.statuses.set(service, status);
-    this.changes.emit(service, status);
+  #set(service: string, status: ServingStatus): void {
+    if (this.#statuses.get(service) === status) return;
+    this.#statuses.set(service, status);
+    this.#changes.emit(service, status);
   }
 
   get(service: string): ServingStatus | undefined {
-    return this.statuses.get(service);
+    return this.#statuses.get(service);
   }
 
   /** Handlers for the Health service definition. */
@@ -35,20 +35,20 @@ export class HealthStatus {
         call: grpc.ServerUnaryCall<{ service: string }, unknown>,
         callback: grpc.sendUnaryData<unknown>,
       ) => {
-        const status = this.statuses.get(call.request.service);
+        const status = this.#statuses.get(call.request.service);
         if (!status)
           callback({ code: grpc.status.NOT_FOUND, details: `unknown service "${call.request.service}"` });
         else callback(null, { status });
       },
       Watch: (call: grpc.ServerWritableStream<{ service: string }, unknown>) => {
         const service = call.request.service;
-        call.write({ status: this.statuses.get(service) ?? 'SERVICE_UNKNOWN' });
+        call.write({ status: this.#statuses.get(service) ?? 'SERVICE_UNKNOWN' });
         const onChange = (status: ServingStatus) => call.write({ status });
-        this.changes.on(service, onChange);
-        this.watchers.add(call);
+        this.#changes.on(service, onChange);
+        this.#watchers.add(call);
         const stop = () => {
-          this.changes.off(service, onChange);
-          this.watchers.delete(call);
+          this.#changes.off(service, onChange);
+          this.#watchers.delete(call);
         };
         call.on('cancelled', stop);
         call.on('close', stop);
@@ -59,8 +59,8 @@ export class HealthStatus {
   /** Reports NOT_SERVING to open Watch streams and ends them, so a graceful shutdown is not held open by them. */
   close(): void {
     this.setAll('NOT_SERVING');
-    this.changes.removeAllListeners();
-    for (const call of this.watchers) call.end();
-    this.watchers.clear();
+    this.#changes.removeAllListeners();
+    for (const call of this.#watchers) call.end();
+    this.#watchers.clear();
   }
 }

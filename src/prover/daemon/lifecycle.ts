@@ -6,18 +6,18 @@ import type * as grpc from '@grpc/grpc-js';
 import { unavailable } from './errors.ts';
 
 export class InFlight {
-  private readonly active = new Set<AbortController>();
+  readonly #active = new Set<AbortController>();
 
   /** A controller for one request, aborted with `signal`'s reason and by abandon(); call release() at the end. */
   track(signal: AbortSignal): { signal: AbortSignal; release(): void } {
     const controller = new AbortController();
     const forward = () => controller.abort(signal.reason);
     signal.addEventListener('abort', forward, { once: true });
-    this.active.add(controller);
+    this.#active.add(controller);
     return {
       signal: controller.signal,
       release: () => {
-        this.active.delete(controller);
+        this.#active.delete(controller);
         signal.removeEventListener('abort', forward);
       },
     };
@@ -25,7 +25,7 @@ export class InFlight {
 
   /** Answers every in-flight call UNAVAILABLE (clients retry those on another daemon). */
   abandon(): void {
-    for (const controller of this.active)
+    for (const controller of this.#active)
       controller.abort(unavailable('prover daemon stopped; retry on another daemon'));
   }
 }

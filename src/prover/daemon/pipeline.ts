@@ -4,7 +4,8 @@
 import * as grpc from '@grpc/grpc-js';
 import { proofToBytes } from '../../crypto/index.ts';
 import type { CircuitDescription } from './circuits.ts';
-import { type ProvingEngine, UnsatisfiedWitnessError } from './engines/index.ts';
+import { witnessUnsatisfied, WitnessError } from '../../circuit/witness-error.ts';
+import type { ProvingEngine } from './engines/index.ts';
 import { internal, invalidArgument, type ProverError } from './errors.ts';
 import type { ProverMetrics } from './metrics.ts';
 import type { ProofQueue } from './proof-queue.ts';
@@ -55,7 +56,7 @@ export async function runProvePipeline(
         const verifyStarted = performance.now();
         const valid = await engine.verify(circuit.verificationKey, proven.proof, proven.publicSignals);
         verifyMs = performance.now() - verifyStarted;
-        if (!valid) throw new UnsatisfiedWitnessError();
+        if (!valid) throw witnessUnsatisfied();
       }
       return proven;
     }, signal);
@@ -74,7 +75,7 @@ export async function runProvePipeline(
       engine: engine.name,
     };
   } catch (error) {
-    if (error instanceof UnsatisfiedWitnessError) {
+    if (error instanceof WitnessError && error.code === 'witness_unsatisfied') {
       // From a prepared witness this is the caller's mistake; from inputs it means a prover bug.
       throw source.kind === 'wtns'
         ? invalidArgument(error.message)

@@ -12,9 +12,9 @@ interface Waiter {
 }
 
 export class ProofQueue {
-  private admitted = 0;
-  private proving = false;
-  private readonly waiting: Waiter[] = [];
+  #admitted = 0;
+  #proving = false;
+  readonly #waiting: Waiter[] = [];
 
   constructor(readonly capacity: number) {
     if (!Number.isInteger(capacity) || capacity < 1)
@@ -23,44 +23,44 @@ export class ProofQueue {
 
   /** Requests admitted and not yet answered. */
   get inFlight(): number {
-    return this.admitted;
+    return this.#admitted;
   }
 
   /** Requests with a witness, waiting for the proving lane. */
   get waitingForLane(): number {
-    return this.waiting.length;
+    return this.#waiting.length;
   }
 
   get busy(): boolean {
-    return this.proving;
+    return this.#proving;
   }
 
   /** Takes a slot or throws RESOURCE_EXHAUSTED; the returned function gives it back (idempotent). */
   admit(): () => void {
-    if (this.admitted >= this.capacity) {
+    if (this.#admitted >= this.capacity) {
       throw resourceExhausted(
         `prover queue is full (${this.capacity} requests in flight); retry later or use another daemon`,
       );
     }
-    this.admitted += 1;
+    this.#admitted += 1;
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      this.admitted -= 1;
+      this.#admitted -= 1;
     };
   }
 
   /** Runs `work` alone in the proving lane, after every request that entered the lane before it. */
   async runExclusive<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     signal?.throwIfAborted();
-    if (this.proving || this.waiting.length > 0) await this.waitTurn(signal);
-    else this.proving = true;
+    if (this.#proving || this.#waiting.length > 0) await this.#waitTurn(signal);
+    else this.#proving = true;
     // From here this request owns the lane until `work` settles, even if its caller gives up.
     const running = work();
     running.then(
-      () => this.next(),
-      () => this.next(),
+      () => this.#next(),
+      () => this.#next(),
     );
     if (!signal) return running;
     return new Promise<T>((resolve, reject) => {
@@ -71,25 +71,25 @@ export class ProofQueue {
     });
   }
 
-  private waitTurn(signal?: AbortSignal): Promise<void> {
+  #waitTurn(signal?: AbortSignal): Promise<void> {
     return new Promise((resolve, reject) => {
       const waiter: Waiter = { start: resolve, signal };
       if (signal) {
         waiter.onAbort = () => {
-          const at = this.waiting.indexOf(waiter);
-          if (at >= 0) this.waiting.splice(at, 1);
+          const at = this.#waiting.indexOf(waiter);
+          if (at >= 0) this.#waiting.splice(at, 1);
           reject(signal.reason);
         };
         signal.addEventListener('abort', waiter.onAbort, { once: true });
       }
-      this.waiting.push(waiter);
+      this.#waiting.push(waiter);
     });
   }
 
-  private next(): void {
-    const waiter = this.waiting.shift();
+  #next(): void {
+    const waiter = this.#waiting.shift();
     if (!waiter) {
-      this.proving = false;
+      this.#proving = false;
       return;
     }
     if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort);

@@ -14,7 +14,7 @@ import { CircuitCatalog } from './catalog.ts';
 import type { CircuitDescription } from './circuits.ts';
 import { createEngine, type EngineName, type ProvingEngine } from './engines/index.ts';
 import { unavailable } from './errors.ts';
-import { bindServer, createGrpcServer } from './grpc-adapter.ts';
+import { bindServer, createGrpcServer, type ProverHandlers } from './grpc-adapter.ts';
 import { HealthStatus } from './health.ts';
 import { InFlight, stopper } from './lifecycle.ts';
 import { ProverMetrics } from './metrics.ts';
@@ -88,58 +88,81 @@ export interface ProverDaemon {
 
 const MiB = 1 << 20;
 
-export async function startProverDaemon(options: ProverDaemonOptions): Promise<ProverDaemon> {
-  const listen = parseListen(options.listen);
-  const engineName = options.engine ?? 'native';
-  const inputLimits = {
-    ...DEFAULT_INPUT_LIMITS,
-    maxBytes: options.maxInputsJsonBytes ?? DEFAULT_INPUT_LIMITS.maxBytes,
-  };
-  const log = options.log ?? (() => undefined);
+/** What the daemon has loaded so far; calls are served once `accepting`. */
+interface Loaded {
+  engine?: ProvingEngine;
+  pool?: WitnessPool;
+  accepting: boolean;
+}
 
-  const catalog = new CircuitCatalog();
+/** The daemon's parts that live from start to stop. */
+interface DaemonParts {
+  catalog: CircuitCatalog;
+  queue: ProofQueue;
+  inFlight: InFlight;
+  health: HealthStatus;
+  metrics: ProverMetrics;
+  loaded: Loaded;
+}
+
+function createParts(options: ProverDaemonOptions): DaemonParts {
   const queue = new ProofQueue(options.queueCapacity ?? 64);
-  const inFlight = new InFlight();
-  let pool: WitnessPool | undefined;
-  let engine: ProvingEngine | undefined;
-  const health = new HealthStatus([PROVER_SERVICE_NAME]);
+  const loaded: Loaded = { accepting: false };
   const metrics = new ProverMetrics(
     {
       inFlight: () => queue.inFlight,
-      waitingForWitness: () => pool?.queued ?? 0,
+      waitingForWitness: () => loaded.pool?.queued ?? 0,
       waitingForLane: () => queue.waitingForLane,
     },
     { processMetrics: options.metricsPort !== undefined },
   );
-  const pipelineDeps = { queue, metrics, verifyAfterProve: options.verifyAfterProve ?? true };
-  let accepting = false;
-
-  const requireServing = () => {
-    if (life.stopping) throw unavailable('prover daemon is shutting down');
-    if (!accepting || !engine || !pool) throw unavailable('prover daemon is still loading its proving keys');
-    return { engine, pool };
+  return {
+    catalog: new CircuitCatalog(),
+    queue,
+    inFlight: new InFlight(),
+    health: new HealthStatus([PROVER_SERVICE_NAME]),
+    metrics,
+    loaded,
   };
+}
+
+/** The engine and witness pool a call may use, or UNAVAILABLE while loading or stopping. */
+function requireServing(
+  loaded: Loaded,
+  stopping: () => boolean,
+): { engine: ProvingEngine; pool: WitnessPool } {
+  if (stopping()) throw unavailable('prover daemon is shutting down');
+  const { engine, pool } = loaded;
+  if (!loaded.accepting || !engine || !pool)
+    throw unavailable('prover daemon is still loading its proving keys');
+  return { engine, pool };
+}
+
+/** The Prover service's calls: Prove (admitted, tracked, through the pipeline), Verify, ListCircuits. */
+function proverHandlers(
+  parts: DaemonParts,
+  options: ProverDaemonOptions,
+  serving: () => { engine: ProvingEngine; pool: WitnessPool },
+): ProverHandlers {
+  const { catalog, queue, inFlight, metrics } = parts;
+  const inputLimits = {
+    ...DEFAULT_INPUT_LIMITS,
+    maxBytes: options.maxInputsJsonBytes ?? DEFAULT_INPUT_LIMITS.maxBytes,
+  };
+  const pipelineDeps = { queue, metrics, verifyAfterProve: options.verifyAfterProve ?? true };
 
   async function prove(
     call: grpc.ServerUnaryCall<ProveRequestMessage, ProveResponseMessage>,
   ): Promise<ProveResponseMessage> {
     const received = performance.now();
-    const serving = requireServing();
+    const { engine, pool } = serving();
     const circuit = catalog.require(call.request.circuit);
     const source = parseProveRequest(call.request, circuit, inputLimits);
     const release = queue.admit();
     const callLife = callSignal(call);
     const request = inFlight.track(callLife.signal);
     try {
-      return await runProvePipeline(
-        pipelineDeps,
-        serving.engine,
-        serving.pool,
-        circuit,
-        source,
-        request.signal,
-        received,
-      );
+      return await runProvePipeline(pipelineDeps, engine, pool, circuit, source, request.signal, received);
     } finally {
       request.release();
       callLife.done();
@@ -150,7 +173,7 @@ export async function startProverDaemon(options: ProverDaemonOptions): Promise<P
   async function verify(
     call: grpc.ServerUnaryCall<VerifyRequestMessage, VerifyResponseMessage>,
   ): Promise<VerifyResponseMessage> {
-    const { engine } = requireServing();
+    const { engine } = serving();
     const circuit = catalog.require(call.request.circuit);
     const { proof, publicSignals } = parseVerifyRequest(call.request, circuit);
     const started = performance.now();
@@ -159,7 +182,7 @@ export async function startProverDaemon(options: ProverDaemonOptions): Promise<P
   }
 
   async function listCircuits(): Promise<ListCircuitsResponseMessage> {
-    requireServing();
+    serving();
     const list: CircuitInfoMessage[] = await Promise.all(
       catalog.list().map(async (c) => ({
         id: c.id,
@@ -173,13 +196,62 @@ export async function startProverDaemon(options: ProverDaemonOptions): Promise<P
     return { circuits: list };
   }
 
+  return { prove, verify, listCircuits };
+}
+
+/** Finds the circuits, loads the engine, every key and the witness workers, then reports SERVING. */
+async function loadAll(
+  parts: DaemonParts,
+  options: ProverDaemonOptions,
+  engineName: EngineName,
+  stopping: () => boolean,
+  log: (line: string) => void,
+): Promise<void> {
+  const { catalog, loaded } = parts;
+  await catalog.discover(options.circuitsDir, log);
+  const chosen = await createEngine(engineName);
+  loaded.engine = chosen;
+  const started = await catalog.loadKeys(
+    chosen,
+    options.witnessWorkers ?? availableParallelism(),
+    stopping,
+    log,
+  );
+  if (!started) return;
+  loaded.pool = started;
+  if (stopping()) return;
+  loaded.accepting = true;
+  parts.health.setAll('SERVING');
+}
+
+function daemonStats(parts: DaemonParts): DaemonStats {
+  const { queue } = parts;
+  const { pool } = parts.loaded;
+  return {
+    inFlight: queue.inFlight,
+    witnessWorkers: pool?.size ?? 0,
+    witnessWorkersReplaced: pool?.replacements ?? 0,
+    waitingForWitness: pool?.queued ?? 0,
+    computingWitness: pool?.running ?? 0,
+    waitingForLane: queue.waitingForLane,
+    proving: queue.busy,
+  };
+}
+
+export async function startProverDaemon(options: ProverDaemonOptions): Promise<ProverDaemon> {
+  const listen = parseListen(options.listen);
+  const engineName = options.engine ?? 'native';
+  const log = options.log ?? (() => undefined);
+  const parts = createParts(options);
+  const stopping = () => life.stopping;
+
   const server = createGrpcServer(
-    { prove, verify, listCircuits },
+    proverHandlers(parts, options, () => requireServing(parts.loaded, stopping)),
     {
       maxMessageBytes: options.maxMessageBytes ?? 64 * MiB,
-      metrics,
-      health,
-      isServed: (id) => catalog.has(id),
+      metrics: parts.metrics,
+      health: parts.health,
+      isServed: (id) => parts.catalog.has(id),
       log,
     },
   );
@@ -187,12 +259,12 @@ export async function startProverDaemon(options: ProverDaemonOptions): Promise<P
   let metricsServer: { port: number; close(): Promise<void> } | undefined;
   const life = stopper({
     server,
-    inFlight,
-    closeHealth: () => health.close(),
+    inFlight: parts.inFlight,
+    closeHealth: () => parts.health.close(),
     loaded: () => ready ?? Promise.resolve(),
     release: async () => {
-      await pool?.close();
-      await engine?.close();
+      await parts.loaded.pool?.close();
+      await parts.loaded.engine?.close();
       await metricsServer?.close();
     },
   });
@@ -200,25 +272,10 @@ export async function startProverDaemon(options: ProverDaemonOptions): Promise<P
   const port = await bindServer(server, formatAddress(listen.host, listen.port), options.tls);
   metricsServer =
     options.metricsPort !== undefined
-      ? await metrics.listen(options.metricsPort, options.metricsHost ?? '127.0.0.1')
+      ? await parts.metrics.listen(options.metricsPort, options.metricsHost ?? '127.0.0.1')
       : undefined;
 
-  ready = (async () => {
-    await catalog.discover(options.circuitsDir, log);
-    const chosen = await createEngine(engineName);
-    engine = chosen;
-    const started = await catalog.loadKeys(
-      chosen,
-      options.witnessWorkers ?? availableParallelism(),
-      () => life.stopping,
-      log,
-    );
-    if (!started) return;
-    pool = started;
-    if (life.stopping) return;
-    accepting = true;
-    health.setAll('SERVING');
-  })();
+  ready = loadAll(parts, options, engineName, stopping, log);
   // A load failure is reported through `ready`; keep it from also surfacing as an unhandled rejection.
   ready.catch(() => undefined);
 
@@ -227,18 +284,10 @@ export async function startProverDaemon(options: ProverDaemonOptions): Promise<P
     port,
     metricsPort: metricsServer?.port,
     engine: engineName,
-    metrics,
+    metrics: parts.metrics,
     ready,
-    circuits: (): CircuitDescription[] => catalog.list(),
-    stats: () => ({
-      inFlight: queue.inFlight,
-      witnessWorkers: pool?.size ?? 0,
-      witnessWorkersReplaced: pool?.replacements ?? 0,
-      waitingForWitness: pool?.queued ?? 0,
-      computingWitness: pool?.running ?? 0,
-      waitingForLane: queue.waitingForLane,
-      proving: queue.busy,
-    }),
+    circuits: (): CircuitDescription[] => parts.catalog.list(),
+    stats: () => daemonStats(parts),
     stop: (stopOptions) => life.stop(stopOptions),
   };
 }

@@ -35,8 +35,15 @@ export class TokenService {
   readonly #settings: TokenSettings;
   readonly #verified = new Map<string, TokenClaims>();
   readonly #revocations: TokenRevocations | undefined;
+  /** Milliseconds since the epoch: what issue and every expiry check read (tests pass their own clock). */
+  readonly #now: () => number;
 
-  constructor(masterKey: Uint8Array, settings: TokenSettings, revocations?: TokenRevocations) {
+  constructor(
+    masterKey: Uint8Array,
+    settings: TokenSettings,
+    revocations?: TokenRevocations,
+    now: () => number = Date.now,
+  ) {
     const seed = deriveKey(masterKey, 'jwt-signing');
     this.#privateKey = createPrivateKey({
       key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]),
@@ -46,13 +53,14 @@ export class TokenService {
     this.#publicKey = createPublicKey(this.#privateKey);
     this.#settings = settings;
     this.#revocations = revocations;
+    this.#now = now;
   }
 
   get ttlSeconds(): number {
     return this.#settings.ttlSeconds;
   }
 
-  async issue(address: string, now = new Date()): Promise<string> {
+  async issue(address: string, now = new Date(this.#now())): Promise<string> {
     const iat = Math.floor(now.getTime() / 1000);
     return new SignJWT({})
       .setProtectedHeader({ alg: 'EdDSA', typ: 'JWT' })
@@ -71,7 +79,7 @@ export class TokenService {
    */
   async verify(token: string): Promise<TokenClaims> {
     const claims = await this.#verifyUnrevoked(token);
-    if (await this.#revocations?.isRevoked(claims.jti))
+    if (await this.#revocations?.isRevoked(claims.jti, this.#now()))
       throw new ProblemError('unauthorized', 'token was ended by Log out; log in again', {
         headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
       });
@@ -86,7 +94,7 @@ export class TokenService {
 
   /** Forgets revocations of tokens that have expired anyway. */
   async sweepRevocations(): Promise<number> {
-    return (await this.#revocations?.sweepExpired(Date.now() / 1000, CLOCK_TOLERANCE_SECONDS)) ?? 0;
+    return (await this.#revocations?.sweepExpired(this.#now() / 1000, CLOCK_TOLERANCE_SECONDS)) ?? 0;
   }
 
   async #verifyUnrevoked(token: string): Promise<TokenClaims> {
@@ -94,7 +102,7 @@ export class TokenService {
     // lifetime is still checked on every use. Wallets reuse one token for many requests.
     const cached = this.#verified.get(token);
     if (cached !== undefined) {
-      if (cached.exp + CLOCK_TOLERANCE_SECONDS > Date.now() / 1000) return cached;
+      if (cached.exp + CLOCK_TOLERANCE_SECONDS > this.#now() / 1000) return cached;
       this.#verified.delete(token);
       throw new ProblemError('unauthorized', 'token expired', {
         headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
@@ -117,6 +125,7 @@ export class TokenService {
         audience: this.#settings.audience,
         requiredClaims: ['sub', 'jti', 'iat', 'exp'],
         clockTolerance: CLOCK_TOLERANCE_SECONDS,
+        currentDate: new Date(this.#now()),
       }));
     } catch (error) {
       throw new ProblemError('unauthorized', describeJwtError(error), {

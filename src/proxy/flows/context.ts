@@ -7,7 +7,7 @@ import type { AgentKeyring } from '../services/agent-keyring.ts';
 import type { AgentRegistry } from '../services/agents.ts';
 import type { AspRegistrar } from '../services/asp-registrar.ts';
 import type { Deployment } from '../services/deployment.ts';
-import type { LedgerClient } from '../services/ledger-client.ts';
+import type { ChainClient } from '../services/chain-client.ts';
 import type { NoteBook } from '../services/notebook.ts';
 import type { NoteCrediting } from '../services/note-crediting.ts';
 import type { PoolIndexer } from '../services/pool-indexer.ts';
@@ -15,6 +15,7 @@ import type { PoolTransactionProver } from '../services/pool-transaction.ts';
 import type { PoolStatsService } from '../services/stats.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
 import type { Mutex } from '../store/backend.ts';
+import type { Clock } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
 import type { WalletQuotaPolicy } from './wallet-quotas.ts';
 
@@ -31,7 +32,8 @@ export interface FlowContext {
   keyring: AgentKeyring;
   crediting: NoteCrediting;
   indexer: PoolIndexer;
-  ledger: LedgerClient;
+  /** the chain client (the field keeps its older name: payments/float.ts picks it) */
+  ledger: ChainClient;
   prover: PoolTransactionProver;
   registrar: AspRegistrar;
   deployment: Deployment;
@@ -45,4 +47,7 @@ export interface FlowContext {
   spendLock: Mutex;
   /** One proof at a time per owner: a wallet's proofs queue behind its own, not in front of others'. */
   proofLanes: Mutex;
+  /** What decides a prepared deposit's deadline, the hourly new-agent quota and what reconciliation finds
+   *  expired. */
+  clock: Clock;
 }

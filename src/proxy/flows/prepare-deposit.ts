@@ -11,7 +11,7 @@ import { POLICY_CIRCUIT } from '../../circuit/index.ts';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import { formatAmount } from '../../api/amount.ts';
 import { ProblemError } from '../../api/problem.ts';
-import { txHashOf } from '../services/ledger-client.ts';
+import { txHashOf } from '../services/chain-client.ts';
 import type { ProvedTransaction } from '../services/pool-transaction.ts';
 import type { FlowContext } from './context.ts';
 import { pinPoolFootprint } from './pin-footprint.ts';
@@ -47,7 +47,7 @@ export async function prepareDeposit(
     const holdUntil = ctx.registrar.holdUntil();
     if (!ctx.registrar.isRegistered(ref)) {
       // A retry after `registration_pending` finds the key still queued: it is not a new agent again.
-      if (!ctx.registrar.isQueued(ref)) await ctx.quotas.takeNewAgent(wallet);
+      if (!ctx.registrar.isQueued(ref)) await ctx.quotas.takeNewAgent(wallet, ctx.clock());
       await ctx.registrar.register(ref, holdUntil);
     }
     const prepareId = randomUUID();
@@ -67,7 +67,7 @@ export async function prepareDeposit(
         // The next insert waits for this proof and simulation, so the root cannot move under them.
         const { tx, proved } = await ctx.registrar.hold(window.aspRoot, () => proveDeposit(ctx, ref, amount));
         ctx.registrar.recordProof(Date.now() - started);
-        const now = Date.now();
+        const now = ctx.clock();
         // A proof slower than foreseen may outlast its promise: prove again after the slot (rarely).
         if (now >= window.validUntil - MIN_LEFT_MS && attempt < MAX_ATTEMPTS) continue;
         // The transaction's own time bound caps both times. expiresAt: promised not stale before;

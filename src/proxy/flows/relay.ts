@@ -5,7 +5,7 @@
 // way have landed.
 import { Address } from '@stellar/stellar-sdk';
 import { ProblemError } from '../../api/problem.ts';
-import type { Confirmed } from '../services/ledger-client.ts';
+import type { Confirmed } from '../services/chain-client.ts';
 import type { ProvedTransaction } from '../services/pool-transaction.ts';
 import { fault } from '../util/faults.ts';
 import { awaitCredit } from './await-credit.ts';

@@ -3,7 +3,7 @@
 // says `submitted` — and reconciliation decides it by hash, so a late landing can never overdraw.
 import { FLOAT_ACCOUNT_ID } from '../domain/float-account.ts';
 import { ProblemError } from '../../api/problem.ts';
-import { UncertainOutcome } from '../services/ledger-client.ts';
+import { UncertainOutcome } from '../services/chain-client.ts';
 import type { FlowContext } from './context.ts';
 
 export async function settleFailure(ctx: FlowContext, opId: string, error: unknown): Promise<void> {

@@ -5,7 +5,7 @@
 import type { AgentRef } from '../domain/agent-ref.ts';
 import { scopedId } from '../domain/agent-ref.ts';
 import { ProblemError } from '../../api/problem.ts';
-import type { Confirmed } from '../services/ledger-client.ts';
+import type { Confirmed } from '../services/chain-client.ts';
 import type { NoteRecord } from '../services/notebook.ts';
 import { consolidate } from './consolidate.ts';
 import type { FlowContext } from './context.ts';

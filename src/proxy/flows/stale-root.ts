@@ -4,7 +4,7 @@
 // now writes Merkle-tree entries outside the footprint its simulation declared (the host's
 // `Storage, ExceededLimit`). Such a transaction can be proved and simulated again over the new state. The
 // reason is read from the ledger's diagnostic events (`LedgerRejected`), never from message text.
-import { LedgerRejected } from '../services/ledger-client.ts';
+import { LedgerRejected } from '../services/chain-client.ts';
 
 export function isStaleRoot(error: unknown): boolean {
   if (!(error instanceof LedgerRejected)) return false;

@@ -8,7 +8,7 @@ import { FeeBumpTransaction, Keypair, type Transaction, TransactionBuilder } fro
 import { ProblemError } from '../../api/problem.ts';
 import { parseScopedId } from '../domain/agent-ref.ts';
 import type { OperationRecord } from '../journal/journal.ts';
-import { txHashOf } from '../services/ledger-client.ts';
+import { txHashOf } from '../services/chain-client.ts';
 import { fault } from '../util/faults.ts';
 import { awaitCredit } from './await-credit.ts';
 import type { FlowContext } from './context.ts';
@@ -35,9 +35,12 @@ export async function submitDeposit(
   const tx = parseSigned(ctx, signedXdr);
   checkSigned(tx, record, wallet);
   if (record.state === 'confirmed') return resultOf(record);
-  // Landed already, whoever sent it: confirmed.
+  // Landed already, whoever sent it: confirmed, and its root no longer holds registrations back.
   const onChain = await ctx.ledger.status(record.txHash!);
-  if (onChain.status === 'SUCCESS') return landed(ctx, record, onChain.ledger ?? 0);
+  if (onChain.status === 'SUCCESS') {
+    ctx.registrar.release(prepareId);
+    return landed(ctx, record, onChain.ledger ?? 0);
+  }
   if (record.state !== 'prepared')
     throw new ProblemError(
       'invalid_request',
@@ -45,7 +48,7 @@ export async function submitDeposit(
         ? 'prepareId was cancelled; prepare a new deposit'
         : `prepareId was already used (${record.state})`,
     );
-  if (Date.now() > deadlineOf(record)) {
+  if (ctx.clock() > deadlineOf(record)) {
     ctx.registrar.release(prepareId);
     await releaseOperation(ctx, prepareId, 'expired');
     throw new ProblemError('prepare_expired', 'the prepared deposit expired; prepare a new one');

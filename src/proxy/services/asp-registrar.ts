@@ -30,12 +30,12 @@ import { ProblemError } from '../../api/problem.ts';
 import type { Logger } from '../util/logger.ts';
 import type { AgentKeyring } from './agent-keyring.ts';
 import type { Deployment } from './deployment.ts';
-import type { LedgerClient } from './ledger-client.ts';
+import type { ChainClient } from './chain-client.ts';
 import type { PoolIndexer } from './pool-indexer.ts';
 import { nativeToScVal } from '@stellar/stellar-sdk';
 
 export interface AspRegistrarDeps {
-  ledger: LedgerClient;
+  ledger: ChainClient;
   deployment: Deployment;
   indexer: PoolIndexer;
   keyring: AgentKeyring;

@@ -5,8 +5,8 @@
 import type { Keypair } from '@stellar/stellar-sdk';
 
 export class ChannelPool {
-  private readonly free: Keypair[];
-  private readonly waiting: ((kp: Keypair) => void)[] = [];
+  readonly #free: Keypair[];
+  readonly #waiting: ((kp: Keypair) => void)[] = [];
   /** the channels' addresses (G…), in order */
   readonly addresses: readonly string[];
   /** the same, for membership checks */
@@ -17,33 +17,33 @@ export class ChannelPool {
     this.addresses = channels.map((c) => c.publicKey());
     this.addressSet = new Set(this.addresses);
     if (this.addressSet.size !== channels.length) throw new Error('channel accounts must be distinct');
-    this.free = [...channels];
+    this.#free = [...channels];
   }
 
   /** Channels not in use right now. */
   get available(): number {
-    return this.free.length;
+    return this.#free.length;
   }
 
   /** Runs `fn` with a channel of its own; the channel is released when `fn` settles. */
   async with<T>(fn: (channel: Keypair) => Promise<T>): Promise<T> {
-    const channel = await this.acquire();
+    const channel = await this.#acquire();
     try {
       return await fn(channel);
     } finally {
-      this.release(channel);
+      this.#release(channel);
     }
   }
 
-  private acquire(): Promise<Keypair> {
-    const kp = this.free.shift();
+  #acquire(): Promise<Keypair> {
+    const kp = this.#free.shift();
     if (kp) return Promise.resolve(kp);
-    return new Promise((resolve) => this.waiting.push(resolve));
+    return new Promise((resolve) => this.#waiting.push(resolve));
   }
 
-  private release(kp: Keypair): void {
-    const next = this.waiting.shift();
+  #release(kp: Keypair): void {
+    const next = this.#waiting.shift();
     if (next) next(kp);
-    else this.free.push(kp);
+    else this.#free.push(kp);
   }
 }

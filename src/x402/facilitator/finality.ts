@@ -18,94 +18,97 @@ interface Waiter {
 }
 
 export class FinalityWatcher {
-  private readonly waiters = new Map<string, Waiter[]>();
-  private readonly recent = new Map<string, Status>();
+  readonly #waiters = new Map<string, Waiter[]>();
+  readonly #recent = new Map<string, Status>();
   /** paging position: after the last transaction scanned */
-  private cursor: string | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private polling = false;
+  #cursor: string | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #polling = false;
 
-  constructor(
-    private readonly server: rpc.Server,
-    private readonly pollMs: number,
-  ) {}
+  readonly #server: rpc.Server;
+  readonly #pollMs: number;
+
+  constructor(server: rpc.Server, pollMs: number) {
+    this.#server = server;
+    this.#pollMs = pollMs;
+  }
 
   /**
    * Resolves with the transaction's final status (SUCCESS or FAILED), or NOT_FOUND once `timeoutMs` has
    * passed. `sentAtLedger`: the latest ledger when it was sent (it lands in a later one).
    */
   wait(hash: string, sentAtLedger: number, timeoutMs: number): Promise<Status> {
-    const known = this.recent.get(hash);
+    const known = this.#recent.get(hash);
     if (known) return Promise.resolve(known);
     return new Promise((resolve) => {
-      const list = this.waiters.get(hash) ?? [];
+      const list = this.#waiters.get(hash) ?? [];
       list.push({ resolve, deadline: Date.now() + timeoutMs, after: sentAtLedger });
-      this.waiters.set(hash, list);
-      this.schedule();
+      this.#waiters.set(hash, list);
+      this.#schedule();
     });
   }
 
   close(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    for (const list of this.waiters.values())
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    for (const list of this.#waiters.values())
       for (const w of list) w.resolve(rpc.Api.GetTransactionStatus.NOT_FOUND);
-    this.waiters.clear();
+    this.#waiters.clear();
   }
 
-  private schedule(): void {
-    if (this.timer || this.polling || this.waiters.size === 0) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.poll();
-    }, this.pollMs);
+  #schedule(): void {
+    if (this.#timer || this.#polling || this.#waiters.size === 0) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      void this.#poll();
+    }, this.#pollMs);
   }
 
-  private async poll(): Promise<void> {
-    this.polling = true;
+  async #poll(): Promise<void> {
+    this.#polling = true;
     try {
       for (let pages = 0; pages < 50; pages++) {
         const request: rpc.Api.GetTransactionsRequest =
-          this.cursor === undefined
-            ? { startLedger: this.firstLedger(), pagination: { limit: PAGE } }
-            : { pagination: { cursor: this.cursor, limit: PAGE } };
-        const res = await this.server._getTransactions(request);
+          this.#cursor === undefined
+            ? { startLedger: this.#firstLedger(), pagination: { limit: PAGE } }
+            : { pagination: { cursor: this.#cursor, limit: PAGE } };
+        const res = await this.#server._getTransactions(request);
         const txs = res.transactions ?? [];
-        for (const t of txs) this.settle(t.txHash, t.status);
-        if (res.cursor) this.cursor = res.cursor;
+        for (const t of txs) this.#settle(t.txHash, t.status);
+        if (res.cursor) this.#cursor = res.cursor;
         if (txs.length < PAGE) break;
       }
     } catch {
       // an RPC hiccup: the next poll tries again from the same place
     } finally {
-      this.polling = false;
+      this.#polling = false;
     }
     const now = Date.now();
-    for (const [hash, list] of this.waiters) {
+    for (const [hash, list] of this.#waiters) {
       const alive = list.filter((w) => {
         if (w.deadline > now) return true;
         w.resolve(rpc.Api.GetTransactionStatus.NOT_FOUND);
         return false;
       });
-      if (alive.length) this.waiters.set(hash, alive);
-      else this.waiters.delete(hash);
+      if (alive.length) this.#waiters.set(hash, alive);
+      else this.#waiters.delete(hash);
     }
-    this.schedule();
+    this.#schedule();
   }
 
   /** The oldest ledger a waiter's transaction can be in. */
-  private firstLedger(): number {
+  #firstLedger(): number {
     let first = Number.MAX_SAFE_INTEGER;
-    for (const list of this.waiters.values()) for (const w of list) first = Math.min(first, w.after);
+    for (const list of this.#waiters.values()) for (const w of list) first = Math.min(first, w.after);
     return Math.max(1, first);
   }
 
-  private settle(hash: string, status: Status): void {
-    if (this.recent.size >= RECENT_MAX) this.recent.delete(this.recent.keys().next().value as string);
-    this.recent.set(hash, status);
-    const list = this.waiters.get(hash);
+  #settle(hash: string, status: Status): void {
+    if (this.#recent.size >= RECENT_MAX) this.#recent.delete(this.#recent.keys().next().value as string);
+    this.#recent.set(hash, status);
+    const list = this.#waiters.get(hash);
     if (!list) return;
-    this.waiters.delete(hash);
+    this.#waiters.delete(hash);
     for (const w of list) w.resolve(status);
   }
 }

@@ -77,27 +77,30 @@ export class ExactStellarFacilitatorScheme implements SchemeNetworkFacilitator {
   readonly caipFamily = 'stellar:*';
   readonly network: string;
   readonly pool: ChannelPool;
-  private readonly server: rpc.Server;
-  private readonly maxFee: number;
+  readonly #server: rpc.Server;
+  readonly #maxFee: number;
   /** payer:nonce of settlements in flight, so one authorization is never submitted twice at once */
-  private readonly inFlight = new Set<string>();
+  readonly #inFlight = new Set<string>();
   /** payload+requirements digest → what verify found, and the latest ledger when its simulation passed */
-  private readonly verified = new Map<string, { parsed: Parsed; ledger: number }>();
+  readonly #verified = new Map<string, { parsed: Parsed; ledger: number }>();
   /** channel accounts with their next sequence numbers, once loaded */
-  private readonly accounts = new Map<string, Account>();
-  private readonly finality: FinalityWatcher;
+  readonly #accounts = new Map<string, Account>();
+  readonly #finality: FinalityWatcher;
 
-  constructor(private readonly opts: FacilitatorSchemeOptions) {
+  readonly #opts: FacilitatorSchemeOptions;
+
+  constructor(opts: FacilitatorSchemeOptions) {
+    this.#opts = opts;
     this.network = x402Network(opts.networkPassphrase);
     this.pool = new ChannelPool(opts.channels);
-    this.server = rpcServer(opts.rpcUrl);
-    this.maxFee = opts.maxFeeStroops ?? DEFAULT_MAX_FEE_STROOPS;
-    this.finality = new FinalityWatcher(this.server, opts.pollMs ?? 250);
+    this.#server = rpcServer(opts.rpcUrl);
+    this.#maxFee = opts.maxFeeStroops ?? DEFAULT_MAX_FEE_STROOPS;
+    this.#finality = new FinalityWatcher(this.#server, opts.pollMs ?? 250);
   }
 
   /** Stops waiting for settlements (they answer as not final). */
   close(): void {
-    this.finality.close();
+    this.#finality.close();
   }
 
   getExtra(): Record<string, unknown> {
@@ -109,7 +112,7 @@ export class ExactStellarFacilitatorScheme implements SchemeNetworkFacilitator {
   }
 
   /** The static checks: everything but the simulation and the ledger. */
-  private parse(payload: PaymentPayload, req: PaymentRequirements): Parsed | VerifyResponse {
+  #parse(payload: PaymentPayload, req: PaymentRequirements): Parsed | VerifyResponse {
     if (payload.x402Version !== 2) return invalid('invalid_x402_version');
     if (payload.accepted?.scheme !== 'exact' || req.scheme !== 'exact') return invalid('unsupported_scheme');
     if (req.network !== payload.accepted.network) return invalid('network_mismatch');
@@ -118,7 +121,7 @@ export class ExactStellarFacilitatorScheme implements SchemeNetworkFacilitator {
     if (typeof txXdr !== 'string') return invalid('invalid_exact_stellar_payload_malformed');
     let tx: Transaction;
     try {
-      const built = TransactionBuilder.fromXDR(txXdr, this.opts.networkPassphrase);
+      const built = TransactionBuilder.fromXDR(txXdr, this.#opts.networkPassphrase);
       if (!(built instanceof Transaction)) return invalid('invalid_exact_stellar_payload_malformed');
       tx = built;
     } catch {
@@ -154,7 +157,7 @@ export class ExactStellarFacilitatorScheme implements SchemeNetworkFacilitator {
     return { tx, op, payer, amount };
   }
 
-  private checkEvents(sim: rpc.Api.SimulateTransactionSuccessResponse, p: Parsed, req: PaymentRequirements) {
+  #checkEvents(sim: rpc.Api.SimulateTransactionSuccessResponse, p: Parsed, req: PaymentRequirements) {
     const transfers: { from: unknown; to: unknown; amount: unknown }[] = [];
     for (const ev of humanizeEvents(sim.events)) {
       if (ev.type !== 'contract') continue;
@@ -174,7 +177,7 @@ export class ExactStellarFacilitatorScheme implements SchemeNetworkFacilitator {
     return undefined;
   }
 
-  private checkAuth(p: Parsed, maxLedger: number) {
+  #checkAuth(p: Parsed, maxLedger: number) {
     const ours = this.pool.addressSet;
     if (p.op.auth === undefined || p.op.auth.length === 0)
       return invalid('invalid_exact_stellar_payload_no_auth_entries', p.payer);
@@ -198,30 +201,30 @@ export class ExactStellarFacilitatorScheme implements SchemeNetworkFacilitator {
   }
 
   async verify(payload: PaymentPayload, req: PaymentRequirements): Promise<VerifyResponse> {
-    return (await this.check(payload, req, false)).result;
+    return (await this.#check(payload, req, false)).result;
   }
 
   /**
    * verify, and the parsed payload when valid. With `reuse` (settle), what a verify of the same payload
    * found in this or the previous ledger is not parsed and simulated again (the auth checks still run).
    */
-  private async check(
+  async #check(
     payload: PaymentPayload,
     req: PaymentRequirements,
     reuse: boolean,
   ): Promise<{ result: VerifyResponse; parsed?: Parsed }> {
     const key = digest(payload, req);
-    const seen = this.verified.get(key);
-    if (reuse) this.verified.delete(key);
-    const parsed = seen?.parsed ?? this.parse(payload, req);
+    const seen = this.#verified.get(key);
+    if (reuse) this.#verified.delete(key);
+    const parsed = seen?.parsed ?? this.#parse(payload, req);
     if (!('tx' in parsed)) return { result: parsed };
     try {
       const [latest, ledgerSeconds] = await Promise.all([
-        latestLedgerOf(this.opts.rpcUrl, this.server),
-        this.opts.ledgerSeconds ?? ledgerSecondsOf(this.opts.rpcUrl, this.server).then((r) => r.low),
+        latestLedgerOf(this.#opts.rpcUrl, this.#server),
+        this.#opts.ledgerSeconds ?? ledgerSecondsOf(this.#opts.rpcUrl, this.#server).then((r) => r.low),
       ]);
       if (!reuse || seen === undefined || seen.ledger < latest - 1) {
-        const simWrong = await this.simulateAndCheck(parsed, req);
+        const simWrong = await this.#simulateAndCheck(parsed, req);
         if (simWrong) return { result: simWrong };
       }
       const maxLedger = expirationLedger(
@@ -229,12 +232,12 @@ export class ExactStellarFacilitatorScheme implements SchemeNetworkFacilitator {
         req.maxTimeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS,
         ledgerSeconds,
       );
-      const authWrong = this.checkAuth(parsed, maxLedger);
+      const authWrong = this.#checkAuth(parsed, maxLedger);
       if (authWrong) return { result: authWrong };
       if (!reuse) {
-        if (this.verified.size >= VERIFIED_MAX)
-          this.verified.delete(this.verified.keys().next().value as string);
-        this.verified.set(key, { parsed, ledger: latest });
+        if (this.#verified.size >= VERIFIED_MAX)
+          this.#verified.delete(this.#verified.keys().next().value as string);
+        this.#verified.set(key, { parsed, ledger: latest });
       }
       return { result: { isValid: true, payer: parsed.payer }, parsed };
     } catch {
@@ -243,18 +246,15 @@ export class ExactStellarFacilitatorScheme implements SchemeNetworkFacilitator {
   }
 
   /** The simulation's verdict: it succeeds, the fee covers it within our cap, one transfer event as asked. */
-  private async simulateAndCheck(
-    parsed: Parsed,
-    req: PaymentRequirements,
-  ): Promise<VerifyResponse | undefined> {
-    const sim = await this.server.simulateTransaction(parsed.tx);
+  async #simulateAndCheck(parsed: Parsed, req: PaymentRequirements): Promise<VerifyResponse | undefined> {
+    const sim = await this.#server.simulateTransaction(parsed.tx);
     if (!rpc.Api.isSimulationSuccess(sim))
       return invalid('invalid_exact_stellar_payload_simulation_failed', parsed.payer);
     const fee = Number(parsed.tx.fee);
     if (fee < Number(sim.minResourceFee))
       return invalid('invalid_exact_stellar_payload_fee_below_minimum', parsed.payer);
-    if (fee > this.maxFee) return invalid('invalid_exact_stellar_payload_fee_exceeds_maximum', parsed.payer);
-    return this.checkEvents(sim, parsed, req);
+    if (fee > this.#maxFee) return invalid('invalid_exact_stellar_payload_fee_exceeds_maximum', parsed.payer);
+    return this.#checkEvents(sim, parsed, req);
   }
 
   async settle(payload: PaymentPayload, req: PaymentRequirements): Promise<SettleResponse> {
@@ -265,27 +265,27 @@ export class ExactStellarFacilitatorScheme implements SchemeNetworkFacilitator {
       network: req.network,
       ...(payer && { payer }),
     });
-    const { result: verified, parsed } = await this.check(payload, req, true);
+    const { result: verified, parsed } = await this.#check(payload, req, true);
     if (!verified.isValid || !parsed)
       return fail(verified.invalidReason ?? 'verification_failed', verified.payer);
     const ac = parsed.op.auth![0]!.credentials.value as xdr.SorobanAddressCredentials;
     const key = `${parsed.payer}:${String(ac.nonce)}`;
-    if (this.inFlight.has(key)) return fail('settle_exact_stellar_duplicate_settlement', parsed.payer);
-    this.inFlight.add(key);
+    if (this.#inFlight.has(key)) return fail('settle_exact_stellar_duplicate_settlement', parsed.payer);
+    this.#inFlight.add(key);
     try {
       return await this.pool.with(async (channel) => {
         // the wait for a channel may have outlived the authorization: refuse it rather than burn a fee
         const expiration = ac.signatureExpirationLedger;
-        if ((await latestLedgerOf(this.opts.rpcUrl, this.server)) >= expiration)
+        if ((await latestLedgerOf(this.#opts.rpcUrl, this.#server)) >= expiration)
           return fail('invalid_exact_stellar_payload_authorization_expired', parsed.payer);
         const env = xdr.TransactionEnvelope.fromXdr(String(payload.payload.transaction), 'base64');
         const ext = (env.value as xdr.TransactionV1Envelope).tx.ext;
         if (ext.type !== 'sorobanData') return fail('invalid_exact_stellar_payload_malformed', parsed.payer);
         const address = channel.publicKey();
-        const account = this.accounts.get(address) ?? (await this.server.getAccount(address));
+        const account = this.#accounts.get(address) ?? (await this.#server.getAccount(address));
         const tx = new TransactionBuilder(account, {
-          fee: String(Math.min(Number(parsed.tx.fee), this.maxFee)),
-          networkPassphrase: this.opts.networkPassphrase,
+          fee: String(Math.min(Number(parsed.tx.fee), this.#maxFee)),
+          networkPassphrase: this.#opts.networkPassphrase,
           sorobanData: ext.value as xdr.SorobanTransactionData,
         })
           .setTimeout(req.maxTimeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS)
@@ -293,14 +293,14 @@ export class ExactStellarFacilitatorScheme implements SchemeNetworkFacilitator {
           .build();
         signTransaction(tx, channel);
         // until the transaction is final, the channel's sequence number is not known for sure
-        this.accounts.delete(address);
-        const sent = await this.server.sendTransaction(tx);
+        this.#accounts.delete(address);
+        const sent = await this.#server.sendTransaction(tx);
         if (sent.status !== 'PENDING')
           return fail('settle_exact_stellar_transaction_submission_failed', parsed.payer);
         const timeoutMs = (req.maxTimeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
-        const final = await this.finality.wait(sent.hash, sent.latestLedger, timeoutMs);
+        const final = await this.#finality.wait(sent.hash, sent.latestLedger, timeoutMs);
         // applied, successfully or not: the sequence number was consumed, the next one is ours to use
-        if (final !== rpc.Api.GetTransactionStatus.NOT_FOUND) this.accounts.set(address, account);
+        if (final !== rpc.Api.GetTransactionStatus.NOT_FOUND) this.#accounts.set(address, account);
         if (final !== rpc.Api.GetTransactionStatus.SUCCESS)
           return fail('settle_exact_stellar_transaction_failed', parsed.payer, sent.hash);
         return { success: true, transaction: sent.hash, network: req.network, payer: parsed.payer };
@@ -308,7 +308,7 @@ export class ExactStellarFacilitatorScheme implements SchemeNetworkFacilitator {
     } catch {
       return fail('unexpected_settle_error', parsed.payer);
     } finally {
-      this.inFlight.delete(key);
+      this.#inFlight.delete(key);
     }
   }
 }

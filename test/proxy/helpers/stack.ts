@@ -17,6 +17,7 @@ import {
 import { type ProverDaemon, startProverDaemon } from '../../../src/prover/daemon/server.ts';
 import { type Env, loadConfig, type ProxyConfig } from '../../../src/proxy/config.ts';
 import { type ProxyHandle, startProxy } from '../../../src/proxy/server.ts';
+import type { Clock } from '../../../src/proxy/util/clock.ts';
 import { jsonLogger } from '../../../src/proxy/util/logger.ts';
 import { type PoolSandbox, startPoolSandbox } from '../../../contracts/network.ts';
 import { STANDALONE_PASSPHRASE } from '../../../src/ledger/networks.ts';
@@ -33,8 +34,11 @@ export interface Stack {
   env: Env;
   masterKeyHex: string;
   server: rpc.Server;
-  /** Starts another proxy over the same ledger and prover (e.g. after a restart) with `env` overrides. */
-  startProxy(env?: Env): Promise<{ proxy: ProxyHandle; config: ProxyConfig }>;
+  /**
+   * Starts another proxy over the same ledger and prover (e.g. after a restart) with `env` overrides and,
+   * to move its time without sleeping, a clock of the test's.
+   */
+  startProxy(env?: Env, options?: { clock?: Clock }): Promise<{ proxy: ProxyHandle; config: ProxyConfig }>;
   fund(address: string, usdc: number): Promise<void>;
   usdcBalance(address: string): Promise<bigint>;
   login(wallet: Keypair, proxyUrl?: string): Promise<string>;
@@ -76,9 +80,10 @@ export async function startStack(
     POOL_PROXY_PREPARE_TTL_SECONDS: '20',
     ...env,
   };
-  const launch = async (overrides: Env = {}) => {
+  const launch = async (overrides: Env = {}, options: { clock?: Clock } = {}) => {
     const config = loadConfig({ ...baseEnv, ...overrides });
     const proxy = await startProxy(config, {
+      ...options,
       logger: jsonLogger('warn', (line) => process.stderr.write(line)),
     });
     await proxy.ready;

@@ -21,14 +21,6 @@ export interface EngineProof {
   verified?: boolean;
 }
 
-/** The witness does not satisfy the circuit: the proof computed from it does not verify. */
-export class UnsatisfiedWitnessError extends Error {
-  constructor() {
-    super('witness does not satisfy the circuit: its proof failed verification and was discarded');
-    this.name = 'UnsatisfiedWitnessError';
-  }
-}
-
 export interface ProvingEngine {
   readonly name: EngineName;
   /** Loads the circuit's proving key once, before the daemon reports SERVING. */

@@ -9,4 +9,4 @@ export async function createEngine(name: EngineName): Promise<ProvingEngine> {
   throw new Error(`unknown engine "${name as string}" (expected native or snarkjs)`);
 }
 
-export { type EngineName, type Groth16Proof, type ProvingEngine, UnsatisfiedWitnessError } from './engine.ts';
+export { type EngineName, type Groth16Proof, type ProvingEngine } from './engine.ts';

@@ -10,19 +10,19 @@ let openEngines = 0;
 
 export class SnarkjsEngine implements ProvingEngine {
   readonly name = 'snarkjs' as const;
-  private readonly zkeys = new Map<string, Uint8Array>();
-  private closed = false;
+  readonly #zkeys = new Map<string, Uint8Array>();
+  #closed = false;
 
   constructor() {
     openEngines += 1;
   }
 
   async load(circuit: CircuitDescription): Promise<void> {
-    this.zkeys.set(circuit.id, new Uint8Array(await readFile(circuit.files.zkey)));
+    this.#zkeys.set(circuit.id, new Uint8Array(await readFile(circuit.files.zkey)));
   }
 
   async prove(circuitId: string, wtns: Uint8Array): Promise<EngineProof> {
-    const zkey = this.zkeys.get(circuitId);
+    const zkey = this.#zkeys.get(circuitId);
     if (!zkey) throw new Error(`circuit ${circuitId} is not loaded`);
     const { proof, publicSignals } = await snarkjs.groth16.prove(zkey, wtns);
     return { proof: proof as Groth16Proof, publicSignals: publicSignals as string[] };
@@ -42,9 +42,9 @@ export class SnarkjsEngine implements ProvingEngine {
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.zkeys.clear();
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#zkeys.clear();
     openEngines -= 1;
     if (openEngines > 0) return;
     // snarkjs keeps a curve with worker threads alive in a global; without terminating it the process never exits.

@@ -49,20 +49,24 @@ const WORKER_MODULE = new URL('./witness-worker.ts', import.meta.url).href;
 const BOOTSTRAP = `import(${JSON.stringify(TSX_API)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(WORKER_MODULE)}); });`;
 
 export class WitnessPool {
-  private readonly workers: PoolWorker[] = [];
-  private readonly waiting: PendingTask[] = [];
-  private nextTaskId = 1;
-  private closed = false;
+  readonly #workers: PoolWorker[] = [];
+  readonly #waiting: PendingTask[] = [];
+  #nextTaskId = 1;
+  #closed = false;
   /** Workers replaced after a crash or an abandoned task. */
   replacements = 0;
 
-  private constructor(private readonly init: WorkerInit) {}
+  readonly #init: WorkerInit;
+
+  private constructor(init: WorkerInit) {
+    this.#init = init;
+  }
 
   /** Starts `size` workers, each with every circuit's wasm compiled, and resolves once all are ready. */
   static async start(wasmPaths: Record<string, string>, size: number): Promise<WitnessPool> {
     const pool = new WitnessPool({ wasmPaths });
     try {
-      await Promise.all(Array.from({ length: Math.max(1, size) }, () => pool.spawn()));
+      await Promise.all(Array.from({ length: Math.max(1, size) }, () => pool.#spawn()));
     } catch (error) {
       await pool.close();
       throw error;
@@ -71,22 +75,22 @@ export class WitnessPool {
   }
 
   get size(): number {
-    return this.workers.length;
+    return this.#workers.length;
   }
 
   /** Tasks waiting for a free worker. */
   get queued(): number {
-    return this.waiting.length;
+    return this.#waiting.length;
   }
 
   /** Tasks currently computing. */
   get running(): number {
-    return this.workers.filter((w) => w.busy).length;
+    return this.#workers.filter((w) => w.busy).length;
   }
 
-  private spawn(): Promise<void> {
+  #spawn(): Promise<void> {
     return new Promise((resolve, reject) => {
-      const worker = new Worker(BOOTSTRAP, { eval: true, workerData: this.init });
+      const worker = new Worker(BOOTSTRAP, { eval: true, workerData: this.#init });
       const entry: PoolWorker = { worker };
       const onStartup = (message: WorkerStatus) => {
         worker.off('message', onStartup);
@@ -95,99 +99,99 @@ export class WitnessPool {
           reject(new Error(`witness worker failed to start: ${message.fatal}`));
           return;
         }
-        if (this.closed) {
+        if (this.#closed) {
           // The pool shut down while this replacement was starting.
           void worker.terminate();
           resolve();
           return;
         }
-        worker.on('message', (reply: WorkerReply) => this.finish(entry, reply));
-        this.workers.push(entry);
+        worker.on('message', (reply: WorkerReply) => this.#finish(entry, reply));
+        this.#workers.push(entry);
         resolve();
-        this.dispatch();
+        this.#dispatch();
       };
       worker.on('message', onStartup);
       // `on`, not `once`: an error event without a listener would be rethrown in the main thread.
       worker.on('error', (error) => {
         reject(error);
-        this.crashed(entry, error);
+        this.#crashed(entry, error);
       });
     });
   }
 
   /** A worker died (out of memory, a bug): fail its task, replace it, keep serving. */
-  private crashed(entry: PoolWorker, error: Error): void {
+  #crashed(entry: PoolWorker, error: Error): void {
     const task = entry.busy;
-    if (!this.replace(entry)) return;
-    if (task) this.settle(task, () => task.reject(internal(`witness worker crashed: ${error.message}`)));
+    if (!this.#replace(entry)) return;
+    if (task) this.#settle(task, () => task.reject(internal(`witness worker crashed: ${error.message}`)));
   }
 
   /** Stops a worker (whatever it is computing is dropped) and starts a fresh one in its place. */
-  private replace(entry: PoolWorker): boolean {
-    const index = this.workers.indexOf(entry);
+  #replace(entry: PoolWorker): boolean {
+    const index = this.#workers.indexOf(entry);
     if (index < 0) return false;
-    this.workers.splice(index, 1);
+    this.#workers.splice(index, 1);
     entry.busy = undefined;
     void entry.worker.terminate();
     this.replacements += 1;
-    if (!this.closed) this.spawn().catch(() => undefined);
+    if (!this.#closed) this.#spawn().catch(() => undefined);
     return true;
   }
 
   compute(circuit: string, inputs: CircuitInputs, signal?: AbortSignal): Promise<WitnessResult> {
-    if (this.closed) return Promise.reject(unavailable('witness pool is shut down'));
+    if (this.#closed) return Promise.reject(unavailable('witness pool is shut down'));
     signal?.throwIfAborted();
     return new Promise((resolve, reject) => {
       const pending: PendingTask = {
-        task: { taskId: this.nextTaskId++, circuit, inputs },
+        task: { taskId: this.#nextTaskId++, circuit, inputs },
         signal,
         resolve,
         reject,
       };
       if (signal) {
         pending.onAbort = () => {
-          const at = this.waiting.indexOf(pending);
-          if (at >= 0) this.waiting.splice(at, 1);
-          const running = this.workers.find((w) => w.busy === pending);
-          if (running) this.replace(running);
+          const at = this.#waiting.indexOf(pending);
+          if (at >= 0) this.#waiting.splice(at, 1);
+          const running = this.#workers.find((w) => w.busy === pending);
+          if (running) this.#replace(running);
           reject(signal.reason);
         };
         signal.addEventListener('abort', pending.onAbort, { once: true });
       }
-      this.waiting.push(pending);
-      this.dispatch();
+      this.#waiting.push(pending);
+      this.#dispatch();
     });
   }
 
-  private dispatch(): void {
-    for (const entry of this.workers) {
-      if (this.waiting.length === 0) return;
+  #dispatch(): void {
+    for (const entry of this.#workers) {
+      if (this.#waiting.length === 0) return;
       if (entry.busy) continue;
-      const next = this.waiting.shift()!;
+      const next = this.#waiting.shift()!;
       entry.busy = next;
       entry.worker.postMessage(next.task);
     }
   }
 
-  private settle(task: PendingTask, action: () => void): void {
+  #settle(task: PendingTask, action: () => void): void {
     if (task.onAbort) task.signal?.removeEventListener('abort', task.onAbort);
     if (!task.signal?.aborted) action();
   }
 
-  private finish(entry: PoolWorker, reply: WorkerReply): void {
+  #finish(entry: PoolWorker, reply: WorkerReply): void {
     const task = entry.busy;
     entry.busy = undefined;
     if (task && task.task.taskId === reply.taskId) {
-      if ('wtns' in reply) this.settle(task, () => task.resolve({ wtns: reply.wtns, ms: reply.ms }));
-      else this.settle(task, () => task.reject(witnessError(reply.error)));
+      if ('wtns' in reply) this.#settle(task, () => task.resolve({ wtns: reply.wtns, ms: reply.ms }));
+      else this.#settle(task, () => task.reject(witnessError(reply.error)));
     }
-    this.dispatch();
+    this.#dispatch();
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    for (const task of this.waiting.splice(0))
-      this.settle(task, () => task.reject(unavailable('witness pool is shut down')));
-    await Promise.all(this.workers.splice(0).map((entry) => entry.worker.terminate()));
+    this.#closed = true;
+    for (const task of this.#waiting.splice(0))
+      this.#settle(task, () => task.reject(unavailable('witness pool is shut down')));
+    await Promise.all(this.#workers.splice(0).map((entry) => entry.worker.terminate()));
   }
 }

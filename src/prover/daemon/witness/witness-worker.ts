@@ -1,22 +1,18 @@
 // Worker thread: computes .wtns witnesses with each circuit's circom wasm (loaded once per circuit when the
 // worker starts). The pool sends one task at a time.
 import { parentPort, workerData } from 'node:worker_threads';
-import {
-  CircuitInputError,
-  ConstraintError,
-  loadWitnessCalculator,
-  type WitnessCalculator,
-} from '../../../circuit/witness-calculator.ts';
+import { loadWitnessCalculator, type WitnessCalculator } from '../../../circuit/witness-calculator.ts';
+import { WitnessError } from '../../../circuit/witness-error.ts';
 import type { WitnessFailure, WorkerInit, WorkerReply, WorkerTask } from './protocol.ts';
 
 const port = parentPort;
 if (!port) throw new Error('witness-worker must run in a worker thread');
 
 function failure(error: unknown): WitnessFailure {
-  if (error instanceof ConstraintError) {
+  if (error instanceof WitnessError && error.code === 'constraint_failed') {
     return { kind: 'constraint', message: error.message, template: error.template, line: error.line };
   }
-  if (error instanceof CircuitInputError) return { kind: 'input', message: error.message };
+  if (error instanceof WitnessError) return { kind: 'input', message: error.message };
   return { kind: 'internal', message: error instanceof Error ? error.message : String(error) };
 }
 

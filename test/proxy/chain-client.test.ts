@@ -1,4 +1,4 @@
-// The proxy's ledger client against a real sandbox over its RPC, when another spender shares its source
+// The proxy's chain client against a real sandbox over its RPC, when another spender shares its source
 // account (a second proxy on the same operator, or the sandbox's friendbot minting as the admin): a
 // transaction whose sequence number was taken meanwhile is refused with txBadSeq and nothing is applied;
 // the client builds and signs it again on the current sequence (each signed hash handed to the caller
@@ -7,19 +7,21 @@
 import test from 'ava';
 import { Address, nativeToScVal } from '@stellar/stellar-sdk';
 import type { PoolSandbox } from '../../contracts/network.ts';
-import { LedgerClient, LedgerRejected } from '../../src/proxy/services/ledger-client.ts';
+import { ChainClient, LedgerRejected } from '../../src/proxy/services/chain-client.ts';
 import { newAccount, startSandbox } from '../x402/helpers.ts';
 
 let sandbox: PoolSandbox;
+/** How far the sandbox's clock runs ahead of the real one (a test moves it instead of sleeping). */
+let ahead = 0;
 test.before(async () => {
-  ({ sandbox } = await startSandbox({ ledgerMs: 100 }));
+  ({ sandbox } = await startSandbox({ ledgerMs: 100, clock: () => Date.now() + ahead }));
 });
 test.after.always(async () => {
   await sandbox?.close();
 });
 
 const client = (txTimeoutSeconds = 60) =>
-  new LedgerClient({
+  new ChainClient({
     rpcUrl: sandbox.rpcUrl,
     networkPassphrase: sandbox.info.networkPassphrase,
     baseFee: 100,
@@ -79,7 +81,8 @@ test('a sequence taken at every attempt ends in ledger_rejected with the result 
 test('a refusal at submission that is not about the sequence is not retried', async (t) => {
   const source = await newAccount(sandbox);
   const signed: string[] = [];
-  // A time bound of one second, passed before the transaction is sent: the ledger refuses it (txTooLate).
+  // A time bound of one second, passed (on the network's clock) before the transaction is sent: the ledger
+  // refuses it (txTooLate).
   const error = await t.throwsAsync(
     client(1).invokeAndConfirm(
       source,
@@ -89,7 +92,7 @@ test('a refusal at submission that is not about the sequence is not retried', as
       {
         signed: async ({ hash }) => {
           signed.push(hash);
-          await new Promise((r) => setTimeout(r, 2_200));
+          ahead += 2_200;
         },
       },
     ),

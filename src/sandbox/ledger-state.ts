@@ -1,4 +1,4 @@
-// Ledger state of the sandbox: ledger entries, applied transactions, contract events and the latest
+// The sandbox's ledger state: ledger entries, applied transactions, contract events and the latest
 // ledger header. Everything lives in memory (the sandbox is small) and, when a data directory is given,
 // is written to LevelDB in one atomic batch per closed ledger so a restart resumes exactly.
 
@@ -73,43 +73,47 @@ type Stored = EntryRecord | TxRecord | EventRecord | LedgerMeta | LedgerRecord |
 /** Key of a ledger record: zero-padded so LevelDB iterates them in sequence order. */
 const ledgerKey = (sequence: number) => `l:${sequence.toString().padStart(10, '0')}`;
 
-export class LedgerStore {
+export class LedgerState {
   readonly entries = new Map<string, EntryRecord>();
   readonly txs = new Map<string, TxRecord>();
   /** each ledger's transactions (the close meta lists them) */
   readonly txsByLedger = new Map<number, TxRecord[]>();
   readonly events: EventRecord[] = [];
-  /** closed ledgers in sequence order (a store written before they were kept starts later) */
+  /** closed ledgers in sequence order (data written before they were kept start later) */
   readonly ledgers: LedgerRecord[] = [];
   meta: LedgerMeta | undefined;
   /** small named documents (well-known keys, genesis record) */
   readonly docs = new Map<string, Record<string, string>>();
-  private readonly decoded = new Map<string, xdr.LedgerEntryData>();
+  readonly #decoded = new Map<string, xdr.LedgerEntryData>();
 
-  private constructor(private readonly db: Level<string, Stored> | undefined) {}
+  readonly #db: Level<string, Stored> | undefined;
 
-  /** Opens (or creates) the store; `dataDir` undefined keeps everything in memory. */
-  static async open(dataDir?: string): Promise<LedgerStore> {
+  private constructor(db: Level<string, Stored> | undefined) {
+    this.#db = db;
+  }
+
+  /** Opens (or creates) the ledger state; `dataDir` undefined keeps everything in memory. */
+  static async open(dataDir?: string): Promise<LedgerState> {
     // openLevel checks the files first and reports damage or another process holding them.
     const db = dataDir ? await openLevel<string, Stored>(dataDir, { valueEncoding: 'json' }) : undefined;
-    const store = new LedgerStore(db);
+    const state = new LedgerState(db);
     if (db) {
       for await (const [key, value] of db.iterator()) {
         const kind = key.slice(0, 2);
         const id = key.slice(2);
-        if (kind === 'e:') store.entries.set(id, value as EntryRecord);
-        else if (kind === 't:') store.addTx(value as TxRecord);
-        else if (kind === 'v:') store.events.push(value as EventRecord);
-        else if (kind === 'd:') store.docs.set(id, value as Record<string, string>);
-        else if (kind === 'l:') store.ledgers.push(value as LedgerRecord);
-        else if (key === 'meta') store.meta = value as LedgerMeta;
+        if (kind === 'e:') state.entries.set(id, value as EntryRecord);
+        else if (kind === 't:') state.#addTx(value as TxRecord);
+        else if (kind === 'v:') state.events.push(value as EventRecord);
+        else if (kind === 'd:') state.docs.set(id, value as Record<string, string>);
+        else if (kind === 'l:') state.ledgers.push(value as LedgerRecord);
+        else if (key === 'meta') state.meta = value as LedgerMeta;
       }
     }
-    return store;
+    return state;
   }
 
   get persistent(): boolean {
-    return this.db !== undefined;
+    return this.#db !== undefined;
   }
 
   get(key: string): EntryRecord | undefined {
@@ -120,24 +124,24 @@ export class LedgerStore {
   getData(key: string): xdr.LedgerEntryData | undefined {
     const rec = this.entries.get(key);
     if (!rec) return undefined;
-    let data = this.decoded.get(key);
+    let data = this.#decoded.get(key);
     if (!data) {
       data = xdr.LedgerEntryData.fromXdr(rec.xdr, 'base64');
-      this.decoded.set(key, data);
+      this.#decoded.set(key, data);
     }
     return data;
   }
 
   async putDoc(name: string, doc: Record<string, string>): Promise<void> {
     this.docs.set(name, doc);
-    await this.db?.put(`d:${name}`, doc);
+    await this.#db?.put(`d:${name}`, doc);
   }
 
   /** Applies one closed ledger: memory first, then one atomic LevelDB batch. */
   async commit(batch: LedgerBatch): Promise<void> {
     const ops: ({ type: 'put'; key: string; value: Stored } | { type: 'del'; key: string })[] = [];
     for (const [key, rec] of batch.entries) {
-      this.decoded.delete(key);
+      this.#decoded.delete(key);
       if (rec) {
         this.entries.set(key, rec);
         ops.push({ type: 'put', key: `e:${key}`, value: rec });
@@ -147,7 +151,7 @@ export class LedgerStore {
       }
     }
     for (const tx of batch.txs) {
-      this.addTx(tx);
+      this.#addTx(tx);
       ops.push({ type: 'put', key: `t:${tx.hash}`, value: tx });
     }
     for (const ev of batch.events) {
@@ -160,10 +164,10 @@ export class LedgerStore {
     const ledger: LedgerRecord = { sequence, hash, closeTime, headerXdr };
     this.ledgers.push(ledger);
     ops.push({ type: 'put', key: ledgerKey(sequence), value: ledger });
-    if (this.db) await this.db.batch(ops);
+    if (this.#db) await this.#db.batch(ops);
   }
 
-  private addTx(tx: TxRecord): void {
+  #addTx(tx: TxRecord): void {
     this.txs.set(tx.hash, tx);
     const list = this.txsByLedger.get(tx.ledger);
     if (list) list.push(tx);
@@ -171,6 +175,6 @@ export class LedgerStore {
   }
 
   async close(): Promise<void> {
-    await this.db?.close();
+    await this.#db?.close();
   }
 }

@@ -1,4 +1,5 @@
-// The proxy's one ledger code path, over Soroban RPC (`rpc.Server`): build an invocation, simulate it,
+// The proxy's client of the chain (the embedded sandbox or a Stellar network), its one path for
+// transactions, over Soroban RPC (`rpc.Server`): build an invocation, simulate it,
 // assemble resources and fees, sign, send, and poll until the ledger decides. Sandbox and testnet
 // differ only in URL and passphrase. Transactions from one source account are serialised so their
 // sequence numbers cannot collide.
@@ -24,7 +25,7 @@ import { ProblemError } from '../../api/problem.ts';
 import { KeyedMutex } from '../util/keyed-mutex.ts';
 import { rpcServer } from '../../ledger/rpc-server.ts';
 
-export interface LedgerClientSettings {
+export interface ChainClientSettings {
   rpcUrl: string;
   networkPassphrase: string;
   baseFee: number;
@@ -40,12 +41,12 @@ export interface Confirmed {
   returnValue?: xdr.ScVal;
 }
 
-export class LedgerClient {
+export class ChainClient {
   readonly server: rpc.Server;
-  readonly settings: LedgerClientSettings;
+  readonly settings: ChainClientSettings;
   readonly #sources = new KeyedMutex();
 
-  constructor(settings: LedgerClientSettings) {
+  constructor(settings: ChainClientSettings) {
     this.settings = settings;
     this.server = rpcServer(settings.rpcUrl);
   }
@@ -132,9 +133,9 @@ export class LedgerClient {
   /** Sends a signed transaction and waits for SUCCESS; anything else is `ledger_rejected` (nothing applied). */
   async submitAndConfirm(tx: Transaction | FeeBumpTransaction, hooks: SendHooks = {}): Promise<Confirmed> {
     const hash = txHashOf(tx);
-    let sent: Awaited<ReturnType<LedgerClient['send']>>;
+    let sent: rpc.Api.SendTransactionResponse;
     try {
-      sent = await this.send(tx);
+      sent = await this.#send(tx);
     } catch (error) {
       throw uncertain(hash, error);
     }
@@ -189,7 +190,7 @@ export class LedgerClient {
     return { status: 'NOT_FOUND' };
   }
 
-  private async send(tx: Transaction | FeeBumpTransaction) {
+  async #send(tx: Transaction | FeeBumpTransaction): Promise<rpc.Api.SendTransactionResponse> {
     for (let attempt = 0; ; attempt++) {
       const sent = await rpcCall('sendTransaction', () => this.server.sendTransaction(tx));
       if (sent.status !== 'TRY_AGAIN_LATER' || attempt >= 20) return sent;

@@ -1,4 +1,4 @@
-// The sandbox ledger: queues admitted envelopes (admission.ts), closes ledgers on an interval, applies each
+// The sandbox's chain: queues admitted envelopes (admission.ts), closes ledgers on an interval, applies each
 // transaction atomically (fee and sequence always, effects only on success) and records results, meta and
 // events; preflight is in simulation.ts.
 import { type FeeBumpTransaction, hash, StrKey, type Transaction, xdr } from '@stellar/stellar-sdk';
@@ -13,7 +13,7 @@ import { type ContractRegistry, Host } from './host.ts';
 import { rawBytes } from './keys.ts';
 import { simulate, type SimulationResult } from './simulation.ts';
 import { entryRecords, type Footprint, Overlay } from './overlay.ts';
-import type { EventRecord, LedgerMeta, LedgerStore, TxRecord } from './store.ts';
+import type { EventRecord, LedgerMeta, LedgerState, TxRecord } from './ledger-state.ts';
 import {
   BASE_FEE,
   diagnosticEvent,
@@ -77,77 +77,91 @@ export type InternalJob = (
   ledgerSequence: number,
 ) => JobTransaction[] | Promise<JobTransaction[]>;
 
-export class Ledger {
+export class Chain {
   readonly networkId: Uint8Array;
-  private pending: Pending[] = [];
-  private jobs: { job: InternalJob; resolve: (txs: JobTransaction[]) => void; reject: (e: Error) => void }[] =
-    [];
-  private closing: Promise<void> = Promise.resolve();
+  #pending: Pending[] = [];
+  #jobs: { job: InternalJob; resolve: (txs: JobTransaction[]) => void; reject: (e: Error) => void }[] = [];
+  #closing: Promise<void> = Promise.resolve();
   /** full hashes of applied transactions, one set per recent close (newest first), as stellar-core bans them */
-  private readonly banned: Set<string>[] = Array.from({ length: BAN_LEDGERS }, () => new Set<string>());
+  readonly #banned: Set<string>[] = Array.from({ length: BAN_LEDGERS }, () => new Set<string>());
   /** transactions the ledger being closed applies: still in stellar-core's queue then, so a resend is DUPLICATE */
-  private applying = new Set<string>();
+  #applying = new Set<string>();
   /** inclusion fees (per operation) of the transactions applied in the ledger being closed */
-  private feeSamples: bigint[] = [];
-  private classicFeeSamples: bigint[] = [];
+  #feeSamples: bigint[] = [];
+  #classicFeeSamples: bigint[] = [];
   /** inclusion fees of the last FEE_STATS_LEDGERS ledgers, for getFeeStats */
   readonly recentFees: { ledger: number; fees: bigint[]; classic: bigint[] }[] = [];
-  private timer: NodeJS.Timeout | undefined;
-  private readonly closeWaiters: (() => void)[] = [];
+  #timer: NodeJS.Timeout | undefined;
+  readonly #closeWaiters: (() => void)[] = [];
   /** Told about every committed ledger and its transactions (logging); its errors are ignored. */
   onClosed: ((meta: LedgerMeta, txs: readonly TxRecord[]) => void) | undefined;
+  /** Told when a timed close fails (logging); unset, the failure is a process warning. */
+  onCloseFailed: ((error: Error) => void) | undefined;
+
+  /** Milliseconds since the epoch: the network's time (close times, time bounds, simulated timestamps). */
+  readonly #clock: () => number;
 
   constructor(
-    readonly store: LedgerStore,
+    readonly state: LedgerState,
     readonly registry: ContractRegistry,
     readonly passphrase = STANDALONE_PASSPHRASE,
+    clock: () => number = Date.now,
   ) {
     this.networkId = hash(new TextEncoder().encode(passphrase));
+    this.#clock = clock;
+  }
+
+  /** The network's time in Unix seconds. */
+  #now(): number {
+    return Math.floor(this.#clock() / 1000);
   }
 
   get latest(): LedgerMeta {
-    if (!this.store.meta) throw new Error('ledger not initialised');
-    return this.store.meta;
+    if (!this.state.meta) throw new Error('ledger not initialised');
+    return this.state.meta;
   }
 
   /** Starts closing a ledger every `ms` milliseconds. */
   start(ms: number): void {
     const tick = () => {
-      this.closing = this.closing
+      this.#closing = this.#closing
         .then(() => this.closeLedger())
-        .catch((e) => console.error('ledger close failed', e));
-      this.closing.then(() => {
-        if (this.timer) this.timer = setTimeout(tick, ms);
+        .catch((e: Error) => {
+          if (this.onCloseFailed) this.onCloseFailed(e);
+          else process.emitWarning(`ledger close failed: ${e.message}`);
+        });
+      this.#closing.then(() => {
+        if (this.#timer) this.#timer = setTimeout(tick, ms);
       });
     };
-    this.timer = setTimeout(tick, ms);
+    this.#timer = setTimeout(tick, ms);
   }
 
   async stop(): Promise<void> {
-    const t = this.timer;
-    this.timer = undefined;
+    const t = this.#timer;
+    this.#timer = undefined;
     if (t) clearTimeout(t);
-    await this.closing;
+    await this.#closing;
   }
 
   /** Resolves after the next ledger has closed. */
   nextClose(): Promise<void> {
-    return new Promise((resolve) => this.closeWaiters.push(resolve));
+    return new Promise((resolve) => this.#closeWaiters.push(resolve));
   }
 
   /** Queues a privileged job for the next ledger; resolves once that ledger is committed. */
   runInternal(job: InternalJob): Promise<JobTransaction[]> {
-    return new Promise((resolve, reject) => this.jobs.push({ job, resolve, reject }));
+    return new Promise((resolve, reject) => this.#jobs.push({ job, resolve, reject }));
   }
 
   submit(envelopeXdr: unknown): SendResult {
     const { tx, feeBump } = decodeEnvelope(envelopeXdr, this.passphrase);
     const txHash = Buffer.from((feeBump ?? tx).hash()).toString('hex');
     // stellar-core's TransactionQueue::canAdd checks the ban first: an applied transaction sent again
-    if (this.banned.some((set) => set.has(txHash))) return { hash: txHash, status: 'TRY_AGAIN_LATER' };
-    if (this.applying.has(txHash) || this.pending.some((p) => p.hash === txHash))
+    if (this.#banned.some((set) => set.has(txHash))) return { hash: txHash, status: 'TRY_AGAIN_LATER' };
+    if (this.#applying.has(txHash) || this.#pending.some((p) => p.hash === txHash))
       return { hash: txHash, status: 'DUPLICATE' };
-    if (this.pending.some((p) => p.tx.source === tx.source))
+    if (this.#pending.some((p) => p.tx.source === tx.source))
       return { hash: txHash, status: 'TRY_AGAIN_LATER' };
     const unsupported = unsupportedOperations(tx);
     if (unsupported) {
@@ -158,20 +172,21 @@ export class Ledger {
         diagnosticEventsXdr: [diagnosticMessage(unsupported).toXdr('base64')],
       };
     }
-    const failure = admissible(tx, feeBump, this.store, now());
+    const failure = admissible(tx, feeBump, this.state, this.#now());
     if (failure) return { hash: txHash, status: 'ERROR', errorResultXdr: failure.toXdr('base64') };
-    this.pending.push({ hash: txHash, tx, feeBump, envelopeXdr: envelopeXdr as string });
+    this.#pending.push({ hash: txHash, tx, feeBump, envelopeXdr: envelopeXdr as string });
     return { hash: txHash, status: 'PENDING' };
   }
 
   /** Preflight against the next ledger (see simulation.ts). */
   simulate(envelopeXdr: unknown, authMode: unknown, useUpgradedAuth: unknown): Promise<SimulationResult> {
     const ctx = {
-      store: this.store,
+      state: this.state,
       registry: this.registry,
       passphrase: this.passphrase,
       networkId: this.networkId,
       latestSequence: this.latest.sequence,
+      timestamp: this.#now(),
     };
     return simulate(ctx, envelopeXdr, authMode, useUpgradedAuth);
   }
@@ -179,85 +194,97 @@ export class Ledger {
   /** Closes one ledger: applies privileged jobs, then queued transactions in arrival order. */
   async closeLedger(): Promise<void> {
     const prev = this.latest;
-    const sequence = prev.sequence + 1;
-    const closeTime = Math.max(prev.closeTime, Math.floor(Date.now() / 1000));
-    const closedAt = new Date(closeTime * 1000).toISOString().replace('.000Z', 'Z');
-    const ledgerOverlay = new Overlay(this.store);
-    const jobs = this.jobs;
-    this.jobs = [];
-    const jobOutcomes: (JobTransaction[] | Error)[] = [];
-    const txs: TxRecord[] = [];
-    let order = 0;
-    const events: EventRecord[] = [];
-    const record = (evs: xdr.ContractEvent[], txHash: string, order: number, op: number) => {
-      evs.forEach((ev, j) => {
-        const body = ev.body.value as xdr.ContractEventV0;
-        events.push({
-          id: eventId(sequence, order, op, j),
-          ledger: sequence,
-          ledgerClosedAt: closedAt,
-          transactionIndex: order,
-          operationIndex: op - 1,
-          txHash,
-          contractId: StrKey.encodeContract(Buffer.from(rawBytes(ev.contractId))),
-          topics: body.topics.map((t) => t.toXdr('base64')),
-          value: body.data.toXdr('base64'),
-        });
-      });
-    };
+    const closeTime = Math.max(prev.closeTime, this.#now());
+    const closing = new ClosingLedger(prev.sequence + 1, closeTime);
+    const ledgerOverlay = new Overlay(this.state);
+    const jobs = this.#jobs;
+    this.#jobs = [];
+    const jobOutcomes = await this.#runJobs(jobs, ledgerOverlay, closing);
+    const pending = this.#pending;
+    this.#pending = [];
+    await this.#applyPending(pending, ledgerOverlay, closing);
+    await this.#commit(prev, ledgerOverlay, closing);
+    try {
+      this.onClosed?.(this.latest, closing.txs);
+    } catch {
+      // an observer never breaks a ledger close
+    }
+    jobs.forEach(({ resolve, reject }, i) => {
+      const outcome = jobOutcomes[i] as JobTransaction[] | Error;
+      if (outcome instanceof Error) reject(outcome);
+      else resolve(outcome);
+    });
+    this.#afterClose(pending, closing.sequence);
+  }
+
+  /** The privileged jobs, each in an overlay of its own: merged when it succeeds, its error kept if not. */
+  async #runJobs(
+    jobs: { job: InternalJob }[],
+    ledgerOverlay: Overlay,
+    closing: ClosingLedger,
+  ): Promise<(JobTransaction[] | Error)[]> {
+    const { sequence, closeTime } = closing;
+    const outcomes: (JobTransaction[] | Error)[] = [];
     for (const { job } of jobs) {
       const overlay = new Overlay(ledgerOverlay);
-      const host = this.internalHost(overlay, sequence, closeTime);
+      const host = this.#internalHost(overlay, sequence, closeTime);
       try {
         const done = await job(host, overlay, sequence);
         overlay.mergeInto(ledgerOverlay);
         for (const jt of done) {
-          order++;
-          txs.push({
-            hash: jt.hash,
-            status: 'SUCCESS',
-            ledger: sequence,
-            createdAt: closeTime,
-            applicationOrder: order,
-            feeBump: false,
-            envelopeXdr: jt.envelope.toXdr('base64'),
-            resultXdr: jt.result.toXdr('base64'),
-            resultMetaXdr: jt.meta.toXdr('base64'),
-            contractEvents: [jt.events.map((e) => e.toXdr('base64'))],
-            diagnosticEvents: [],
-          });
-          record(jt.events, jt.hash, order, 1);
+          const order = closing.nextOrder();
+          closing.add(
+            {
+              hash: jt.hash,
+              status: 'SUCCESS',
+              ledger: sequence,
+              createdAt: closeTime,
+              applicationOrder: order,
+              feeBump: false,
+              envelopeXdr: jt.envelope.toXdr('base64'),
+              resultXdr: jt.result.toXdr('base64'),
+              resultMetaXdr: jt.meta.toXdr('base64'),
+              contractEvents: [jt.events.map((e) => e.toXdr('base64'))],
+              diagnosticEvents: [],
+            },
+            [jt.events],
+          );
         }
-        jobOutcomes.push(done);
+        outcomes.push(done);
       } catch (e) {
-        jobOutcomes.push(e as Error);
+        outcomes.push(e as Error);
       }
     }
+    return outcomes;
+  }
 
-    const pending = this.pending;
-    this.pending = [];
-    this.applying = new Set(pending.map((p) => p.hash));
-    this.feeSamples = [];
-    this.classicFeeSamples = [];
+  /** The queued transactions in arrival order, yielding to the event loop every 20 ms of work. */
+  async #applyPending(pending: Pending[], ledgerOverlay: Overlay, closing: ClosingLedger): Promise<void> {
+    this.#applying = new Set(pending.map((p) => p.hash));
+    this.#feeSamples = [];
+    this.#classicFeeSamples = [];
     let slice = performance.now();
     for (const p of pending) {
-      order++;
-      const { record: txRecord, contractEvents } = await this.apply(
+      const order = closing.nextOrder();
+      const { record, contractEvents } = await this.#apply(
         p,
         ledgerOverlay,
-        sequence,
-        closeTime,
+        closing.sequence,
+        closing.closeTime,
         order,
       );
-      txs.push(txRecord);
-      contractEvents.forEach((evs, op) => record(evs, p.hash, order, op + 1));
+      closing.add(record, contractEvents);
       // a big ledger must not stall the RPC: let queued requests run between transactions
       if (performance.now() - slice > 20) {
         await new Promise((resolve) => setImmediate(resolve));
         slice = performance.now();
       }
     }
+  }
 
+  /** The header over the transaction set, and the ledger's entries, transactions and events in one batch. */
+  async #commit(prev: LedgerMeta, ledgerOverlay: Overlay, closing: ClosingLedger): Promise<void> {
+    const { sequence, closeTime, txs, events } = closing;
     const txSetHash = transactionSetHash(Buffer.from(prev.hash, 'hex'), txs);
     const header = ledgerHeader({
       sequence,
@@ -266,7 +293,7 @@ export class Ledger {
       txSetHash,
     });
     const entries = entryRecords(ledgerOverlay, sequence);
-    await this.store.commit({
+    await this.state.commit({
       meta: {
         sequence,
         closeTime,
@@ -279,27 +306,21 @@ export class Ledger {
       txs,
       events,
     });
-    try {
-      this.onClosed?.(this.latest, txs);
-    } catch {
-      // an observer never breaks a ledger close
-    }
-    jobs.forEach(({ resolve, reject }, i) => {
-      const outcome = jobOutcomes[i] as JobTransaction[] | Error;
-      if (outcome instanceof Error) reject(outcome);
-      else resolve(outcome);
-    });
-    // removeApplied then shift, as stellar-core's herder does after each close
-    for (const p of pending) (this.banned[0] as Set<string>).add(p.hash);
-    this.applying = new Set();
-    this.banned.pop();
-    this.banned.unshift(new Set());
-    this.recentFees.push({ ledger: sequence, fees: this.feeSamples, classic: this.classicFeeSamples });
-    if (this.recentFees.length > FEE_STATS_LEDGERS) this.recentFees.shift();
-    for (const w of this.closeWaiters.splice(0)) w();
   }
 
-  private internalHost(overlay: Overlay, sequence: number, closeTime: number): Host {
+  /** The queue's bans and fee statistics move on; waiters of the next close are told. */
+  #afterClose(pending: Pending[], sequence: number): void {
+    // removeApplied then shift, as stellar-core's herder does after each close
+    for (const p of pending) (this.#banned[0] as Set<string>).add(p.hash);
+    this.#applying = new Set();
+    this.#banned.pop();
+    this.#banned.unshift(new Set());
+    this.recentFees.push({ ledger: sequence, fees: this.#feeSamples, classic: this.#classicFeeSamples });
+    if (this.recentFees.length > FEE_STATS_LEDGERS) this.recentFees.shift();
+    for (const w of this.#closeWaiters.splice(0)) w();
+  }
+
+  #internalHost(overlay: Overlay, sequence: number, closeTime: number): Host {
     const auth = new AuthManager('record', {
       networkId: this.networkId,
       ledgerSequence: sequence,
@@ -316,12 +337,7 @@ export class Ledger {
   }
 
   /** A classic transaction: fee and sequence always, its operations all or nothing. */
-  private applyClassicTx(
-    p: Pending,
-    ledgerOverlay: Overlay,
-    sequence: number,
-    base: Pick<TxRecord, 'hash' | 'ledger' | 'createdAt' | 'applicationOrder' | 'feeBump' | 'envelopeXdr'>,
-  ): { record: TxRecord; contractEvents: xdr.ContractEvent[][] } {
+  #applyClassicTx(p: Pending, ledgerOverlay: Overlay, sequence: number, base: RecordBase): Applied {
     const nOps = BigInt(p.tx.operations.length);
     // charged: the base fee per operation (no surge pricing); a fee bump counts as one more operation
     const fee = BASE_FEE * (p.feeBump ? nOps + 1n : nOps);
@@ -331,7 +347,7 @@ export class Ledger {
     const payer = readAccount(ledgerOverlay, payerId) as AccountState;
     writeAccount(ledgerOverlay, payerId, { ...payer, balance: payer.balance - fee });
     const bid = BigInt(p.feeBump ? p.feeBump.fee : p.tx.fee);
-    this.classicFeeSamples.push(bid / (p.feeBump ? nOps + 1n : nOps));
+    this.#classicFeeSamples.push(bid / (p.feeBump ? nOps + 1n : nOps));
     const feeEvents = [feeEvent(this.passphrase, payerId, fee)];
 
     const outcome = applyClassic(ledgerOverlay, p.tx, sequence, this.passphrase);
@@ -367,14 +383,15 @@ export class Ledger {
     return { record, contractEvents: outcome.events };
   }
 
-  private async apply(
+  /** One queued transaction: refused, classic, or a Soroban invocation. */
+  async #apply(
     p: Pending,
     ledgerOverlay: Overlay,
     sequence: number,
     closeTime: number,
     order: number,
-  ): Promise<{ record: TxRecord; contractEvents: xdr.ContractEvent[][] }> {
-    const base = {
+  ): Promise<Applied> {
+    const base: RecordBase = {
       hash: p.hash,
       ledger: sequence,
       createdAt: closeTime,
@@ -383,20 +400,14 @@ export class Ledger {
       envelopeXdr: p.envelopeXdr,
     };
     const refused = admissible(p.tx, p.feeBump, ledgerOverlay, closeTime, true);
-    const empty = transactionMeta([], undefined, []).toXdr('base64');
-    if (refused) {
-      const record: TxRecord = {
-        ...base,
-        status: 'FAILED',
-        resultXdr: refused.toXdr('base64'),
-        resultMetaXdr: empty,
-        contractEvents: [[]],
-        diagnosticEvents: [],
-      };
-      return { record, contractEvents: [] };
-    }
-    if (isClassic(p.tx)) return this.applyClassicTx(p, ledgerOverlay, sequence, base);
-    // fee and sequence number are consumed whether or not the operation succeeds
+    if (refused) return refusedRecord(base, refused);
+    if (isClassic(p.tx)) return this.#applyClassicTx(p, ledgerOverlay, sequence, base);
+    const charge = this.#chargeSoroban(p, ledgerOverlay);
+    return this.#invokeSoroban(p, ledgerOverlay, sequence, closeTime, base, charge);
+  }
+
+  /** Fee and sequence number of a Soroban transaction, consumed whether or not the operation succeeds. */
+  #chargeSoroban(p: Pending, ledgerOverlay: Overlay): SorobanCharge {
     const data = sorobanData(p.tx) as xdr.SorobanTransactionData;
     const baseFee = BigInt(data.resourceFee as unknown as bigint) + BASE_FEE;
     const fee = p.feeBump ? BigInt(p.feeBump.fee) : baseFee;
@@ -405,19 +416,28 @@ export class Ledger {
     const payerId = p.feeBump?.feeSource ?? p.tx.source;
     const payer = readAccount(ledgerOverlay, payerId) as AccountState;
     writeAccount(ledgerOverlay, payerId, { ...payer, balance: payer.balance - fee });
-    const wrap = (r: xdr.TransactionResult) => (p.feeBump ? feeBumpResult(p.tx.hash(), fee, r) : r);
-    const feeEvents = [feeEvent(this.passphrase, payerId, fee)];
-    const transactionEvents = feeEvents.map((e) => e.toXdr('base64'));
     // the inclusion fee bid per operation (a fee bump's outer fee covers its inner operation and itself)
     const bid = BigInt(p.feeBump ? p.feeBump.fee : p.tx.fee);
-    this.feeSamples.push((bid - BigInt(data.resourceFee as unknown as bigint)) / (p.feeBump ? 2n : 1n));
-
-    const fp = data.resources.footprint;
-    const allowed: Footprint = {
-      readOnly: new Set(fp.readOnly.map((k) => k.toXdr('base64'))),
-      readWrite: new Set(fp.readWrite.map((k) => k.toXdr('base64'))),
+    this.#feeSamples.push((bid - BigInt(data.resourceFee as unknown as bigint)) / (p.feeBump ? 2n : 1n));
+    return {
+      data,
+      fee,
+      feeEvents: [feeEvent(this.passphrase, payerId, fee)],
+      wrap: (r) => (p.feeBump ? feeBumpResult(p.tx.hash(), fee, r) : r),
     };
-    const overlay = new Overlay(ledgerOverlay, allowed);
+  }
+
+  /** The invocation, enforcing its signed entries within its declared footprint; all or nothing. */
+  async #invokeSoroban(
+    p: Pending,
+    ledgerOverlay: Overlay,
+    sequence: number,
+    closeTime: number,
+    base: RecordBase,
+    charge: SorobanCharge,
+  ): Promise<Applied> {
+    const { fee, feeEvents, wrap } = charge;
+    const overlay = new Overlay(ledgerOverlay, declaredFootprint(charge.data));
     let host: Host | undefined;
     try {
       const inv = invocationOf(p.tx);
@@ -452,40 +472,134 @@ export class Ledger {
         resultMetaXdr: transactionMeta(host.events, retval, [], changes, feeEvents).toXdr('base64'),
         contractEvents: [host.events.map((e) => e.toXdr('base64'))],
         diagnosticEvents: diag.map((d) => d.toXdr('base64')),
-        transactionEvents,
+        transactionEvents: feeEvents.map((e) => e.toXdr('base64')),
       };
       return { record, contractEvents: [host.events] };
     } catch (e) {
-      const message =
-        e instanceof HostError ? e : new HostError('Context', 'InternalError', (e as Error).message);
-      const errEvent = new xdr.ContractEvent({
-        ext: xdr.ExtensionPoint.v0(),
-        contractId: null,
-        type: xdr.ContractEventType.diagnostic,
-        body: xdr.ContractEventBody.v0(
-          new xdr.ContractEventV0({
-            topics: [xdr.ScVal.scvSymbol('host_fn_failed'), xdr.ScVal.scvError(message.toScError())],
-            data: xdr.ScVal.scvString(message.message),
-          }),
-        ),
-      });
-      const diag = [
-        ...(host?.events ?? []).map((ev) => diagnosticEvent(ev, false)),
-        ...(host?.diagnostics ?? []).map((ev) => diagnosticEvent(ev, false)),
-        diagnosticEvent(errEvent, false),
-      ];
-      const record: TxRecord = {
-        ...base,
-        status: 'FAILED',
-        resultXdr: wrap(invokeResult(fee, undefined)).toXdr('base64'),
-        resultMetaXdr: transactionMeta([], undefined, diag, [], feeEvents).toXdr('base64'),
-        contractEvents: [[]],
-        diagnosticEvents: diag.map((d) => d.toXdr('base64')),
-        transactionEvents,
-      };
-      return { record, contractEvents: [] };
+      return failedInvocationRecord(base, charge, host, e);
     }
   }
+}
+
+/** What applying one transaction yields: its record and its contract events per operation. */
+interface Applied {
+  record: TxRecord;
+  contractEvents: xdr.ContractEvent[][];
+}
+
+type RecordBase = Pick<
+  TxRecord,
+  'hash' | 'ledger' | 'createdAt' | 'applicationOrder' | 'feeBump' | 'envelopeXdr'
+>;
+
+/** What a Soroban transaction was charged, and how its result is wrapped (in a fee bump's, if any). */
+interface SorobanCharge {
+  data: xdr.SorobanTransactionData;
+  fee: bigint;
+  feeEvents: xdr.TransactionEvent[];
+  wrap: (r: xdr.TransactionResult) => xdr.TransactionResult;
+}
+
+/** The ledger being closed: its transactions and events in application order. */
+class ClosingLedger {
+  readonly txs: TxRecord[] = [];
+  readonly events: EventRecord[] = [];
+  readonly closedAt: string;
+  #order = 0;
+
+  constructor(
+    readonly sequence: number,
+    readonly closeTime: number,
+  ) {
+    this.closedAt = new Date(closeTime * 1000).toISOString().replace('.000Z', 'Z');
+  }
+
+  /** The application order of the next transaction (1-based). */
+  nextOrder(): number {
+    return ++this.#order;
+  }
+
+  /** A transaction applied at the current order, with its contract events per operation. */
+  add(record: TxRecord, contractEvents: xdr.ContractEvent[][]): void {
+    this.txs.push(record);
+    contractEvents.forEach((evs, op) => this.#record(evs, record.hash, this.#order, op + 1));
+  }
+
+  #record(evs: xdr.ContractEvent[], txHash: string, order: number, op: number): void {
+    evs.forEach((ev, j) => {
+      const body = ev.body.value as xdr.ContractEventV0;
+      this.events.push({
+        id: eventId(this.sequence, order, op, j),
+        ledger: this.sequence,
+        ledgerClosedAt: this.closedAt,
+        transactionIndex: order,
+        operationIndex: op - 1,
+        txHash,
+        contractId: StrKey.encodeContract(Buffer.from(rawBytes(ev.contractId))),
+        topics: body.topics.map((t) => t.toXdr('base64')),
+        value: body.data.toXdr('base64'),
+      });
+    });
+  }
+}
+
+/** A transaction refused when applied: nothing charged, nothing changed. */
+function refusedRecord(base: RecordBase, refused: xdr.TransactionResult): Applied {
+  const record: TxRecord = {
+    ...base,
+    status: 'FAILED',
+    resultXdr: refused.toXdr('base64'),
+    resultMetaXdr: transactionMeta([], undefined, []).toXdr('base64'),
+    contractEvents: [[]],
+    diagnosticEvents: [],
+  };
+  return { record, contractEvents: [] };
+}
+
+/** The keys the transaction declared, as the overlay that confines it checks them. */
+function declaredFootprint(data: xdr.SorobanTransactionData): Footprint {
+  const fp = data.resources.footprint;
+  return {
+    readOnly: new Set(fp.readOnly.map((k) => k.toXdr('base64'))),
+    readWrite: new Set(fp.readWrite.map((k) => k.toXdr('base64'))),
+  };
+}
+
+/** A failed invocation: charged, nothing else changed; its events and the error where it arose. */
+function failedInvocationRecord(
+  base: RecordBase,
+  charge: SorobanCharge,
+  host: Host | undefined,
+  e: unknown,
+): Applied {
+  const message =
+    e instanceof HostError ? e : new HostError('Context', 'InternalError', (e as Error).message);
+  const errEvent = new xdr.ContractEvent({
+    ext: xdr.ExtensionPoint.v0(),
+    contractId: null,
+    type: xdr.ContractEventType.diagnostic,
+    body: xdr.ContractEventBody.v0(
+      new xdr.ContractEventV0({
+        topics: [xdr.ScVal.scvSymbol('host_fn_failed'), xdr.ScVal.scvError(message.toScError())],
+        data: xdr.ScVal.scvString(message.message),
+      }),
+    ),
+  });
+  const diag = [
+    ...(host?.events ?? []).map((ev) => diagnosticEvent(ev, false)),
+    ...(host?.diagnostics ?? []).map((ev) => diagnosticEvent(ev, false)),
+    diagnosticEvent(errEvent, false),
+  ];
+  const record: TxRecord = {
+    ...base,
+    status: 'FAILED',
+    resultXdr: charge.wrap(invokeResult(charge.fee, undefined)).toXdr('base64'),
+    resultMetaXdr: transactionMeta([], undefined, diag, [], charge.feeEvents).toXdr('base64'),
+    contractEvents: [[]],
+    diagnosticEvents: diag.map((d) => d.toXdr('base64')),
+    transactionEvents: charge.feeEvents.map((e) => e.toXdr('base64')),
+  };
+  return { record, contractEvents: [] };
 }
 
 /** Soroban RPC event id: TOID(ledger, tx, op) and the event's index, zero-padded so ids sort as strings. */
@@ -493,5 +607,3 @@ export function eventId(ledger: number, txOrder: number, opIndex: number, index:
   const toid = (BigInt(ledger) << 32n) | (BigInt(txOrder) << 12n) | BigInt(opIndex);
   return `${toid.toString().padStart(19, '0')}-${index.toString().padStart(10, '0')}`;
 }
-
-const now = () => Math.floor(Date.now() / 1000);
