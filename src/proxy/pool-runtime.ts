@@ -257,7 +257,13 @@ export class PoolRuntime implements PoolAccess {
         spendLock: store.lease('spend'),
         proofLanes: store.lease('proof-lane'),
       };
-      const payments = createPayments(flows, config.payments, config.limits.paymentCap, masterKey);
+      const payments = createPayments(
+        flows,
+        config.payments,
+        config.limits.paymentCap,
+        masterKey,
+        this.#deps.cluster,
+      );
       const reconcilers: Partial<Record<string, Reconciler>> = payments
         ? { payment: (record) => reconcilePayment(payments.pctx, record) }
         : {};
@@ -282,6 +288,7 @@ export class PoolRuntime implements PoolAccess {
       }
       this.#connected = { flows, payments, deployment, indexer, prover };
       registrar.start();
+      await payments?.pctx.batches.start();
       payments?.settlement.start();
       payments?.refill.start();
       logger.log('info', 'pool connected', {

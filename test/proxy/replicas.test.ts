@@ -3,9 +3,16 @@
 // decided in the database for all three. 60 concurrent payments spread over the replicas against a balance
 // that covers 20 → exactly 20 paid, the rest refused before anything is signed; 3×10 concurrent withdrawals
 // of one agent's balance through different replicas → never more than the balance; one idempotency key sent
-// to all three at once → one payment; a login challenge is consumed once across replicas.
+// to all three at once → one payment; a login challenge is consumed once across replicas. A payment may
+// arrive at any replica: payments sent to all three in one window are one batch of the elected batch leader,
+// and each request is answered where it was asked, with its receipt and content or its problem.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import test from 'ava';
 import { Keypair } from '@stellar/stellar-sdk';
+import { HTTPFacilitatorClient, x402HTTPResourceServer, x402ResourceServer } from '@x402/core/server';
+import { ExactStellarServerScheme } from '../../src/x402/exact-server.ts';
+import { paidRequestListener } from '../../src/x402/paid-http.ts';
 import type { ProxyHandle } from '../../src/proxy/server.ts';
 import { type LocalX402Thread, startLocalX402Thread } from '../../src/cli/threads/x402-thread.ts';
 import { localX402Env } from '../../src/x402/local-services.ts';
@@ -20,6 +27,8 @@ let pgServer: PostgresServer;
 let stack: Stack;
 let x402: LocalX402Thread;
 let replicas: ProxyHandle[];
+/** A paid service whose handler fails (500): its payments are never settled, so they fail. */
+let broken: { url: string; server: Server };
 
 test.before(async () => {
   pgServer = await startPostgres();
@@ -36,11 +45,13 @@ test.before(async () => {
     facilitator: { host: '127.0.0.1', port: 0 },
     demo: { host: '127.0.0.1', port: 0 },
   });
+  broken = await startBrokenService(stack.sandbox.info.contracts.token);
   await stack.proxy.close();
   const env = {
-    ...localX402Env(x402, undefined),
+    ...localX402Env(x402, new URL(broken.url).host),
     POOL_PROXY_POOL_WALLET_SECRET: sandbox.secrets().poolWallet,
-    POOL_PROXY_BATCH_WINDOW_MS: '1000',
+    // long enough for requests sent together to three replicas to be checked and queued in one window
+    POOL_PROXY_BATCH_WINDOW_MS: '2500',
     POOL_PROXY_SETTLE_INTERVAL_MS: '86400000',
     // every replica answers as one service (login challenges, tokens)
     POOL_PROXY_PUBLIC_URL: 'http://pool.test',
@@ -51,10 +62,32 @@ test.before(async () => {
 test.after.always(async () => {
   await Promise.all((replicas ?? []).map((p) => p.close()));
   await x402?.close();
+  broken?.server.closeAllConnections();
+  broken?.server.close();
   await stack?.daemon.stop({ force: true });
   await stack?.sandbox.close();
   await pgServer?.stop();
 });
+
+async function startBrokenService(asset: string): Promise<{ url: string; server: Server }> {
+  const network = x402.facilitator.network as `${string}:${string}`;
+  const resourceServer = new x402ResourceServer(
+    new HTTPFacilitatorClient({ url: x402.facilitator.url }),
+  ).register(network, new ExactStellarServerScheme(asset));
+  const accepts = {
+    scheme: 'exact',
+    price: { amount: String(PRICE), asset },
+    network,
+    payTo: x402.demoPayTo,
+  };
+  const paid = new x402HTTPResourceServer(resourceServer, { 'GET /broken': { accepts } });
+  await paid.initialize();
+  const server = createServer(
+    paidRequestListener(paid, () => ({ status: 500, contentType: 'text/plain', body: 'the service broke' })),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
 
 const replica = (i: number) => replicas[i % replicas.length]!.url;
 
@@ -103,6 +136,41 @@ test.serial(
     );
     t.is(floatBefore - (await stack.usdcBalance(poolWallet)), 20n * PRICE, 'the pool wallet paid exactly 20');
     for (const i of [0, 1, 2]) t.is(await balanceOf('payer', i), 0n, `replica ${i + 1} shows nothing left`);
+  },
+);
+
+test.serial(
+  'payments sent to all three replicas in one window are one batch, each answered where it was asked',
+  async (t) => {
+    await operatorDeposit('spread', '0.1');
+    const pay = (i: number, serviceUrl: string) =>
+      postJson(`${replica(i)}/api/pay`, { agentId: 'spread', serviceUrl, method: 'GET' }, operator);
+    const [paid, failed] = await Promise.all([
+      Promise.all([0, 1, 2].map((i) => pay(i, x402.demo.quoteUrl))),
+      pay(1, `${broken.url}/broken`),
+    ]);
+    for (const a of paid) {
+      t.is(a.status, 200, a.text);
+      t.is(a.json.paymentStatus, 'confirmed');
+      t.regex(a.json.receipt.transaction, /^[0-9a-f]{64}$/, 'the receipt reached the replica asked');
+      t.truthy(JSON.parse(a.json.content).quote, "the service's answer reached the replica asked");
+    }
+    // executed in the leader's batch, failed once its authorization expired unused: the problem, where asked
+    t.is(failed.status, 502, failed.text);
+    t.is(failed.json.code, 'payment_failed');
+    t.is(failed.json.paymentStatus, 'failed');
+    t.is(failed.json.content, 'the service broke');
+    const batchIds = new Set([...paid, failed].map((a) => a.json.batchId));
+    t.is(batchIds.size, 1, 'one batch for the payments of all three replicas');
+    // the batch is recorded once its last payment is decided (just after its answer)
+    let batch: Record<string, unknown> | undefined;
+    for (let tries = 0; batch === undefined && tries < 50; tries++) {
+      if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 200));
+      const stats = (await getJson(`${replica(2)}/api/pool/stats`, operator)).json;
+      batch = (stats.recentBatches as Array<Record<string, unknown>>).find((b) => batchIds.has(b.batchId));
+    }
+    t.like(batch, { size: 4, confirmed: 3, failed: 1 }, 'recorded once, by the leader that ran it');
+    t.is(await balanceOf('spread', 0), 10n * PRICE - 3n * PRICE, 'the failed payment was given back');
   },
 );
 

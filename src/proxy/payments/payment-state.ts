@@ -1,6 +1,7 @@
 // A payment's status, one truth for every answer (POST /api/pay, its replays, GET /api/payments, MCP): read
 // from its journal operation. And closing a payment that did not pay: its reservation is released and the
 // operation ends in `state`.
+import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
 import type { StoreOp } from '../store/encrypted-store.ts';
 import type { PaymentContext } from './context.ts';
 import { isFinal, type OperationState } from '../journal/journal.ts';
@@ -25,4 +26,24 @@ export async function settlePaymentFailure(
   await pctx.flows.journal.update(paymentId, { state, reason }, extra);
   pctx.float.uncommit(paymentId);
   pctx.flows.metrics.ledgerOperations.inc({ kind: 'payment', outcome: state });
+}
+
+/** The answer of an earlier payment: its kept result, or its state while it is still being decided. */
+export async function outcomeOf(
+  pctx: Pick<PaymentContext, 'flows' | 'records'>,
+  paymentId: string,
+): Promise<PaymentOutcome> {
+  const record = await pctx.flows.journal.get(paymentId);
+  const status = record === undefined ? 'pending' : paymentStatusOf(record.state);
+  // the answer kept when it was decided, if it is the journal's (one status in every answer)
+  const kept = await pctx.records.result(paymentId);
+  if (kept !== undefined && kept.paymentStatus === status) return kept;
+  const batchId = String(record?.data?.batchId ?? '');
+  if (record === undefined || status !== 'failed') return { paymentId, batchId, paymentStatus: 'pending' };
+  return {
+    paymentId,
+    batchId,
+    paymentStatus: 'failed',
+    reason: record.reason ?? { code: 'payment_failed', detail: 'the payment did not go through' },
+  };
 }
