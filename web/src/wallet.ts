@@ -9,7 +9,6 @@ import {
   requestAccess,
   signMessage,
   signTransaction,
-  WatchWalletChanges,
 } from '@stellar/freighter-api';
 import { Problem } from './problem.ts';
 
@@ -71,13 +70,26 @@ export async function readWallet(): Promise<Wallet> {
   };
 }
 
-/** Calls `onChange` whenever Freighter's account or network changes; returns the function that stops it. */
+/**
+ * Reports what Freighter is on, every WATCH_MS, while the page is open; returns the function that stops it.
+ * `onChange` compares with what the page shows (freighter-api's WatchWalletChanges compares with what it last
+ * saw itself, so a switch the page noticed first, then undone before its next poll, would go unreported).
+ */
 export function watchWallet(onChange: (wallet: Wallet) => void): () => void {
-  const watcher = new WatchWalletChanges(WATCH_MS);
-  watcher.watch(({ address, network, networkPassphrase, error }) => {
-    if (!error) onChange({ address, network, networkPassphrase });
-  });
-  return () => watcher.stop();
+  let running = true;
+  const poll = async (): Promise<void> => {
+    if (!running) return;
+    try {
+      onChange(await readWallet());
+    } catch {
+      // Freighter did not answer this time (locked, busy): ask again at the next poll.
+    }
+    if (running) setTimeout(() => void poll(), WATCH_MS);
+  };
+  void poll();
+  return () => {
+    running = false;
+  };
 }
 
 /** SEP-53 signature of `message` by `address`, base64. */
