@@ -4,6 +4,8 @@
 // database. Two stores on one database stand for two processes: mutex and lease sections exclude each other,
 // the rate limits and wallet quotas they share hold for both together, and one of them leads a singleton
 // job until its connection dies, when another is elected under a higher epoch that fences the old leader.
+// The payment queue they share holds sealed rows under opaque ids, and a leader that lost its election can
+// neither take a payment nor answer one; a notification from one reaches the other.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +13,8 @@ import { join } from 'node:path';
 import test from 'ava';
 import pg from 'pg';
 import { Campaign, FencedError } from '../../src/proxy/cluster/leadership.ts';
+import { Notifications } from '../../src/proxy/cluster/notifications.ts';
+import { PaymentQueue } from '../../src/proxy/cluster/payment-queue.ts';
 import { SharedWalletQuotas } from '../../src/proxy/cluster/shared-quotas.ts';
 import { SharedRateLimiter } from '../../src/proxy/cluster/shared-rate-limit.ts';
 import { ConfigError, loadConfig } from '../../src/proxy/config.ts';
@@ -321,4 +325,94 @@ test('one leader per job; when its connection dies another is elected within sec
   await admin.end();
   await Promise.all(campaigns.map((c) => c.stop()));
   await Promise.all(backends.map((b) => b.close()));
+});
+
+test('the payment queue: sealed rows, each taken once, and a deposed leader can neither take nor answer', async (t) => {
+  const url = await server.database();
+  const master = randomBytes(32);
+  const stores = await Promise.all(
+    [1, 2].map(async () => EncryptedStore.on(await PostgresBackend.open(url, { maxConnections: 3 }), master)),
+  );
+  const backends = stores.map((s) => s.backend as PostgresBackend);
+  type Item = { paymentId: string; serviceUrl: string };
+  const queues = stores.map((s, i) => new PaymentQueue<Item>(backends[i]!, s, 'batch-operator'));
+  const item = (paymentId: string): Item => ({ paymentId, serviceUrl: 'https://secret-service.example/x' });
+  const elections: number[] = [];
+  const campaigns = backends.map(
+    (b) =>
+      new Campaign(
+        b,
+        'batch-operator',
+        { elected: (e) => void elections.push(e), deposed: () => {} },
+        silentLogger,
+      ),
+  );
+  campaigns.forEach((c) => c.start());
+  const until = async (check: () => boolean) => {
+    const deadline = Date.now() + 10_000;
+    while (!check()) {
+      if (Date.now() > deadline) throw new Error('timed out');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+  await until(() => elections.length === 1);
+  const first = elections[0]!;
+  const notifications = new Notifications(backends[1]!, silentLogger);
+  const heard: string[] = [];
+  await notifications.on('pool_test_channel', (payload) => heard.push(payload));
+
+  t.true(await queues[0]!.add('pay-1', item('pay-1'), 2));
+  t.true(await queues[1]!.add('pay-2', item('pay-2'), 2));
+  t.false(await queues[1]!.add('pay-3', item('pay-3'), 2), 'a full queue adds nothing');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const table = (await client.query('SELECT id, item FROM payment_queue')).rows as Array<{
+    id: string;
+    item: Buffer;
+  }>;
+  t.is(table.length, 2);
+  for (const row of table) {
+    t.false(/pay-[12]/.test(row.id), 'rows are named by an HMAC');
+    t.false(row.item.toString('latin1').includes('secret-service'), 'items are sealed');
+  }
+  t.deepEqual(await queues[0]!.take(first + 1, 10), [], "no epoch but the leader's takes");
+  const taken = await queues[1]!.take(first, 10);
+  t.deepEqual(taken.map((i) => i.paymentId).sort(), ['pay-1', 'pay-2']);
+  t.deepEqual(await queues[0]!.take(first, 10), [], 'each payment is taken once');
+  t.is(await queues[0]!.state('pay-1'), 'live');
+
+  // The leader's lock connection dies (as with kill -9): another election raises the epoch.
+  await client.query(
+    `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()
+       AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+  );
+  await until(() => elections.length === 2);
+  const second = elections[1]!;
+  t.is(second, first + 1);
+  t.is(await queues[0]!.state('pay-1'), 'abandoned', 'its taker is gone: reconciliation decides it');
+  t.false(
+    await queues[0]!.answer('pay-1', first, { paymentStatus: 'confirmed' }),
+    'the deposed leader cannot answer',
+  );
+  t.true(await queues[0]!.add('pay-3', item('pay-3'), 10));
+  t.deepEqual(await queues[1]!.take(first, 10), [], 'nor take');
+  t.deepEqual(
+    (await queues[0]!.take(second, 10)).map((i) => i.paymentId),
+    ['pay-3'],
+  );
+  t.true(await queues[1]!.answer('pay-3', second, { paymentStatus: 'confirmed' }));
+  t.deepEqual(
+    [...(await queues[0]!.outcomes(['pay-1', 'pay-3']))],
+    [['pay-3', { paymentStatus: 'confirmed' }]],
+  );
+  await queues[0]!.remove(['pay-3']);
+  t.is(await queues[0]!.state('pay-3'), 'none');
+
+  await notifications.notify('pool_test_channel', 'woken');
+  await until(() => heard.length === 1);
+  t.deepEqual(heard, ['woken']);
+  await client.end();
+  await notifications.close();
+  await Promise.all(campaigns.map((c) => c.stop()));
+  await Promise.all(stores.map((s) => s.close()));
 });
