@@ -170,9 +170,12 @@ export class ReplicatedBatches implements PaymentBatches {
     for (const off of this.#unsubscribe) off();
   }
 
-  /** Leader: opens a window when payments wait, or runs at once when a full batch waits. */
+  /**
+   * Leader: opens a window when payments wait, or runs at once when a full batch waits. (A replica that is
+   * stopping still runs the batches it leads until it gives the leadership up: other replicas' payments wait.)
+   */
   async #check(): Promise<void> {
-    if (this.#epoch === undefined || this.#stopped) return;
+    if (this.#epoch === undefined) return;
     const waiting = await this.#queue.waiting().catch(() => 0);
     if (waiting === 0) return;
     if (waiting >= this.#o.batchMax) void this.#runNow();
