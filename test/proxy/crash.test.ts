@@ -1,10 +1,14 @@
-// Money survives a power cut: `pool-proxy start` (sandbox, prover daemon and proxy in one process) is killed
-// with SIGKILL at each step of a withdrawal and of an operator deposit, then of a settlement transfer and of a
-// float refill (fault injection), and restarted on the same data directory. After every restart the books
-// must match the chain: the agent's API balance equals the pool contract's USDC less the float account's
-// notes (this sandbox has no other depositor), nothing is credited or debited twice, the pool wallet's float
-// comes back whole, and in the end the agent withdraws its whole balance.
+// Money survives a power cut: the proxy (`pool-proxy serve` on a LevelDB store, against a sandbox, a prover
+// daemon and the local x402 pair that keep running, as the chain and the provers do when a proxy host dies) is
+// killed with SIGKILL at each step of a withdrawal and of an operator deposit, then of a settlement transfer
+// and of a float refill (fault injection), and restarted on the same data directory. After every restart the
+// books must match the chain: the agent's API balance equals the pool contract's USDC less the float
+// account's notes (this sandbox has no other depositor), nothing is credited or debited twice, the pool
+// wallet's float comes back whole, and in the end the agent withdraws its whole balance. (Killing
+// `pool-proxy start` as a whole, sandbox included, is test/proxy/store-recover.test.ts's and
+// test/sandbox/events-persistence.test.ts's part.)
 import test from 'ava';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,26 +21,91 @@ import {
   scValToNative,
   TransactionBuilder,
 } from '@stellar/stellar-sdk';
-import { freeLoopbackPort as freePort } from '../../src/listen.ts';
+import { type PoolSandbox, startPoolSandbox } from '../../contracts/network.ts';
+import { type LocalX402Thread, startLocalX402Thread } from '../../src/cli/threads/x402-thread.ts';
+import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
+import { type ProverDaemon, startProverDaemon } from '../../src/prover/daemon/server.ts';
+import { localX402Env } from '../../src/x402/local-services.ts';
 import { type CliRun, runCli } from '../helpers/cli.ts';
+import { CIRCUITS_DIR } from './helpers/stack.ts';
 
 const USDC = 10_000_000n;
 const STEPS = ['before-prove', 'during-prove', 'before-send', 'after-send', 'after-confirm'];
 const PROOF_STEPS = ['during-prove', 'before-send', 'after-send', 'after-confirm'];
-/** The pool wallet's float on a new sandbox of `pool-proxy start`. */
+/** The pool wallet's float, funded by the friendbot on each test's new sandbox. */
 const FLOAT = 1000n * 10_000_000n;
 const AGENT = 'crash-agent';
 
 type Service = CliRun;
 
-let dataDir: string;
-let ports: { sandbox: number; prover: number; proxy: number; facilitator: number; demo: number };
-const proxyUrl = (path: string) => `http://127.0.0.1:${ports.proxy}${path}`;
+let daemon: ProverDaemon;
+/** Each test's own sandbox, x402 pair, data directory and proxy address: one never meets another's leftovers. */
+let place: { dataDir: string; sandbox: PoolSandbox; x402: LocalX402Thread; env: Record<string, string> };
+let proxyBase = '';
+const proxyUrl = (path: string) => `${proxyBase}${path}`;
 const operator = { 'content-type': 'application/json', 'x-pool-operator': 'true' };
 
+test.before(async () => {
+  daemon = await startProverDaemon({
+    listen: '127.0.0.1:0',
+    circuitsDir: CIRCUITS_DIR,
+    engine: 'native',
+    witnessWorkers: 1,
+  });
+  await daemon.ready;
+});
+
+const places: Array<typeof place> = [];
+test.beforeEach(async () => {
+  const sandbox = await startPoolSandbox({ port: 0, ledgerMs: 250 });
+  for (const [addr, usdc] of [
+    [sandbox.info.accounts.operator, 1000],
+    [sandbox.info.accounts.poolWallet, Number(FLOAT / USDC)],
+  ] as const) {
+    const res = await fetch(`${sandbox.url}/friendbot?addr=${addr}&usdc=${usdc}`);
+    if (!res.ok) throw new Error(await res.text());
+  }
+  const x402 = await startLocalX402Thread({
+    rpcUrl: sandbox.rpcUrl,
+    networkPassphrase: STANDALONE_PASSPHRASE,
+    asset: sandbox.info.contracts.token,
+    facilitator: { host: '127.0.0.1', port: 0 },
+    // a payment killed after it was sent is released once its authorization expires: keep that short
+    demo: { host: '127.0.0.1', port: 0, maxTimeoutSeconds: 30 },
+    channelCount: 2,
+  });
+  const secrets = sandbox.secrets();
+  place = {
+    dataDir: mkdtempSync(join(tmpdir(), 'pool-proxy-crash-')),
+    sandbox,
+    x402,
+    env: {
+      ...localX402Env(x402, undefined),
+      POOL_PROXY_PORT: '0',
+      POOL_PROXY_MASTER_KEY: randomBytes(32).toString('hex'),
+      POOL_PROXY_RPC_URL: sandbox.rpcUrl,
+      POOL_PROXY_NETWORK_PASSPHRASE: STANDALONE_PASSPHRASE,
+      POOL_PROXY_SANDBOX_INFO_URL: `${sandbox.url}/sandbox/info`,
+      POOL_PROXY_OPERATOR_SECRET: secrets.operator,
+      POOL_PROXY_ASP_ADMIN_SECRET: secrets.admin,
+      POOL_PROXY_POOL_WALLET_SECRET: secrets.poolWallet,
+      POOL_PROXY_PROVER_ADDRESSES: daemon.address,
+    },
+  };
+  places.push(place);
+});
+test.after.always(async () => {
+  for (const p of places) {
+    await p.x402.close().catch(() => undefined);
+    await p.sandbox.close().catch(() => undefined);
+    rmSync(p.dataDir, { recursive: true, force: true });
+  }
+  await daemon?.stop({ force: true });
+});
+
 async function startService(fault?: string): Promise<Service> {
-  const env: Record<string, string | undefined> = {
-    POOL_PROXY_PORT: String(ports.proxy),
+  const run = runCli(['serve', '--data-dir', place.dataDir], {
+    ...place.env,
     POOL_PROXY_TX_TIMEOUT_SECONDS: '10',
     POOL_PROXY_RECONCILE_INTERVAL_MS: '500',
     POOL_PROXY_INDEXER_POLL_MS: '100',
@@ -48,39 +117,20 @@ async function startService(fault?: string): Promise<Service> {
     POOL_PROXY_FLOAT_LOW: '1000',
     POOL_PROXY_FLOAT_UNIT: '0.01',
     POOL_PROXY_FLOAT_REFILL_INTERVAL_MS: '1000',
-    // a payment killed after it was sent is released once its authorization expires: keep that short
-    POOL_PROXY_DEMO_MAX_TIMEOUT_SECONDS: '30',
-    POOL_PROXY_FACILITATOR_CHANNELS: '2',
     POOL_PROXY_FAULT: fault,
-  };
-  const run = runCli(
-    [
-      'start',
-      '--data-dir',
-      dataDir,
-      '--sandbox',
-      `127.0.0.1:${ports.sandbox}`,
-      '--prover',
-      `127.0.0.1:${ports.prover}`,
-      '--ledger-ms',
-      '250',
-      '--facilitator',
-      `127.0.0.1:${ports.facilitator}`,
-      '--demo',
-      `127.0.0.1:${ports.demo}`,
-    ],
-    env,
-  );
+  });
+  const [, url] = await run.waitFor(/"msg":"proxy +(http:\/\/[^ ]+) /);
   await run.waitFor(/"msg":"ready\."/);
+  proxyBase = url!;
   return run;
 }
 
 async function usdcOf(address: string): Promise<bigint> {
-  const info = await (await fetch(`http://127.0.0.1:${ports.sandbox}/sandbox/info`)).json();
-  const server = new rpc.Server(`http://127.0.0.1:${ports.sandbox}/rpc`, { allowHttp: true });
+  const info = place.sandbox.info;
+  const server = new rpc.Server(place.sandbox.rpcUrl, { allowHttp: true });
   const tx = new TransactionBuilder(new Account(info.accounts.operator, '0'), {
     fee: '100',
-    networkPassphrase: info.networkPassphrase,
+    networkPassphrase: STANDALONE_PASSPHRASE,
   })
     .addOperation(new Contract(info.contracts.token).call('balance', new Address(address).toScVal()))
     .setTimeout(30)
@@ -91,7 +141,7 @@ async function usdcOf(address: string): Promise<bigint> {
 }
 
 async function poolContract(): Promise<string> {
-  return (await (await fetch(`http://127.0.0.1:${ports.sandbox}/sandbox/info`)).json()).contracts.pool;
+  return place.sandbox.info.contracts.pool;
 }
 
 async function apiBalance(): Promise<bigint> {
@@ -128,24 +178,6 @@ async function killedAt(service: Service, request: () => Promise<unknown>): Prom
     throw new Error(`the process died, but not at the fault:\n${service.output()}`);
 }
 
-const dataDirs: string[] = [];
-/** Each test runs its own `pool-proxy start` (data directory and ports): one never meets another's leftovers. */
-async function freshPlace(): Promise<void> {
-  dataDir = mkdtempSync(join(tmpdir(), 'pool-proxy-crash-'));
-  dataDirs.push(dataDir);
-  ports = {
-    sandbox: await freePort(),
-    prover: await freePort(),
-    proxy: await freePort(),
-    facilitator: await freePort(),
-    demo: await freePort(),
-  };
-}
-test.beforeEach(freshPlace);
-test.after.always(() => {
-  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
-});
-
 test.serial(
   'kill -9 at every step of a withdrawal and an operator deposit loses and doubles nothing',
   async (t) => {
@@ -158,7 +190,7 @@ test.serial(
         body: JSON.stringify({ agentId: AGENT, amount }),
       });
     const destination = Keypair.random().publicKey();
-    const funded = await fetch(`http://127.0.0.1:${ports.sandbox}/friendbot?addr=${destination}`);
+    const funded = await fetch(`${place.sandbox.url}/friendbot?addr=${destination}`);
     t.true(funded.ok);
     const first = await deposit('10');
     t.is(first.status, 200, await first.text());
@@ -297,7 +329,7 @@ test.serial(
       t.is(await apiBalance(), USDC - paid, 'the agent paid each price once');
       const left = await apiBalance();
       const destination = Keypair.random().publicKey();
-      t.true((await fetch(`http://127.0.0.1:${ports.sandbox}/friendbot?addr=${destination}`)).ok);
+      t.true((await fetch(`${place.sandbox.url}/friendbot?addr=${destination}`)).ok);
       // (On a loaded machine the 10 s time bound can pass before the ledger applies it: ledger_rejected
       // txTooLate, nothing applied; the withdrawal is asked again.)
       let all: Response | undefined;
