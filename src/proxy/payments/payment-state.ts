@@ -3,7 +3,9 @@
 // operation ends in `state`.
 import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
 import type { StoreOp } from '../store/encrypted-store.ts';
+import type { FlowContext } from '../flows/context.ts';
 import type { PaymentContext } from './context.ts';
+import type { PaymentRecords } from './records.ts';
 import { isFinal, type OperationState } from '../journal/journal.ts';
 
 /** confirmed; failed (any other final state: nothing was paid); pending while it may still pay. */
@@ -30,7 +32,7 @@ export async function settlePaymentFailure(
 
 /** The answer of an earlier payment: its kept result, or its state while it is still being decided. */
 export async function outcomeOf(
-  pctx: Pick<PaymentContext, 'flows' | 'records'>,
+  pctx: { flows: Pick<FlowContext, 'journal'>; records: PaymentRecords },
   paymentId: string,
 ): Promise<PaymentOutcome> {
   const record = await pctx.flows.journal.get(paymentId);

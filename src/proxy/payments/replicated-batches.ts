@@ -17,7 +17,8 @@ import { isFinal } from '../journal/journal.ts';
 import type { Mutex } from '../store/backend.ts';
 import type { Logger } from '../util/logger.ts';
 import { runBatch } from './batch-run.ts';
-import type { PaymentContext } from './context.ts';
+import type { FlowContext } from '../flows/context.ts';
+import type { PaymentRecords } from './records.ts';
 import type { PaymentBatches, QueuedPayment, QueueState } from './batches.ts';
 import { outcomeOf } from './payment-state.ts';
 
@@ -45,6 +46,14 @@ export interface ReplicatedBatchesOptions {
   onBatch: (summary: BatchSummary) => Promise<void>;
 }
 
+/** What the operator needs of the payment side: the store and journal, the payment records, the float. */
+export interface ReplicatedBatchesDeps {
+  flows: Pick<FlowContext, 'store' | 'journal'>;
+  records: PaymentRecords;
+  /** This replica's float commitment for a payment ends (its outcome is known here). */
+  uncommit(paymentId: string): void;
+}
+
 interface Waiter {
   resolve: (outcome: PaymentOutcome) => void;
   since: number;
@@ -52,7 +61,7 @@ interface Waiter {
 }
 
 export class ReplicatedBatches implements PaymentBatches {
-  readonly #pctx: Pick<PaymentContext, 'flows' | 'records' | 'float'>;
+  readonly #pctx: ReplicatedBatchesDeps;
   readonly #o: ReplicatedBatchesOptions;
   readonly #cluster: Cluster;
   readonly #queue: PaymentQueue<QueuedPayment>;
@@ -71,11 +80,7 @@ export class ReplicatedBatches implements PaymentBatches {
   #lastSweep = 0;
   #stopped = false;
 
-  constructor(
-    pctx: Pick<PaymentContext, 'flows' | 'records' | 'float'>,
-    cluster: Cluster,
-    options: ReplicatedBatchesOptions,
-  ) {
+  constructor(pctx: ReplicatedBatchesDeps, cluster: Cluster, options: ReplicatedBatchesOptions) {
     this.#pctx = pctx;
     this.#o = options;
     this.#cluster = cluster;
@@ -270,7 +275,7 @@ export class ReplicatedBatches implements PaymentBatches {
     if (waiter === undefined) return;
     this.#waiters.delete(paymentId);
     this.#rows.delete(this.#queue.idOf(paymentId));
-    this.#pctx.float.uncommit(paymentId);
+    this.#pctx.uncommit(paymentId);
     waiter.resolve(outcome);
     void this.#queue.remove([paymentId]).catch(() => {});
   }

@@ -73,6 +73,10 @@ export function createPayments(
   pctx.batches =
     cluster === undefined
       ? new BatchOperator(batching)
-      : new ReplicatedBatches(pctx, cluster, { ...batching, payDeadlineMs: config.payDeadlineMs });
+      : new ReplicatedBatches(
+          { flows, records: pctx.records, uncommit: (paymentId) => pctx.float.uncommit(paymentId) },
+          cluster,
+          { ...batching, payDeadlineMs: config.payDeadlineMs },
+        );
   return { pctx, settlement: new SettlementJob(pctx), refill: new FloatRefillJob(pctx) };
 }
