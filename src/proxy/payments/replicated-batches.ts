@@ -3,8 +3,8 @@
 // queue in the database (cluster/payment-queue.ts) and notifies; the replica elected batch leader
 // (cluster/leadership.ts) opens a window when payments wait, takes every waiting payment into its batch under
 // its epoch, runs the batch in random order (batch-run.ts) and writes each outcome back, notifying; the
-// receiving replica's request wakes with its outcome. Notifications can be lost (a dropped connection), so
-// both sides also poll once a second. A leader signs a payment only while the database's epoch is the one
+// receiving replica's request wakes with its outcome (queue-waiters.ts). Notifications can be lost (a dropped
+// connection), so both sides also poll once a second. A leader signs a payment only while the database's epoch is the one
 // it took the payment under (`fenced`); payments a dead leader took are decided by reconciliation
 // (reconcile-payment.ts), and their waiting requests read the decision from the journal.
 import { randomUUID } from 'node:crypto';
@@ -18,17 +18,15 @@ import type { Mutex } from '../store/backend.ts';
 import type { Logger } from '../util/logger.ts';
 import { runBatch } from './batch-run.ts';
 import type { FlowContext } from '../flows/context.ts';
-import type { PaymentRecords } from './records.ts';
 import type { PaymentBatches, QueuedPayment, QueueState } from './batches.ts';
 import { outcomeOf } from './payment-state.ts';
+import { QueueWaiters, type QueueWaitersDeps } from './queue-waiters.ts';
 
 const JOB = 'batch-operator';
 const QUEUED = 'pool_payment_queued';
 const ANSWERED = 'pool_payment_answered';
 /** Both sides look at the queue this often, whatever notifications say. */
 const POLL_MS = 1000;
-/** A waiting request also reads its payment's journal once the batch is this late. */
-const JOURNAL_AFTER_MS = 5000;
 /** Beyond the window and the payment deadline, how long a request waits before answering `pending`. */
 const WAIT_MARGIN_MS = 90_000;
 const SWEEP_EVERY_MS = 600_000;
@@ -47,17 +45,8 @@ export interface ReplicatedBatchesOptions {
 }
 
 /** What the operator needs of the payment side: the store and journal, the payment records, the float. */
-export interface ReplicatedBatchesDeps {
+export interface ReplicatedBatchesDeps extends QueueWaitersDeps {
   flows: Pick<FlowContext, 'store' | 'journal'>;
-  records: PaymentRecords;
-  /** This replica's float commitment for a payment ends (its outcome is known here). */
-  uncommit(paymentId: string): void;
-}
-
-interface Waiter {
-  resolve: (outcome: PaymentOutcome) => void;
-  since: number;
-  deadline: number;
 }
 
 export class ReplicatedBatches implements PaymentBatches {
@@ -67,9 +56,8 @@ export class ReplicatedBatches implements PaymentBatches {
   readonly #queue: PaymentQueue<QueuedPayment>;
   readonly #campaign: Campaign;
   readonly #opLock: Mutex;
-  readonly #waiters = new Map<string, Waiter>();
-  /** Row id → payment id of this replica's waiting requests (notifications name rows). */
-  readonly #rows = new Map<string, string>();
+  /** This replica's requests waiting for their payments' outcomes. */
+  readonly #waiters: QueueWaiters;
   /** Payments this leader executes, with the epoch it took them under. */
   readonly #executing = new Map<string, number>();
   readonly #unsubscribe: Array<() => void> = [];
@@ -79,12 +67,15 @@ export class ReplicatedBatches implements PaymentBatches {
   #running = 0;
   #lastSweep = 0;
   #stopped = false;
+  /** Stopping and about to give the leadership up: no new batch starts. */
+  #leaving = false;
 
   constructor(pctx: ReplicatedBatchesDeps, cluster: Cluster, options: ReplicatedBatchesOptions) {
     this.#pctx = pctx;
     this.#o = options;
     this.#cluster = cluster;
     this.#queue = cluster.paymentQueue<QueuedPayment>(JOB);
+    this.#waiters = new QueueWaiters(pctx, this.#queue, options.windowMs);
     this.#opLock = pctx.flows.store.mutex('op');
     this.#campaign = cluster.campaign(JOB, {
       elected: (epoch) => {
@@ -104,10 +95,7 @@ export class ReplicatedBatches implements PaymentBatches {
     const { notifications } = this.#cluster;
     this.#unsubscribe.push(
       await notifications.on(QUEUED, () => void this.#check()),
-      await notifications.on(ANSWERED, (row) => {
-        const paymentId = this.#rows.get(row);
-        if (paymentId !== undefined) void this.#collect([paymentId]);
-      }),
+      await notifications.on(ANSWERED, (row) => this.#waiters.answered(row)),
     );
     this.#poll = setInterval(() => void this.#tick(), POLL_MS);
     this.#poll.unref();
@@ -128,15 +116,10 @@ export class ReplicatedBatches implements PaymentBatches {
   async enqueue(p: QueuedPayment): Promise<{ outcome: Promise<PaymentOutcome> }> {
     if (this.#stopped) throw new ProblemError('service_unavailable', 'the service is stopping; retry');
     if (!(await this.#queue.add(p.paymentId, p, this.#o.queueMax))) throw this.#full();
-    const now = Date.now();
-    const outcome = new Promise<PaymentOutcome>((resolve) => {
-      this.#waiters.set(p.paymentId, {
-        resolve,
-        since: now,
-        deadline: now + this.#o.windowMs + this.#o.payDeadlineMs + WAIT_MARGIN_MS,
-      });
-    });
-    this.#rows.set(this.#queue.idOf(p.paymentId), p.paymentId);
+    const outcome = this.#waiters.wait(
+      p.paymentId,
+      this.#o.windowMs + this.#o.payDeadlineMs + WAIT_MARGIN_MS,
+    );
     await this.#cluster.notifications.notify(QUEUED).catch(() => {}); // the leader polls too
     return { outcome };
   }
@@ -167,6 +150,8 @@ export class ReplicatedBatches implements PaymentBatches {
       if ((await this.#queue.waiting().catch(() => 0)) === 0) break;
       await this.#runNow();
     }
+    this.#leaving = true;
+    clearTimeout(this.#window);
     while (this.#running > 0) await sleep(50);
     await this.#campaign.stop();
     // The requests waiting here get their outcomes (from whichever replica leads now).
@@ -191,7 +176,7 @@ export class ReplicatedBatches implements PaymentBatches {
     clearTimeout(this.#window);
     this.#window = undefined;
     const epoch = this.#epoch;
-    if (epoch === undefined) return;
+    if (epoch === undefined || this.#leaving) return;
     this.#running++;
     try {
       const taken = await this.#queue.take(epoch, this.#o.batchMax);
@@ -217,7 +202,7 @@ export class ReplicatedBatches implements PaymentBatches {
         this.#executing.delete(p.paymentId);
         const answered = await this.#queue.answer(p.paymentId, epoch, outcome).catch(() => false);
         if (!answered) return; // deposed: the journal and reconciliation answer for it
-        if (this.#waiters.has(p.paymentId)) this.#resolve(p.paymentId, outcome);
+        if (this.#waiters.has(p.paymentId)) this.#waiters.resolve(p.paymentId, outcome);
         else
           await this.#cluster.notifications.notify(ANSWERED, this.#queue.idOf(p.paymentId)).catch(() => {});
       },
@@ -253,31 +238,7 @@ export class ReplicatedBatches implements PaymentBatches {
       this.#lastSweep = Date.now();
       void this.#queue.sweep().catch(() => {});
     }
-    if (this.#waiters.size === 0) return;
-    await this.#collect([...this.#waiters.keys()]);
-    const now = Date.now();
-    for (const [paymentId, w] of this.#waiters) {
-      if (now - w.since < this.#o.windowMs + JOURNAL_AFTER_MS) continue;
-      // A leader that died took it, or the outcome's notification and row were missed: the journal says.
-      const record = await this.#pctx.flows.journal.get(paymentId).catch(() => undefined);
-      if ((record !== undefined && isFinal(record.state)) || now > w.deadline)
-        this.#resolve(paymentId, await outcomeOf(this.#pctx, paymentId));
-    }
-  }
-
-  async #collect(paymentIds: string[]): Promise<void> {
-    const outcomes = await this.#queue.outcomes<PaymentOutcome>(paymentIds).catch(() => new Map());
-    for (const [paymentId, outcome] of outcomes) this.#resolve(paymentId, outcome);
-  }
-
-  #resolve(paymentId: string, outcome: PaymentOutcome): void {
-    const waiter = this.#waiters.get(paymentId);
-    if (waiter === undefined) return;
-    this.#waiters.delete(paymentId);
-    this.#rows.delete(this.#queue.idOf(paymentId));
-    this.#pctx.uncommit(paymentId);
-    waiter.resolve(outcome);
-    void this.#queue.remove([paymentId]).catch(() => {});
+    await this.#waiters.poll();
   }
 }
 
