@@ -4,7 +4,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { rpc } from '@stellar/stellar-sdk';
-import { parseListen } from '../../src/cli/commands/sandbox.ts';
+import { parseListen } from '../../src/listen.ts';
 import { tempDir } from './helpers.ts';
 
 const bin = fileURLToPath(new URL('../../bin/pool-proxy.js', import.meta.url));

@@ -11,7 +11,8 @@ import {
   startFacilitator,
 } from '../../x402/facilitator/index.ts';
 import { rpcServer } from '../../ledger/rpc-server.ts';
-import { parseListen, parsePassphrase } from './sandbox.ts';
+import { parseListen } from '../../listen.ts';
+import { parseIntFlag, parsePassphrase, parseRpcUrl } from '../flags.ts';
 
 interface FacilitatorCliOptions {
   listen: string;
@@ -19,26 +20,6 @@ interface FacilitatorCliOptions {
   networkPassphrase?: string;
   channels: string;
   maxFee: string;
-}
-
-/** An http(s) URL, or a clear error naming the flag. */
-export function parseRpcUrl(text: string): string {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new Error(`--rpc-url must be an http(s) URL, got ${text}`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new Error(`--rpc-url must be an http(s) URL, got ${text}`);
-  return url.toString();
-}
-
-export function parseIntFlag(name: string, text: string, min: number, max: number): number {
-  const n = Number(text);
-  if (!/^\d+$/.test(text) || n < min || n > max)
-    throw new Error(`${name} must be an integer from ${min} to ${max}, got ${text}`);
-  return n;
 }
 
 export function registerFacilitator(program: Command): void {

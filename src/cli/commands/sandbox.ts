@@ -4,13 +4,11 @@ import { startPoolSandbox } from '../../../contracts/network.ts';
 import { ledgerLogLines } from '../../sandbox/ledger-log.ts';
 import { createLogger } from '../../proxy/util/logger.ts';
 import { parseListen } from '../../listen.ts';
+import { parsePassphrase } from '../flags.ts';
 import { sandboxCertificate } from '../../sandbox/tls.ts';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-
-// Kept importable from here for existing callers; the parser itself is shared (src/listen.ts).
-export { parseListen };
 
 // `pool-proxy sandbox`: runs the embedded sandbox ledger alone (Soroban RPC at /rpc, friendbot, info).
 export function registerSandbox(program: Command): void {
@@ -93,14 +91,4 @@ export function tlsListen(
 /** The line that tells where the HTTPS RPC is and how Node.js clients trust its certificate. */
 export function httpsLine(httpsRpcUrl: string, certPath: string): string {
   return `sandbox RPC over HTTPS: ${httpsRpcUrl}   certificate ${certPath} (trust it: NODE_EXTRA_CA_CERTS=${certPath})`;
-}
-
-/** A network passphrase as given on the command line: printable text of 1 to 256 characters. */
-export function parsePassphrase(text: string): string {
-  if (!/^[\x20-\x7e]{1,256}$/.test(text) || text.trim() !== text) {
-    throw new Error(
-      '--network-passphrase must be 1 to 256 printable characters without leading or trailing spaces',
-    );
-  }
-  return text;
 }

@@ -11,11 +11,11 @@ import { startProxy, type ProxyHandle } from '../../proxy/server.ts';
 import { createLogger } from '../../proxy/util/logger.ts';
 import { STANDALONE_PASSPHRASE } from '../../ledger/networks.ts';
 import { parseListen } from '../../listen.ts';
-import { httpsLine, parsePassphrase, TLS_FLAG, TLS_HELP, tlsListen } from './sandbox.ts';
+import { httpsLine, TLS_FLAG, TLS_HELP, tlsListen } from './sandbox.ts';
+import { parseIntFlag, parsePassphrase } from '../flags.ts';
 import { LOCAL_CHANNELS, localX402Env } from '../../x402/local-services.ts';
 import { startPoolSandboxThread } from '../threads/sandbox-thread.ts';
 import { startLocalX402Thread } from '../threads/x402-thread.ts';
-import { parseIntFlag } from './facilitator.ts';
 import { replicaEnvs } from './replicas.ts';
 import { addListenOptions, type ListenOptions, listenProblems, plannedListens } from './start-listeners.ts';
 

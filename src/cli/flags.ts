@@ -1,0 +1,33 @@
+// Parsers of the CLI's flag values, each failing with an error that names the flag (kept apart from the
+// commands so that a command loads only what it runs).
+
+/** An http(s) URL, or a clear error naming the flag. */
+export function parseRpcUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new Error(`--rpc-url must be an http(s) URL, got ${text}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new Error(`--rpc-url must be an http(s) URL, got ${text}`);
+  return url.toString();
+}
+
+/** An integer flag within [min, max], or a clear error naming it. */
+export function parseIntFlag(name: string, text: string, min: number, max: number): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || n < min || n > max)
+    throw new Error(`${name} must be an integer from ${min} to ${max}, got ${text}`);
+  return n;
+}
+
+/** A network passphrase as given on the command line: printable text of 1 to 256 characters. */
+export function parsePassphrase(text: string): string {
+  if (!/^[\x20-\x7e]{1,256}$/.test(text) || text.trim() !== text) {
+    throw new Error(
+      '--network-passphrase must be 1 to 256 printable characters without leading or trailing spaces',
+    );
+  }
+  return text;
+}
