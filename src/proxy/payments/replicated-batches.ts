@@ -4,9 +4,9 @@
 // (cluster/leadership.ts) opens a window when payments wait, takes every waiting payment into its batch under
 // its epoch, runs the batch in random order (batch-run.ts) and writes each outcome back, notifying; the
 // receiving replica's request wakes with its outcome (queue-waiters.ts). Notifications can be lost (a dropped
-// connection), so both sides also poll once a second. A leader signs a payment only while the database's epoch is the one
-// it took the payment under (`fenced`); payments a dead leader took are decided by reconciliation
-// (reconcile-payment.ts), and their waiting requests read the decision from the journal.
+// connection), so both sides also poll once a second. A leader signs a payment only while the database's
+// epoch is the one it took the payment under (`fenced`); payments a dead leader took are decided by
+// reconciliation (reconcile-payment.ts), and their waiting requests read the decision from the journal.
 import { randomUUID } from 'node:crypto';
 import { ProblemError } from '../../api/problem.ts';
 import type { BatchSummary, PaymentResult as PaymentOutcome } from '../../api/types.ts';
@@ -143,19 +143,19 @@ export class ReplicatedBatches implements PaymentBatches {
 
   async stop(): Promise<void> {
     this.#stopped = true;
-    clearTimeout(this.#window);
-    this.#window = undefined;
-    // Queued payments run first while this replica still leads; then its successor takes what is left.
+    // Queued payments run at once while this replica leads (no wait for the window's end).
     for (let round = 0; round < 100 && this.#epoch !== undefined; round++) {
       if ((await this.#queue.waiting().catch(() => 0)) === 0) break;
       await this.#runNow();
     }
+    // The requests waiting here get their outcomes. Meanwhile this replica still campaigns and, if it leads,
+    // runs batches: replicas stopping together still answer each other's payments.
+    while (this.#waiters.size > 0) await sleep(100);
     this.#leaving = true;
     clearTimeout(this.#window);
+    this.#window = undefined;
     while (this.#running > 0) await sleep(50);
-    await this.#campaign.stop();
-    // The requests waiting here get their outcomes (from whichever replica leads now).
-    while (this.#waiters.size > 0) await sleep(100);
+    await this.#campaign.stop(); // its successor takes what is left
     clearInterval(this.#poll);
     for (const off of this.#unsubscribe) off();
   }
