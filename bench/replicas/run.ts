@@ -4,7 +4,8 @@
 //                   `seconds`: reads per second, and CPU per read (the proxies' processes plus the PostgreSQL
 //                   server's, from /proc)
 //   payments      — a burst of `burst` payments of the demo x402 service sent at once (they fall in one batch
-//                   window per replica): how long until every answer, and CPU per payment in the proxies and
+//                   window; on replicas, the batch of the elected batch leader, fed by every replica through
+//                   the database's queue): how long until every answer, and CPU per payment in the proxies and
 //                   the database (the sandbox, facilitator and demo service run here, on threads, not counted)
 // PostgreSQL comes from Debian's package, started as the tests start it (test/helpers/postgres.ts).
 // Usage: npx tsx bench/replicas/run.ts [seconds=5] [connections=32] [burst=150]

@@ -203,7 +203,13 @@ export class PoolRuntime implements PoolAccess {
         logger,
       );
       const flows = this.#flowContext(deployment, ledger, prover, indexer);
-      const payments = createPayments(flows, config.payments, config.limits.paymentCap, this.#deps.masterKey);
+      const payments = createPayments(
+        flows,
+        config.payments,
+        config.limits.paymentCap,
+        this.#deps.masterKey,
+        this.#deps.cluster,
+      );
       const { singletons, reconcileNow } = await this.#catchUp(flows, payments, indexer);
       if (this.#stopped) {
         await singletons?.stop();
@@ -212,7 +218,7 @@ export class PoolRuntime implements PoolAccess {
         return;
       }
       this.#connected = { flows, payments, deployment, indexer, prover };
-      this.#serve(flows, payments, singletons, reconcileNow);
+      await this.#serve(flows, payments, singletons, reconcileNow);
     } catch (error) {
       await indexer?.stop();
       prover?.close();
@@ -324,15 +330,16 @@ export class PoolRuntime implements PoolAccess {
     return { singletons, reconcileNow };
   }
 
-  /** Starts the registration slots, settlement, refills and periodic reconciliation; ready. */
-  #serve(
+  /** Starts the registration slots, the batches, settlement, refills and periodic reconciliation; ready. */
+  async #serve(
     flows: FlowContext,
     payments: Payments | undefined,
     singletons: Singletons | undefined,
     reconcileNow: () => Promise<number>,
-  ): void {
+  ): Promise<void> {
     const { config, logger } = this.#deps;
     flows.registrar.start();
+    await payments?.pctx.batches.start();
     payments?.settlement.start();
     payments?.refill.start();
     logger.log('info', 'pool connected', {

@@ -3,9 +3,18 @@
 // decided in the database for all three. 60 concurrent payments spread over the replicas against a balance
 // that covers 20 → exactly 20 paid, the rest refused before anything is signed; 3×10 concurrent withdrawals
 // of one agent's balance through different replicas → never more than the balance; one idempotency key sent
-// to all three at once → one payment; a login challenge is consumed once across replicas.
+// to all three at once → one payment; a login challenge is consumed once across replicas. A payment may
+// arrive at any replica: payments sent to all three in one window are one batch of the elected batch leader,
+// and each request is answered where it was asked, with its receipt and content or its problem. A rolling
+// restart of all three under a trickle of payments and balance reads loses no answered request and leaves no
+// money frozen or paid twice.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import test from 'ava';
 import { Keypair } from '@stellar/stellar-sdk';
+import { HTTPFacilitatorClient, x402HTTPResourceServer, x402ResourceServer } from '@x402/core/server';
+import { ExactStellarServerScheme } from '../../src/x402/exact-server.ts';
+import { paidRequestListener } from '../../src/x402/paid-http.ts';
 import type { ProxyHandle } from '../../src/proxy/server.ts';
 import { type LocalX402Thread, startLocalX402Thread } from '../../src/cli/threads/x402-thread.ts';
 import { localX402Env } from '../../src/x402/local-services.ts';
@@ -20,6 +29,10 @@ let pgServer: PostgresServer;
 let stack: Stack;
 let x402: LocalX402Thread;
 let replicas: ProxyHandle[];
+/** The replicas' environment (a restarted replica gets the same). */
+let replicaEnv: Record<string, string>;
+/** A paid service whose handler fails (500): its payments are never settled, so they fail. */
+let broken: { url: string; server: Server };
 
 test.before(async () => {
   pgServer = await startPostgres();
@@ -36,25 +49,51 @@ test.before(async () => {
     facilitator: { host: '127.0.0.1', port: 0 },
     demo: { host: '127.0.0.1', port: 0 },
   });
+  broken = await startBrokenService(stack.sandbox.info.contracts.token);
   await stack.proxy.close();
-  const env = {
-    ...localX402Env(x402, undefined),
+  replicaEnv = {
+    ...localX402Env(x402, new URL(broken.url).host),
     POOL_PROXY_POOL_WALLET_SECRET: sandbox.secrets().poolWallet,
-    POOL_PROXY_BATCH_WINDOW_MS: '1000',
+    // long enough for requests sent together to three replicas to be checked and queued in one window
+    POOL_PROXY_BATCH_WINDOW_MS: '2500',
     POOL_PROXY_SETTLE_INTERVAL_MS: '86400000',
+    // a request cut off by a stopping replica leaves a reservation that reconciliation releases soon
+    POOL_PROXY_RECONCILE_INTERVAL_MS: '2000',
     // every replica answers as one service (login challenges, tokens)
     POOL_PROXY_PUBLIC_URL: 'http://pool.test',
   };
-  replicas = await Promise.all([1, 2, 3].map(async () => (await stack.startProxy(env)).proxy));
+  replicas = await Promise.all([1, 2, 3].map(async () => (await stack.startProxy(replicaEnv)).proxy));
 });
 
 test.after.always(async () => {
   await Promise.all((replicas ?? []).map((p) => p.close()));
   await x402?.close();
+  broken?.server.closeAllConnections();
+  broken?.server.close();
   await stack?.daemon.stop({ force: true });
   await stack?.sandbox.close();
   await pgServer?.stop();
 });
+
+async function startBrokenService(asset: string): Promise<{ url: string; server: Server }> {
+  const network = x402.facilitator.network as `${string}:${string}`;
+  const resourceServer = new x402ResourceServer(
+    new HTTPFacilitatorClient({ url: x402.facilitator.url }),
+  ).register(network, new ExactStellarServerScheme(asset));
+  const accepts = {
+    scheme: 'exact',
+    price: { amount: String(PRICE), asset },
+    network,
+    payTo: x402.demoPayTo,
+  };
+  const paid = new x402HTTPResourceServer(resourceServer, { 'GET /broken': { accepts } });
+  await paid.initialize();
+  const server = createServer(
+    paidRequestListener(paid, () => ({ status: 500, contentType: 'text/plain', body: 'the service broke' })),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
 
 const replica = (i: number) => replicas[i % replicas.length]!.url;
 
@@ -103,6 +142,44 @@ test.serial(
     );
     t.is(floatBefore - (await stack.usdcBalance(poolWallet)), 20n * PRICE, 'the pool wallet paid exactly 20');
     for (const i of [0, 1, 2]) t.is(await balanceOf('payer', i), 0n, `replica ${i + 1} shows nothing left`);
+  },
+);
+
+test.serial(
+  'payments sent to all three replicas in one window are one batch, each answered where it was asked',
+  async (t) => {
+    await operatorDeposit('spread', '0.1');
+    const pay = (i: number, serviceUrl: string) =>
+      postJson(`${replica(i)}/api/pay`, { agentId: 'spread', serviceUrl, method: 'GET' }, operator);
+    // One paid and one failing payment asked of each replica: two of the three do not lead.
+    const [paid, failed] = await Promise.all([
+      Promise.all([0, 1, 2].map((i) => pay(i, x402.demo.quoteUrl))),
+      Promise.all([0, 1, 2].map((i) => pay(i, `${broken.url}/broken`))),
+    ]);
+    for (const a of paid) {
+      t.is(a.status, 200, a.text);
+      t.is(a.json.paymentStatus, 'confirmed');
+      t.regex(a.json.receipt.transaction, /^[0-9a-f]{64}$/, 'the receipt reached the replica asked');
+      t.truthy(JSON.parse(a.json.content).quote, "the service's answer reached the replica asked");
+    }
+    // executed in the leader's batch, failed once its authorization expired unused: the problem, where asked
+    for (const a of failed) {
+      t.is(a.status, 502, a.text);
+      t.is(a.json.code, 'payment_failed');
+      t.is(a.json.paymentStatus, 'failed');
+      t.is(a.json.content, 'the service broke');
+    }
+    const batchIds = new Set([...paid, ...failed].map((a) => a.json.batchId));
+    t.is(batchIds.size, 1, 'one batch for the payments of all three replicas');
+    // the batch is recorded once its last payment is decided (just after its answer)
+    let batch: Record<string, unknown> | undefined;
+    for (let tries = 0; batch === undefined && tries < 50; tries++) {
+      if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 200));
+      const stats = (await getJson(`${replica(2)}/api/pool/stats`, operator)).json;
+      batch = (stats.recentBatches as Array<Record<string, unknown>>).find((b) => batchIds.has(b.batchId));
+    }
+    t.like(batch, { size: 6, confirmed: 3, failed: 3 }, 'recorded once, by the leader that ran it');
+    t.is(await balanceOf('spread', 0), 10n * PRICE - 3n * PRICE, 'the failed payments were given back');
   },
 );
 
@@ -164,5 +241,87 @@ test.serial(
       const agents = await getJson(`${replica(i)}/api/agents`, { authorization: `Bearer ${token}` });
       t.is(agents.status, 200);
     }
+  },
+);
+
+test.serial(
+  'a rolling restart under a trickle of payments and balance reads: no answered request lost, no money frozen or doubled',
+  async (t) => {
+    await operatorDeposit('steady', '0.5');
+    const payToBefore = await stack.usdcBalance(x402.demoPayTo);
+    type Answer = { kind: 'pay' | 'read'; status: number; json: Record<string, string> };
+    const answers: Answer[] = [];
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const ask = (kind: Answer['kind'], request: Promise<{ status: number; json: Record<string, string> }>) =>
+      request.then(
+        (a) => void answers.push({ kind, status: a.status, json: a.json }),
+        () => void answers.push({ kind, status: 0, json: {} }), // the replica had stopped listening
+      );
+    let steady = true;
+    const trickle = (async () => {
+      const asked: Array<Promise<void>> = [];
+      for (let i = 0; steady; i++) {
+        const url = replica(i);
+        const body = { agentId: 'steady', serviceUrl: x402.demo.quoteUrl, method: 'GET' };
+        asked.push(ask('pay', postJson(`${url}/api/pay`, body, operator)));
+        asked.push(ask('read', getJson(`${url}/api/balance/steady`, operator)));
+        await sleep(300);
+      }
+      await Promise.all(asked);
+    })();
+    // One replica after the other stops (its queued payments run, its waiting requests are answered) and a
+    // new one takes its place.
+    for (const i of [0, 1, 2]) {
+      await sleep(500);
+      await replicas[i]!.close();
+      replicas[i] = (await stack.startProxy(replicaEnv)).proxy;
+    }
+    await sleep(500);
+    steady = false;
+    await trickle;
+
+    const paid = answers.filter((a) => a.kind === 'pay' && a.status === 200);
+    const reads = answers.filter((a) => a.kind === 'read' && a.status === 200);
+    t.log(
+      `${paid.length} payments answered 200, ${reads.length} balance reads; others: ${answers
+        .filter((a) => a.status !== 200)
+        .map((a) => `${a.kind} ${a.status} ${a.json.code ?? ''}`)
+        .join(', ')}`,
+    );
+    t.true(paid.length > 0 && reads.length > 0);
+    t.true(paid.every((a) => a.json.paymentStatus === 'confirmed'));
+    // Refused ones were refused before anything was signed (a stopping replica takes no payment).
+    t.true(
+      answers
+        .filter((a) => a.kind === 'pay' && a.status !== 200 && a.status !== 0)
+        .every((a) => a.status === 503),
+    );
+    // (a request whose connection a stopping replica cut is released by reconciliation, or paid: not answered)
+    let listed: Array<{ paymentId: string; agentId: string; paymentStatus: string }> = [];
+    for (let tries = 0; tries < 60; tries++) {
+      listed = (await getJson(`${replica(0)}/api/payments`, operator)).json
+        .payments as unknown as typeof listed;
+      if (!listed.some((p) => p.agentId === 'steady' && p.paymentStatus === 'pending')) break;
+      await sleep(500);
+    }
+    const mine = listed.filter((p) => p.agentId === 'steady');
+    for (const a of paid)
+      t.is(
+        mine.find((p) => p.paymentId === a.json.paymentId)?.paymentStatus,
+        'confirmed',
+        'an answered payment stays',
+      );
+    t.false(
+      mine.some((p) => p.paymentStatus === 'pending'),
+      'every payment was decided',
+    );
+    const confirmed = BigInt(mine.filter((p) => p.paymentStatus === 'confirmed').length);
+    t.true(confirmed >= BigInt(paid.length));
+    t.is(
+      await balanceOf('steady', 1),
+      50n * PRICE - confirmed * PRICE,
+      'nothing frozen: only what was paid is gone',
+    );
+    t.is(await stack.usdcBalance(x402.demoPayTo), payToBefore + confirmed * PRICE, 'nothing paid twice');
   },
 );

@@ -4,6 +4,9 @@
 // database. Two stores on one database stand for two processes: mutex and lease sections exclude each other,
 // the rate limits and wallet quotas they share hold for both together, and one of them leads a singleton
 // job until its connection dies, when another is elected under a higher epoch that fences the old leader.
+// The payment queue they share holds sealed rows under opaque ids, and a leader that lost its election can
+// neither take a payment nor answer one; a notification from one reaches the other. A batch leader that
+// stalled and was replaced cannot sign the payment it had taken (its journal write is fenced by the epoch).
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +14,15 @@ import { join } from 'node:path';
 import test from 'ava';
 import pg from 'pg';
 import { Campaign, FencedError } from '../../src/proxy/cluster/leadership.ts';
+import type { PaymentRequired, PaymentRequirements } from '@x402/core/types';
+import type { PaymentResult } from '../../src/api/types.ts';
+import { joinCluster } from '../../src/proxy/cluster/cluster.ts';
+import { Notifications } from '../../src/proxy/cluster/notifications.ts';
+import { Journal } from '../../src/proxy/journal/journal.ts';
+import type { QueuedPayment } from '../../src/proxy/payments/batches.ts';
+import { PaymentRecords } from '../../src/proxy/payments/records.ts';
+import { ReplicatedBatches } from '../../src/proxy/payments/replicated-batches.ts';
+import { PaymentQueue } from '../../src/proxy/cluster/payment-queue.ts';
 import { SharedWalletQuotas } from '../../src/proxy/cluster/shared-quotas.ts';
 import { SharedRateLimiter } from '../../src/proxy/cluster/shared-rate-limit.ts';
 import { ConfigError, loadConfig } from '../../src/proxy/config.ts';
@@ -321,4 +333,217 @@ test('one leader per job; when its connection dies another is elected within sec
   await admin.end();
   await Promise.all(campaigns.map((c) => c.stop()));
   await Promise.all(backends.map((b) => b.close()));
+});
+
+test('the payment queue: sealed rows, each taken once, and a deposed leader can neither take nor answer', async (t) => {
+  const url = await server.database();
+  const master = randomBytes(32);
+  const stores = await Promise.all(
+    [1, 2].map(async () => EncryptedStore.on(await PostgresBackend.open(url, { maxConnections: 3 }), master)),
+  );
+  const backends = stores.map((s) => s.backend as PostgresBackend);
+  type Item = { paymentId: string; serviceUrl: string };
+  const queues = stores.map((s, i) => new PaymentQueue<Item>(backends[i]!, s, 'batch-operator'));
+  const item = (paymentId: string): Item => ({ paymentId, serviceUrl: 'https://secret-service.example/x' });
+  const elections: number[] = [];
+  const campaigns = backends.map(
+    (b) =>
+      new Campaign(
+        b,
+        'batch-operator',
+        { elected: (e) => void elections.push(e), deposed: () => {} },
+        silentLogger,
+      ),
+  );
+  campaigns.forEach((c) => c.start());
+  const until = async (check: () => boolean) => {
+    const deadline = Date.now() + 10_000;
+    while (!check()) {
+      if (Date.now() > deadline) throw new Error('timed out');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+  await until(() => elections.length === 1);
+  const first = elections[0]!;
+  const notifications = new Notifications(backends[1]!, silentLogger);
+  const heard: string[] = [];
+  await notifications.on('pool_test_channel', (payload) => heard.push(payload));
+
+  t.true(await queues[0]!.add('pay-1', item('pay-1'), 2));
+  t.true(await queues[1]!.add('pay-2', item('pay-2'), 2));
+  t.false(await queues[1]!.add('pay-3', item('pay-3'), 2), 'a full queue adds nothing');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const table = (await client.query('SELECT id, item FROM payment_queue')).rows as Array<{
+    id: string;
+    item: Buffer;
+  }>;
+  t.is(table.length, 2);
+  for (const row of table) {
+    t.false(/pay-[12]/.test(row.id), 'rows are named by an HMAC');
+    t.false(row.item.toString('latin1').includes('secret-service'), 'items are sealed');
+  }
+  t.deepEqual(await queues[0]!.take(first + 1, 10), [], "no epoch but the leader's takes");
+  const taken = await queues[1]!.take(first, 10);
+  t.deepEqual(taken.map((i) => i.paymentId).sort(), ['pay-1', 'pay-2']);
+  t.deepEqual(await queues[0]!.take(first, 10), [], 'each payment is taken once');
+  t.is(await queues[0]!.state('pay-1'), 'live');
+
+  // The leader's lock connection dies (as with kill -9): another election raises the epoch.
+  await client.query(
+    `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()
+       AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+  );
+  await until(() => elections.length === 2);
+  const second = elections[1]!;
+  t.is(second, first + 1);
+  t.is(await queues[0]!.state('pay-1'), 'abandoned', 'its taker is gone: reconciliation decides it');
+  t.false(
+    await queues[0]!.answer('pay-1', first, { paymentStatus: 'confirmed' }),
+    'the deposed leader cannot answer',
+  );
+  t.true(await queues[0]!.add('pay-3', item('pay-3'), 10));
+  t.deepEqual(await queues[1]!.take(first, 10), [], 'nor take');
+  t.deepEqual(
+    (await queues[0]!.take(second, 10)).map((i) => i.paymentId),
+    ['pay-3'],
+  );
+  t.true(await queues[1]!.answer('pay-3', second, { paymentStatus: 'confirmed' }));
+  t.deepEqual(
+    [...(await queues[0]!.outcomes(['pay-1', 'pay-3']))],
+    [['pay-3', { paymentStatus: 'confirmed' }]],
+  );
+  await queues[0]!.remove(['pay-3']);
+  t.is(await queues[0]!.state('pay-3'), 'none');
+
+  await notifications.notify('pool_test_channel', 'woken');
+  await until(() => heard.length === 1);
+  t.deepEqual(heard, ['woken']);
+  await client.end();
+  await notifications.close();
+  await Promise.all(campaigns.map((c) => c.stop()));
+  await Promise.all(stores.map((s) => s.close()));
+});
+
+test('a batch leader that stalled and was replaced cannot sign the payment it took', async (t) => {
+  const url = await server.database();
+  const master = randomBytes(32);
+  const stores = await Promise.all(
+    [1, 2].map(async () => EncryptedStore.on(await PostgresBackend.open(url, { maxConnections: 5 }), master)),
+  );
+  const clusters = await Promise.all(stores.map(async (s) => (await joinCluster(s, silentLogger))!));
+  const journals = stores.map((s, i) => new Journal(s, clusters[i]!.runs));
+  let letGo!: () => void;
+  const stalled = new Promise<void>((resolve) => (letGo = resolve));
+  let tookIt!: () => void;
+  const taken = new Promise<void>((resolve) => (tookIt = resolve));
+  const signedBy: Array<[number, string]> = [];
+  const refusals: unknown[] = [];
+  // What execute-payment does before a paid request leaves: journal the signed authorization, fenced.
+  const execute =
+    (i: number) =>
+    async (p: QueuedPayment, batchId: string): Promise<PaymentResult> => {
+      tookIt();
+      if (i === 0) await stalled;
+      try {
+        await batches[i]!.fenced(p.paymentId, () => journals[i]!.update(p.paymentId, { state: 'signed' }));
+        signedBy.push([i, p.paymentId]);
+        return { paymentId: p.paymentId, batchId, paymentStatus: 'confirmed' };
+      } catch (error) {
+        refusals.push(error);
+        return { paymentId: p.paymentId, batchId, paymentStatus: 'pending' };
+      }
+    };
+  const batches: ReplicatedBatches[] = stores.map(
+    (store, i) =>
+      new ReplicatedBatches(
+        { flows: { store, journal: journals[i]! }, records: new PaymentRecords(store), uncommit: () => {} },
+        clusters[i]!,
+        {
+          windowMs: 200,
+          batchMax: 10,
+          queueMax: 100,
+          concurrency: 2,
+          payDeadlineMs: 1000,
+          logger: silentLogger,
+          execute: execute(i),
+          onBatch: async () => {},
+        },
+      ),
+  );
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const epoch = async () =>
+    Number(
+      (await client.query("SELECT epoch FROM leader_epochs WHERE job = 'batch-operator'")).rows[0]?.epoch ??
+        0,
+    );
+  const until = async (check: () => Promise<boolean> | boolean) => {
+    const deadline = Date.now() + 20_000;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error('timed out');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+  await batches[0]!.start();
+  await until(async () => (await epoch()) === 1);
+  await batches[1]!.start();
+
+  const payment = async (paymentId: string) => {
+    // reserved by the replica that received it (here the one that does not lead), then queued
+    await journals[1]!.begin({
+      opId: paymentId,
+      kind: 'payment',
+      agent: 'agent',
+      state: 'reserved',
+      amount: 1n,
+    });
+    const quote = {
+      url: 'https://service.example/x',
+      amount: 1n,
+      asset: 'C',
+      payTo: 'G',
+      network: 'stellar:local',
+      maxTimeoutSeconds: 60,
+      requirements: {} as PaymentRequirements,
+      paymentRequired: {} as PaymentRequired,
+    };
+    return batches[1]!.enqueue({
+      paymentId,
+      agent: 'agent',
+      quote,
+      request: { url: quote.url, method: 'GET' },
+    });
+  };
+  const first = await payment('payment-1');
+  await taken; // the leader took it, and stalls before signing
+  // It loses its lock connection (as when its host stalls past the server's timeouts): another election.
+  await client.query(
+    `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()
+       AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+  );
+  await until(async () => (await epoch()) === 2);
+  t.is(await batches[1]!.queueState('payment-1'), 'abandoned', 'reconciliation may decide it now');
+  letGo();
+  await until(() => refusals.length === 1);
+  t.true(refusals[0] instanceof FencedError, String(refusals[0]));
+  t.deepEqual(signedBy, [], 'the stalled leader signed nothing');
+  t.is((await journals[1]!.get('payment-1'))!.state, 'reserved', 'the journal still says never signed');
+
+  // Reconciliation releases it; the request waiting on the other replica answers with that.
+  await journals[1]!.update('payment-1', {
+    state: 'released',
+    reason: { code: 'interrupted', detail: 'never signed' },
+  });
+  t.like(await first.outcome, { paymentId: 'payment-1', paymentStatus: 'failed' });
+  // The new leader runs the next batch.
+  const second = await payment('payment-2');
+  t.like(await second.outcome, { paymentId: 'payment-2', paymentStatus: 'confirmed' });
+  t.is(signedBy.length, 1);
+  t.is((await journals[1]!.get('payment-2'))!.state, 'signed');
+
+  await client.end();
+  await Promise.all(batches.map((b) => b.stop()));
+  await Promise.all(clusters.map((c) => c.close()));
+  await Promise.all(stores.map((s) => s.close()));
 });

@@ -1,17 +1,14 @@
-// The batch operator: payments join the current batch; when its window ends (or it is full), the batch runs
-// as one burst in random order, so an observer of the ledger sees a batch of transfers from the pool wallet
-// whose order says nothing about who asked first. The queue is bounded. Each payment's outcome goes back to
-// the request waiting for it.
-import { randomInt, randomUUID } from 'node:crypto';
+// The batch operator of a single process (a LevelDB store): payments join the current batch in memory; when
+// its window ends (or it is full), the batch runs as one burst in random order (batch-run.ts), so an observer
+// of the ledger sees a batch of transfers from the pool wallet whose order says nothing about who asked
+// first. The queue is bounded. Each payment's outcome goes back to the request waiting for it. Replicas on a
+// shared store queue in the database instead (replicated-batches.ts).
+import { randomUUID } from 'node:crypto';
 import { ProblemError } from '../../api/problem.ts';
 import type { Logger } from '../util/logger.ts';
 import type { BatchSummary, PaymentResult as PaymentOutcome } from '../../api/types.ts';
-
-export interface BatchItem {
-  paymentId: string;
-  /** Runs the payment inside batch `batchId`; never throws (failures are outcomes). */
-  execute: (batchId: string) => Promise<PaymentOutcome>;
-}
+import type { PaymentBatches, QueuedPayment, QueueState } from './batches.ts';
+import { runBatch } from './batch-run.ts';
 
 export interface BatchOperatorOptions {
   windowMs: number;
@@ -19,16 +16,18 @@ export interface BatchOperatorOptions {
   queueMax: number;
   concurrency: number;
   logger: Logger;
+  /** Runs one payment inside batch `batchId`; never throws (failures are outcomes). */
+  execute: (p: QueuedPayment, batchId: string) => Promise<PaymentOutcome>;
   /** Called after every batch with its summary. */
   onBatch: (summary: BatchSummary) => Promise<void>;
 }
 
 interface Waiting {
-  item: BatchItem;
+  payment: QueuedPayment;
   resolve: (outcome: PaymentOutcome) => void;
 }
 
-export class BatchOperator {
+export class BatchOperator implements PaymentBatches {
   readonly #o: BatchOperatorOptions;
   #queue: Waiting[] = [];
   #timer: NodeJS.Timeout | undefined;
@@ -45,13 +44,18 @@ export class BatchOperator {
     return this.#queue.length + this.#executing.size;
   }
 
-  /** Whether the payment is queued or executing in this process (reconciliation leaves it alone then). */
-  isLive(paymentId: string): boolean {
-    return this.#executing.has(paymentId) || this.#queue.some((w) => w.item.paymentId === paymentId);
+  async queueState(paymentId: string): Promise<QueueState> {
+    const live = this.#executing.has(paymentId) || this.#queue.some((w) => w.payment.paymentId === paymentId);
+    return live ? 'live' : 'none';
   }
 
-  /** Refuses with `queue_full` when no more payments may wait. */
-  checkCapacity(): void {
+  async start(): Promise<void> {}
+
+  async checkCapacity(): Promise<void> {
+    this.#checkCapacity();
+  }
+
+  #checkCapacity(): void {
     if (this.#stopped) throw new ProblemError('service_unavailable', 'the service is stopping; retry');
     if (this.size >= this.#o.queueMax)
       throw new ProblemError('queue_full', `the payment queue is full (${this.#o.queueMax}); retry later`, {
@@ -59,19 +63,23 @@ export class BatchOperator {
       });
   }
 
-  /** Adds a payment to the current batch; resolves with its outcome once the batch ran. */
-  enqueue(item: BatchItem): Promise<PaymentOutcome> {
-    this.checkCapacity();
-    return new Promise((resolve) => {
-      this.#queue.push({ item, resolve });
-      if (this.#queue.length >= this.#o.batchMax) this.#runNow();
-      else if (this.#timer === undefined) {
-        this.#timer = setTimeout(() => this.#runNow(), this.#o.windowMs);
-      }
-    });
+  /** One process executes every payment it queues: nothing to fence. */
+  fenced<T>(_paymentId: string, write: () => Promise<T>): Promise<T> {
+    return write();
   }
 
-  /** Stops taking payments; waits for executing batches to finish. Queued payments run first. */
+  async enqueue(payment: QueuedPayment): Promise<{ outcome: Promise<PaymentOutcome> }> {
+    this.#checkCapacity();
+    const outcome = new Promise<PaymentOutcome>((resolve) => {
+      this.#queue.push({ payment, resolve });
+    });
+    if (this.#queue.length >= this.#o.batchMax) this.#runNow();
+    else if (this.#timer === undefined) {
+      this.#timer = setTimeout(() => this.#runNow(), this.#o.windowMs);
+    }
+    return { outcome };
+  }
+
   async stop(): Promise<void> {
     this.#stopped = true;
     if (this.#queue.length > 0) this.#runNow();
@@ -90,35 +98,17 @@ export class BatchOperator {
 
   async #run(batch: Waiting[]): Promise<void> {
     const batchId = randomUUID();
-    const started = Date.now();
-    // Fisher–Yates with a cryptographic generator: the execution order is not the request order.
-    for (let i = batch.length - 1; i > 0; i--) {
-      const j = randomInt(i + 1);
-      [batch[i], batch[j]] = [batch[j] as Waiting, batch[i] as Waiting];
-    }
-    for (const w of batch) this.#executing.add(w.item.paymentId);
-    let confirmed = 0;
-    let failed = 0;
-    let next = 0;
-    const worker = async () => {
-      while (next < batch.length) {
-        const w = batch[next++] as Waiting;
-        const outcome = await w.item.execute(batchId);
-        this.#executing.delete(w.item.paymentId);
-        if (outcome.paymentStatus === 'confirmed') confirmed++;
-        else failed++;
-        w.resolve(outcome);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.#o.concurrency, batch.length) }, worker));
-    const summary: BatchSummary = {
+    for (const w of batch) this.#executing.add(w.payment.paymentId);
+    const summary = await runBatch(
       batchId,
-      size: batch.length,
-      executedAt: new Date(started).toISOString(),
-      durationMs: Date.now() - started,
-      confirmed,
-      failed,
-    };
+      batch,
+      this.#o.concurrency,
+      (w) => this.#o.execute(w.payment, batchId),
+      (w, outcome) => {
+        this.#executing.delete(w.payment.paymentId);
+        w.resolve(outcome);
+      },
+    );
     this.#o.logger.log('info', 'batch executed', { ...summary });
     await this.#o
       .onBatch(summary)

@@ -5,7 +5,7 @@ import type { Keypair } from '@stellar/stellar-sdk';
 import type { PayerNetwork, SafeFetchOptions } from '../../x402/index.ts';
 import type { PaymentsConfig } from '../config.ts';
 import type { FlowContext } from '../flows/context.ts';
-import type { BatchOperator } from './batch-operator.ts';
+import type { PaymentBatches } from './batches.ts';
 import type { PoolWalletFloat } from './float.ts';
 import type { PaymentNonces } from './payment-nonce.ts';
 import type { ServicePacer } from './pacing.ts';
@@ -22,7 +22,7 @@ export interface PaymentContext {
   records: PaymentRecords;
   /** Derives each payment attempt's authorization nonce (and opens nonces found on chain). */
   nonces: PaymentNonces;
-  batches: BatchOperator;
+  batches: PaymentBatches;
   /** How many payments to one service are sent at once (adapts to what its facilitator settles). */
   pacer: ServicePacer;
   float: PoolWalletFloat;

@@ -23,7 +23,8 @@ import { formatAmount } from '../../api/amount.ts';
 import { fault } from '../util/faults.ts';
 import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
 import type { PaymentContext } from './context.ts';
-import { attemptPayment, content, type QueuedPayment, type Reason } from './payment-attempt.ts';
+import type { QueuedPayment } from './batches.ts';
+import { attemptPayment, content, type Reason } from './payment-attempt.ts';
 import { settlePaymentFailure } from './payment-state.ts';
 import { MAX_NONCE_ATTEMPT } from './payment-nonce.ts';
 

@@ -7,8 +7,6 @@ import { formatAmount } from '../../api/amount.ts';
 import {
   confirmTransfer,
   type PaymentRecord,
-  type Quote,
-  type SafeRequest,
   send,
   type SendResult,
   sign,
@@ -16,19 +14,8 @@ import {
   X402Error,
 } from '../../x402/index.ts';
 import { fault } from '../util/faults.ts';
+import type { QueuedPayment } from './batches.ts';
 import type { PaymentContext } from './context.ts';
-
-/** A payment the batch operator runs: what was quoted, for whom, and what to send. */
-export interface QueuedPayment {
-  paymentId: string;
-  agent: string;
-  quote: Quote;
-  request: SafeRequest;
-  /** the caller's idempotency key: the authorization's nonce derives from it (payment-nonce.ts) */
-  idempotencyKey?: string;
-  /** the first attempt index (0 unless a replay found earlier attempts on chain) */
-  attempt?: number;
-}
 
 /** How long a paid request may take: the service's facilitator settles on the ledger before answering. */
 const SEND_TIMEOUT_MS = 60_000;
@@ -84,10 +71,13 @@ export async function attemptPayment(
     return { kind: 'unsigned', reason: reasonOf(error) };
   }
   attempts.push(signed.record);
-  await journal.update(p.paymentId, {
-    state: 'signed',
-    data: { batchId, auth: signed.record, attempts: [...attempts] },
-  });
+  // Journaled before it is sent, and only while this process may execute the payment (batches.ts).
+  await pctx.batches.fenced(p.paymentId, () =>
+    journal.update(p.paymentId, {
+      state: 'signed',
+      data: { batchId, auth: signed.record, attempts: [...attempts] },
+    }),
+  );
   fault('payment', 'before-send');
   let res: SendResult;
   try {

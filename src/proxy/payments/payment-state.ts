@@ -1,8 +1,11 @@
 // A payment's status, one truth for every answer (POST /api/pay, its replays, GET /api/payments, MCP): read
 // from its journal operation. And closing a payment that did not pay: its reservation is released and the
 // operation ends in `state`.
+import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
 import type { StoreOp } from '../store/encrypted-store.ts';
+import type { FlowContext } from '../flows/context.ts';
 import type { PaymentContext } from './context.ts';
+import type { PaymentRecords } from './records.ts';
 import { isFinal, type OperationState } from '../journal/journal.ts';
 
 /** confirmed; failed (any other final state: nothing was paid); pending while it may still pay. */
@@ -25,4 +28,24 @@ export async function settlePaymentFailure(
   await pctx.flows.journal.update(paymentId, { state, reason }, extra);
   pctx.float.uncommit(paymentId);
   pctx.flows.metrics.ledgerOperations.inc({ kind: 'payment', outcome: state });
+}
+
+/** The answer of an earlier payment: its kept result, or its state while it is still being decided. */
+export async function outcomeOf(
+  pctx: { flows: Pick<FlowContext, 'journal'>; records: PaymentRecords },
+  paymentId: string,
+): Promise<PaymentOutcome> {
+  const record = await pctx.flows.journal.get(paymentId);
+  const status = record === undefined ? 'pending' : paymentStatusOf(record.state);
+  // the answer kept when it was decided, if it is the journal's (one status in every answer)
+  const kept = await pctx.records.result(paymentId);
+  if (kept !== undefined && kept.paymentStatus === status) return kept;
+  const batchId = String(record?.data?.batchId ?? '');
+  if (record === undefined || status !== 'failed') return { paymentId, batchId, paymentStatus: 'pending' };
+  return {
+    paymentId,
+    batchId,
+    paymentStatus: 'failed',
+    reason: record.reason ?? { code: 'payment_failed', detail: 'the payment did not go through' },
+  };
 }

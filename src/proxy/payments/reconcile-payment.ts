@@ -1,6 +1,6 @@
 // Reconciling a payment left unfinished (a crash, a refused or unanswered paid request):
-//   queued or executing in this process      → left alone
-//   never signed                             → released
+//   queued, or executing under a live leader → left alone
+//   never signed                             → released (also when the batch leader that took it died)
 //   settled by a transaction we know         → confirmed if our RPC shows the transfer
 //   signed, outcome unknown                  → every attempt's authorization (its nonce) is looked for on
 //                                              chain: one used → the transfer is confirmed and the agent
@@ -15,9 +15,14 @@ import { settlePaymentFailure } from './payment-state.ts';
 
 export async function reconcilePayment(pctx: PaymentContext, record: OperationRecord): Promise<boolean> {
   const { paymentId, data } = { paymentId: record.opId, data: record.data ?? {} };
-  if (pctx.batches.isLive(paymentId)) return false;
+  const queued = await pctx.batches.queueState(paymentId);
+  if (queued === 'live') return false;
   if (record.state === 'reserved') {
-    if (await pctx.flows.journal.runIsLive(record.runId)) return false; // between its checks and the queue
+    if (queued === 'abandoned') {
+      // Its leader is gone and can no longer sign it (its epoch is fenced): as it is now, it stays.
+      const now = await pctx.flows.journal.get(paymentId);
+      if (now?.state !== 'reserved') return false; // signed after all: decided from the chain next round
+    } else if (await pctx.flows.journal.runIsLive(record.runId)) return false; // between its checks and the queue
     await settlePaymentFailure(pctx, paymentId, 'released', {
       code: 'interrupted',
       detail: 'interrupted before it was signed; nothing was paid',

@@ -12,8 +12,7 @@ import { ProblemError } from '../../api/problem.ts';
 import { requireAgent } from '../flows/require-agent.ts';
 import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
 import type { PaymentContext } from './context.ts';
-import { executePayment } from './execute-payment.ts';
-import { paymentStatusOf, settlePaymentFailure } from './payment-state.ts';
+import { outcomeOf, settlePaymentFailure } from './payment-state.ts';
 import { findRecoveredPayment } from './recover-history.ts';
 import { fingerprint, type KeyRecord } from './records.ts';
 
@@ -90,23 +89,6 @@ async function replay(pctx: PaymentContext, existing: KeyRecord, print: string):
   }
 }
 
-/** The answer of an earlier payment: its kept result, or its state while it is still being decided. */
-async function outcomeOf(pctx: PaymentContext, paymentId: string): Promise<PaymentOutcome> {
-  const record = await pctx.flows.journal.get(paymentId);
-  const status = record === undefined ? 'pending' : paymentStatusOf(record.state);
-  // the answer kept when it was decided, if it is the journal's (one status in every answer)
-  const kept = await pctx.records.result(paymentId);
-  if (kept !== undefined && kept.paymentStatus === status) return kept;
-  const batchId = String(record?.data?.batchId ?? '');
-  if (record === undefined || status !== 'failed') return { paymentId, batchId, paymentStatus: 'pending' };
-  return {
-    paymentId,
-    batchId,
-    paymentStatus: 'failed',
-    reason: record.reason ?? { code: 'payment_failed', detail: 'the payment did not go through' },
-  };
-}
-
 async function pay(
   pctx: PaymentContext,
   ref: AgentRef,
@@ -115,7 +97,7 @@ async function pay(
 ): Promise<PaymentOutcome> {
   const { flows } = pctx;
   const agent = scopedId(ref);
-  pctx.batches.checkCapacity();
+  await pctx.batches.checkCapacity();
   const request: SafeRequest = {
     url: req.serviceUrl,
     method: req.method,
@@ -143,16 +125,14 @@ async function pay(
   const refused = await (budgeted ? pctx.records.budgetLock.run(agent, keyed) : keyed());
   if (refused !== undefined) throw refused;
   pctx.float.commit(paymentId, q.amount);
-  let outcome: Promise<PaymentOutcome>;
+  let queued: { outcome: Promise<PaymentOutcome> };
   try {
-    outcome = pctx.batches.enqueue({
+    queued = await pctx.batches.enqueue({
       paymentId,
-      execute: (batchId) =>
-        executePayment(
-          pctx,
-          { paymentId, agent, quote: q, request, idempotencyKey: idempotency?.key },
-          batchId,
-        ),
+      agent,
+      quote: q,
+      request,
+      idempotencyKey: idempotency?.key,
     });
   } catch (error) {
     // The queue filled up while this payment was being checked: nothing was signed, give the money back.
@@ -163,7 +143,7 @@ async function pay(
     throw error;
   }
   flows.logger.log('info', 'payment queued', { paymentId });
-  return outcome;
+  return queued.outcome;
 }
 
 async function checkAndReserve(

@@ -1,12 +1,19 @@
 // Builds the payment side once the pool is connected: the pool wallet (its secret must match the deployment's
 // pool wallet), the network it pays on, safe fetching with the allow-listed hosts, the batch operator, the
-// float, the settlement job and the float refill job. Payments are off (POST /api/pay answers 503) without a pool wallet secret.
+// float, the settlement job and the float refill job. Alone, batches run in this process; beside other replicas
+// on a shared store, in the elected batch leader (replicated-batches.ts). Payments are off (POST /api/pay
+// answers 503) without a pool wallet secret.
 import { Keypair, StrKey } from '@stellar/stellar-sdk';
 import { ConfigError, type PaymentsConfig } from '../config.ts';
 import { TransferResources } from '../../x402/index.ts';
 import type { FlowContext } from '../flows/context.ts';
+import type { Cluster } from '../cluster/cluster.ts';
 import { BatchOperator } from './batch-operator.ts';
+import { executePayment } from './execute-payment.ts';
+import { ReplicatedBatches } from './replicated-batches.ts';
 import type { PaymentContext } from './context.ts';
+import type { QueuedPayment } from './batches.ts';
+import type { BatchSummary } from '../../api/types.ts';
 import { PoolWalletFloat } from './float.ts';
 import { ServicePacer } from './pacing.ts';
 import { PaymentNonces } from './payment-nonce.ts';
@@ -25,6 +32,8 @@ export function createPayments(
   config: PaymentsConfig,
   paymentCap: bigint,
   masterKey: Uint8Array,
+  /** The replicas sharing the store: payments then queue in the database for the elected batch leader. */
+  cluster?: Cluster,
 ): Payments | undefined {
   if (config.poolWalletSecret === '') return undefined;
   if (!StrKey.isValidEd25519SecretSeed(config.poolWalletSecret))
@@ -52,13 +61,22 @@ export function createPayments(
     pacer: new ServicePacer(config.batchConcurrency),
     float: new PoolWalletFloat(flows, poolWallet.publicKey()),
   } as Omit<PaymentContext, 'batches'> as PaymentContext;
-  pctx.batches = new BatchOperator({
+  const batching = {
     windowMs: config.batchWindowMs,
     batchMax: config.batchMax,
     queueMax: config.queueMax,
     concurrency: config.batchConcurrency,
     logger: flows.logger,
-    onBatch: (summary) => flows.stats.recordBatch(summary),
-  });
+    execute: (p: QueuedPayment, batchId: string) => executePayment(pctx, p, batchId),
+    onBatch: (summary: BatchSummary) => flows.stats.recordBatch(summary),
+  };
+  pctx.batches =
+    cluster === undefined
+      ? new BatchOperator(batching)
+      : new ReplicatedBatches(
+          { flows, records: pctx.records, uncommit: (paymentId) => pctx.float.uncommit(paymentId) },
+          cluster,
+          { ...batching, payDeadlineMs: config.payDeadlineMs },
+        );
   return { pctx, settlement: new SettlementJob(pctx), refill: new FloatRefillJob(pctx) };
 }

@@ -134,6 +134,16 @@ export class EncryptedStore {
     await this.#db.close();
   }
 
+  /** `value` sealed for record key `key`, for a table of its own beside the records (cluster/payment-queue.ts). */
+  seal(key: string, value: unknown): Uint8Array {
+    return this.#seal(key, value);
+  }
+
+  /** A value sealed by `seal` for the same key (StoreTamperError if it was changed or moved). */
+  open<T>(key: string, sealed: Uint8Array): T {
+    return this.#open<T>(key, sealed);
+  }
+
   #mac(namespace: string, identifier: string): string {
     return createHmac('sha256', this.#recordKeyMac)
       .update(`${namespace}\0${identifier}`)

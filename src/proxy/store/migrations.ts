@@ -39,6 +39,22 @@ export const MIGRATIONS: readonly Migration[] = [
             elected_at timestamptz NOT NULL DEFAULT now()
           )`,
   },
+  {
+    version: 4,
+    name: 'payment-queue',
+    // Payments waiting for the batch leader, and their outcomes (cluster/payment-queue.ts): `id` is the
+    // payment's record key (an HMAC), `item` and `outcome` are sealed like the records; `taken_epoch` is the
+    // batch leader's epoch that took the payment into its batch.
+    sql: `CREATE TABLE payment_queue (
+            id text COLLATE "C" PRIMARY KEY,
+            seq bigserial NOT NULL,
+            item bytea NOT NULL,
+            queued_at timestamptz NOT NULL DEFAULT now(),
+            taken_epoch bigint,
+            outcome bytea
+          );
+          CREATE INDEX payment_queue_waiting ON payment_queue (seq) WHERE taken_epoch IS NULL`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
