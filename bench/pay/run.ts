@@ -153,6 +153,10 @@ const proxy = await startProxy(
     POOL_PROXY_BATCH_MAX: String(payments * 2),
     POOL_PROXY_BATCH_CONCURRENCY: '512',
     POOL_PROXY_SETTLE_INTERVAL_MS: '86400000',
+    // new agents' keys are inserted every 4 s, so the setup's operator deposits wait little (no wallet
+    // signs here, so the signing window a wallet is promised can be short)
+    POOL_PROXY_REGISTRATION_SLOT_SECONDS: '4',
+    POOL_PROXY_SIGNING_WINDOW_SECONDS: '2',
   }),
   { logger: silentLogger },
 );
