@@ -17,13 +17,7 @@ import { Agent, request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  FeeBumpTransaction,
-  humanizeEvents,
-  rpc,
-  scValToNative,
-  TransactionBuilder,
-} from '@stellar/stellar-sdk';
+import { FeeBumpTransaction, humanizeEvents, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
 import { startProverDaemon } from '../../src/prover/daemon/server.ts';
 import { loadConfig } from '../../src/proxy/config.ts';
 import { startProxy } from '../../src/proxy/server.ts';
@@ -77,6 +71,12 @@ const rpcBody = (method: string, params?: unknown) => ({
   body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, ...(params !== undefined && { params }) }),
 });
 
+/** A humanized SAC `transfer` event's amount: its data, or the data's `amount` (CAP-67, with a muxed id). */
+function transferAmount(data: unknown): bigint {
+  if (typeof data === 'object' && data !== null && 'amount' in data) return BigInt(String(data.amount));
+  return BigInt(String(data));
+}
+
 /** Every transaction from `startLedger` on: its source, fee, USDC transfers and whether it refilled the float. */
 async function ledgerTransactions(startLedger: number) {
   const server = new rpc.Server(sandbox.rpcUrl, { allowHttp: true });
@@ -97,7 +97,7 @@ async function ledgerTransactions(startLedger: number) {
         fee: Number(tx.resultXdr.feeCharged),
         transfers: transfers.length,
         refill: refill !== undefined,
-        amount: refill === undefined ? '' : (Number(scValToNative(refill.data as never)) / 1e7).toFixed(2),
+        amount: refill === undefined ? '' : (Number(transferAmount(refill.data)) / 1e7).toFixed(2),
       });
     }
     if (page.transactions.length < 200) return out;
