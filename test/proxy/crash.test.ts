@@ -1,12 +1,11 @@
 // Money survives a power cut: the proxy (`pool-proxy serve` on a LevelDB store, against a sandbox, a prover
-// daemon and the local x402 pair that keep running, as the chain and the provers do when a proxy host dies) is
-// killed with SIGKILL at each step of a withdrawal and of an operator deposit, then of a settlement transfer
-// and of a float refill (fault injection), and restarted on the same data directory. After every restart the
-// books must match the chain: the agent's API balance equals the pool contract's USDC less the float
-// account's notes (this sandbox has no other depositor), nothing is credited or debited twice, the pool
-// wallet's float comes back whole, and in the end the agent withdraws its whole balance. (Killing
-// `pool-proxy start` as a whole, sandbox included, is test/proxy/store-recover.test.ts's and
-// test/sandbox/events-persistence.test.ts's part.)
+// daemon and the local x402 pair that keep running, as the chain and the provers do when a proxy host dies)
+// is killed with SIGKILL at each step of a withdrawal and of an operator deposit, then at the steps of a
+// settlement transfer and of a float refill where their books differ (fault injection), and restarted on the
+// same data directory. After every restart the books must match the chain: the agent's API balance equals the
+// pool contract's USDC less the float account's notes (this sandbox has no other depositor), nothing is
+// credited or debited twice, the pool wallet's float comes back whole, and in the end the agent withdraws its
+// whole balance.
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -31,7 +30,6 @@ import { CIRCUITS_DIR } from './helpers/stack.ts';
 
 const USDC = 10_000_000n;
 const STEPS = ['before-prove', 'during-prove', 'before-send', 'after-send', 'after-confirm'];
-const PROOF_STEPS = ['during-prove', 'before-send', 'after-send', 'after-confirm'];
 /** The pool wallet's float, funded by the friendbot on each test's new sandbox. */
 const FLOAT = 1000n * 10_000_000n;
 const AGENT = 'crash-agent';
@@ -283,7 +281,7 @@ async function settledAndRefilled(t: { is: (a: unknown, b: unknown, m?: string) 
 }
 
 test.serial(
-  'kill -9 at every step of a settlement transfer and a float refill loses and doubles nothing',
+  'kill -9 at the steps of a settlement transfer and a float refill where their books differ loses and doubles nothing',
   async (t) => {
     let service = await startService();
     t.teardown(() => void service.child.kill('SIGKILL'));
@@ -306,9 +304,15 @@ test.serial(
     service.child.kill('SIGKILL');
     await service.exited;
     let paid = 0n;
+    // Settlement and refills are relays (flows/relay.ts) like a withdrawal, whose every step the first test
+    // kills; here the steps where their own bookkeeping differs: a proof in flight (the debt is still owed),
+    // a transfer sent but not recorded, one confirmed but its debt or refill not yet booked.
     for (const fault of [
-      ...PROOF_STEPS.map((s) => `settlement:${s}`),
-      ...PROOF_STEPS.map((s) => `float_refill:${s}`),
+      'settlement:during-prove',
+      'settlement:after-send',
+      'settlement:after-confirm',
+      'float_refill:after-send',
+      'float_refill:after-confirm',
     ]) {
       // The payment goes through; the settlement round or the refill after it is killed. (A restart with the
       // fault still set would die again while recovering, so the books are checked by a restart without it.)
@@ -325,7 +329,7 @@ test.serial(
     service = await startService();
     try {
       await settledAndRefilled(t, 'after the last crash');
-      t.is(paid, 8n * 100_000n, 'every payment before a kill was answered');
+      t.is(paid, 5n * 100_000n, 'every payment before a kill was answered');
       t.is(await apiBalance(), USDC - paid, 'the agent paid each price once');
       const left = await apiBalance();
       const destination = Keypair.random().publicKey();
