@@ -87,7 +87,8 @@ async function login(kp: Keypair): Promise<string> {
 
 async function newWallet(): Promise<{ kp: Keypair; token: string }> {
   const kp = Keypair.random();
-  await fetch(`${sandbox.url}/friendbot?addr=${kp.publicKey()}&usdc=10`);
+  const funded = await fetch(`${sandbox.url}/friendbot?addr=${kp.publicKey()}&usdc=10`);
+  if (!funded.ok) throw new Error(`friendbot: ${funded.status} ${await funded.text()}`);
   return { kp, token: await login(kp) };
 }
 
@@ -112,6 +113,8 @@ async function onboard(w: { kp: Keypair; token: string }, agentId: string): Prom
       continue;
     }
     if (prepared.status !== 200) {
+      if (!failures.has(`prepare ${prepared.status} ${prepared.json.code}`))
+        console.log(`first prepare refusal: ${prepared.status} ${JSON.stringify(prepared.json)}`);
       failures.set(
         `prepare ${prepared.status} ${prepared.json.code}`,
         (failures.get(`prepare ${prepared.status} ${prepared.json.code}`) ?? 0) + 1,
