@@ -358,7 +358,7 @@ export class AspRegistrar {
       await done;
       slot.settle();
     } catch (error) {
-      slot.settle(error);
+      slot.settle(this.#requeue(slot, error));
     } finally {
       this.#inserting = undefined;
       this.#insertEarly();
@@ -392,6 +392,33 @@ export class AspRegistrar {
       if (this.#indexOf(leaf) === undefined)
         throw new ProblemError('service_unavailable', 'the allowlist registration is not indexed yet; retry');
     }
+  }
+
+  /**
+   * A slot whose insert failed (a failed transaction applies nothing): its keys not in the allowlist yet go to
+   * the next open slot, and the requests waiting for them are answered `registration_pending` with the time
+   * to retry, instead of the insert's error.
+   */
+  #requeue(failed: Slot, error: unknown): unknown {
+    const missing = [...failed.leaves].filter(([, leaf]) => this.#indexOf(leaf) === undefined);
+    if (missing.length === 0 || this.#stopped) return error;
+    let next = this.#openSlotFrom(Math.max(failed.index + 1, this.#nextIndex(Date.now())));
+    for (const [scoped, leaf] of missing) {
+      if (next.leaves.size >= this.#s.perSlot) next = this.#openSlotFrom(next.index + 1);
+      next.leaves.set(scoped, leaf);
+    }
+    const reason = (error as Error).message;
+    this.#d.logger.log('warn', 'allowlist insert failed; its keys are queued for the next slot', {
+      slot: failed.index,
+      error: reason,
+    });
+    const eta = this.#landsBy(next);
+    const seconds = Math.max(1, Math.ceil((eta - Date.now()) / 1000));
+    return new ProblemError(
+      'registration_pending',
+      `the allowlist insert failed (${reason}); the key is queued again for the slot at ${new Date(this.#at(next.index)).toISOString()} (expected within ${seconds} s); retry then`,
+      { headers: { 'Retry-After': String(seconds) }, extra: { registrationAt: new Date(eta).toISOString() } },
+    );
   }
 
   #leafOf(agent: AgentRef): bigint {
