@@ -7,26 +7,19 @@
 // credited or debited twice, the pool wallet's float comes back whole, and in the end the agent withdraws its
 // whole balance.
 import test from 'ava';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Keypair } from '@stellar/stellar-sdk';
+import type { ProverDaemon } from '../../src/prover/daemon/server.ts';
+import type { CliRun } from '../helpers/cli.ts';
 import {
-  Account,
-  Address,
-  Contract,
-  Keypair,
-  rpc,
-  scValToNative,
-  TransactionBuilder,
-} from '@stellar/stellar-sdk';
-import { type PoolSandbox, startPoolSandbox } from '../../contracts/network.ts';
-import { type LocalX402Thread, startLocalX402Thread } from '../../src/cli/threads/x402-thread.ts';
-import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
-import { type ProverDaemon, startProverDaemon } from '../../src/prover/daemon/server.ts';
-import { localX402Env } from '../../src/x402/local-services.ts';
-import { type CliRun, runCli } from '../helpers/cli.ts';
-import { CIRCUITS_DIR } from './helpers/stack.ts';
+  type ServeRig,
+  serveProxy,
+  startRigProver,
+  startServeRig,
+  usdcOf as usdcOn,
+} from './helpers/serve-rig.ts';
 
 const USDC = 10_000_000n;
 const STEPS = ['before-prove', 'during-prove', 'before-send', 'after-send', 'after-confirm'];
@@ -37,105 +30,64 @@ const AGENT = 'crash-agent';
 type Service = CliRun;
 
 let daemon: ProverDaemon;
-/** Each test's own sandbox, x402 pair, data directory and proxy address: one never meets another's leftovers. */
-let place: { dataDir: string; sandbox: PoolSandbox; x402: LocalX402Thread; env: Record<string, string> };
+/** Each test's own rig (sandbox, x402 pair) and data directory: one never meets another's leftovers. */
+let place: ServeRig & { dataDir: string };
 let proxyBase = '';
 const proxyUrl = (path: string) => `${proxyBase}${path}`;
 const operator = { 'content-type': 'application/json', 'x-pool-operator': 'true' };
 
 test.before(async () => {
-  daemon = await startProverDaemon({
-    listen: '127.0.0.1:0',
-    circuitsDir: CIRCUITS_DIR,
-    engine: 'native',
-    witnessWorkers: 1,
-  });
-  await daemon.ready;
+  daemon = await startRigProver();
 });
 
 const places: Array<typeof place> = [];
+const runs: CliRun[] = [];
 test.beforeEach(async () => {
-  const sandbox = await startPoolSandbox({ port: 0, ledgerMs: 250 });
-  for (const [addr, usdc] of [
-    [sandbox.info.accounts.operator, 1000],
-    [sandbox.info.accounts.poolWallet, Number(FLOAT / USDC)],
-  ] as const) {
-    const res = await fetch(`${sandbox.url}/friendbot?addr=${addr}&usdc=${usdc}`);
-    if (!res.ok) throw new Error(await res.text());
-  }
-  const x402 = await startLocalX402Thread({
-    rpcUrl: sandbox.rpcUrl,
-    networkPassphrase: STANDALONE_PASSPHRASE,
-    asset: sandbox.info.contracts.token,
-    facilitator: { host: '127.0.0.1', port: 0 },
+  const rig = await startServeRig({
+    prover: daemon.address,
+    poolWalletUsdc: Number(FLOAT / USDC),
     // a payment killed after it was sent is released once its authorization expires: keep that short
-    demo: { host: '127.0.0.1', port: 0, maxTimeoutSeconds: 30 },
+    demoMaxTimeoutSeconds: 30,
     channelCount: 2,
   });
-  const secrets = sandbox.secrets();
-  place = {
-    dataDir: mkdtempSync(join(tmpdir(), 'pool-proxy-crash-')),
-    sandbox,
-    x402,
-    env: {
-      ...localX402Env(x402, undefined),
-      POOL_PROXY_PORT: '0',
-      POOL_PROXY_MASTER_KEY: randomBytes(32).toString('hex'),
-      POOL_PROXY_RPC_URL: sandbox.rpcUrl,
-      POOL_PROXY_NETWORK_PASSPHRASE: STANDALONE_PASSPHRASE,
-      POOL_PROXY_SANDBOX_INFO_URL: `${sandbox.url}/sandbox/info`,
-      POOL_PROXY_OPERATOR_SECRET: secrets.operator,
-      POOL_PROXY_ASP_ADMIN_SECRET: secrets.admin,
-      POOL_PROXY_POOL_WALLET_SECRET: secrets.poolWallet,
-      POOL_PROXY_PROVER_ADDRESSES: daemon.address,
-    },
-  };
+  place = { ...rig, dataDir: mkdtempSync(join(tmpdir(), 'pool-proxy-crash-')) };
   places.push(place);
 });
 test.after.always(async () => {
+  for (const run of runs) run.child.kill('SIGKILL');
   for (const p of places) {
-    await p.x402.close().catch(() => undefined);
-    await p.sandbox.close().catch(() => undefined);
+    await p.close();
     rmSync(p.dataDir, { recursive: true, force: true });
   }
   await daemon?.stop({ force: true });
 });
 
 async function startService(fault?: string): Promise<Service> {
-  const run = runCli(['serve', '--data-dir', place.dataDir], {
-    ...place.env,
-    POOL_PROXY_TX_TIMEOUT_SECONDS: '10',
-    POOL_PROXY_RECONCILE_INTERVAL_MS: '500',
-    POOL_PROXY_INDEXER_POLL_MS: '100',
-    POOL_PROXY_BATCH_WINDOW_MS: '200',
-    POOL_PROXY_SETTLE_INTERVAL_MS: '1000',
-    // rounds of two transfers (the agent's settlement and a padding transfer); every payment is refilled
-    POOL_PROXY_SETTLE_ROUND_SIZE: '2',
-    POOL_PROXY_FLOAT_TARGET: '1000',
-    POOL_PROXY_FLOAT_LOW: '1000',
-    POOL_PROXY_FLOAT_UNIT: '0.01',
-    POOL_PROXY_FLOAT_REFILL_INTERVAL_MS: '1000',
-    POOL_PROXY_FAULT: fault,
-  });
-  const [, url] = await run.waitFor(/"msg":"proxy +(http:\/\/[^ ]+) /);
-  await run.waitFor(/"msg":"ready\."/);
-  proxyBase = url!;
+  const { run, url } = await serveProxy(
+    place.dataDir,
+    {
+      ...place.env,
+      POOL_PROXY_TX_TIMEOUT_SECONDS: '10',
+      POOL_PROXY_RECONCILE_INTERVAL_MS: '500',
+      POOL_PROXY_INDEXER_POLL_MS: '100',
+      POOL_PROXY_BATCH_WINDOW_MS: '200',
+      POOL_PROXY_SETTLE_INTERVAL_MS: '1000',
+      // rounds of two transfers (the agent's settlement and a padding transfer); every payment is refilled
+      POOL_PROXY_SETTLE_ROUND_SIZE: '2',
+      POOL_PROXY_FLOAT_TARGET: '1000',
+      POOL_PROXY_FLOAT_LOW: '1000',
+      POOL_PROXY_FLOAT_UNIT: '0.01',
+      POOL_PROXY_FLOAT_REFILL_INTERVAL_MS: '1000',
+      POOL_PROXY_FAULT: fault,
+    },
+    runs,
+  );
+  proxyBase = url;
   return run;
 }
 
 async function usdcOf(address: string): Promise<bigint> {
-  const info = place.sandbox.info;
-  const server = new rpc.Server(place.sandbox.rpcUrl, { allowHttp: true });
-  const tx = new TransactionBuilder(new Account(info.accounts.operator, '0'), {
-    fee: '100',
-    networkPassphrase: STANDALONE_PASSPHRASE,
-  })
-    .addOperation(new Contract(info.contracts.token).call('balance', new Address(address).toScVal()))
-    .setTimeout(30)
-    .build();
-  const sim = await server.simulateTransaction(tx);
-  if (!rpc.Api.isSimulationSuccess(sim)) throw new Error(sim.error);
-  return BigInt(scValToNative(sim.result!.retval));
+  return usdcOn(place.sandbox, address);
 }
 
 async function poolContract(): Promise<string> {

@@ -6,22 +6,25 @@
 // reconciliation, the later ones executed by the next leader), the requests waiting on a replica that lives
 // get their outcomes, a new leader is elected within 10 s of each death, the agent's debt is settled inside
 // the pool once, and every balance adds up.
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Account, Address, Contract, rpc, scValToNative, TransactionBuilder } from '@stellar/stellar-sdk';
 import test from 'ava';
 import pg from 'pg';
-import { type PoolSandbox, startPoolSandbox } from '../../contracts/network.ts';
-import { type LocalX402Thread, startLocalX402Thread } from '../../src/cli/threads/x402-thread.ts';
-import { type ProverDaemon, startProverDaemon } from '../../src/prover/daemon/server.ts';
-import { localX402Env } from '../../src/x402/local-services.ts';
-import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
-import { type CliRun, runCli } from '../helpers/cli.ts';
+import type { PoolSandbox } from '../../contracts/network.ts';
+import type { LocalX402Thread } from '../../src/cli/threads/x402-thread.ts';
+import type { ProverDaemon } from '../../src/prover/daemon/server.ts';
+import type { CliRun } from '../helpers/cli.ts';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.ts';
 import { getJson, postJson } from './helpers/http.ts';
-import { CIRCUITS_DIR, USDC } from './helpers/stack.ts';
+import {
+  type ServeRig,
+  serveProxy,
+  startRigProver,
+  startServeRig,
+  usdcOf as usdcOfOn,
+} from './helpers/serve-rig.ts';
+import { USDC } from './helpers/stack.ts';
 
 const operator = { 'x-pool-operator': 'true' };
 const PRICE = USDC / 100n;
@@ -31,6 +34,7 @@ let pgServer: PostgresServer;
 let sandbox: PoolSandbox;
 let daemon: ProverDaemon;
 let x402: LocalX402Thread;
+let rig: ServeRig;
 let databaseUrl: string;
 let baseEnv: Record<string, string | undefined>;
 const replicas: CliRun[] = [];
@@ -38,42 +42,13 @@ const replicas: CliRun[] = [];
 test.before(async () => {
   pgServer = await startPostgres();
   databaseUrl = await pgServer.database();
-  sandbox = await startPoolSandbox({ port: 0, ledgerMs: 250 });
-  daemon = await startProverDaemon({
-    listen: '127.0.0.1:0',
-    circuitsDir: CIRCUITS_DIR,
-    engine: 'native',
-    witnessWorkers: 1,
-  });
-  await daemon.ready;
-  for (const [addr, usdc] of [
-    [sandbox.info.accounts.operator, 1000],
-    [sandbox.info.accounts.poolWallet, 100],
-  ] as const) {
-    const res = await fetch(`${sandbox.url}/friendbot?addr=${addr}&usdc=${usdc}`);
-    if (!res.ok) throw new Error(await res.text());
-  }
-  x402 = await startLocalX402Thread({
-    rpcUrl: sandbox.rpcUrl,
-    networkPassphrase: STANDALONE_PASSPHRASE,
-    asset: sandbox.info.contracts.token,
-    facilitator: { host: '127.0.0.1', port: 0 },
-    // authorizations of payments that were signed but never sent expire (and are released) sooner
-    demo: { host: '127.0.0.1', port: 0, maxTimeoutSeconds: 15 },
-  });
-  const secrets = sandbox.secrets();
+  daemon = await startRigProver();
+  // authorizations of payments that were signed but never sent expire (and are released) sooner
+  rig = await startServeRig({ prover: daemon.address, poolWalletUsdc: 100, demoMaxTimeoutSeconds: 15 });
+  ({ sandbox, x402 } = rig);
   baseEnv = {
-    ...localX402Env(x402, undefined),
-    POOL_PROXY_PORT: '0',
+    ...rig.env,
     POOL_PROXY_DATABASE_URL: databaseUrl,
-    POOL_PROXY_MASTER_KEY: randomBytes(32).toString('hex'),
-    POOL_PROXY_RPC_URL: sandbox.rpcUrl,
-    POOL_PROXY_NETWORK_PASSPHRASE: STANDALONE_PASSPHRASE,
-    POOL_PROXY_SANDBOX_INFO_URL: `${sandbox.url}/sandbox/info`,
-    POOL_PROXY_OPERATOR_SECRET: secrets.operator,
-    POOL_PROXY_ASP_ADMIN_SECRET: secrets.admin,
-    POOL_PROXY_POOL_WALLET_SECRET: secrets.poolWallet,
-    POOL_PROXY_PROVER_ADDRESSES: daemon.address,
     POOL_PROXY_PUBLIC_URL: 'http://pool.test',
     POOL_PROXY_INDEXER_POLL_MS: '100',
     POOL_PROXY_BATCH_WINDOW_MS: '1500',
@@ -85,21 +60,17 @@ test.before(async () => {
 
 test.after.always(async () => {
   await Promise.all(replicas.map((r) => r.stop(2000)));
-  await x402?.close();
+  await rig?.close();
   await daemon?.stop({ force: true });
-  await sandbox?.close();
   await pgServer?.stop();
 });
 
 async function serve(fault: string): Promise<{ run: CliRun; url: string }> {
-  const run = runCli(['serve', '--data-dir', mkdtempSync(join(tmpdir(), 'pp-failover-'))], {
-    ...baseEnv,
-    POOL_PROXY_FAULT: fault,
-  });
-  replicas.push(run);
-  const [, url] = await run.waitFor(/"msg":"proxy +(http:\/\/[^ ]+) /);
-  await run.waitFor(/"msg":"ready\."/);
-  return { run, url: url! };
+  return serveProxy(
+    mkdtempSync(join(tmpdir(), 'pp-failover-')),
+    { ...baseEnv, POOL_PROXY_FAULT: fault },
+    replicas,
+  );
 }
 
 async function epochs(): Promise<Record<string, number>> {
@@ -136,17 +107,7 @@ function stroops(amount: string): bigint {
 }
 
 async function usdcOf(address: string): Promise<bigint> {
-  const server = new rpc.Server(sandbox.rpcUrl, { allowHttp: true });
-  const tx = new TransactionBuilder(new Account(sandbox.info.accounts.operator, '0'), {
-    fee: '100',
-    networkPassphrase: STANDALONE_PASSPHRASE,
-  })
-    .addOperation(new Contract(sandbox.info.contracts.token).call('balance', new Address(address).toScVal()))
-    .setTimeout(30)
-    .build();
-  const sim = await server.simulateTransaction(tx);
-  if (!rpc.Api.isSimulationSuccess(sim)) throw new Error(sim.error);
-  return BigInt(scValToNative(sim.result!.retval));
+  return usdcOfOn(sandbox, address);
 }
 
 /** Resolves once `run` exited by its fault (within 3 minutes), with the time of the exit. */
