@@ -18,31 +18,26 @@ export function registerSandbox(program: Command): void {
     .option('--vkey <path>', 'verification_key.json for the verifier (default: build/circuits/policy_tx_2_2)')
     .option('--network-passphrase <text>', 'network passphrase', STANDALONE_PASSPHRASE)
     .option(TLS_FLAG, TLS_HELP)
-    .action(
-      (opts: {
-        listen: string;
-        data?: string;
-        ledgerMs: string;
-        vkey?: string;
-        networkPassphrase: string;
-        tls?: string | boolean;
-      }) =>
-        runSandbox(opts).catch((error: Error) => {
-          // a refused flag or a sandbox that cannot start: one line naming it, no stack trace
-          console.error(`pool-proxy sandbox: ${error.message}`);
-          process.exit(2);
-        }),
+    .action((opts: SandboxOptions) =>
+      runSandbox(opts).catch((error: Error) => {
+        // a refused flag or a sandbox that cannot start: one line naming it, no stack trace
+        console.error(`pool-proxy sandbox: ${error.message}`);
+        process.exit(2);
+      }),
     );
 }
 
-async function runSandbox(opts: {
+/** The flags of `pool-proxy sandbox`, as commander gives them. */
+interface SandboxOptions {
   listen: string;
   data?: string;
   ledgerMs: string;
   vkey?: string;
   networkPassphrase: string;
   tls?: string | boolean;
-}): Promise<void> {
+}
+
+async function runSandbox(opts: SandboxOptions): Promise<void> {
   const { host, port } = parseListen(opts.listen);
   const tlsAt = tlsListen(opts.tls, host, port);
   const ledgerMs = Number(opts.ledgerMs);
