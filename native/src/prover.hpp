@@ -18,9 +18,9 @@ Proof prove(const ZKey& key, const Witness& w);
 
 // Readies a loaded key for proving so that its first proof runs as fast as the later ones: gives it its
 // working memory (key.work: arenas pre-faulted to the size a proof of this key is estimated to need, on
-// transparent huge pages where offered), builds the FFT tables of its domain, and maps the pages of the
-// key that the proof reads into the process (they are in the page cache: no disk read, only the page
-// table entries a first proof would otherwise fault in one by one).
+// transparent huge pages where offered), builds the FFT tables of its domain, and maps and reads once the
+// parts of the key that the proof reads (they are in the page cache: no disk read, only the page table
+// entries and first reads a first proof would otherwise pay for).
 void prepareProver(ZKey& key);
 
 // The working memory prepareProver sets up: what one proof of this key is expected to take.
