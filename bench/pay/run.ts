@@ -10,9 +10,13 @@
 // counted on the ledger with their fees and time.
 // Usage: npx tsx bench/pay/run.ts [agents=100] [payments=1000] [windowMs=15000] [channels=128] [ledgerMs=1000]
 //        [threads=1] [roundSize=8]
+// BENCH_CPU_PROFILE=<file.cpuprofile> records a V8 CPU profile of the main thread from the window's end until
+// the last answer (with threads=0 it holds the sandbox's and the x402 pair's work too; open it in Chrome's
+// DevTools or summarise it with bench/pay/profile-summary.ts).
 import { randomBytes } from 'node:crypto';
+import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -188,9 +192,16 @@ const threadsOf = () =>
     ...('utilization' in x402 ? [['x402 pair', x402.utilization] as const] : []),
   ] as [string, (since?: Elu) => Elu][];
 let eluAtWindowEnd: Elu[] = [];
+const profileFile = process.env.BENCH_CPU_PROFILE;
+const profiler = profileFile ? new Session() : undefined;
 setTimeout(() => {
   cpuAtWindowEnd = process.cpuUsage();
   eluAtWindowEnd = threadsOf().map(([, elu]) => elu());
+  (globalThis as any).__rpcStats = new Map();
+  if (profiler) {
+    profiler.connect();
+    void profiler.post('Profiler.enable').then(() => profiler.post('Profiler.start'));
+  }
 }, windowMs);
 const answers = await Promise.all(
   Array.from({ length: payments }, async (_, i) => {
@@ -203,6 +214,13 @@ const answers = await Promise.all(
   }),
 );
 const burstCpu = process.cpuUsage(cpuAtWindowEnd);
+console.log('RPCSTATS', JSON.stringify([...((globalThis as any).__rpcStats ?? new Map())]));
+if (profiler && profileFile) {
+  const { profile } = await profiler.post('Profiler.stop');
+  writeFileSync(profileFile, JSON.stringify(profile));
+  profiler.disconnect();
+  console.log(`CPU profile of the main thread after the window: ${profileFile}`);
+}
 const burstElu = threadsOf().map(
   ([name, elu], i) => `${name} ${(elu(eluAtWindowEnd[i]).utilization * 100).toFixed(0)}%`,
 );

@@ -41,6 +41,9 @@ type Params = Record<string, unknown>;
 /** How a method encodes the XDR in its reply. */
 export type XdrFormat = 'base64' | 'json';
 
+/** How many ledgers' close metadata (base64) the RPC keeps: the latest few, which clients ask for. */
+const CLOSE_META_CACHED = 8;
+
 /** The request's `xdrFormat`: absent, "" or "base64" is base64; "json" is JSON; anything else is refused. */
 function xdrFormatOf(params: unknown): XdrFormat {
   const raw = typeof params === 'object' && params !== null ? (params as Params).xdrFormat : undefined;
@@ -187,6 +190,27 @@ export function createRpc(chain: Chain, friendbotUrl: () => string) {
     };
   };
 
+  // A closed ledger's LedgerCloseMeta never changes, and building it costs a few milliseconds per
+  // transaction in it: the latest ones are kept, since every getLatestLedger returns the latest's (during a
+  // burst of payments, clients ask several times a ledger).
+  const metaCache = new Map<string, string>();
+  const closeMetaXdr = (
+    { hash, sequence }: { hash: string; sequence: number },
+    header: () => xdr.LedgerHeader,
+  ): string => {
+    let meta = metaCache.get(hash);
+    if (meta === undefined) {
+      meta = ledgerCloseMeta(
+        header(),
+        Buffer.from(hash, 'hex'),
+        chain.state.txsByLedger.get(sequence) ?? [],
+      ).toXdr('base64');
+      metaCache.set(hash, meta);
+      if (metaCache.size > CLOSE_META_CACHED) metaCache.delete(metaCache.keys().next().value as string);
+    }
+    return meta;
+  };
+
   const methods: Record<string, (params: unknown, format: XdrFormat) => unknown | Promise<unknown>> = {
     getHealth: () => {
       const m = chain.latest;
@@ -218,18 +242,13 @@ export function createRpc(chain: Chain, friendbotUrl: () => string) {
         );
       }
       const m = chain.latest;
-      const header = xdr.LedgerHeader.fromXdr(m.headerXdr, 'base64');
       return {
         id: m.hash,
         sequence: m.sequence,
         protocolVersion: PROTOCOL_VERSION,
         closeTime: String(m.closeTime),
         headerXdr: m.headerXdr,
-        metadataXdr: ledgerCloseMeta(
-          header,
-          Buffer.from(m.hash, 'hex'),
-          chain.state.txsByLedger.get(m.sequence) ?? [],
-        ).toXdr('base64'),
+        metadataXdr: closeMetaXdr(m, () => xdr.LedgerHeader.fromXdr(m.headerXdr, 'base64')),
       };
     },
     getFeeStats: () => {
@@ -360,11 +379,7 @@ export function createRpc(chain: Chain, friendbotUrl: () => string) {
             ext: xdr.LedgerHeaderHistoryEntryExt.v0(),
           });
           const headerXdr = entry.toXdr('base64');
-          const metadataXdr = ledgerCloseMeta(
-            header,
-            Buffer.from(r.hash, 'hex'),
-            chain.state.txsByLedger.get(r.sequence) ?? [],
-          ).toXdr('base64');
+          const metadataXdr = closeMetaXdr(r, () => header);
           return {
             hash: r.hash,
             sequence: r.sequence,

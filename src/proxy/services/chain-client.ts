@@ -167,12 +167,14 @@ export class ChainClient {
         return { hash, ledger: status.ledger, returnValue: status.returnValue };
       }
       if (status.status === rpc.Api.GetTransactionStatus.FAILED) {
+        const contractError = contractErrorOf(status, this.settings.contracts ?? {});
+        const hostError = contractError ? undefined : hostErrorOf(status);
         const rejected = new LedgerRejected(
-          `transaction ${hash} failed on the ledger; nothing was applied`,
-          contractErrorOf(status, this.settings.contracts ?? {}),
+          `transaction ${hash} failed on the ledger${hostError ? ` (host error ${hostError.type}, ${hostError.code})` : ''}; nothing was applied`,
+          contractError,
           hash,
         );
-        rejected.hostError = rejected.contractError ? undefined : hostErrorOf(status);
+        rejected.hostError = hostError;
         throw rejected;
       }
       if (Date.now() > deadline) throw new UncertainOutcome(hash, undefined);
