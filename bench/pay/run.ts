@@ -197,7 +197,6 @@ const profiler = profileFile ? new Session() : undefined;
 setTimeout(() => {
   cpuAtWindowEnd = process.cpuUsage();
   eluAtWindowEnd = threadsOf().map(([, elu]) => elu());
-  (globalThis as any).__rpcStats = new Map();
   if (profiler) {
     profiler.connect();
     void profiler.post('Profiler.enable').then(() => profiler.post('Profiler.start'));
@@ -214,7 +213,6 @@ const answers = await Promise.all(
   }),
 );
 const burstCpu = process.cpuUsage(cpuAtWindowEnd);
-console.log('RPCSTATS', JSON.stringify([...((globalThis as any).__rpcStats ?? new Map())]));
 if (profiler && profileFile) {
   const { profile } = await profiler.post('Profiler.stop');
   writeFileSync(profileFile, JSON.stringify(profile));
