@@ -1,6 +1,6 @@
 // The sandbox's chain: queues admitted envelopes (admission.ts), closes ledgers on an interval, applies each
-// transaction atomically (fee and sequence always, effects only on success) and records results, meta and
-// events; preflight is in simulation.ts.
+// queued transaction (then privileged jobs such as friendbot's) atomically (fee and sequence always, effects
+// only on success) and records results, meta and events; preflight is in simulation.ts.
 import { type FeeBumpTransaction, hash, StrKey, type Transaction, xdr } from '@stellar/stellar-sdk';
 import { type AccountState, readAccount, writeAccount } from './accounts.ts';
 import { admissible } from './admission.ts';
@@ -191,18 +191,24 @@ export class Chain {
     return simulate(ctx, envelopeXdr, authMode, useUpgradedAuth);
   }
 
-  /** Closes one ledger: applies privileged jobs, then queued transactions in arrival order. */
+  /**
+   * Closes one ledger: applies the queued transactions in arrival order, then the privileged jobs. A job
+   * stands for transactions that a real network would have queued behind those already admitted (stellar-core
+   * admits one transaction per source account at a time): one that signs as an account with a transaction in
+   * the queue (friendbot's USDC mint, signed by the issuer) takes the sequence number after it, instead of
+   * taking the queued transaction's number and making it fail with txBadSeq.
+   */
   async closeLedger(): Promise<void> {
     const prev = this.latest;
     const closeTime = Math.max(prev.closeTime, this.#now());
     const closing = new ClosingLedger(prev.sequence + 1, closeTime);
     const ledgerOverlay = new Overlay(this.state);
-    const jobs = this.#jobs;
-    this.#jobs = [];
-    const jobOutcomes = await this.#runJobs(jobs, ledgerOverlay, closing);
     const pending = this.#pending;
     this.#pending = [];
+    const jobs = this.#jobs;
+    this.#jobs = [];
     await this.#applyPending(pending, ledgerOverlay, closing);
+    const jobOutcomes = await this.#runJobs(jobs, ledgerOverlay, closing);
     await this.#commit(prev, ledgerOverlay, closing);
     try {
       this.onClosed?.(this.latest, closing.txs);

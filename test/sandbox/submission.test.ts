@@ -1,12 +1,15 @@
 // Submission semantics with ledgers closed by hand: DUPLICATE and TRY_AGAIN_LATER answers, a landed
-// transaction sent again (banned as stellar-core bans applied transactions, then txBadSeq), and fee-bump
-// envelopes (a sponsor pays, the inner source only signs), including refused fee bumps.
+// transaction sent again (banned as stellar-core bans applied transactions, then txBadSeq), a queued
+// transaction of the account friendbot signs its mints with, and fee-bump envelopes (a sponsor pays, the inner
+// source only signs), including refused fee bumps.
 import test from 'ava';
 import { Account, Keypair, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
 import type { PoolSandbox as Sandbox } from '../../contracts/network.ts';
 import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
 import { BAN_LEDGERS } from '../../src/sandbox/chain.ts';
 import { address, i128, invokeTx, startSandbox, tokenBalance } from './helpers.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let sandbox: Sandbox;
 let server: rpc.Server;
@@ -101,6 +104,50 @@ test.serial(
     t.is(late.errorResult?.result.type, 'txBadSeq');
     // applied once: bob got 1 USDC
     t.is(await tokenBalance(server, token, bob), USDC);
+  },
+);
+
+test.serial(
+  'a friendbot mint in the same ledger as a queued transaction of the issuer (its signer) lets that transaction land',
+  async (t) => {
+    // The issuer (the sandbox's admin, also the allowlist's admin) has a transaction in the queue; friendbot's
+    // USDC mint, signed by the issuer, is asked for before the ledger closes. On a network the mint would be
+    // queued behind it (one transaction per source account); it must not take the queued one's sequence number.
+    const issuer = Keypair.fromSecret(sandbox.secrets().admin);
+    const bob = (await fundNow()).publicKey();
+    let attempt = 0;
+    let shared = false;
+    while (!shared && attempt < 5) {
+      attempt++;
+      const account = await server.getAccount(issuer.publicKey());
+      const queued = await server.prepareTransaction(
+        invokeTx(account, token, 'mint', [address(bob), i128(USDC)]),
+      );
+      queued.sign(issuer);
+      const sent = await server.sendTransaction(queued);
+      t.is(sent.status, 'PENDING');
+      const carol = Keypair.random().publicKey();
+      const funding = fetch(`${sandbox.url}/friendbot?addr=${carol}&usdc=2`);
+      await sleep(100 * attempt); // friendbot's job joins the next close once its request has arrived
+      await sandbox.chain.closeLedger();
+      let minted: { ledger: number } | undefined;
+      while (minted === undefined) {
+        const answer = await Promise.race([funding, sleep(20).then(() => undefined)]);
+        if (answer) minted = (await answer.json()) as { ledger: number };
+        else await sandbox.chain.closeLedger();
+      }
+      const landed = await server.getTransaction(sent.hash);
+      t.is(
+        landed.status,
+        rpc.Api.GetTransactionStatus.SUCCESS,
+        `the issuer's queued mint (attempt ${attempt})`,
+      );
+      t.is(await tokenBalance(server, token, carol), 2n * USDC);
+      // friendbot's request may have arrived after the close: then try again
+      shared = landed.status === rpc.Api.GetTransactionStatus.SUCCESS && minted.ledger === landed.ledger;
+    }
+    t.true(shared, 'friendbot shared a ledger with the queued transaction');
+    t.is(await tokenBalance(server, token, bob), BigInt(attempt) * USDC);
   },
 );
 
