@@ -5,9 +5,11 @@
 // operator deposit) stays within slot + signing window + inserting its slot's keys, and a request waiting
 // for a slot answers within the hold limit (503 registration_pending with Retry-After; the client retries
 // then). Shortened parameters (5 s slots, 2 s window, 4 s hold) cover several attacker cycles;
-// bench/onboarding/run.ts runs the full-size scenario.
+// bench/onboarding/run.ts runs the full-size scenario. A slot whose insert the ledger refuses (the allowlist
+// admin momentarily unable to pay its fee) moves its keys to the next slot: the waiting requests answer
+// 503 registration_pending with a Retry-After within the bound, and the deposit confirms once the admin can pay.
 import test from 'ava';
-import { Keypair, TransactionBuilder } from '@stellar/stellar-sdk';
+import { Asset, Keypair, Operation, TransactionBuilder } from '@stellar/stellar-sdk';
 import { getJson, postJson, type RawResponse } from './helpers/http.ts';
 import { type Stack, startStack } from './helpers/stack.ts';
 
@@ -199,3 +201,92 @@ async function walletOnboardingFor(w: { kp: Keypair; token: string }): Promise<n
   if (submitted.status !== 200) throw new Error(`submit: ${submitted.text}`);
   return Date.now() - started;
 }
+
+/** Sends `stroops` of XLM from `from` to `to` and waits for the ledger to apply it. */
+async function payXlm(from: Keypair, to: string, stroops: bigint): Promise<void> {
+  const account = await stack.server.getAccount(from.publicKey());
+  const tx = new TransactionBuilder(account, {
+    fee: '100',
+    networkPassphrase: stack.config.ledger.networkPassphrase,
+  })
+    .addOperation(
+      Operation.payment({
+        destination: to,
+        asset: Asset.native(),
+        amount: `${stroops / 10_000_000n}.${String(stroops % 10_000_000n).padStart(7, '0')}`,
+      }),
+    )
+    .setTimeout(30)
+    .build();
+  tx.sign(from);
+  const sent = await stack.server.sendTransaction(tx);
+  if (sent.status !== 'PENDING') throw new Error(`payment: ${sent.status}`);
+  const final = await stack.server.pollTransaction(sent.hash, { attempts: 400, sleepStrategy: () => 100 });
+  if (final.status !== 'SUCCESS') throw new Error(`payment: ${final.status}`);
+}
+
+test.serial(
+  'an insert the ledger refuses moves its keys to the next slot: 503 registration_pending within the bound, then the deposit confirms',
+  async (t) => {
+    const w = await wallet(); // before the admin is drained: friendbot mints USDC as the admin
+    const bank = Keypair.random();
+    await stack.fund(bank.publicKey(), 0);
+    // The allowlist admin keeps just its reserve and 50 stroops: it cannot pay an insert_leaf's fee, and the
+    // ledger refuses the slot's insert (txInsufficientBalance, nothing applied).
+    const admin = Keypair.fromSecret(stack.sandbox.secrets().admin);
+    const entry = await stack.server.getAccountEntry(admin.publicKey());
+    const reserve = BigInt(2 + Number(entry.numSubEntries)) * 5_000_000n;
+    const drained = BigInt(entry.balance.toString()) - 100n - reserve - 50n;
+    await payXlm(admin, bank.publicKey(), drained);
+
+    const body = { amount: '1', publicKey: w.kp.publicKey(), agentId: 'after-a-refused-insert' };
+    const prepare = () =>
+      timed('prepare', () => postJson(url('/api/deposit/prepare'), body, bearer(w.token)));
+    const pendingAnswer = (res: Timed) => {
+      t.is(res.status, 503, `prepare while the admin cannot pay: ${res.text}`);
+      t.is(res.json.code, 'registration_pending');
+      const retryAfter = Number(res.headers['retry-after']);
+      // The key waits for the next slot, not for a run of failed retries each pushing it further.
+      t.true(retryAfter >= 1 && retryAfter * 1000 <= BOUND_MS, `Retry-After ${retryAfter} s`);
+      t.true(res.ms < (HOLD_S + 10) * 1000, `answered after ${res.ms} ms`);
+      return /allowlist insert failed/.test(res.json.detail as string);
+    };
+    // A client asking again at once is always waiting: it sees every failed insert. Keep the admin unable to pay
+    // from the first failure until a slot later (its retry fails too).
+    let failed = 0;
+    let firstFailure = 0;
+    while (firstFailure === 0 || Date.now() - firstFailure < (SLOT_S + 1) * 1000) {
+      const res = await prepare();
+      if (res.status === 503 && pendingAnswer(res)) {
+        failed++;
+        if (firstFailure === 0) firstFailure = Date.now();
+        t.true(Date.parse(res.json.registrationAt) > Date.now(), 'queued again for a later slot');
+      } else if (res.status !== 503) {
+        pendingAnswer(res);
+        return;
+      }
+    }
+    // one failure per slot at most, no retry loop
+    t.true(failed >= 1 && failed <= 3, `${failed} failed inserts answered`);
+
+    // The admin can pay again: the key lands in its slot, the client retrying after Retry-After gets its proof.
+    await payXlm(bank, admin.publicKey(), drained);
+    const refunded = Date.now();
+    let prepared = await prepare();
+    while (prepared.status === 503) {
+      pendingAnswer(prepared);
+      await sleep(Number(prepared.headers['retry-after']) * 1000);
+      prepared = await prepare();
+    }
+    t.is(prepared.status, 200, prepared.text);
+    t.true(Date.now() - refunded < BOUND_MS, `landed ${Date.now() - refunded} ms after the admin could pay`);
+    const submitted = await postJson(
+      url('/api/deposit/submit'),
+      { prepareId: prepared.json.prepareId, signedTransactionXDR: sign(prepared.json.transactionXDR, w.kp) },
+      bearer(w.token),
+    );
+    t.is(submitted.status, 200, submitted.text);
+    const read = await getJson(url(`/api/balance/${body.agentId}`), bearer(w.token));
+    t.is(read.json.balance, '1.0000000');
+  },
+);

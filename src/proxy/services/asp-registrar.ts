@@ -22,7 +22,8 @@
 // answered `503 registration_pending` with `Retry-After` (the time its slot is expected to land) instead. A submit of a deposit
 // proved against the current root takes a hold; a slot's insert first lets sends under way land (each is
 // bounded by the ledger's confirmation timeout), and a deposit whose root moved is refused as stale
-// without being sent.
+// without being sent. A slot whose insert fails (nothing applied) moves its keys to the next slot on the
+// clock, inserted at that slot's time and never early, so a lasting cause costs one attempt per slot.
 import type { RegistrationSchedule } from '../config.ts';
 import type { AgentRef } from '../domain/agent-ref.ts';
 import { scopedId } from '../domain/agent-ref.ts';
@@ -49,6 +50,8 @@ interface Slot {
   leaves: Map<string, bigint>;
   /** a deposit was promised validity past this slot while it was empty: it takes no keys */
   closed: boolean;
+  /** holds keys whose insert failed: inserted at the slot's time, never early (no retry loop) */
+  retry: boolean;
   /** settles once the slot's keys are inserted and indexed (rejects when the insert failed) */
   landed: Promise<void>;
   settle: (error?: unknown) => void;
@@ -234,7 +237,8 @@ export class AspRegistrar {
     }
     let first: Slot | undefined;
     for (const slot of this.#slots.values())
-      if (slot.leaves.size > 0 && (first === undefined || slot.index < first.index)) first = slot;
+      if (slot.leaves.size > 0 && !slot.retry && (first === undefined || slot.index < first.index))
+        first = slot;
     if (first !== undefined) void this.#run(first.index);
   }
 
@@ -304,7 +308,7 @@ export class AspRegistrar {
       settle = (error) => (error === undefined ? resolve() : reject(error));
     });
     landed.catch(() => {});
-    const slot: Slot = { index, leaves: new Map(), closed: false, landed, settle };
+    const slot: Slot = { index, leaves: new Map(), closed: false, retry: false, landed, settle };
     this.#slots.set(index, slot);
     return slot;
   }
@@ -395,17 +399,20 @@ export class AspRegistrar {
   }
 
   /**
-   * A slot whose insert failed (a failed transaction applies nothing): its keys not in the allowlist yet go to
-   * the next open slot, and the requests waiting for them are answered `registration_pending` with the time
-   * to retry, instead of the insert's error.
+   * A slot whose insert failed (refused or failed on the ledger, or not confirmed in time): its keys not in
+   * the allowlist yet go to the next open slot on the clock, which inserts them at its time and not earlier
+   * (an early insert would retry at once, again and again while the cause lasts, each failure pushing the
+   * keys one slot further). The requests waiting for them are answered `registration_pending` with the time
+   * to retry, instead of the insert's error. Each failed insert thus adds at most one slot interval.
    */
   #requeue(failed: Slot, error: unknown): unknown {
     const missing = [...failed.leaves].filter(([, leaf]) => this.#indexOf(leaf) === undefined);
     if (missing.length === 0 || this.#stopped) return error;
-    let next = this.#openSlotFrom(Math.max(failed.index + 1, this.#nextIndex(Date.now())));
+    let next = this.#openSlotFrom(this.#nextIndex(Date.now()));
     for (const [scoped, leaf] of missing) {
       if (next.leaves.size >= this.#s.perSlot) next = this.#openSlotFrom(next.index + 1);
       next.leaves.set(scoped, leaf);
+      next.retry = true;
     }
     const reason = (error as Error).message;
     this.#d.logger.log('warn', 'allowlist insert failed; its keys are queued for the next slot', {
