@@ -70,8 +70,13 @@ const show = (m: Map<string, number>, n: number) =>
   [...m]
     .sort((a, b) => b[1] - a[1])
     .slice(0, n)
-    .map(([k, us]) => `${(us / 1000).toFixed(0).padStart(7)} ms ${((100 * us) / total).toFixed(1).padStart(5)}%  ${k}`)
+    .map(
+      ([k, us]) =>
+        `${(us / 1000).toFixed(0).padStart(7)} ms ${((100 * us) / total).toFixed(1).padStart(5)}%  ${k}`,
+    )
     .join('\n');
-console.log(`${(total / 1000).toFixed(0)} ms sampled\n\nby package or folder (self time):\n${show(groups, top)}`);
+console.log(
+  `${(total / 1000).toFixed(0)} ms sampled\n\nby package or folder (self time):\n${show(groups, top)}`,
+);
 console.log(`\nby function (self time):\n${show(fns, top)}`);
 console.log(`\nthis repository's functions (total time, callees included):\n${show(inclusive, top)}`);
