@@ -22,8 +22,24 @@ function cached(map: Map<string, KeyObject>, id: string, make: () => KeyObject):
   return key;
 }
 
+/**
+ * Signatures found valid, by key, signature and message: the same signature is checked several times on its
+ * way (a payer's simulation, the facilitator's, the ledger's apply), as stellar-core's verification cache
+ * also spares. Only successes are kept; bounded like the key caches.
+ */
+const verified = new Set<string>();
+
 export function verifyEd25519(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
   if (publicKey.length !== 32 || signature.length !== 64) return false;
+  const id = Buffer.concat([publicKey, signature, message]).toString('base64');
+  if (verified.has(id)) return true;
+  if (!checkEd25519(publicKey, message, signature)) return false;
+  if (verified.size > MAX_CACHED) verified.clear();
+  verified.add(id);
+  return true;
+}
+
+function checkEd25519(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
   const key = cached(publicKeys, Buffer.from(publicKey).toString('hex'), () =>
     createPublicKey({ key: Buffer.concat([SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' }),
   );

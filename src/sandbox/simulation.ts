@@ -4,7 +4,7 @@
 // events, and the state changes the call would make.
 import { Address, xdr } from '@stellar/stellar-sdk';
 import { AuthManager, nonceEntry } from './auth.ts';
-import { decodeEnvelope, type Invocation, InvalidRequest, invocationOf } from './envelope.ts';
+import { decodeEnvelope, type Invocation, InvalidRequest, invocationOf, sorobanData } from './envelope.ts';
 import { type ContractRegistry, Host } from './host.ts';
 import { accountKey, keyId } from './keys.ts';
 import { type Footprint, Overlay } from './overlay.ts';
@@ -77,7 +77,7 @@ export async function simulate(
   useUpgradedAuth: unknown,
 ): Promise<SimulationResult> {
   // a fee bump simulates as its inner transaction
-  const { tx } = decodeEnvelope(envelopeXdr, ctx.passphrase);
+  const { tx, feeBump } = decodeEnvelope(envelopeXdr, ctx.passphrase);
   checkRequest(tx, authMode);
   let inv: Invocation;
   try {
@@ -106,7 +106,9 @@ export async function simulate(
   const eventBytes = host.events.reduce((n, ev) => n + ev.toXdr().length, 0) + retval.toXdr().length;
   const resourceFee =
     resourcesFee(declaredResources(resources)) +
-    sizeFee(envelopeBytes(tx, resources, mode === 'record' ? authEntries : [])) +
+    sizeFee(
+      envelopeBytes(tx, feeBump ? undefined : envelopeXdr, resources, mode === 'record' ? authEntries : []),
+    ) +
     eventsFee(eventBytes) +
     rentFee(createdEntries(base, writes, recordedNonces));
   const txData = new xdr.SorobanTransactionData({
@@ -250,6 +252,7 @@ function createdEntries(
  */
 function envelopeBytes(
   tx: ReturnType<typeof decodeEnvelope>['tx'],
+  sent: unknown,
   resources: xdr.SorobanResources,
   recordedAuth: xdr.SorobanAuthorizationEntry[],
 ): number {
@@ -258,15 +261,10 @@ function envelopeBytes(
     resources,
     resourceFee: 0n,
   });
-  const envelope = tx.toEnvelope();
+  // The envelope as sent is the transaction's own (base64 of its XDR): its size without encoding it again.
+  const size = typeof sent === 'string' ? Buffer.from(sent, 'base64').length : tx.toEnvelope().toXdr().length;
   const recordedAuthBytes = recordedAuth.reduce((n, e) => n + e.toXdr().length, 0);
-  return (
-    envelope.toXdr().length -
-    carriedBytes(envelope) +
-    recordedAuthBytes +
-    unpriced.toXdr().length +
-    SIGNATURE_MARGIN_BYTES
-  );
+  return size - carriedBytes(tx) + recordedAuthBytes + unpriced.toXdr().length + SIGNATURE_MARGIN_BYTES;
 }
 
 /** Each written entry as created, updated or deleted, with its entry before and after. */
@@ -300,12 +298,9 @@ function stateChangesOf(
 }
 
 /** Bytes of the Soroban data and signatures an envelope already carries (counted again by the estimate). */
-function carriedBytes(envelope: xdr.TransactionEnvelope): number {
-  if (envelope.type !== 'envelopeTypeTx') return 0;
-  const v1 = envelope.value as xdr.TransactionV1Envelope;
-  const ext = v1.tx.ext;
-  const data = ext.type === 'sorobanData' ? (ext.value as xdr.SorobanTransactionData).toXdr().length : 0;
-  const signatures = v1.signatures.reduce(
+function carriedBytes(tx: ReturnType<typeof decodeEnvelope>['tx']): number {
+  const data = sorobanData(tx)?.toXdr().length ?? 0;
+  const signatures = tx.signatures.reduce(
     (n: number, sig: xdr.DecoratedSignature) => n + sig.toXdr().length,
     0,
   );

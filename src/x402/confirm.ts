@@ -201,7 +201,7 @@ export async function findAnyAuthorizationUse(
   };
   try {
     // the ledger range to scan is fixed before reading it, so "not found" covers the whole range
-    const latest = (await server.getLatestLedger()).sequence;
+    const latest = (await server._getLatestLedger()).sequence; // raw: the parsed answer decodes the close metadata
     const start = record.signedAtLedger + 1;
     const last = Math.min(record.expirationLedger, latest);
     if (start <= last) {

@@ -89,7 +89,8 @@ const latest = new Map<string, { at: number; sequence: Promise<number> }>();
 export function latestLedgerOf(url: string, server: rpc.Server = rpcServer(url)): Promise<number> {
   const hit = latest.get(url);
   if (hit && Date.now() - hit.at < LATEST_LEDGER_TTL_MS) return hit.sequence;
-  const sequence = server.getLatestLedger().then(
+  // the raw answer: the parsed one decodes the ledger's whole close metadata, which only the sequence is needed of
+  const sequence = server._getLatestLedger().then(
     (l) => l.sequence,
     (e: unknown) => {
       latest.delete(url);

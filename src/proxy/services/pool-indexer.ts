@@ -151,7 +151,7 @@ export class PoolIndexer {
 
   async #syncOnce(): Promise<void> {
     for (;;) {
-      const latest = (await this.#server.getLatestLedger()).sequence;
+      const latest = (await this.#server._getLatestLedger()).sequence; // raw: no close metadata decoded
       const filters = [
         {
           type: 'contract' as const,
