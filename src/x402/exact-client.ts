@@ -198,11 +198,10 @@ export class ExactStellarClient implements SchemeNetworkClient {
         .setTimeout(maxTimeoutSeconds)
         .build();
     const cacheKey = TransferResources.key(asset, payer, payTo, amount);
-    let sim = this.#opts.resources?.get(cacheKey, payer, signed.nonce);
-    if (!sim) {
-      sim = await this.#simulate(build(), 'enforcing');
-      this.#opts.resources?.set(cacheKey, sim);
-    }
+    const simulate = () => this.#simulate(build(), 'enforcing');
+    const sim = this.#opts.resources
+      ? await this.#opts.resources.fitted(cacheKey, payer, signed.nonce, simulate)
+      : await simulate();
     // as rpc.assembleTransaction does: the simulated resources, fee = base fee + their resource fee
     const assembled = build(sim.transactionData.build());
     return {

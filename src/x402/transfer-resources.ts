@@ -1,8 +1,8 @@
 // Reusing a token transfer's simulated resources. Every payment from the pool wallet to one service is the
 // same call with the same ledger footprint (the token's instance, both balances), except for the payer's
 // authorization nonce, a fresh temporary entry that the footprint lists read-write. So one enforcing
-// simulation per (asset, payer, payTo, amount) serves the payments that follow it for a short while, with
-// the nonce key swapped for each payment's own. The facilitator simulates every payment again before it
+// simulation per (asset, payer, payTo, amount) serves the payments that follow it for a short while, and
+// those that ask while it runs, with the nonce key swapped for each payment's own. The facilitator simulates every payment again before it
 // settles, so a reused answer that no longer fits the ledger is refused there, and the cache is dropped on
 // any refusal.
 import { Address, rpc, SorobanDataBuilder, xdr } from '@stellar/stellar-sdk';
@@ -15,6 +15,8 @@ type Success = rpc.Api.SimulateTransactionSuccessResponse;
 
 export class TransferResources {
   readonly #cache = new Map<string, { sim: Success; at: number }>();
+  /** simulations under way, by transfer */
+  readonly #pending = new Map<string, Promise<Success>>();
 
   static key(asset: string, payer: string, payTo: string, amount: bigint): string {
     return `${asset}|${payer}|${payTo}|${amount}`;
@@ -30,6 +32,37 @@ export class TransferResources {
     }
     const data = withNonce(hit.sim.transactionData.build(), payer, nonce);
     return data && { ...hit.sim, transactionData: new SorobanDataBuilder(data) };
+  }
+
+  /**
+   * The transfer's resources fitted to `nonce`: a recent identical transfer's, else from `simulate` (this
+   * payment's own simulation). Payments that ask while an identical transfer's simulation is under way wait for
+   * it instead of simulating too (a burst starts many identical payments at once); should it fail, each
+   * simulates its own.
+   */
+  async fitted(
+    key: string,
+    payer: string,
+    nonce: bigint,
+    simulate: () => Promise<Success>,
+  ): Promise<Success> {
+    const hit = this.get(key, payer, nonce);
+    if (hit) return hit;
+    const pending = this.#pending.get(key);
+    if (pending === undefined) {
+      const own = simulate();
+      this.#pending.set(key, own);
+      try {
+        const sim = await own;
+        this.set(key, sim);
+        return sim;
+      } finally {
+        this.#pending.delete(key);
+      }
+    }
+    const shared = await pending.catch(() => undefined);
+    const data = shared && withNonce(shared.transactionData.build(), payer, nonce);
+    return data ? { ...shared, transactionData: new SorobanDataBuilder(data) } : simulate();
   }
 
   set(key: string, sim: Success): void {

@@ -74,3 +74,55 @@ test('the cache answers the same transfer only, fitted to the new nonce, until c
   cache.clear();
   t.is(cache.get(key, payer, 9n), undefined);
 });
+
+test('payments asking while an identical transfer is being simulated wait for it, fitted to their nonces', async (t) => {
+  const cache = new TransferResources();
+  const key = TransferResources.key(token, payer, other, 100_000n);
+  let simulations = 0;
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const simulate = (nonce: bigint) => async () => {
+    simulations++;
+    await gate;
+    return {
+      transactionData: new SorobanDataBuilder(data([nonceKey(payer, nonce)])),
+      minResourceFee: '63000',
+    } as unknown as rpc.Api.SimulateTransactionSuccessResponse;
+  };
+  const answers = Promise.all([1n, 2n, 3n].map((n) => cache.fitted(key, payer, n, simulate(n))));
+  release();
+  const sims = await answers;
+  t.is(simulations, 1);
+  sims.forEach((sim, i) =>
+    t.deepEqual(
+      ids(sim.transactionData.build().resources.footprint.readWrite),
+      ids([nonceKey(payer, BigInt(i + 1))]),
+    ),
+  );
+  // and the next one reuses it from the cache
+  await cache.fitted(key, payer, 4n, simulate(4n));
+  t.is(simulations, 1);
+});
+
+test('when the shared simulation fails, each waiting payment simulates its own', async (t) => {
+  const cache = new TransferResources();
+  const key = TransferResources.key(token, payer, other, 100_000n);
+  let simulations = 0;
+  const failing = async (): Promise<rpc.Api.SimulateTransactionSuccessResponse> => {
+    simulations++;
+    await new Promise((r) => setTimeout(r, 10));
+    throw new Error('simulation failed');
+  };
+  const own = async () => {
+    simulations++;
+    return {
+      transactionData: new SorobanDataBuilder(data([nonceKey(payer, 2n)])),
+      minResourceFee: '63000',
+    } as unknown as rpc.Api.SimulateTransactionSuccessResponse;
+  };
+  const first = cache.fitted(key, payer, 1n, failing);
+  const second = cache.fitted(key, payer, 2n, own);
+  await t.throwsAsync(first, { message: 'simulation failed' });
+  t.is((await second).minResourceFee, '63000');
+  t.is(simulations, 2);
+});
