@@ -3,6 +3,7 @@
 // demo service, and an independent paid service built here with @x402/core's resource server and the official
 // facilitator. Checks what agents get back, the books (balances, the pool wallet's float, settlement) and what
 // an observer of the ledger can see.
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { rmSync } from 'node:fs';
@@ -580,13 +581,26 @@ test.serial(
 );
 
 test.serial(
-  'a retried payment never pays twice, even after the store is lost: recover rebuilds it from the chain and a replay names it',
+  'a retried payment never pays twice, even after the store is lost: recover rebuilds it and its debt from the chain, a replay names it',
   async (t) => {
     const dataDir = join(stack.env.POOL_PROXY_DATA_DIR!, 'lost-store');
-    const env = { ...paymentEnv, POOL_PROXY_DATA_DIR: dataDir, POOL_PROXY_SETTLE_INTERVAL_MS: '86400000' };
-    let a = (await stack.startProxy(env)).proxy;
+    // First with settlement rounds of one transfer every ~2 s, so one payment is settled before the loss ...
+    const settling = {
+      ...paymentEnv,
+      POOL_PROXY_DATA_DIR: dataDir,
+      // its own master key: the proxy of the other tests shares the pool and the pool wallet, not the books
+      POOL_PROXY_MASTER_KEY: randomBytes(32).toString('hex'),
+      POOL_PROXY_SETTLE_INTERVAL_MS: '2000',
+      POOL_PROXY_SETTLE_ROUND_SIZE: '1',
+    };
+    // ... then none, so the next one is still owed when the store is lost.
+    const env = { ...settling, POOL_PROXY_SETTLE_INTERVAL_MS: '86400000' };
+    let a = (await stack.startProxy(settling)).proxy;
     t.teardown(() => a.close());
     const at = (p: ProxyHandle, path: string) => `${p.url}${path}`;
+    const books = async (p: ProxyHandle) => (await getJson(at(p, '/api/operator/books'), operator)).json;
+    const balance = async (p: ProxyHandle) =>
+      (await getJson(at(p, '/api/balance/lost'), operator)).json.balance as string;
     t.is((await postJson(at(a, '/api/deposit'), { agentId: 'lost', amount: '0.5' }, operator)).status, 200);
     const body = {
       agentId: 'lost',
@@ -594,11 +608,24 @@ test.serial(
       method: 'GET',
       idempotencyKey: 'lost-key-0001',
     };
+    const settled = await postJson(at(a, '/api/pay'), { ...body, idempotencyKey: 'lost-key-0000' }, operator);
+    t.is(settled.json.paymentStatus, 'confirmed', settled.text);
+    let before = await books(a);
+    for (let i = 0; i < 240 && (before.unsettled !== '0.0000000' || before.settling); i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      before = await books(a);
+    }
+    t.is(before.unsettled, '0.0000000', 'the first payment was settled inside the pool');
+    await a.close();
+    a = (await stack.startProxy(env)).proxy;
     const first = await postJson(at(a, '/api/pay'), body, operator);
     t.is(first.status, 200, first.text);
     t.is(first.json.paymentStatus, 'confirmed');
     const service = local.demoPayTo;
     const servicePaid = await stack.usdcBalance(service);
+    before = await books(a);
+    const balanceBefore = await balance(a);
+    t.is(before.unsettled, settled.json.receipt.amount, 'the second payment is owed');
     await a.close();
 
     // The store is lost; `store recover` makes an empty one that asks the next start for the history.
@@ -621,6 +648,17 @@ test.serial(
     t.truthy(rebuilt, list.text);
     t.is(rebuilt.agentId, 'lost');
     t.is(rebuilt.paymentStatus, 'confirmed');
+    // The books as they were: the unsettled payment is owed again, the settled one is in the float account,
+    // and the agent's balance does not show the money that already paid the service.
+    const after = await books(a);
+    t.is(
+      after.unsettled,
+      before.unsettled,
+      'the unsettled debt is rebuilt, the settled one is not owed twice',
+    );
+    t.is(after.floatAccount, before.floatAccount);
+    t.is(after.agentNotes, before.agentNotes);
+    t.is(await balance(a), balanceBefore);
 
     // The same request with the same key: the original payment's answer, and the service is not paid again.
     const replay = await postJson(at(a, '/api/pay'), body, operator);

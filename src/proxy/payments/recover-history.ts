@@ -4,7 +4,9 @@
 // transfer it can attribute to a known agent as that agent's confirmed payment (receipt from the chain;
 // the request it answered, its URL and content, are not on chain). Each is indexed by its nonce, so a
 // caller that repeats an idempotency key of a lost payment is answered with that payment instead of paying
-// again (`findRecoveredPayment`).
+// again (`findRecoveredPayment`). The agents' debts are rebuilt too: what an agent's recovered payments took
+// from the pool wallet, less what settlement already moved from its notes to the float account
+// (`settledOnChain`), is owed again, so a rebuilt balance never shows money that already paid a service.
 import { transfersFrom } from '../../x402/index.ts';
 import { formatAmount } from '../../api/amount.ts';
 import { parseScopedId, scopedId } from '../domain/agent-ref.ts';
@@ -12,6 +14,8 @@ import type { EncryptedStore } from '../store/encrypted-store.ts';
 import type { PaymentContext } from './context.ts';
 import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
 import { MAX_NONCE_ATTEMPT } from './payment-nonce.ts';
+import { FLOAT_ACCOUNT_ID } from '../domain/float-account.ts';
+import type { NoteBook, NoteRecord } from '../services/notebook.ts';
 
 /** Set by `store recover` in the store it creates: the next start rebuilds the payment history. */
 export function historyToRecoverKey(store: EncryptedStore): string {
@@ -38,11 +42,14 @@ export async function recoverPaymentHistory(pctx: PaymentContext, startLedger: n
     byTag.set(tag, byTag.has(tag) ? null : scoped);
   }
   let recorded = 0;
+  // what each agent's payments took from the pool wallet, counting those an interrupted run already recorded
+  const paid = new Map<string, bigint>();
   const payer = pctx.poolWallet.publicKey();
   for await (const transfer of transfersFrom(pctx.payer.rpcUrl, pctx.payer.asset, payer, startLedger)) {
     for (const nonce of transfer.nonces) {
       const agent = byTag.get(pctx.nonces.open(nonce).agentTag);
       if (agent === undefined || agent === null) continue;
+      paid.set(agent, (paid.get(agent) ?? 0n) + transfer.amount);
       if ((await store.get(nonceKey(store, nonce))) !== undefined) continue;
       const paymentId = `recovered-${transfer.txHash.slice(0, 32)}`;
       const { owner, agentId } = parseScopedId(agent);
@@ -74,12 +81,43 @@ export async function recoverPaymentHistory(pctx: PaymentContext, startLedger: n
       recorded++;
     }
   }
+  const { notes } = pctx.flows;
+  const floatTxs = new Set(
+    (await notes.notes(FLOAT_ACCOUNT_ID)).flatMap((n) => (n.createdTx === undefined ? [] : [n.createdTx])),
+  );
+  let owed = 0n;
+  for (const [agent, amount] of paid) {
+    const debt = amount - (await settledOnChain(notes, agent, floatTxs));
+    if (debt > 0n) owed += debt;
+    await notes.restoreUnsettled(agent, debt > 0n ? debt : 0n);
+  }
   await store.batch([
     { type: 'del', key: historyToRecoverKey(store) },
     { type: 'put', key: recoveredFlagKey(store), value: true },
   ]);
-  logger.log('info', 'payment history recovered from the chain', { payments: recorded });
+  logger.log('info', 'payment history recovered from the chain', {
+    payments: recorded,
+    unsettled: formatAmount(owed),
+  });
   return recorded;
+}
+
+/**
+ * What settlement moved from the agent's notes to the float account, read from its rebuilt notes: in every
+ * transaction that spent the agent's notes and created a float-account note (a settlement), the agent's
+ * inputs less its change. Withdrawals and consolidations create no float-account note; padding spends no
+ * agent note.
+ */
+async function settledOnChain(notes: NoteBook, agent: string, floatTxs: Set<string>): Promise<bigint> {
+  const own = await notes.notes(agent);
+  const sum = (tx: string, pick: (n: NoteRecord) => string | undefined) =>
+    own.filter((n) => pick(n) === tx).reduce((s, n) => s + n.amount, 0n);
+  let settled = 0n;
+  for (const tx of new Set(own.flatMap((n) => (n.spentTx === undefined ? [] : [n.spentTx])))) {
+    if (!floatTxs.has(tx)) continue;
+    settled += sum(tx, (n) => n.spentTx) - sum(tx, (n) => n.createdTx);
+  }
+  return settled;
 }
 
 /**

@@ -97,6 +97,9 @@ export class NoteCrediting {
       if (index !== undefined) entry(txHash).spent.push(index);
     }
     for (const event of commitments) entry(event.txHash).created.push(event);
+    // where each nullifier of this pass was spent: a note created and spent within one pass (a replay) is
+    // marked spent by the transaction that spent it, not the one that created it
+    const spentIn = new Map(nullifiers.map(({ nullifier, txHash }) => [nullifier, txHash]));
 
     for (const txHash of order) {
       const { spent, created } = byTx.get(txHash)!;
@@ -118,11 +121,14 @@ export class NoteCrediting {
           unexpected.push(event);
           continue;
         }
-        const note = confirmedNote(
-          this.#d.keyring.crypto(pending.agentId),
-          { commitment: event.commitment, amount: pending.amount, blinding: pending.blinding },
-          event.leafIndex,
-        );
+        const note = {
+          ...confirmedNote(
+            this.#d.keyring.crypto(pending.agentId),
+            { commitment: event.commitment, amount: pending.amount, blinding: pending.blinding },
+            event.leafIndex,
+          ),
+          createdTx: txHash,
+        };
         const a = forAgent(pending.agentId);
         a.outputs.push(note);
         a.extra.push({ type: 'del', key: pendingKey }, this.#nullifierOp(pending.agentId, note));
@@ -142,15 +148,16 @@ export class NoteCrediting {
         // Events applied late (a restart, a replay): a new note may already be spent further on.
         for (const note of change.outputs) {
           if (!this.#d.indexer.spent.has(note.nullifier)) continue;
+          const spentTx = spentIn.get(note.nullifier) ?? txHash;
           await this.#d.notes.applySpend(agentId, {
-            opId: `chain:${txHash}`,
-            txHash,
+            opId: `chain:${spentTx}`,
+            txHash: spentTx,
             inputs: [note.commitment],
             outputs: [],
           });
         }
       }
-      for (const event of unexpected) await this.#discover(event);
+      for (const event of unexpected) await this.#discover(event, spentIn);
     }
   }
 
@@ -158,7 +165,7 @@ export class NoteCrediting {
    * Tries the float account's key and every known agent's key on an output nobody expected (recovery from the
    * chain alone).
    */
-  async #discover(event: CommitmentEvent): Promise<void> {
+  async #discover(event: CommitmentEvent, spentIn: Map<bigint, string>): Promise<void> {
     if (event.encryptedOutput.length !== 120) return;
     const accounts = [FLOAT_ACCOUNT_ID, ...(await this.#d.agents.all()).map((a) => scopedId(a))];
     for (const scoped of accounts) {
@@ -169,7 +176,7 @@ export class NoteCrediting {
       if (plain === null) continue;
       if (plain.amount === 0n) return;
       try {
-        await this.#credit(scoped, { commitment: event.commitment, ...plain }, event, []);
+        await this.#credit(scoped, { commitment: event.commitment, ...plain }, event, spentIn);
       } catch {
         // Decrypted, but the commitment is not this key's note: ignore it.
       }
@@ -177,16 +184,25 @@ export class NoteCrediting {
     }
   }
 
-  async #credit(agentId: string, output: Output, event: CommitmentEvent, extra: StoreOp[]): Promise<void> {
-    const note = confirmedNote(this.#d.keyring.crypto(agentId), output, event.leafIndex);
+  async #credit(
+    agentId: string,
+    output: Output,
+    event: CommitmentEvent,
+    spentIn: Map<bigint, string>,
+  ): Promise<void> {
+    const note = {
+      ...confirmedNote(this.#d.keyring.crypto(agentId), output, event.leafIndex),
+      createdTx: event.txHash,
+    };
     // The agent exists from its first confirmed note on (a deposit that never landed leaves nothing).
     if (!isInternalAccount(agentId)) await this.#d.agents.ensure(parseScopedId(agentId));
-    await this.#d.notes.credit(agentId, [note], [...extra, this.#nullifierOp(agentId, note)]);
+    await this.#d.notes.credit(agentId, [note], [this.#nullifierOp(agentId, note)]);
     // Replaying history (recovery): the note may already be spent further on.
     if (this.#d.indexer.spent.has(note.nullifier)) {
+      const spentTx = spentIn.get(note.nullifier) ?? event.txHash;
       await this.#d.notes.applySpend(agentId, {
-        opId: `chain:${event.txHash}`,
-        txHash: event.txHash,
+        opId: `chain:${spentTx}`,
+        txHash: spentTx,
         inputs: [note.commitment],
         outputs: [],
       });

@@ -18,6 +18,8 @@ export interface NoteRecord {
   state: NoteState;
   /** Operation holding the note while a proof spending it is in flight. */
   lockedBy?: string;
+  /** The transaction that created the note (absent on notes recorded before it was kept). */
+  createdTx?: string;
   spentTx?: string;
 }
 
@@ -37,6 +39,7 @@ export interface NewNote {
   blinding: bigint;
   leafIndex: number;
   nullifier: bigint;
+  createdTx?: string;
 }
 
 const emptyAccount = (agentId: string): AccountRecord => ({
@@ -149,6 +152,20 @@ export class NoteBook {
       account.unsettled += amount;
       await this.#store.put(this.#accountKey(agentId), account);
       return true;
+    });
+  }
+
+  /**
+   * Sets the agent's unsettled debits of a store rebuilt from the chain, before it serves anything
+   * (`recover-history.ts`): what its payments took from the pool wallet and settlement has not yet moved from its
+   * notes. Absolute, so a recovery interrupted and run again sets the same figure.
+   */
+  async restoreUnsettled(agentId: string, amount: bigint): Promise<void> {
+    await this.#mutex.run(agentId, async () => {
+      const account = await this.account(agentId);
+      if (account.unsettled === amount) return;
+      account.unsettled = amount;
+      await this.#store.put(this.#accountKey(agentId), account);
     });
   }
 
