@@ -204,6 +204,14 @@ console.log(row('prepare answered 503 (Retry-After)', of('prepare', 503)));
 console.log(row('submit', of('submit')));
 console.log(row('onboarding (first request → confirmed)', onboardMs));
 console.log(row('waiting for a slot (onboarding − work)', waitedMs));
+// docs/OPERATIONS.md's bound on a key's wait: S + W + the inserts ahead of it in its slot (M ledgers), plus the
+// bench's own 0–3 s of signing, which the wait above includes
+const boundMs =
+  config.registration.slotMs + config.registration.windowMs + config.registration.perSlot * 1000 + 3000;
+console.log(
+  `agents that waited longer than the bound (S + W + M ledgers + 3 s signing = ${boundMs / 1000} s): ` +
+    `${waitedMs.filter((ms) => ms > boundMs).length} of ${waitedMs.length}`,
+);
 console.log(
   `agents confirmed ${onboardMs.length}/${wallets * 2}; submits ${submits}, stale ${stale} (${((100 * stale) / Math.max(1, submits)).toFixed(1)} %); ` +
     `attacker prepares ${attackerPrepares}; other failures: ${[...failures].map(([k, v]) => `${k} ×${v}`).join(', ') || 'none'}`,
