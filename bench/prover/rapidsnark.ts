@@ -26,11 +26,11 @@ import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
-import { buildTransactionInputs, circuitArtifacts, loadWitnessCalculator } from '../../src/circuit/index.ts';
+import { circuitArtifacts } from '../../src/circuit/index.ts';
 import { ProverClient } from '../../src/prover/client.ts';
 import { devSetup, exportVerificationKey, releaseVerifier } from '../../src/prover/index.ts';
 import { addon } from '../../src/prover/native-addon.ts';
-import { Scenario } from '../../test/circuit/scenario.ts';
+import { policyWitness } from './inputs.ts';
 import { ROOT, compileCircuit, witness } from '../../test/prover/helpers.ts';
 import { type Daemon, startDaemon, waitServing } from './daemon-process.ts';
 
@@ -138,16 +138,6 @@ console.log(
 );
 
 // --- keys and witnesses ------------------------------------------------------------------------------
-async function policyWitness(): Promise<Uint8Array> {
-  const s = new Scenario();
-  s.allow(11n);
-  s.allow(22n);
-  const a = s.addNote(11n, 30n);
-  const b = s.addNote(11n, 12n);
-  const prepared = buildTransactionInputs(s.transaction([a, b], [s.output(40n, 22n), s.output(2n, 11n)], 0n));
-  const calc = await loadWitnessCalculator(circuitArtifacts('policy_tx_2_2').wasm);
-  return calc.calculateWtns(prepared.inputs);
-}
 
 const policyZkey = circuitArtifacts('policy_tx_2_2').zkey;
 if (!existsSync(policyZkey)) throw new Error(`${policyZkey} missing: run \`npm run build\` first`);

@@ -12,9 +12,9 @@ import os from 'node:os';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
 import { getCurveFromName } from 'ffjavascript';
-import { buildTransactionInputs, circuitArtifacts, loadWitnessCalculator } from '../../src/circuit/index.ts';
+import { circuitArtifacts } from '../../src/circuit/index.ts';
 import { devSetup } from '../../src/prover/index.ts';
-import { Scenario } from '../../test/circuit/scenario.ts';
+import { policyWitness } from './inputs.ts';
 import { ROOT, compileCircuit, witness } from '../../test/prover/helpers.ts';
 
 const RUNS = Number(process.argv[2] ?? 5);
@@ -50,18 +50,6 @@ function measure(engine: string, zkey: string, wtns: string): Measurement {
   return JSON.parse(out.trim().split('\n').pop() as string) as Measurement;
 }
 
-async function policyInputs() {
-  const art = circuitArtifacts('policy_tx_2_2');
-  const s = new Scenario();
-  s.allow(11n);
-  s.allow(22n);
-  const a = s.addNote(11n, 30n);
-  const b = s.addNote(11n, 12n);
-  const prepared = buildTransactionInputs(s.transaction([a, b], [s.output(40n, 22n), s.output(2n, 11n)], 0n));
-  const calc = await loadWitnessCalculator(art.wasm);
-  return calc.calculateWtns(prepared.inputs);
-}
-
 const results: Record<string, unknown> = {
   machine: {
     cpu: os.cpus()[0]?.model,
@@ -86,7 +74,7 @@ const fullsize = await compileCircuit('fullsize');
 const fullsizeZkey = path.join(OUT, 'fullsize.zkey');
 await devSetup(fullsize.r1cs, fullsizeZkey, path.join(OUT, 'fullsize_vkey.json'));
 const cases = [
-  { name: 'policy_tx_2_2', zkey: policyZkey, wtns: await policyInputs() },
+  { name: 'policy_tx_2_2', zkey: policyZkey, wtns: await policyWitness() },
   {
     name: 'fullsize (30k constraints, full-size witness)',
     zkey: fullsizeZkey,
