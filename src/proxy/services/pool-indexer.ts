@@ -141,6 +141,20 @@ export class PoolIndexer {
     });
   }
 
+  /**
+   * Resolves once the pool tree holds leaf `index`: beside other replicas, a note may be credited in the shared
+   * store by another replica's indexer before this one has seen its commitment, and its Merkle path is needed
+   * now. Catches up at once and then every 100 ms until the leaf is here or `timeoutMs` has passed.
+   */
+  async waitForLeaf(index: number, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.poolTree.nextIndex <= index) {
+      if (Date.now() > deadline) throw new Error(`indexer did not reach pool leaf ${index}`);
+      await this.sync().catch(() => undefined);
+      if (this.poolTree.nextIndex <= index) await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
   /** One catch-up pass (concurrent callers share it). */
   sync(): Promise<void> {
     this.#running ??= this.#syncOnce().finally(() => {

@@ -135,6 +135,7 @@ export class PoolTransactionProver {
     // Each input is proved with its owner's key (the spender's unless given), and so its allowlist and
     // blocklist proofs; dummy inputs use the spender's.
     const owned = inputs.map((i) => ('note' in i ? i : { note: i, owner: spender }));
+    for (const { note } of owned) await this.#indexer.waitForLeaf(note.leafIndex);
     const spent: SpentNote[] = owned.map(({ note, owner }) => ({
       amount: note.amount,
       secretKey: owner.keys.noteSecretKey,
