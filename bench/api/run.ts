@@ -5,56 +5,26 @@
 //                     same server (the bare HTTP pipeline): reads per second and ratio
 // The proxy runs in its own process, so the load generator here does not share its event loop.
 // Usage: npx tsx bench/api/run.ts [prepares=20] [rounds=5] [connections=32]  (rounds of 1 s per endpoint, interleaved)
-import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { Keypair } from '@stellar/stellar-sdk';
-import { startProverDaemon } from '../../src/prover/daemon/server.ts';
+import { Keypair, TransactionBuilder } from '@stellar/stellar-sdk';
+import { callJson } from '../helpers/http.ts';
+import { benchProxyEnv, startBenchProver } from '../helpers/stack.ts';
 import { startPoolSandbox } from '../../contracts/network.ts';
 
 const nPrepares = Number(process.argv[2] ?? 20);
 const seconds = Number(process.argv[3] ?? 5);
 const connections = Number(process.argv[4] ?? 32);
-const CIRCUITS_DIR = fileURLToPath(new URL('../../build/circuits', import.meta.url));
 
 const agent = new Agent({ keepAlive: true, maxSockets: connections });
 
-function call(
-  url: string,
-  method = 'GET',
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; json: any; text: string }> {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = request(
-      url,
-      { method, agent, headers: { ...(payload ? { 'content-type': 'application/json' } : {}), ...headers } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString();
-          let json: unknown;
-          try {
-            json = JSON.parse(text);
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, json, text });
-        });
-      },
-    );
-    req.on('error', reject);
-    if (payload) req.write(payload);
-    req.end();
-  });
-}
+const call = (url: string, method = 'GET', body?: unknown, headers: Record<string, string> = {}) =>
+  callJson(url, { method, body, agent, headers });
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
@@ -89,28 +59,14 @@ async function throughput(
 
 const dataDir = mkdtempSync(join(tmpdir(), 'pp-bench-api-'));
 const sandbox = await startPoolSandbox({ port: 0, ledgerMs: 250 });
-const daemon = await startProverDaemon({
-  listen: '127.0.0.1:0',
-  circuitsDir: CIRCUITS_DIR,
-  engine: 'native',
-});
-await daemon.ready;
-const secrets = sandbox.secrets();
+const daemon = await startBenchProver();
 const child = spawn(
   process.execPath,
   ['--import=tsx', fileURLToPath(new URL('./proxy-process.ts', import.meta.url))],
   {
     env: {
       ...process.env,
-      POOL_PROXY_PORT: '0',
-      POOL_PROXY_DATA_DIR: dataDir,
-      POOL_PROXY_MASTER_KEY: randomBytes(32).toString('hex'),
-      POOL_PROXY_RPC_URL: sandbox.rpcUrl,
-      POOL_PROXY_OPERATOR_SECRET: secrets.operator,
-      POOL_PROXY_ASP_ADMIN_SECRET: secrets.admin,
-      POOL_PROXY_PROVER_ADDRESSES: daemon.address,
-      POOL_PROXY_RATE_LIMIT_IP_PER_SECOND: '0',
-      POOL_PROXY_RATE_LIMIT_TOKEN_PER_SECOND: '0',
+      ...benchProxyEnv(sandbox, daemon, dataDir),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   },
@@ -133,7 +89,9 @@ try {
   });
   const auth = { authorization: `Bearer ${login.token}` };
 
-  // Warm-up: the first prepare also registers the agent in the ASP allowlist (one extra ledger round trip).
+  // Warm-up: the first deposit also registers the agent in the ASP allowlist (one extra ledger round trip);
+  // it is signed and submitted, so the agent whose balance is read below exists (an agent exists from its
+  // first confirmed note).
   const warm = await call(
     `${api}/api/deposit/prepare`,
     'POST',
@@ -141,6 +99,15 @@ try {
     auth,
   );
   if (warm.status !== 200) throw new Error(`prepare failed: ${warm.text}`);
+  const tx = TransactionBuilder.fromXDR(warm.json.transactionXDR, sandbox.info.networkPassphrase);
+  tx.sign(wallet);
+  const submitted = await call(
+    `${api}/api/deposit/submit`,
+    'POST',
+    { prepareId: warm.json.prepareId, signedTransactionXDR: tx.toXDR() },
+    auth,
+  );
+  if (submitted.status !== 200) throw new Error(`submit failed: ${submitted.text}`);
 
   const before = histogramSum((await call(`${api}/metrics`)).text, 'pool_proxy_proof_duration_seconds');
   const latencies: number[] = [];

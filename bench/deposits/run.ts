@@ -3,13 +3,12 @@
 // were confirmed, answered `409 prepare_stale` or refused otherwise, and times prepare and submit. Before the
 // registrar held registrations back for outstanding prepared deposits, most of such a crowd failed stale.
 // Usage: npx tsx bench/deposits/run.ts [wallets=24] [rounds=2]
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Keypair, TransactionBuilder } from '@stellar/stellar-sdk';
-import { startProverDaemon } from '../../src/prover/daemon/server.ts';
+import { benchProxyEnv, startBenchProver } from '../helpers/stack.ts';
 import { loadConfig } from '../../src/proxy/config.ts';
 import { startProxy } from '../../src/proxy/server.ts';
 import { silentLogger } from '../../src/proxy/util/logger.ts';
@@ -18,7 +17,6 @@ import { ledgerLogLines } from '../../src/sandbox/ledger-log.ts';
 
 const wallets = Number(process.argv[2] ?? 24);
 const rounds = Number(process.argv[3] ?? 2);
-const CIRCUITS_DIR = fileURLToPath(new URL('../../build/circuits', import.meta.url));
 const cpu = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown CPU';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-deposits-'));
@@ -32,24 +30,10 @@ const sandbox = await startPoolSandbox({
         console.log(`  sandbox: ${line.message} ${JSON.stringify(line.fields)}`);
   },
 });
-const daemon = await startProverDaemon({
-  listen: '127.0.0.1:0',
-  circuitsDir: CIRCUITS_DIR,
-  engine: 'native',
-});
-await daemon.ready;
-const secrets = sandbox.secrets();
+const daemon = await startBenchProver();
 const proxy = await startProxy(
   loadConfig({
-    POOL_PROXY_PORT: '0',
-    POOL_PROXY_DATA_DIR: dataDir,
-    POOL_PROXY_MASTER_KEY: randomBytes(32).toString('hex'),
-    POOL_PROXY_RPC_URL: sandbox.rpcUrl,
-    POOL_PROXY_OPERATOR_SECRET: secrets.operator,
-    POOL_PROXY_ASP_ADMIN_SECRET: secrets.admin,
-    POOL_PROXY_PROVER_ADDRESSES: daemon.address,
-    POOL_PROXY_RATE_LIMIT_IP_PER_SECOND: '0',
-    POOL_PROXY_RATE_LIMIT_TOKEN_PER_SECOND: '0',
+    ...benchProxyEnv(sandbox, daemon, dataDir),
     POOL_PROXY_PREPARE_TTL_SECONDS: '60',
   }),
   { logger: silentLogger },

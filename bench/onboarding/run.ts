@@ -8,13 +8,12 @@
 // with the CPU, the load average and the commit (the machine may be shared).
 // Usage: npx tsx bench/onboarding/run.ts [wallets=50] [spreadMinutes=5] [attackMinutes=10]
 import { execFileSync } from 'node:child_process';
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Keypair, TransactionBuilder } from '@stellar/stellar-sdk';
-import { startProverDaemon } from '../../src/prover/daemon/server.ts';
+import { benchProxyEnv, startBenchProver } from '../helpers/stack.ts';
 import { loadConfig } from '../../src/proxy/config.ts';
 import { startProxy } from '../../src/proxy/server.ts';
 import { silentLogger } from '../../src/proxy/util/logger.ts';
@@ -23,30 +22,15 @@ import { startPoolSandbox } from '../../contracts/network.ts';
 const wallets = Number(process.argv[2] ?? 50);
 const spreadMs = Number(process.argv[3] ?? 5) * 60_000;
 const attackMs = Number(process.argv[4] ?? 10) * 60_000;
-const CIRCUITS_DIR = fileURLToPath(new URL('../../build/circuits', import.meta.url));
 const cpu = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown CPU';
 const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-onboarding-'));
 const sandbox = await startPoolSandbox({ port: 0, ledgerMs: 1000 });
-const daemon = await startProverDaemon({
-  listen: '127.0.0.1:0',
-  circuitsDir: CIRCUITS_DIR,
-  engine: 'native',
-});
-await daemon.ready;
-const secrets = sandbox.secrets();
+const daemon = await startBenchProver();
 const config = loadConfig({
-  POOL_PROXY_PORT: '0',
-  POOL_PROXY_DATA_DIR: dataDir,
-  POOL_PROXY_MASTER_KEY: randomBytes(32).toString('hex'),
-  POOL_PROXY_RPC_URL: sandbox.rpcUrl,
-  POOL_PROXY_OPERATOR_SECRET: secrets.operator,
-  POOL_PROXY_ASP_ADMIN_SECRET: secrets.admin,
-  POOL_PROXY_PROVER_ADDRESSES: daemon.address,
-  POOL_PROXY_RATE_LIMIT_IP_PER_SECOND: '0',
-  POOL_PROXY_RATE_LIMIT_TOKEN_PER_SECOND: '0',
+  ...benchProxyEnv(sandbox, daemon, dataDir),
 });
 const proxy = await startProxy(config, { logger: silentLogger });
 await proxy.ready;

@@ -13,16 +13,15 @@
 // BENCH_CPU_PROFILE=<file.cpuprofile> records a V8 CPU profile of the main thread from the window's end until
 // the last answer (with threads=0 it holds the sandbox's and the x402 pair's work too; open it in Chrome's
 // DevTools or summarise it with bench/pay/profile-summary.ts).
-import { randomBytes } from 'node:crypto';
 import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { FeeBumpTransaction, humanizeEvents, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
-import { startProverDaemon } from '../../src/prover/daemon/server.ts';
+import { callJson } from '../helpers/http.ts';
+import { benchProxyEnv, startBenchProver } from '../helpers/stack.ts';
 import { loadConfig } from '../../src/proxy/config.ts';
 import { startProxy } from '../../src/proxy/server.ts';
 import { silentLogger } from '../../src/proxy/util/logger.ts';
@@ -34,40 +33,11 @@ import { startLocalX402 } from '../../src/x402/local-services.ts';
 const [agents, payments, windowMs, channels, ledgerMs, threads, roundSize] = [
   100, 1000, 15_000, 128, 1000, 1, 8,
 ].map((d, i) => Number(process.argv[2 + i] ?? d));
-const CIRCUITS_DIR = fileURLToPath(new URL('../../build/circuits', import.meta.url));
 // A fresh connection per request: a kept-alive socket the server closed meanwhile would reset a request.
 const http = new Agent({ keepAlive: false, maxSockets: 2048 });
 
-function call(url: string, body?: unknown): Promise<{ status: number; json: any }> {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = request(
-      url,
-      {
-        method: payload ? 'POST' : 'GET',
-        agent: http,
-        headers: { 'x-pool-operator': 'true', ...(payload ? { 'content-type': 'application/json' } : {}) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          let json: unknown;
-          try {
-            json = JSON.parse(Buffer.concat(chunks).toString());
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, json });
-        });
-      },
-    );
-    req.setTimeout(600_000);
-    req.on('error', reject);
-    if (payload) req.write(payload);
-    req.end();
-  });
-}
+const call = (url: string, body?: unknown) =>
+  callJson(url, { body, agent: http, headers: { 'x-pool-operator': 'true' }, timeoutMs: 600_000 });
 
 const rpcBody = (method: string, params?: unknown) => ({
   method: 'POST',
@@ -117,12 +87,7 @@ const dataDir = mkdtempSync(join(tmpdir(), 'bench-pay-'));
 const sandbox = threads
   ? await startPoolSandboxThread({ port: 0, ledgerMs })
   : await startPoolSandbox({ port: 0, ledgerMs });
-const daemon = await startProverDaemon({
-  listen: '127.0.0.1:0',
-  circuitsDir: CIRCUITS_DIR,
-  engine: 'native',
-});
-await daemon.ready;
+const daemon = await startBenchProver();
 const info = sandbox.info;
 const friendbot = (addr: string, usdc: number) => fetch(`${sandbox.url}/friendbot?addr=${addr}&usdc=${usdc}`);
 await friendbot(info.accounts.operator, 100_000);
@@ -136,22 +101,13 @@ const x402 = await (threads ? startLocalX402Thread : startLocalX402)({
   demo: { host: '127.0.0.1', port: 0 },
   channelCount: channels,
 });
-const secrets = sandbox.secrets();
 const base = {
-  POOL_PROXY_PORT: '0',
-  POOL_PROXY_DATA_DIR: dataDir,
-  POOL_PROXY_MASTER_KEY: randomBytes(32).toString('hex'),
-  POOL_PROXY_RPC_URL: sandbox.rpcUrl,
-  POOL_PROXY_OPERATOR_SECRET: secrets.operator,
-  POOL_PROXY_ASP_ADMIN_SECRET: secrets.admin,
-  POOL_PROXY_POOL_WALLET_SECRET: secrets.poolWallet,
-  POOL_PROXY_PROVER_ADDRESSES: daemon.address,
+  ...benchProxyEnv(sandbox, daemon, dataDir),
+  POOL_PROXY_POOL_WALLET_SECRET: sandbox.secrets().poolWallet,
 };
 const proxy = await startProxy(
   loadConfig({
     ...base,
-    POOL_PROXY_RATE_LIMIT_IP_PER_SECOND: '0',
-    POOL_PROXY_RATE_LIMIT_TOKEN_PER_SECOND: '0',
     POOL_PROXY_PAY_ALLOWED_HOSTS: new URL(x402.demo.quoteUrl).host,
     POOL_PROXY_BATCH_WINDOW_MS: String(windowMs),
     POOL_PROXY_BATCH_MAX: String(payments * 2),

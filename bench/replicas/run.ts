@@ -9,15 +9,15 @@
 //                   the database (the sandbox, facilitator and demo service run here, on threads, not counted)
 // PostgreSQL comes from Debian's package, started as the tests start it (test/helpers/postgres.ts).
 // Usage: npx tsx bench/replicas/run.ts [seconds=5] [connections=32] [burst=150]
-import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { startProverDaemon } from '../../src/prover/daemon/server.ts';
+import { callJson } from '../helpers/http.ts';
+import { benchProxyEnv, CIRCUITS_DIR, startBenchProver } from '../helpers/stack.ts';
 import { startPoolSandboxThread } from '../../src/cli/threads/sandbox-thread.ts';
 import { startLocalX402Thread } from '../../src/cli/threads/x402-thread.ts';
 import { localX402Env } from '../../src/x402/local-services.ts';
@@ -28,37 +28,13 @@ import { startPostgres } from '../../test/helpers/postgres.ts';
 const seconds = Number(process.argv[2] ?? 5);
 const connections = Number(process.argv[3] ?? 32);
 const burst = Number(process.argv[4] ?? 150);
-const CIRCUITS_DIR = fileURLToPath(new URL('../../build/circuits', import.meta.url));
 const TICK = 100; // clock ticks per second (/proc/<pid>/stat)
 const operator = { 'x-pool-operator': 'true' };
 
 const agent = new Agent({ keepAlive: true, maxSockets: connections * 3 });
 
-function call(url: string, method = 'GET', body?: unknown): Promise<{ status: number; json: any }> {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = request(
-      url,
-      { method, agent, headers: { ...operator, ...(payload ? { 'content-type': 'application/json' } : {}) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          let json: unknown;
-          try {
-            json = JSON.parse(Buffer.concat(chunks).toString());
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, json });
-        });
-      },
-    );
-    req.on('error', reject);
-    if (payload) req.write(payload);
-    req.end();
-  });
-}
+const call = (url: string, method = 'GET', body?: unknown) =>
+  callJson(url, { method, body, agent, headers: operator });
 
 /** CPU seconds used so far by `pid` and, with `children`, the processes whose parent it is. */
 function cpuSeconds(pid: number, children = false): number {
@@ -93,13 +69,7 @@ const sandbox = await startPoolSandboxThread({
   vkey: circuitArtifacts(POLICY_CIRCUIT.id, CIRCUITS_DIR).vkey,
   networkPassphrase: STANDALONE_PASSPHRASE,
 });
-const daemon = await startProverDaemon({
-  listen: '127.0.0.1:0',
-  circuitsDir: CIRCUITS_DIR,
-  engine: 'native',
-});
-await daemon.ready;
-const secrets = sandbox.secrets();
+const daemon = await startBenchProver();
 for (const [addr, usdc] of [
   [sandbox.info.accounts.operator, 100_000],
   [sandbox.info.accounts.poolWallet, 10_000],
@@ -124,16 +94,9 @@ async function startReplicas(
   const env = {
     ...process.env,
     ...localX402Env(x402, undefined),
-    POOL_PROXY_PORT: '0',
-    POOL_PROXY_MASTER_KEY: randomBytes(32).toString('hex'),
-    POOL_PROXY_RPC_URL: sandbox.rpcUrl,
+    ...benchProxyEnv(sandbox, daemon),
     POOL_PROXY_SANDBOX_INFO_URL: `${sandbox.url}/sandbox/info`,
-    POOL_PROXY_OPERATOR_SECRET: secrets.operator,
-    POOL_PROXY_ASP_ADMIN_SECRET: secrets.admin,
-    POOL_PROXY_POOL_WALLET_SECRET: secrets.poolWallet,
-    POOL_PROXY_PROVER_ADDRESSES: daemon.address,
-    POOL_PROXY_RATE_LIMIT_IP_PER_SECOND: '0',
-    POOL_PROXY_RATE_LIMIT_TOKEN_PER_SECOND: '0',
+    POOL_PROXY_POOL_WALLET_SECRET: sandbox.secrets().poolWallet,
     POOL_PROXY_BATCH_WINDOW_MS: '3000',
     POOL_PROXY_SETTLE_INTERVAL_MS: '86400000',
     POOL_PROXY_PUBLIC_URL: 'http://pool.bench',
