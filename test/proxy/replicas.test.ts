@@ -202,6 +202,25 @@ test.serial(
   },
 );
 
+test.serial(
+  'a replica whose indexer has not yet seen a note another replica credited proves with it all the same',
+  async (t) => {
+    // This replica's indexer polls once a minute: after its start it learns new events only when asked.
+    const { proxy: lagging } = await stack.startProxy({ ...replicaEnv, POOL_PROXY_INDEXER_POLL_MS: '60000' });
+    t.teardown(() => lagging.close());
+    await operatorDeposit('late', '0.3'); // credited in the shared store by replica 0's indexer
+    const destination = Keypair.random().publicKey();
+    await stack.fund(destination, 0);
+    const res = await postJson(
+      `${lagging.url}/api/withdraw`,
+      { agentId: 'late', amount: '0.1', destination },
+      operator,
+    );
+    t.is(res.status, 200, res.text);
+    t.is(await stack.usdcBalance(destination), USDC / 10n);
+  },
+);
+
 test.serial('one idempotency key sent to all three replicas at once is one payment', async (t) => {
   await operatorDeposit('idem', '0.5', 1);
   const body = {

@@ -144,14 +144,14 @@ export class PoolIndexer {
   /**
    * Resolves once the pool tree holds leaf `index`: beside other replicas, a note may be credited in the shared
    * store by another replica's indexer before this one has seen its commitment, and its Merkle path is needed
-   * now. Catches up at once and then every 100 ms until the leaf is here or `timeoutMs` has passed.
+   * now. Waits ledger by ledger (`waitForLedger`) until the leaf is here or `timeoutMs` has passed.
    */
   async waitForLeaf(index: number, timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (this.poolTree.nextIndex <= index) {
-      if (Date.now() > deadline) throw new Error(`indexer did not reach pool leaf ${index}`);
-      await this.sync().catch(() => undefined);
-      if (this.poolTree.nextIndex <= index) await new Promise((r) => setTimeout(r, 100));
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`indexer did not reach pool leaf ${index}`);
+      await this.waitForLedger(this.#ledger + 1, left);
     }
   }
 
