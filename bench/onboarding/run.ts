@@ -27,7 +27,8 @@ const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding:
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-onboarding-'));
-const sandbox = await startPoolSandbox({ port: 0, ledgerMs: 1000 });
+const LEDGER_MS = 1000;
+const sandbox = await startPoolSandbox({ port: 0, ledgerMs: LEDGER_MS });
 const daemon = await startBenchProver();
 const config = loadConfig({
   ...benchProxyEnv(sandbox, daemon, dataDir),
@@ -191,7 +192,7 @@ console.log(row('waiting for a slot (onboarding − work)', waitedMs));
 // docs/OPERATIONS.md's bound on a key's wait: S + W + the inserts ahead of it in its slot (M ledgers), plus the
 // bench's own 0–3 s of signing, which the wait above includes
 const boundMs =
-  config.registration.slotMs + config.registration.windowMs + config.registration.perSlot * 1000 + 3000;
+  config.registration.slotMs + config.registration.windowMs + config.registration.perSlot * LEDGER_MS + 3000;
 console.log(
   `agents that waited longer than the bound (S + W + M ledgers + 3 s signing = ${boundMs / 1000} s): ` +
     `${waitedMs.filter((ms) => ms > boundMs).length} of ${waitedMs.length}`,

@@ -20,19 +20,28 @@
 // Usage: RAPIDSNARK_PROVER=/path/rapidsnark/build_prover/src/prover npx tsx bench/prover/rapidsnark.ts [rounds=7] [proofs=5]
 //        [circuits=policy_tx_2_2,fullsize]
 // How to build rapidsnark for this comparison: bench/prover/README.md.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
 import { circuitArtifacts } from '../../src/circuit/index.ts';
 import { ProverClient } from '../../src/prover/client.ts';
 import { devSetup, exportVerificationKey, releaseVerifier } from '../../src/prover/index.ts';
-import { addon } from '../../src/prover/native-addon.ts';
 import { policyWitness } from './inputs.ts';
 import { ROOT, compileCircuit, witness } from '../../test/prover/helpers.ts';
 import { type Daemon, startDaemon, waitServing } from './daemon-process.ts';
+import {
+  buildDriver,
+  buildIfStale,
+  envFor,
+  faultProbe,
+  lastJson,
+  median,
+  simdPaths as paths,
+  timedProcess,
+} from './tools.ts';
 
 const ROUNDS = Number(process.argv[2] ?? 7);
 const PROOFS = Math.max(2, Number(process.argv[3] ?? 5));
@@ -40,59 +49,15 @@ const ONLY = process.argv[4]?.split(','); // circuits to run (default: all)
 const RAPIDSNARK = process.env.RAPIDSNARK_PROVER;
 const OUT = path.join(ROOT, 'bench', 'out', 'prover-rapidsnark');
 await mkdir(OUT, { recursive: true });
-if (!existsSync('/usr/bin/time'))
-  throw new Error('this benchmark needs /usr/bin/time (apt-get install time)');
 if (RAPIDSNARK && !existsSync(RAPIDSNARK)) throw new Error(`RAPIDSNARK_PROVER=${RAPIDSNARK} does not exist`);
 
-const median = (xs: number[]) => {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 const ms = (x: number) => (Number.isNaN(x) ? '—' : `${x.toFixed(0)} ms`);
 const ratio = (a: number, b: number) => (Number.isNaN(a / b) ? '—' : `${(a / b).toFixed(2)}×`);
 const loadavg = () => os.loadavg().map((x) => x.toFixed(2));
 
 // --- native helpers, rebuilt when a source is newer than the binary -------------------------------------
-function buildIfStale(binary: string, sources: string[], args: string[]): void {
-  if (existsSync(binary) && sources.every((f) => statSync(f).mtimeMs <= statSync(binary).mtimeMs)) return;
-  console.log(`building ${path.relative(ROOT, binary)} ...`);
-  execFileSync('g++', [...args, '-o', binary], { stdio: 'inherit' });
-}
-const srcDir = path.join(ROOT, 'native', 'src');
-const DRIVER = path.join(OUT, 'bench_prove');
-const driverUnits = [
-  'arena',
-  'curve',
-  'fft',
-  'fft_avx512',
-  'formats',
-  'key_file',
-  'msm_avx512',
-  'pairing',
-  'prover',
-  'setup',
-  'thread_pool',
-  'verifier',
-].map((s) => path.join(srcDir, `${s}.cpp`));
-buildIfStale(
-  DRIVER,
-  [
-    path.join(ROOT, 'native', 'tools', 'bench_prove.cpp'),
-    ...(await readdir(srcDir, { recursive: true })).map((f) => path.join(srcDir, String(f))),
-  ].filter((f) => statSync(f).isFile()),
-  [
-    '-O3',
-    '-std=c++17',
-    '-pthread',
-    `-I${srcDir}`,
-    path.join(ROOT, 'native', 'tools', 'bench_prove.cpp'),
-    ...driverUnits,
-  ],
-);
-const PROBE = path.join(OUT, 'fault_probe');
-const probeSource = path.join(ROOT, 'bench', 'prover', 'fault_probe.cpp');
-buildIfStale(PROBE, [probeSource], ['-O2', probeSource]);
+const DRIVER = buildDriver(path.join(OUT, 'bench_prove'));
+const probe = faultProbe(OUT);
 // rapidsnark's library, when the build beside its command line has it.
 let RAPID_LIB: string | undefined;
 if (RAPIDSNARK) {
@@ -123,14 +88,6 @@ if (RAPIDSNARK) {
   }
 }
 
-interface Probe {
-  usPerFault: number;
-  cpuUsPerFault: number;
-  pageMs: number;
-  mib: number;
-  hugePages: { faults: number; ms: number; usPerFault: number };
-}
-const probe = (): Probe => JSON.parse(execFileSync(PROBE, ['64', '5'], { encoding: 'utf8' }).trim()) as Probe;
 const probeBefore = probe();
 console.log(
   `page-fault cost: ${probeBefore.usPerFault.toFixed(1)} µs wall, ${probeBefore.cpuUsPerFault.toFixed(1)} µs CPU per 4 KiB minor fault (64 MiB touched: ${ms(probeBefore.pageMs)}; ` +
@@ -151,35 +108,6 @@ const cases = [
 ];
 await writeFile(cases[0].wtns, await policyWitness());
 await writeFile(cases[1].wtns, await witness(fullsize, { x: 3, c: 5 }));
-
-// --- one fresh process, timed from outside ------------------------------------------------------------
-interface Run {
-  wallMs: number;
-  cpuMs: number;
-  peakMb: number;
-  faults: number;
-  stdout: string;
-}
-function timedProcess(cmd: string, args: string[], env: NodeJS.ProcessEnv): Run {
-  const r = spawnSync('/usr/bin/time', ['-f', 'TIME %e %U %S %M %R', cmd, ...args], {
-    env,
-    encoding: 'utf8',
-    maxBuffer: 1 << 26,
-  });
-  const line = r.stderr.split('\n').find((l) => l.startsWith('TIME '));
-  if (r.status !== 0 || !line) throw new Error(`${cmd} failed (${r.status}): ${r.stderr.slice(-2000)}`);
-  const [, e, u, s, m, f] = line.split(' ').map(Number);
-  return { wallMs: e * 1000, cpuMs: (u + s) * 1000, peakMb: m / 1024, faults: f, stdout: r.stdout };
-}
-const lastJson = <T>(stdout: string) => JSON.parse(stdout.trim().split('\n').pop() as string) as T;
-
-const avx512 = addon.testOps.avx512;
-const paths = avx512 ? ['avx512-ifma', 'avx2-only'] : ['avx2-only'];
-const envFor = (p: string): NodeJS.ProcessEnv => {
-  const env = { ...process.env };
-  delete env.ZKPROVER_NO_AVX512;
-  return p === 'avx2-only' ? { ...env, ZKPROVER_NO_AVX512: '1' } : env;
-};
 
 interface DriverOut {
   path: string;

@@ -2,20 +2,30 @@
 // as the common yardstick: "is it no worse than before on this host?" answered side by side in one
 // interleaved run, not against figures recorded on another machine. policy_tx_2_2, every SIMD path this CPU
 // has. Each commit's `native/tools/bench_prove.cpp` driver is compiled from that commit's `native/src` with
-// the same flags (into bench/out/versus-commit/<commit>/), and each gets its own copy of the key, so the
+// the same flags (into bench/out/versus-commit/<commit>/), and each gets its own copy of the key there, so the
 // prepared files (`<zkey>.prep`) of the two builds never meet. Per round and path: rapidsnark's process,
 // then each build's one-shot process (load + prove once, timed from outside) and `proofs` proofs in one
 // process (first and warm, the median of the rest, timed inside). Faults are counted by /usr/bin/time for
 // the processes; the host's page-fault cost is printed first (bench/prover/fault_probe.cpp).
 // Usage: RAPIDSNARK_PROVER=/path/to/prover npx tsx bench/prover/versus-commit.ts <commit> [rounds=7] [proofs=5]
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import * as snarkjs from 'snarkjs';
 import { circuitArtifacts } from '../../src/circuit/index.ts';
-import { addon } from '../../src/prover/native-addon.ts';
+import { exportVerificationKey, releaseVerifier } from '../../src/prover/index.ts';
 import { ROOT } from '../../test/prover/helpers.ts';
 import { policyWitness } from './inputs.ts';
+import {
+  buildDriver,
+  envFor,
+  faultProbe,
+  lastJson,
+  median,
+  simdPaths as paths,
+  timedProcess,
+} from './tools.ts';
 
 const [commitArg, roundsArg, proofsArg] = process.argv.slice(2);
 if (!commitArg) throw new Error('usage: versus-commit.ts <commit> [rounds=7] [proofs=5]');
@@ -27,29 +37,19 @@ const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encodi
 const commits = { before: git('rev-parse', '--short', commitArg), now: git('rev-parse', '--short', 'HEAD') };
 const OUT = path.join(ROOT, 'bench', 'out', 'versus-commit');
 
-/** The driver of one build: this checkout's sources (`now`) or those of an earlier commit. */
-function buildDriver(label: string, commit: string | undefined): string {
-  const dir = path.join(OUT, label);
+/** The driver of one build: this checkout's sources (`now`) or those of an earlier commit, extracted. */
+function driverOf(commit: string | undefined): string {
+  // one folder per commit: an extracted tree keeps the commit's file times, so a binary built from another
+  // commit in the same folder would look up to date
+  const dir = path.join(OUT, commit ?? 'this-checkout');
   mkdirSync(dir, { recursive: true });
-  let tree = ROOT;
-  if (commit !== undefined) {
-    tree = path.join(dir, 'tree');
-    mkdirSync(tree, { recursive: true });
-    const archive = spawnSync('git', ['archive', commit, 'native'], { cwd: ROOT, maxBuffer: 1 << 28 });
-    if (archive.status !== 0) throw new Error(`git archive ${commit} failed`);
-    execFileSync('tar', ['-x', '-C', tree], { input: archive.stdout });
-  }
-  const src = path.join(tree, 'native', 'src');
-  const units = readdirSync(src)
-    .filter((f) => f.endsWith('.cpp') && f !== 'addon.cpp' && f !== 'test_ops.cpp')
-    .map((f) => path.join(src, f));
-  const driver = path.join(dir, 'bench_prove');
-  const tool = path.join(tree, 'native', 'tools', 'bench_prove.cpp');
-  console.log(`building ${label} (${commit ?? 'this checkout'}) ...`);
-  execFileSync('g++', ['-O3', '-std=c++17', '-pthread', `-I${src}`, tool, ...units, '-o', driver], {
-    stdio: 'inherit',
-  });
-  return driver;
+  if (commit === undefined) return buildDriver(path.join(dir, 'bench_prove'));
+  const tree = path.join(dir, 'tree');
+  mkdirSync(tree, { recursive: true });
+  const archive = spawnSync('git', ['archive', commit, 'native'], { cwd: ROOT, maxBuffer: 1 << 28 });
+  if (archive.status !== 0) throw new Error(`git archive ${commit} failed`);
+  execFileSync('tar', ['-x', '-C', tree], { input: archive.stdout });
+  return buildDriver(path.join(dir, 'bench_prove'), tree);
 }
 
 const zkey = circuitArtifacts('policy_tx_2_2').zkey;
@@ -58,44 +58,18 @@ mkdirSync(OUT, { recursive: true });
 const wtns = path.join(OUT, 'policy_tx_2_2.wtns');
 writeFileSync(wtns, await policyWitness());
 const builds = (['before', 'now'] as const).map((label) => {
-  const driver = buildDriver(label, label === 'before' ? commits.before : undefined);
-  const key = path.join(OUT, label, 'policy_tx_2_2.zkey');
+  const driver = driverOf(label === 'before' ? commits.before : undefined);
+  const key = path.join(path.dirname(driver), 'policy_tx_2_2.zkey');
   copyFileSync(zkey, key); // a fresh copy: the build's own prepared file is written on its first load
   return { label, commit: commits[label], driver, key };
 });
 
-function timed(cmd: string, args: string[], env: NodeJS.ProcessEnv) {
-  const r = spawnSync('/usr/bin/time', ['-f', 'TIME %e %R', cmd, ...args], { env, encoding: 'utf8' });
-  const line = r.stderr.split('\n').find((l) => l.startsWith('TIME '));
-  if (r.status !== 0 || !line) throw new Error(`${cmd} failed (${r.status}): ${r.stderr.slice(-2000)}`);
-  const [, wall, faults] = line.split(' ').map(Number);
-  return { wallMs: wall * 1000, faults, stdout: r.stdout };
-}
 const proofsOf = (stdout: string) => {
-  const out = JSON.parse(stdout.trim().split('\n').pop() as string) as { prove: number[]; verified: boolean };
+  const out = lastJson<{ prove: number[]; verified: boolean }>(stdout);
   if (!out.verified) throw new Error('a proof does not verify');
   return out.prove;
 };
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
-const paths = addon.testOps.avx512 ? ['avx512-ifma', 'avx2-only'] : ['avx2-only'];
-const envFor = (p: string): NodeJS.ProcessEnv => {
-  const env = { ...process.env };
-  delete env.ZKPROVER_NO_AVX512;
-  return p === 'avx2-only' ? { ...env, ZKPROVER_NO_AVX512: '1' } : env;
-};
-const probe = () =>
-  JSON.parse(
-    execFileSync(path.join(ROOT, 'bench', 'out', 'fault_probe'), ['64', '5'], { encoding: 'utf8' }).trim(),
-  ) as { usPerFault: number };
-execFileSync('g++', [
-  '-O2',
-  path.join(ROOT, 'bench', 'prover', 'fault_probe.cpp'),
-  '-o',
-  path.join(ROOT, 'bench', 'out', 'fault_probe'),
-]);
+const probe = faultProbe(OUT);
 const faultBefore = probe().usPerFault;
 console.log(
   `${os.cpus()[0]?.model}, ${os.cpus().length} CPUs; page fault ${faultBefore.toFixed(1)} µs; load ${os.loadavg()[0].toFixed(2)}; ` +
@@ -108,19 +82,32 @@ const rapid: Record<string, Series> = Object.fromEntries(paths.map((p) => [p, se
 const ours: Record<string, Record<string, Series>> = Object.fromEntries(
   paths.map((p) => [p, { before: series(), now: series() }]),
 );
-for (const b of builds) timed(b.driver, [b.key, wtns, '1'], envFor(paths[0])); // writes each prepared file
+for (const b of builds) timedProcess(b.driver, [b.key, wtns, '1'], envFor(paths[0])); // writes each prepared file
 for (let round = 0; round <= ROUNDS; round++) {
   for (const p of paths) {
     const proofFile = path.join(OUT, 'rapidsnark_proof.json');
-    const r = timed(RAPIDSNARK, [zkey, wtns, proofFile, path.join(OUT, 'rapidsnark_public.json')], envFor(p));
+    const r = timedProcess(
+      RAPIDSNARK,
+      [zkey, wtns, proofFile, path.join(OUT, 'rapidsnark_public.json')],
+      envFor(p),
+    );
     // alternate which build goes first, so neither always follows rapidsnark
     const order = round % 2 ? [...builds].reverse() : builds;
     const runs = order.map((b) => ({
       b,
-      one: timed(b.driver, [b.key, wtns, '1'], envFor(p)),
-      many: proofsOf(timed(b.driver, [b.key, wtns, String(PROOFS)], envFor(p)).stdout),
+      one: timedProcess(b.driver, [b.key, wtns, '1'], envFor(p)),
+      many: proofsOf(timedProcess(b.driver, [b.key, wtns, String(PROOFS)], envFor(p)).stdout),
     }));
-    if (round === 0) continue; // warms the page cache
+    if (round === 0) {
+      // the yardstick's proof is checked once (snarkjs), then the round only warmed the page cache
+      const ok = await snarkjs.groth16.verify(
+        await exportVerificationKey(zkey),
+        JSON.parse(readFileSync(path.join(OUT, 'rapidsnark_public.json'), 'utf8')),
+        JSON.parse(readFileSync(proofFile, 'utf8')),
+      );
+      if (!ok) throw new Error("rapidsnark's proof does not verify");
+      continue;
+    }
     rapid[p].process.push(r.wallMs);
     rapid[p].faults.push(r.faults);
     for (const { b, one, many } of runs) {
@@ -150,3 +137,4 @@ for (const p of paths) {
     );
   }
 }
+await releaseVerifier();
