@@ -174,6 +174,16 @@ async function balanceOf(agentId: string, headers: Record<string, string> = oper
 const pay = (body: Record<string, unknown>, headers: Record<string, string> = operator) =>
   postJson(url('/api/pay'), body, headers);
 
+/** The operator's books once nothing is owed and no settlement round runs (or after a minute, as they are). */
+async function settledBooks(proxyUrl: string) {
+  let books = (await getJson(`${proxyUrl}/api/operator/books`, operator)).json;
+  for (let i = 0; i < 240 && (books.unsettled !== '0.0000000' || books.settling); i++) {
+    await new Promise((r) => setTimeout(r, 250));
+    books = (await getJson(`${proxyUrl}/api/operator/books`, operator)).json;
+  }
+  return books;
+}
+
 const onChain = (who: string) => usdc(who);
 async function usdc(who: string): Promise<bigint> {
   return stack.usdcBalance(who);
@@ -248,11 +258,7 @@ test.serial(
   'settlement: debts move to the float account; the pool holds exactly the unspent notes, the float is whole',
   async (t) => {
     // Settlement rounds run every few seconds here: wait until nothing is owed and no round is running.
-    let books = (await getJson(url('/api/operator/books'), operator)).json;
-    for (let i = 0; i < 240 && (books.unsettled !== '0.0000000' || books.settling); i++) {
-      await new Promise((r) => setTimeout(r, 250));
-      books = (await getJson(url('/api/operator/books'), operator)).json;
-    }
+    const books = await settledBooks(proxy.url);
     t.is(books.unsettled, '0.0000000', 'every payment was settled');
     const amount = (s: string) => BigInt(s.replace('.', ''));
     // The float (100 USDC, above its low mark) is not refilled: what the services got is in the float account.
@@ -610,11 +616,7 @@ test.serial(
     };
     const settled = await postJson(at(a, '/api/pay'), { ...body, idempotencyKey: 'lost-key-0000' }, operator);
     t.is(settled.json.paymentStatus, 'confirmed', settled.text);
-    let before = await books(a);
-    for (let i = 0; i < 240 && (before.unsettled !== '0.0000000' || before.settling); i++) {
-      await new Promise((r) => setTimeout(r, 250));
-      before = await books(a);
-    }
+    let before = await settledBooks(a.url);
     t.is(before.unsettled, '0.0000000', 'the first payment was settled inside the pool');
     await a.close();
     a = (await stack.startProxy(env)).proxy;
@@ -625,7 +627,7 @@ test.serial(
     const servicePaid = await stack.usdcBalance(service);
     before = await books(a);
     const balanceBefore = await balance(a);
-    t.is(before.unsettled, settled.json.receipt.amount, 'the second payment is owed');
+    t.is(before.unsettled, first.json.receipt.amount, 'the second payment is owed');
     await a.close();
 
     // The store is lost; `store recover` makes an empty one that asks the next start for the history.
