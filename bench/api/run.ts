@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { Keypair, TransactionBuilder } from '@stellar/stellar-sdk';
 import { callJson } from '../helpers/http.ts';
 import { benchProxyEnv, startBenchProver } from '../helpers/stack.ts';
-import { startPoolSandbox } from '../../contracts/network.ts';
+import { startPoolSandbox } from '../../src/deploy/sandbox-network.ts';
 
 const nPrepares = Number(process.argv[2] ?? 20);
 const seconds = Number(process.argv[3] ?? 5);

@@ -12,7 +12,7 @@ import { benchProxyEnv, startBenchProver } from '../helpers/stack.ts';
 import { loadConfig } from '../../src/proxy/config.ts';
 import { startProxy } from '../../src/proxy/server.ts';
 import { silentLogger } from '../../src/proxy/util/logger.ts';
-import { startPoolSandbox } from '../../contracts/network.ts';
+import { startPoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { ledgerLogLines } from '../../src/sandbox/ledger-log.ts';
 
 const wallets = Number(process.argv[2] ?? 24);

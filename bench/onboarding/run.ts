@@ -17,7 +17,7 @@ import { benchProxyEnv, startBenchProver } from '../helpers/stack.ts';
 import { loadConfig } from '../../src/proxy/config.ts';
 import { startProxy } from '../../src/proxy/server.ts';
 import { silentLogger } from '../../src/proxy/util/logger.ts';
-import { startPoolSandbox } from '../../contracts/network.ts';
+import { startPoolSandbox } from '../../src/deploy/sandbox-network.ts';
 
 const wallets = Number(process.argv[2] ?? 50);
 const spreadMs = Number(process.argv[3] ?? 5) * 60_000;

@@ -25,7 +25,7 @@ import { benchProxyEnv, startBenchProver } from '../helpers/stack.ts';
 import { loadConfig } from '../../src/proxy/config.ts';
 import { startProxy } from '../../src/proxy/server.ts';
 import { silentLogger } from '../../src/proxy/util/logger.ts';
-import { startPoolSandbox } from '../../contracts/network.ts';
+import { startPoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { startPoolSandboxThread } from '../../src/cli/threads/sandbox-thread.ts';
 import { startLocalX402Thread } from '../../src/cli/threads/x402-thread.ts';
 import { startLocalX402 } from '../../src/x402/local-services.ts';

@@ -28,7 +28,7 @@ import {
 } from '../../src/crypto/index.ts';
 import { poolCallArgs, poolProofFromSignals } from '../../src/ledger/pool-args.ts';
 import { loadProver, releaseVerifier } from '../../src/prover/index.ts';
-import { type PoolSandbox as Sandbox, startPoolSandbox } from '../../contracts/network.ts';
+import { type PoolSandbox as Sandbox, startPoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
 import { fundMany } from './fund.ts';
 

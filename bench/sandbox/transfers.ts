@@ -54,9 +54,9 @@ type Start = (opts: {
   vkey: string;
 }) => Promise<RunningSandbox>;
 
-/** The pool sandbox's start function of a checkout: contracts/network.ts, or the engine before the split. */
+/** The pool sandbox's start function of a checkout: ../../src/deploy/sandbox-network.ts, or the engine before the split. */
 async function starter(checkout: string): Promise<Start> {
-  const network = join(checkout, 'contracts/network.ts');
+  const network = join(checkout, '../../src/deploy/sandbox-network.ts');
   if (existsSync(network)) return (await import(network)).startPoolSandbox as Start;
   const { Sandbox } = await import(join(checkout, 'src/sandbox/index.ts'));
   return (opts) => Sandbox.start(opts);

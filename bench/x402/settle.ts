@@ -5,7 +5,7 @@
 // Usage: npx tsx bench/x402/settle.ts [payments=32] [channels=16] [ledgerMs=250]
 import { Keypair, rpc } from '@stellar/stellar-sdk';
 import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
-import { startPoolSandbox } from '../../contracts/network.ts';
+import { startPoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { startDemoService } from '../../src/x402/demo-service.ts';
 import { ensureChannelAccounts, startFacilitator } from '../../src/x402/facilitator/index.ts';
 import { quote, send, sign, type PayerNetwork, type SignedPayment } from '../../src/x402/index.ts';

@@ -7,13 +7,16 @@ import { isClassic, unsupportedOperations } from './classic.ts';
 import { Overlay } from './overlay.ts';
 import type { LedgerState } from './ledger-state.ts';
 import { BASE_FEE, BASE_RESERVE, errorResult, feeBumpInnerError, type TxErrorCode } from './xdr-records.ts';
-import { declaredResources, resourcesFee } from './fees.ts';
+
+/** The non-refundable resource fee of a Soroban transaction's declared resources (the host's fee model). */
+export type SorobanFees = (data: xdr.SorobanTransactionData, transactionSizeBytes: number) => bigint;
 
 /** Validity of one transaction; `feeBumped`: its own fee is not charged; `signed`: signatures already checked. */
 export function validate(
   tx: Transaction,
   state: LedgerState | Overlay,
   now: number,
+  fees: SorobanFees,
   feeBumped = false,
   signed = false,
 ): TxErrorCode | undefined {
@@ -40,7 +43,8 @@ export function validate(
   const data = sorobanData(tx);
   if (!data) return 'txMalformed';
   const resourceFee = BigInt(data.resourceFee as unknown as bigint);
-  if (resourceFee < resourcesFee(declaredResources(data.resources))) return 'txSorobanInvalid';
+  // the declared resource fee must cover what the declared resources cost, refundable part aside
+  if (resourceFee < fees(data, tx.toEnvelope().toXdr().length)) return 'txSorobanInvalid';
   // a fee-bumped transaction's own fee is not charged; the fee source pays
   if (!feeBumped && BigInt(tx.fee) < resourceFee + BASE_FEE) return 'txInsufficientFee';
   const sigCode = signed ? undefined : checkTransactionSignatures(tx);
@@ -59,10 +63,11 @@ export function admissible(
   feeBump: FeeBumpTransaction | undefined,
   state: LedgerState | Overlay,
   time: number,
+  fees: SorobanFees,
   signed = false,
 ): xdr.TransactionResult | undefined {
   if (!feeBump) {
-    const code = validate(tx, state, time, false, signed);
+    const code = validate(tx, state, time, fees, false, signed);
     return code ? errorResult(code) : undefined;
   }
   const payer = readAccount(state, feeBump.feeSource);
@@ -75,6 +80,6 @@ export function admissible(
   if (BigInt(feeBump.fee) < resourceFee + 2n * BASE_FEE) return errorResult('txInsufficientFee');
   if (payer.balance - BigInt(2 * BASE_RESERVE) < BigInt(feeBump.fee))
     return errorResult('txInsufficientBalance');
-  const inner = validate(tx, state, time, true, signed);
+  const inner = validate(tx, state, time, fees, true, signed);
   return inner ? feeBumpInnerError(tx.hash(), inner) : undefined;
 }

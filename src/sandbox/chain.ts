@@ -1,22 +1,31 @@
-// The sandbox's chain: queues admitted envelopes (admission.ts), closes ledgers on an interval, applies each
-// queued transaction (then privileged jobs such as friendbot's) atomically (fee and sequence always, effects
-// only on success) and records results, meta and events; preflight is in simulation.ts.
-import { type FeeBumpTransaction, hash, StrKey, type Transaction, xdr } from '@stellar/stellar-sdk';
+// The sandbox's chain: queues admitted envelopes (admission.ts), closes ledgers on an interval (or, while
+// the genesis deployment runs, as soon as a transaction waits), applies each queued transaction (then
+// privileged jobs such as friendbot's) atomically (fee and sequence always, effects only on success; Soroban
+// invocations on the real host, invoke.ts) and records results, meta and events; preflight is simulation.ts.
+import {
+  Account,
+  type FeeBumpTransaction,
+  hash,
+  type Keypair,
+  Operation,
+  StrKey,
+  type Transaction,
+  TransactionBuilder,
+  xdr,
+} from '@stellar/stellar-sdk';
 import { type AccountState, readAccount, writeAccount } from './accounts.ts';
 import { admissible } from './admission.ts';
 import { applyClassic, isClassic, unsupportedOperations } from './classic.ts';
 import { transactionSetHash } from './close-meta.ts';
-import { AuthManager } from './auth.ts';
-import { decodeEnvelope, invocationOf, sorobanData } from './envelope.ts';
-import { HostError } from './errors.ts';
-import { type ContractRegistry, Host } from './host.ts';
+import { decodeEnvelope, sorobanData } from './envelope.ts';
+import { applyInvocation } from './invoke.ts';
 import { rawBytes } from './keys.ts';
-import { simulate, type SimulationResult } from './simulation.ts';
-import { entryRecords, type Footprint, Overlay } from './overlay.ts';
+import { simulate, simulateOn, type SimulationResult } from './simulation.ts';
+import { entryRecords, Overlay } from './overlay.ts';
+import type { SorobanHost } from './soroban-host.ts';
 import type { EventRecord, LedgerMeta, LedgerState, TxRecord } from './ledger-state.ts';
 import {
   BASE_FEE,
-  diagnosticEvent,
   diagnosticMessage,
   errorResult,
   classicMeta,
@@ -24,6 +33,7 @@ import {
   feeEvent,
   invokeResult,
   ledgerEntryChanges,
+  type InvokeFailure,
   ledgerHeader,
   transactionMeta,
 } from './xdr-records.ts';
@@ -68,14 +78,15 @@ export interface JobTransaction {
 }
 
 /**
- * A privileged change applied at the next close (friendbot): it runs with every authorization granted and
- * returns the transactions it stands for, so that getTransaction and getEvents see them.
+ * A privileged change applied at the next close (friendbot), in the ledger's overlay; it returns the
+ * transactions it stands for, so that getTransaction and getEvents see them. `invoke` sends a contract call
+ * signed by `signer` (its source account) through the real host, like any transaction.
  */
-export type InternalJob = (
-  host: Host,
-  overlay: Overlay,
-  ledgerSequence: number,
-) => JobTransaction[] | Promise<JobTransaction[]>;
+export type InternalJob = (ctx: {
+  overlay: Overlay;
+  ledgerSequence: number;
+  invoke: (signer: Keypair, contractId: string, fn: string, args: xdr.ScVal[]) => Promise<JobTransaction>;
+}) => JobTransaction[] | Promise<JobTransaction[]>;
 
 export class Chain {
   readonly networkId: Uint8Array;
@@ -97,13 +108,15 @@ export class Chain {
   onClosed: ((meta: LedgerMeta, txs: readonly TxRecord[]) => void) | undefined;
   /** Told when a timed close fails (logging); unset, the failure is a process warning. */
   onCloseFailed: ((error: Error) => void) | undefined;
+  /** Close a ledger as soon as a transaction or job waits (while the genesis deployment runs). */
+  closeWhenPending = false;
 
   /** Milliseconds since the epoch: the network's time (close times, time bounds, simulated timestamps). */
   readonly #clock: () => number;
 
   constructor(
     readonly state: LedgerState,
-    readonly registry: ContractRegistry,
+    readonly host: SorobanHost,
     readonly passphrase = STANDALONE_PASSPHRASE,
     clock: () => number = Date.now,
   ) {
@@ -151,7 +164,20 @@ export class Chain {
 
   /** Queues a privileged job for the next ledger; resolves once that ledger is committed. */
   runInternal(job: InternalJob): Promise<JobTransaction[]> {
-    return new Promise((resolve, reject) => this.#jobs.push({ job, resolve, reject }));
+    const done = new Promise<JobTransaction[]>((resolve, reject) => this.#jobs.push({ job, resolve, reject }));
+    this.#closeSoonIfEager();
+    return done;
+  }
+
+  /** While the deployment runs, a waiting transaction closes the next ledger at once. */
+  #closeSoonIfEager(): void {
+    if (!this.closeWhenPending) return;
+    setImmediate(() => {
+      if (this.#pending.length === 0 && this.#jobs.length === 0) return;
+      this.#closing = this.#closing
+        .then(() => (this.#pending.length + this.#jobs.length > 0 ? this.closeLedger() : undefined))
+        .catch((e: Error) => process.emitWarning(`ledger close failed: ${e.message}`));
+    });
   }
 
   submit(envelopeXdr: unknown): SendResult {
@@ -172,23 +198,28 @@ export class Chain {
         diagnosticEventsXdr: [diagnosticMessage(unsupported).toXdr('base64')],
       };
     }
-    const failure = admissible(tx, feeBump, this.state, this.#now());
+    const failure = admissible(tx, feeBump, this.state, this.#now(), this.#fees);
     if (failure) return { hash: txHash, status: 'ERROR', errorResultXdr: failure.toXdr('base64') };
     this.#pending.push({ hash: txHash, tx, feeBump, envelopeXdr: envelopeXdr as string });
+    this.#closeSoonIfEager();
     return { hash: txHash, status: 'PENDING' };
   }
 
+  /** The non-refundable resource fee of a Soroban transaction's declared resources, by the host's fee model. */
+  readonly #fees = (data: xdr.SorobanTransactionData, sizeBytes: number): bigint =>
+    this.host.transactionResourceFee({
+      resources: Buffer.from(data.resources.toXdr()),
+      transactionSizeBytes: sizeBytes,
+      eventsSizeBytes: 0,
+    }).nonRefundable;
+
   /** Preflight against the next ledger (see simulation.ts). */
-  simulate(envelopeXdr: unknown, authMode: unknown, useUpgradedAuth: unknown): Promise<SimulationResult> {
-    const ctx = {
-      state: this.state,
-      registry: this.registry,
-      passphrase: this.passphrase,
-      networkId: this.networkId,
-      latestSequence: this.latest.sequence,
-      timestamp: this.#now(),
-    };
-    return simulate(ctx, envelopeXdr, authMode, useUpgradedAuth);
+  simulate(envelopeXdr: unknown, authMode: unknown): SimulationResult {
+    return simulate(
+      { state: this.state, host: this.host, passphrase: this.passphrase, latestSequence: this.latest.sequence, timestamp: this.#now() },
+      envelopeXdr,
+      authMode,
+    );
   }
 
   /**
@@ -202,7 +233,7 @@ export class Chain {
     const prev = this.latest;
     const closeTime = Math.max(prev.closeTime, this.#now());
     const closing = new ClosingLedger(prev.sequence + 1, closeTime);
-    const ledgerOverlay = new Overlay(this.state);
+    const ledgerOverlay = new Overlay(this.state, closing.sequence);
     const pending = this.#pending;
     this.#pending = [];
     const jobs = this.#jobs;
@@ -232,10 +263,14 @@ export class Chain {
     const { sequence, closeTime } = closing;
     const outcomes: (JobTransaction[] | Error)[] = [];
     for (const { job } of jobs) {
-      const overlay = new Overlay(ledgerOverlay);
-      const host = this.#internalHost(overlay, sequence, closeTime);
+      const overlay = new Overlay(ledgerOverlay, sequence);
       try {
-        const done = await job(host, overlay, sequence);
+        const done = await job({
+          overlay,
+          ledgerSequence: sequence,
+          invoke: async (signer, contractId, fn, args) =>
+            this.#jobInvoke(overlay, closeTime, signer, contractId, fn, args),
+        });
         overlay.mergeInto(ledgerOverlay);
         for (const jt of done) {
           const order = closing.nextOrder();
@@ -326,20 +361,50 @@ export class Chain {
     for (const w of this.#closeWaiters.splice(0)) w();
   }
 
-  #internalHost(overlay: Overlay, sequence: number, closeTime: number): Host {
-    const auth = new AuthManager('record', {
-      networkId: this.networkId,
-      ledgerSequence: sequence,
-      sourceAccount: '',
-      overlay,
-    });
-    return new Host({
-      overlay,
-      registry: this.registry,
-      auth,
-      ledgerSequence: sequence,
-      ledgerTimestamp: BigInt(closeTime),
-    });
+  /**
+   * A job's contract call: a transaction from `signer` (source-account authorization) at its next sequence
+   * number in the ledger being closed, simulated on that ledger's state, then applied like any transaction.
+   */
+  #jobInvoke(
+    overlay: Overlay,
+    closeTime: number,
+    signer: Keypair,
+    contractId: string,
+    fn: string,
+    args: xdr.ScVal[],
+  ): JobTransaction {
+    const source = signer.publicKey();
+    const account = readAccount(overlay, source);
+    if (!account) throw new Error(`the account ${source} is missing`);
+    const build = (data?: xdr.SorobanTransactionData, auth: xdr.SorobanAuthorizationEntry[] = []) => {
+      const builder = new TransactionBuilder(new Account(source, account.seqNum.toString()), {
+        fee: (BASE_FEE + (data ? BigInt(data.resourceFee as unknown as bigint) : 0n)).toString(),
+        networkPassphrase: this.passphrase,
+      })
+        .addOperation(Operation.invokeContractFunction({ contract: contractId, function: fn, args, auth }))
+        .setTimeout(0);
+      if (data) builder.setSorobanData(data);
+      return builder.build();
+    };
+    const sim = simulateOn(this.host, overlay, build(), 'record', closeTime);
+    if (!sim.ok) throw new Error(`${fn} could not be simulated: ${sim.error}`);
+    const tx = build(
+      xdr.SorobanTransactionData.fromXdr(sim.transactionData),
+      sim.auth.map((a: Buffer) => xdr.SorobanAuthorizationEntry.fromXdr(a)),
+    );
+    tx.sign(signer);
+    const envelopeXdr = tx.toEnvelope().toXdr('base64');
+    const p: Pending = { hash: Buffer.from(tx.hash()).toString('hex'), tx, envelopeXdr };
+    const charge = this.#chargeSoroban(p, overlay);
+    const applied = this.#invokeSoroban(p, overlay, closeTime, charge);
+    if (applied.record.status !== 'SUCCESS') throw new Error(`${fn} failed on the ledger`);
+    return {
+      hash: p.hash,
+      envelope: tx.toEnvelope(),
+      result: xdr.TransactionResult.fromXdr(applied.record.resultXdr, 'base64'),
+      meta: xdr.TransactionMeta.fromXdr(applied.record.resultMetaXdr, 'base64'),
+      events: applied.contractEvents[0] ?? [],
+    };
   }
 
   /** A classic transaction: fee and sequence always, its operations all or nothing. */
@@ -405,85 +470,107 @@ export class Chain {
       feeBump: p.feeBump !== undefined,
       envelopeXdr: p.envelopeXdr,
     };
-    const refused = admissible(p.tx, p.feeBump, ledgerOverlay, closeTime, true);
+    const refused = admissible(p.tx, p.feeBump, ledgerOverlay, closeTime, this.#fees, true);
     if (refused) return refusedRecord(base, refused);
     if (isClassic(p.tx)) return this.#applyClassicTx(p, ledgerOverlay, sequence, base);
     const charge = this.#chargeSoroban(p, ledgerOverlay);
-    return this.#invokeSoroban(p, ledgerOverlay, sequence, closeTime, base, charge);
+    return this.#invokeSoroban(p, ledgerOverlay, closeTime, charge, base);
   }
 
-  /** Fee and sequence number of a Soroban transaction, consumed whether or not the operation succeeds. */
+  /** The declared fee and the sequence number of a Soroban transaction, taken whether or not it succeeds. */
   #chargeSoroban(p: Pending, ledgerOverlay: Overlay): SorobanCharge {
     const data = sorobanData(p.tx) as xdr.SorobanTransactionData;
-    const baseFee = BigInt(data.resourceFee as unknown as bigint) + BASE_FEE;
-    const fee = p.feeBump ? BigInt(p.feeBump.fee) : baseFee;
+    const resourceFee = BigInt(data.resourceFee as unknown as bigint);
+    const declared = p.feeBump ? BigInt(p.feeBump.fee) : resourceFee + BASE_FEE;
     const account = readAccount(ledgerOverlay, p.tx.source) as AccountState;
     writeAccount(ledgerOverlay, p.tx.source, { ...account, seqNum: BigInt(p.tx.sequence) });
     const payerId = p.feeBump?.feeSource ?? p.tx.source;
     const payer = readAccount(ledgerOverlay, payerId) as AccountState;
-    writeAccount(ledgerOverlay, payerId, { ...payer, balance: payer.balance - fee });
+    writeAccount(ledgerOverlay, payerId, { ...payer, balance: payer.balance - declared });
     // the inclusion fee bid per operation (a fee bump's outer fee covers its inner operation and itself)
     const bid = BigInt(p.feeBump ? p.feeBump.fee : p.tx.fee);
-    this.#feeSamples.push((bid - BigInt(data.resourceFee as unknown as bigint)) / (p.feeBump ? 2n : 1n));
+    this.#feeSamples.push((bid - resourceFee) / (p.feeBump ? 2n : 1n));
     return {
       data,
-      fee,
-      feeEvents: [feeEvent(this.passphrase, payerId, fee)],
-      wrap: (r) => (p.feeBump ? feeBumpResult(p.tx.hash(), fee, r) : r),
+      declared,
+      resourceFee,
+      inclusionFee: p.feeBump ? 2n * BASE_FEE : BASE_FEE,
+      payer: payerId,
+      sizeBytes: Buffer.from(p.envelopeXdr, 'base64').length,
+      wrap: (r) => (p.feeBump ? feeBumpResult(p.tx.hash(), BigInt(r.feeCharged as unknown as bigint), r) : r),
     };
   }
 
-  /** The invocation, enforcing its signed entries within its declared footprint; all or nothing. */
-  async #invokeSoroban(
+  /**
+   * The invocation on the real host; all or nothing. The refundable part of the fee it did not consume
+   * (rent, events) is refunded, as stellar-core does after applying.
+   */
+  #invokeSoroban(
     p: Pending,
     ledgerOverlay: Overlay,
-    sequence: number,
     closeTime: number,
-    base: RecordBase,
     charge: SorobanCharge,
-  ): Promise<Applied> {
-    const { fee, feeEvents, wrap } = charge;
-    const overlay = new Overlay(ledgerOverlay, declaredFootprint(charge.data));
-    let host: Host | undefined;
-    try {
-      const inv = invocationOf(p.tx);
-      const source = p.tx.operations[0]?.source ?? p.tx.source;
-      const auth = new AuthManager(
-        'enforce',
-        { networkId: this.networkId, ledgerSequence: sequence, sourceAccount: source, overlay },
-        inv.auth,
-      );
-      host = new Host({
-        overlay,
-        registry: this.registry,
-        auth,
-        ledgerSequence: sequence,
-        ledgerTimestamp: BigInt(closeTime),
-      });
-      const retval = await host.invoke(inv.contractId, inv.fn, inv.args);
-      const changes = ledgerEntryChanges(
-        [...overlay.changes()].map(([key, w]) => ({
-          key: xdr.LedgerKey.fromXdr(key, 'base64'),
-          before: ledgerOverlay.get(key),
-          after: w.data,
-        })),
-        sequence,
-      );
-      overlay.mergeInto(ledgerOverlay);
-      const diag = host.events.map((e) => diagnosticEvent(e, true));
+    base: RecordBase = {
+      hash: p.hash,
+      ledger: ledgerOverlay.sequence,
+      createdAt: closeTime,
+      applicationOrder: 0,
+      feeBump: p.feeBump !== undefined,
+      envelopeXdr: p.envelopeXdr,
+    },
+  ): Applied {
+    const overlay = new Overlay(ledgerOverlay, ledgerOverlay.sequence);
+    const invoked = applyInvocation(this.host, overlay, p.tx, charge.sizeBytes, closeTime);
+    const { result } = invoked;
+    const success = result.outcome === 'success';
+    const fee =
+      charge.inclusionFee + result.fee.nonRefundable + (success ? result.fee.refundableConsumed : 0n);
+    const charged = fee < charge.declared ? fee : charge.declared;
+    const refund = charge.declared - charged;
+    if (refund > 0n) {
+      const payer = readAccount(ledgerOverlay, charge.payer) as AccountState;
+      writeAccount(ledgerOverlay, charge.payer, { ...payer, balance: payer.balance + refund });
+    }
+    const feeEvents = [
+      feeEvent(this.passphrase, charge.payer, charge.declared),
+      ...(refund > 0n ? [feeEvent(this.passphrase, charge.payer, -refund)] : []),
+    ];
+    const feeMeta = {
+      nonRefundable: result.fee.nonRefundable,
+      refundable: success ? result.fee.refundableConsumed : 0n,
+      rent: success ? result.fee.rent : 0n,
+    };
+    if (!success) {
       const record: TxRecord = {
         ...base,
-        status: 'SUCCESS',
-        resultXdr: wrap(invokeResult(fee, retval)).toXdr('base64'),
-        resultMetaXdr: transactionMeta(host.events, retval, [], changes, feeEvents).toXdr('base64'),
-        contractEvents: [host.events.map((e) => e.toXdr('base64'))],
-        diagnosticEvents: diag.map((d) => d.toXdr('base64')),
+        status: 'FAILED',
+        resultXdr: charge.wrap(invokeResult(charged, undefined, result.outcome as InvokeFailure)).toXdr('base64'),
+        resultMetaXdr: transactionMeta([], undefined, invoked.diagnostics, [], feeEvents, feeMeta).toXdr('base64'),
+        contractEvents: [[]],
+        diagnosticEvents: invoked.diagnostics.map((d) => d.toXdr('base64')),
         transactionEvents: feeEvents.map((e) => e.toXdr('base64')),
       };
-      return { record, contractEvents: [host.events] };
-    } catch (e) {
-      return failedInvocationRecord(base, charge, host, e);
+      return { record, contractEvents: [] };
     }
+    const changes = ledgerEntryChanges(invoked.changes, ledgerOverlay.sequence);
+    overlay.mergeInto(ledgerOverlay);
+    const record: TxRecord = {
+      ...base,
+      status: 'SUCCESS',
+      resultXdr: charge.wrap(invokeResult(charged, invoked.returnValue, "trapped", invoked.events)).toXdr("base64"),
+      resultMetaXdr: transactionMeta(
+        invoked.events,
+        invoked.returnValue,
+        invoked.diagnostics,
+        changes,
+        feeEvents,
+        feeMeta,
+      ).toXdr('base64'),
+      contractEvents: [invoked.events.map((e) => e.toXdr('base64'))],
+      diagnosticEvents: invoked.diagnostics.map((d) => d.toXdr('base64')),
+      transactionEvents: feeEvents.map((e) => e.toXdr('base64')),
+    };
+    return { record, contractEvents: [invoked.events] };
   }
 }
 
@@ -498,11 +585,17 @@ type RecordBase = Pick<
   'hash' | 'ledger' | 'createdAt' | 'applicationOrder' | 'feeBump' | 'envelopeXdr'
 >;
 
-/** What a Soroban transaction was charged, and how its result is wrapped (in a fee bump's, if any). */
+/** What a Soroban transaction declared and was charged up front, and how its result is wrapped. */
 interface SorobanCharge {
   data: xdr.SorobanTransactionData;
-  fee: bigint;
-  feeEvents: xdr.TransactionEvent[];
+  /** the whole fee taken before applying (resource fee + inclusion fee, or the fee bump's fee) */
+  declared: bigint;
+  resourceFee: bigint;
+  /** the inclusion fee charged: the base fee per operation (no surge pricing) */
+  inclusionFee: bigint;
+  payer: string;
+  /** the envelope's size, which the non-refundable fee prices */
+  sizeBytes: number;
   wrap: (r: xdr.TransactionResult) => xdr.TransactionResult;
 }
 
@@ -558,52 +651,6 @@ function refusedRecord(base: RecordBase, refused: xdr.TransactionResult): Applie
     resultMetaXdr: transactionMeta([], undefined, []).toXdr('base64'),
     contractEvents: [[]],
     diagnosticEvents: [],
-  };
-  return { record, contractEvents: [] };
-}
-
-/** The keys the transaction declared, as the overlay that confines it checks them. */
-function declaredFootprint(data: xdr.SorobanTransactionData): Footprint {
-  const fp = data.resources.footprint;
-  return {
-    readOnly: new Set(fp.readOnly.map((k) => k.toXdr('base64'))),
-    readWrite: new Set(fp.readWrite.map((k) => k.toXdr('base64'))),
-  };
-}
-
-/** A failed invocation: charged, nothing else changed; its events and the error where it arose. */
-function failedInvocationRecord(
-  base: RecordBase,
-  charge: SorobanCharge,
-  host: Host | undefined,
-  e: unknown,
-): Applied {
-  const message =
-    e instanceof HostError ? e : new HostError('Context', 'InternalError', (e as Error).message);
-  const errEvent = new xdr.ContractEvent({
-    ext: xdr.ExtensionPoint.v0(),
-    contractId: null,
-    type: xdr.ContractEventType.diagnostic,
-    body: xdr.ContractEventBody.v0(
-      new xdr.ContractEventV0({
-        topics: [xdr.ScVal.scvSymbol('host_fn_failed'), xdr.ScVal.scvError(message.toScError())],
-        data: xdr.ScVal.scvString(message.message),
-      }),
-    ),
-  });
-  const diag = [
-    ...(host?.events ?? []).map((ev) => diagnosticEvent(ev, false)),
-    ...(host?.diagnostics ?? []).map((ev) => diagnosticEvent(ev, false)),
-    diagnosticEvent(errEvent, false),
-  ];
-  const record: TxRecord = {
-    ...base,
-    status: 'FAILED',
-    resultXdr: charge.wrap(invokeResult(charge.fee, undefined)).toXdr('base64'),
-    resultMetaXdr: transactionMeta([], undefined, diag, [], charge.feeEvents).toXdr('base64'),
-    contractEvents: [[]],
-    diagnosticEvents: diag.map((d) => d.toXdr('base64')),
-    transactionEvents: charge.feeEvents.map((e) => e.toXdr('base64')),
   };
   return { record, contractEvents: [] };
 }

@@ -232,7 +232,7 @@ export function applyClassic(
   let success = true;
   let base = parent;
   for (const op of tx.operations) {
-    const overlay = new Overlay(base);
+    const overlay = new Overlay(base, ledger);
     const sink: AssetEvents = { passphrase, events: [] };
     const source = op.source ?? tx.source;
     let r: xdr.OperationResult;

@@ -1,7 +1,6 @@
 // What a transaction envelope says: decoding (plain or fee bump), its Soroban data, the contract call it
 // makes, and whether the required accounts signed it.
 import {
-  Address,
   FeeBumpTransaction,
   Keypair,
   StrKey,
@@ -10,7 +9,6 @@ import {
   type xdr,
 } from '@stellar/stellar-sdk';
 import { verifyEd25519 } from '../ledger/ed25519.ts';
-import { HostError } from './errors.ts';
 import { rawBytes } from './keys.ts';
 import type { TxErrorCode } from './xdr-records.ts';
 
@@ -45,36 +43,6 @@ export function sorobanData(tx: Transaction): xdr.SorobanTransactionData | undef
   const data = ext?.type === 'sorobanData' ? (ext.value as xdr.SorobanTransactionData) : undefined;
   sorobanDataCache.set(tx, data);
   return data;
-}
-
-export interface Invocation {
-  contractId: string;
-  fn: string;
-  args: xdr.ScVal[];
-  auth: xdr.SorobanAuthorizationEntry[];
-}
-
-/** The contract call of a transaction's single invokeHostFunction operation. */
-export function invocationOf(tx: Transaction): Invocation {
-  const op = tx.operations[0] as {
-    type: string;
-    func: xdr.HostFunction;
-    auth?: xdr.SorobanAuthorizationEntry[];
-  };
-  if (op.func.type !== 'hostFunctionTypeInvokeContract') {
-    throw new HostError(
-      'Value',
-      'InvalidInput',
-      `host function ${op.func.type} is not supported by the sandbox`,
-    );
-  }
-  const c = op.func.value as xdr.InvokeContractArgs;
-  return {
-    contractId: Address.fromScAddress(c.contractAddress).toString(),
-    fn: String(c.functionName),
-    args: c.args,
-    auth: op.auth ?? [],
-  };
 }
 
 /** Every signer must have exactly one valid signature (hint and ed25519); extra signatures are refused. */

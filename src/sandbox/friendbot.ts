@@ -1,26 +1,14 @@
 // Friendbot: `GET|POST /friendbot?addr=G…` creates the account from the network root account (10,000 XLM),
 // plus whatever the network's friendbot extension adds (e.g. test tokens). Each step is recorded as a signed
 // transaction in the ledger, so `rpc.Server.requestAirdrop` / `fundAddress` (which read it back) work.
-import {
-  Account,
-  Asset,
-  Contract,
-  Keypair,
-  Operation,
-  SorobanDataBuilder,
-  StrKey,
-  TransactionBuilder,
-  xdr,
-} from '@stellar/stellar-sdk';
+import { Account, Asset, Keypair, Operation, StrKey, TransactionBuilder, xdr } from '@stellar/stellar-sdk';
 import { readInfo, readSecrets, STARTING_BALANCE } from './genesis.ts';
 import type { NetworkDefinition } from './network.ts';
-import type { Host } from './host.ts';
 import { accountEntryData, accountKey, keyId } from './keys.ts';
 import { createTrustline, readAccount, readTrustline, writeAccount } from './accounts.ts';
 import type { JobTransaction, Chain } from './chain.ts';
 import type { Overlay } from './overlay.ts';
-import { BASE_FEE, invokeResult, transactionMeta } from './xdr-records.ts';
-import { resourcesFee } from './fees.ts';
+import { BASE_FEE } from './xdr-records.ts';
 
 function signed(builder: TransactionBuilder, signer: Keypair) {
   const tx = builder.setTimeout(0).build();
@@ -85,69 +73,6 @@ function createAccount(
   };
 }
 
-/** A contract call signed by `signer` (source-account authorization), applied through `host`. */
-export async function signedCall(
-  host: Host,
-  overlay: Overlay,
-  passphrase: string,
-  signer: Keypair,
-  contractId: string,
-  fn: string,
-  args: xdr.ScVal[],
-  footprint: { readOnly: xdr.LedgerKey[]; readWrite: xdr.LedgerKey[] },
-): Promise<JobTransaction> {
-  const account = readAccount(overlay, signer.publicKey());
-  if (!account) throw new Error(`the account ${signer.publicKey()} is missing`);
-  const call = new Contract(contractId).call(fn, ...args);
-  const func = (call.body.value as xdr.InvokeHostFunctionOp).hostFunction;
-  const auth = new xdr.SorobanAuthorizationEntry({
-    credentials: xdr.SorobanCredentials.sorobanCredentialsSourceAccount(),
-    rootInvocation: new xdr.SorobanAuthorizedInvocation({
-      function: xdr.SorobanAuthorizedFunction.sorobanAuthorizedFunctionTypeContractFn(
-        func.value as xdr.InvokeContractArgs,
-      ),
-      subInvocations: [],
-    }),
-  });
-  const resourceFee = resourcesFee({
-    instructions: 0,
-    readEntries: footprint.readOnly.length + footprint.readWrite.length,
-    writeEntries: footprint.readWrite.length,
-    readBytes: 0,
-    writeBytes: 0,
-  });
-  const data = new SorobanDataBuilder()
-    .setReadOnly(footprint.readOnly)
-    .setReadWrite(footprint.readWrite)
-    .setResourceFee(resourceFee)
-    .build();
-  const { hash, envelope } = signed(
-    new TransactionBuilder(new Account(signer.publicKey(), account.seqNum.toString()), {
-      fee: BASE_FEE.toString(),
-      networkPassphrase: passphrase,
-    })
-      .setSorobanData(data)
-      .addOperation(Operation.invokeHostFunction({ func, auth: [auth] })),
-    signer,
-  );
-  const fee = resourceFee + BASE_FEE;
-  writeAccount(overlay, signer.publicKey(), {
-    ...account,
-    balance: account.balance - fee,
-    seqNum: account.seqNum + 1n,
-  });
-  const firstEvent = host.events.length;
-  const retval = await host.invoke(contractId, fn, args);
-  const events = host.events.slice(firstEvent);
-  return {
-    hash,
-    envelope,
-    result: invokeResult(fee, retval),
-    meta: transactionMeta(events, retval, []),
-    events,
-  };
-}
-
 export async function friendbot<I extends object, S extends object>(
   chain: Chain,
   network: NetworkDefinition<I, S>,
@@ -173,7 +98,7 @@ export async function friendbot<I extends object, S extends object>(
   let sequence = 0;
   let reply: Record<string, unknown> = {};
   let created = false;
-  const done = await chain.runInternal(async (host, overlay, ledgerSequence) => {
+  const done = await chain.runInternal(async ({ overlay, ledgerSequence, invoke }) => {
     sequence = ledgerSequence;
     const txs: JobTransaction[] = [];
     if (!readAccount(overlay, address)) {
@@ -185,7 +110,6 @@ export async function friendbot<I extends object, S extends object>(
         {
           passphrase: chain.passphrase,
           ledgerSequence,
-          host,
           overlay,
           info,
           secrets,
@@ -195,8 +119,7 @@ export async function friendbot<I extends object, S extends object>(
             createTrustline(overlay, account, asset);
             return true;
           },
-          signedCall: (signer, contractId, fn, args, footprint) =>
-            signedCall(host, overlay, chain.passphrase, signer, contractId, fn, args, footprint),
+          invoke,
         },
         address,
         request,

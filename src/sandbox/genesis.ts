@@ -1,66 +1,46 @@
-// Genesis of a new sandbox network: ledger 1 with the network root account (the lumens friendbot hands
-// out, as on a standalone stellar-core network), then the network definition's own genesis (its accounts
-// and contracts). The definition's info is stored (served at /sandbox/info) with the passphrase, and its
-// secrets are kept in the data directory.
-import { Address, Asset, hash, Keypair, StrKey, xdr } from '@stellar/stellar-sdk';
+// Genesis of a new sandbox network, in two parts. Ledger 1 holds the network root account (the lumens
+// friendbot hands out, as on a standalone stellar-core network), the network's configuration settings (the
+// Soroban limits and fee rates testnet publishes, as ConfigSetting ledger entries) and the network
+// definition's classic accounts; its secrets are kept in the data directory. Then, once the RPC serves, the
+// definition deploys its contracts through it like on any network, and its public info is stored (served at
+// /sandbox/info) with the passphrase. A start that stopped between the two runs the deployment again.
+import { Asset, hash, Keypair, xdr } from '@stellar/stellar-sdk';
 import { x402Network } from '../ledger/networks.ts';
 import { createTrustline } from './accounts.ts';
-import { AuthManager } from './auth.ts';
-import { addr, str } from './contract-api.ts';
-import { type ContractRegistry, Host } from './host.ts';
 import { accountEntryData, accountKey, keyId } from './keys.ts';
-import type { GenesisContext, NetworkDefinition, NetworkInfo } from './network.ts';
+import type { DeployContext, GenesisContext, NetworkDefinition, NetworkInfo } from './network.ts';
 import { entryRecords, Overlay } from './overlay.ts';
 import type { LedgerState } from './ledger-state.ts';
+import { SorobanHost } from './soroban-host.ts';
+import { ledgerEntryXdr } from './invoke.ts';
 import { ledgerHeader } from './xdr-records.ts';
 
 /** Starting balance of genesis and friendbot accounts: 10,000 XLM. */
 export const STARTING_BALANCE = 100_000_000_000n;
 /** Lumens of the network root account (friendbot's source): 100 billion XLM. */
 export const ROOT_BALANCE = 1_000_000_000_000_000_000n;
+/** Names the engine that wrote a data directory: data from an engine before the real Soroban host is refused. */
+export const ENGINE = 'soroban-env-host';
 
-/** Contract id of a contract deployed by `deployer` with `salt` (HashIdPreimage CONTRACT_ID). */
-export function contractIdFor(networkId: Uint8Array, deployer: string, salt: Uint8Array): string {
-  const preimage = xdr.HashIdPreimage.envelopeTypeContractId(
-    new xdr.HashIdPreimageContractId({
-      networkId,
-      contractIdPreimage: xdr.ContractIdPreimage.contractIdPreimageFromAddress(
-        new xdr.ContractIdPreimageFromAddress({ address: new Address(deployer).toScAddress(), salt }),
-      ),
-    }),
-  );
-  return StrKey.encodeContract(Buffer.from(hash(preimage.toXdr())));
-}
-
-/** Creates ledger 1 with the root account and the network's genesis entries in an empty ledger state. */
-export async function runGenesis<I extends object, S extends object>(
+/** Writes ledger 1 (root account, network settings, the definition's accounts) into an empty ledger state. */
+export async function writeGenesisLedger<I extends object, S extends object>(
   state: LedgerState,
-  registry: ContractRegistry,
-  networkId: Uint8Array,
   passphrase: string,
   network: NetworkDefinition<I, S>,
 ): Promise<void> {
   const sequence = 1;
   const closeTime = Math.floor(Date.now() / 1000);
-  const overlay = new Overlay(state);
+  const overlay = new Overlay(state, sequence);
   const root = Keypair.master(passphrase).publicKey();
   overlay.put(keyId(accountKey(root)), accountEntryData(root, ROOT_BALANCE, 0n));
-  const hostFor = (source: string) =>
-    new Host({
-      overlay,
-      registry,
-      auth: new AuthManager('record', {
-        networkId,
-        ledgerSequence: sequence,
-        sourceAccount: source,
-        overlay,
-      }),
-      ledgerSequence: sequence,
-      ledgerTimestamp: BigInt(closeTime),
-    });
+  for (const raw of SorobanHost.testnetConfigSettings()) {
+    const { data } = xdr.LedgerEntry.fromXdr(raw);
+    if (data.type !== 'configSetting') throw new Error(`the host's network settings hold a ${data.type} entry`);
+    const configSettingId = xdr.ConfigSettingId[data.value.type];
+    overlay.put(keyId(xdr.LedgerKey.configSetting(new xdr.LedgerKeyConfigSetting({ configSettingId }))), data);
+  }
   const ctx: GenesisContext = {
     passphrase,
-    networkId,
     sequence,
     createAccount(publicKey, balance) {
       overlay.put(
@@ -71,28 +51,10 @@ export async function runGenesis<I extends object, S extends object>(
     createTrustline(account, code, issuer) {
       createTrustline(overlay, account, new Asset(code, issuer));
     },
-    async deployContract(deployer, salt, def, args) {
-      const id = contractIdFor(networkId, deployer, hash(Buffer.from(salt, 'utf8')));
-      const code = registry.codeOf(def);
-      await hostFor(deployer).deploy(id, xdr.ContractExecutable.contractExecutableWasm(code.hash), def, args);
-      return id;
-    },
-    async deployStellarAsset(code, issuer) {
-      const id = new Asset(code, issuer).contractId(passphrase);
-      await hostFor(issuer).deploy(
-        id,
-        xdr.ContractExecutable.contractExecutableStellarAsset(),
-        registry.stellarAssetContract,
-        [addr(issuer), str(code)],
-      );
-      return id;
-    },
-    invoke: (source, contractId, fn, args) => hostFor(source).invoke(contractId, fn, args),
   };
-  const { info, secrets } = await network.genesis(ctx);
-  const stored: NetworkInfo<I> = { networkPassphrase: passphrase, network: x402Network(passphrase), ...info };
+  const secrets = network.genesis(ctx);
   await state.putDoc('keys', { json: JSON.stringify(secrets) });
-  await state.putDoc('info', { json: JSON.stringify(stored) });
+  await state.putDoc('engine', { name: ENGINE, passphrase });
 
   const header = ledgerHeader({
     sequence,
@@ -100,7 +62,6 @@ export async function runGenesis<I extends object, S extends object>(
     previousHash: new Uint8Array(32),
     txSetHash: new Uint8Array(32),
   });
-  const entries = entryRecords(overlay, sequence);
   await state.commit({
     meta: {
       sequence,
@@ -110,10 +71,33 @@ export async function runGenesis<I extends object, S extends object>(
       oldestLedger: sequence,
       oldestCloseTime: closeTime,
     },
-    entries,
+    entries: entryRecords(overlay, sequence),
     txs: [],
     events: [],
   });
+}
+
+/** The network's ConfigSetting entries as stored in the ledger (LedgerEntry XDR), for the host. */
+export function configSettingEntries(state: LedgerState): Buffer[] {
+  const out: Buffer[] = [];
+  for (const [key, rec] of state.entries) {
+    if (xdr.LedgerKey.fromXdr(key, 'base64').type !== 'configSetting') continue;
+    out.push(ledgerEntryXdr(xdr.LedgerEntryData.fromXdr(rec.xdr, 'base64'), rec.lastModified));
+  }
+  return out;
+}
+
+/** Deploys the definition's contracts through the sandbox's RPC (unless done) and stores the public info. */
+export async function deployNetwork<I extends object, S extends object>(
+  state: LedgerState,
+  passphrase: string,
+  network: NetworkDefinition<I, S>,
+  ctx: DeployContext,
+): Promise<void> {
+  if (state.docs.get('info')?.json) return;
+  const info = await network.deploy(ctx, readSecrets<S>(state));
+  const stored: NetworkInfo<I> = { networkPassphrase: passphrase, network: x402Network(passphrase), ...info };
+  await state.putDoc('info', { json: JSON.stringify(stored) });
 }
 
 export function readInfo<I extends object = object>(state: LedgerState): NetworkInfo<I> {

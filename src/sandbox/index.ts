@@ -1,19 +1,29 @@
-// The sandbox engine: one process that serves Soroban RPC on loopback over a local Stellar network.
-// `Sandbox.start({ network })` opens (or creates) the state, runs the network definition's genesis on first
-// start, closes ledgers on an interval and serves HTTP. The network (its contracts, genesis and friendbot
-// extras) is a parameter: the engine knows no particular contract. Secrets are exposed only through
-// `secrets()`.
+// The sandbox engine: one process that serves Soroban RPC on loopback over a local Stellar network whose
+// contracts run on the real Soroban host (soroban-host.ts). `Sandbox.start({ network })` opens (or creates)
+// the state, writes the genesis ledger on first start, serves HTTP, deploys the network's contracts through
+// its own RPC (ledgers close as soon as a transaction waits, until the deployment is done), then closes
+// ledgers on an interval. The network (its accounts, deployment and friendbot extras) is a parameter: the
+// engine knows no particular contract. Secrets are exposed only through `secrets()`.
 
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { rpc as stellarRpc } from '@stellar/stellar-sdk';
 import { friendbot } from './friendbot.ts';
-import { readInfo, readSecrets, runGenesis } from './genesis.ts';
-import { ContractRegistry } from './host.ts';
+import {
+  configSettingEntries,
+  deployNetwork,
+  ENGINE,
+  readInfo,
+  readSecrets,
+  writeGenesisLedger,
+} from './genesis.ts';
+import { SorobanHost } from './soroban-host.ts';
 import { STANDALONE_PASSPHRASE } from '../ledger/networks.ts';
 import { Chain } from './chain.ts';
 import type { NetworkDefinition, NetworkInfo } from './network.ts';
 import { createRpc } from './rpc.ts';
 import { createHttpServer } from './server.ts';
+import { BASE_RESERVE, PROTOCOL_VERSION } from './xdr-records.ts';
 import { type LedgerMeta, LedgerState, type TxRecord } from './ledger-state.ts';
 
 export type { NetworkDefinition, NetworkInfo } from './network.ts';
@@ -55,20 +65,26 @@ export class Sandbox<Info extends object = object, Secrets extends object = obje
     opts: SandboxOptions & { network: NetworkDefinition<I, S> },
   ): Promise<Sandbox<I, S>> {
     const state = await LedgerState.open(opts.dataDir);
-    const registry = new ContractRegistry(opts.network.contracts);
     const passphrase = opts.networkPassphrase ?? STANDALONE_PASSPHRASE;
-    const chain = new Chain(state, registry, passphrase, opts.clock);
+    let chain: Chain;
     try {
-      if (!state.meta) await runGenesis(state, registry, chain.networkId, passphrase, opts.network);
-      if (!state.docs.get('keys')?.json) {
+      if (!state.meta) await writeGenesisLedger(state, passphrase, opts.network);
+      const engine = state.docs.get('engine');
+      if (engine?.name !== ENGINE) {
         throw new Error(
           `the sandbox data in ${opts.dataDir} was written by an older version of the sandbox: remove the directory to start a new network`,
         );
       }
-      const stored = readInfo(state).networkPassphrase;
-      if (stored !== passphrase) {
-        throw new Error(`the sandbox data was created for network "${stored}", not "${passphrase}"`);
+      if (engine.passphrase !== passphrase) {
+        throw new Error(`the sandbox data was created for network "${engine.passphrase}", not "${passphrase}"`);
       }
+      const host = new SorobanHost({
+        networkPassphrase: passphrase,
+        protocolVersion: PROTOCOL_VERSION,
+        baseReserve: BASE_RESERVE,
+        configSettings: configSettingEntries(state),
+      });
+      chain = new Chain(state, host, passphrase, opts.clock);
     } catch (e) {
       await state.close();
       throw e;
@@ -106,6 +122,23 @@ export class Sandbox<Info extends object = object, Secrets extends object = obje
     }
     chain.onClosed = opts.onLedgerClosed;
     chain.onCloseFailed = opts.onCloseFailed;
+    try {
+      // the contracts are deployed like on any network, through this sandbox's own RPC
+      chain.closeWhenPending = true;
+      const ledger = {
+        server: new stellarRpc.Server(`${baseUrl}/rpc`, { allowHttp: true }),
+        networkPassphrase: passphrase,
+        pollMs: 5,
+      };
+      await deployNetwork(state, passphrase, opts.network, { passphrase, ledger });
+    } catch (e) {
+      for (const server of servers) server.close();
+      await chain.stop();
+      await state.close();
+      throw new Error(`the sandbox could not deploy its contracts: ${(e as Error).message}`);
+    } finally {
+      chain.closeWhenPending = false;
+    }
     chain.start(opts.ledgerMs ?? 1000);
     return new Sandbox<I, S>(chain, servers, baseUrl, httpsUrl);
   }

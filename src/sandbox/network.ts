@@ -1,50 +1,42 @@
-// What a network run by the sandbox engine is made of, given by its caller: the contracts the host can run,
-// the genesis that creates its accounts and deploys its contracts (returning the public info served at
-// /sandbox/info and the secrets kept in the data directory), and optional friendbot extras (e.g. minting a
-// test token). The engine itself knows no particular contract.
+// What a network run by the sandbox engine is made of, given by its caller: the genesis that creates its
+// classic accounts in ledger 1 (returning the secrets kept in the data directory), the deployment of its
+// contracts through the sandbox's own Soroban RPC (as on any network; returning the public info served at
+// /sandbox/info), and optional friendbot extras (e.g. minting a test token). The engine itself knows no
+// particular contract.
 import type { Keypair, xdr } from '@stellar/stellar-sdk';
-import type { ContractDefinition } from './contract-api.ts';
-import type { Host } from './host.ts';
+import type { LedgerAccess } from '../deploy/transactions.ts';
 import type { JobTransaction } from './chain.ts';
 import type { Overlay } from './overlay.ts';
 
 export interface GenesisContext {
   readonly passphrase: string;
-  readonly networkId: Uint8Array;
   /** the genesis ledger's sequence */
   readonly sequence: number;
   /** Creates a classic account holding `balance` stroops of XLM. */
   createAccount(publicKey: string, balance: bigint): void;
-  /**
-   * Deploys `def` (registered in the network's contracts) as `deployer` with `salt`, as stellar-core
-   * derives the id, stores its wasm as the code entry, runs its constructor; returns the C… id.
-   */
-  deployContract(deployer: string, salt: string, def: ContractDefinition, args: xdr.ScVal[]): Promise<string>;
   /** Creates an authorized trustline of `account` for the classic asset `code:issuer` (maximum limit). */
   createTrustline(account: string, code: string, issuer: string): void;
-  /** Deploys the Stellar Asset Contract of the classic asset `code:issuer`; returns its C… id. */
-  deployStellarAsset(code: string, issuer: string): Promise<string>;
-  /** Invokes a contract with `source` as the source account (its authorization is granted). */
-  invoke(source: string, contractId: string, fn: string, args: xdr.ScVal[]): Promise<xdr.ScVal>;
+}
+
+export interface DeployContext {
+  readonly passphrase: string;
+  /** the sandbox's own Soroban RPC; ledgers close as soon as a transaction waits during the deployment */
+  readonly ledger: LedgerAccess;
 }
 
 export interface FriendbotContext<Info, Secrets> {
   readonly passphrase: string;
   readonly ledgerSequence: number;
-  readonly host: Host;
   readonly overlay: Overlay;
   readonly info: Info;
   readonly secrets: Secrets;
   /** Creates an authorized trustline (maximum limit) unless the account has one; true if it was created. */
   createTrustline(account: string, code: string, issuer: string): boolean;
-  /** A contract call signed by `signer` as a recorded transaction, applied to the overlay. */
-  signedCall(
-    signer: Keypair,
-    contractId: string,
-    fn: string,
-    args: xdr.ScVal[],
-    footprint: { readOnly: xdr.LedgerKey[]; readWrite: xdr.LedgerKey[] },
-  ): Promise<JobTransaction>;
+  /**
+   * A contract call sent by `signer` (its source account, which authorises it), simulated and applied on the
+   * real host like any transaction, in the ledger being closed.
+   */
+  invoke(signer: Keypair, contractId: string, fn: string, args: xdr.ScVal[]): Promise<JobTransaction>;
 }
 
 /** Friendbot extras beyond creating the account (`GET /friendbot?addr=G…&…`). */
@@ -65,9 +57,10 @@ export interface FriendbotExtension<Info, Secrets, Request = unknown> {
 }
 
 export interface NetworkDefinition<Info extends object = object, Secrets extends object = object> {
-  /** the network's contracts (the Stellar Asset Contract is built in) */
-  contracts: readonly ContractDefinition[];
-  genesis(ctx: GenesisContext): Promise<{ info: Info; secrets: Secrets }>;
+  /** The classic accounts of ledger 1; returns the secrets kept in the data directory. */
+  genesis(ctx: GenesisContext): Secrets;
+  /** Deploys the network's contracts through its own RPC; returns the public info. Safe to run again. */
+  deploy(ctx: DeployContext, secrets: Secrets): Promise<Info>;
   // the request type is private to the extension
   friendbot?: FriendbotExtension<Info, Secrets, any>;
 }

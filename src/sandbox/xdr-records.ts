@@ -2,7 +2,8 @@
 // (TransactionResult, TransactionMeta v4, LedgerHeader, LedgerCloseMeta) read them unchanged.
 import { Address, Asset, hash, nativeToScVal, xdr } from '@stellar/stellar-sdk';
 
-export const PROTOCOL_VERSION = 23;
+/** The ledger protocol: the Soroban host's (soroban-env-host 29), which the contracts' SDK targets too. */
+export const PROTOCOL_VERSION = 29;
 export const BASE_FEE = 100n;
 export const BASE_RESERVE = 5_000_000;
 
@@ -28,10 +29,31 @@ export function errorResult(code: TxErrorCode, feeCharged = 0n): xdr.Transaction
   });
 }
 
-export function invokeResult(feeCharged: bigint, returnValue: xdr.ScVal | undefined): xdr.TransactionResult {
+/** Why an invocation failed, as stellar-core's InvokeHostFunctionResult codes name it. */
+export type InvokeFailure = 'trapped' | 'resourceLimitExceeded' | 'entryArchived' | 'insufficientRefundableFee';
+
+const FAILURES: Record<InvokeFailure, () => xdr.InvokeHostFunctionResult> = {
+  trapped: () => xdr.InvokeHostFunctionResult.invokeHostFunctionTrapped(),
+  resourceLimitExceeded: () => xdr.InvokeHostFunctionResult.invokeHostFunctionResourceLimitExceeded(),
+  entryArchived: () => xdr.InvokeHostFunctionResult.invokeHostFunctionEntryArchived(),
+  insufficientRefundableFee: () => xdr.InvokeHostFunctionResult.invokeHostFunctionInsufficientRefundableFee(),
+};
+
+/**
+ * An InvokeHostFunction transaction's result: on success the hash of the return value and the contract
+ * events (InvokeHostFunctionSuccessPreImage), else the failure's code.
+ */
+export function invokeResult(
+  feeCharged: bigint,
+  returnValue: xdr.ScVal | undefined,
+  failure: InvokeFailure = 'trapped',
+  events: xdr.ContractEvent[] = [],
+): xdr.TransactionResult {
   const inner = returnValue
-    ? xdr.InvokeHostFunctionResult.invokeHostFunctionSuccess(hash(returnValue.toXdr()))
-    : xdr.InvokeHostFunctionResult.invokeHostFunctionTrapped();
+    ? xdr.InvokeHostFunctionResult.invokeHostFunctionSuccess(
+        hash(new xdr.InvokeHostFunctionSuccessPreImage({ returnValue, events }).toXdr()),
+      )
+    : FAILURES[failure]();
   const op = xdr.OperationResult.opInner(xdr.OperationResultTr.invokeHostFunction(inner));
   return new xdr.TransactionResult({
     feeCharged,
@@ -160,23 +182,38 @@ export function classicMeta(
   );
 }
 
+/** The resource fee a Soroban transaction was charged, by part (SorobanTransactionMetaExtV1). */
+export interface ChargedResourceFee {
+  nonRefundable: bigint;
+  refundable: bigint;
+  rent: bigint;
+}
+
 export function transactionMeta(
   events: xdr.ContractEvent[],
   returnValue: xdr.ScVal | undefined,
   diagnostic: xdr.DiagnosticEvent[],
   changes: xdr.LedgerEntryChange[] = [],
   transactionEvents: xdr.TransactionEvent[] = [],
+  fee?: ChargedResourceFee,
 ): xdr.TransactionMeta {
+  const ext = fee
+    ? xdr.SorobanTransactionMetaExt.v1(
+        new xdr.SorobanTransactionMetaExtV1({
+          ext: xdr.ExtensionPoint.v0(),
+          totalNonRefundableResourceFeeCharged: xdr.Int64.fromString(fee.nonRefundable.toString()),
+          totalRefundableResourceFeeCharged: xdr.Int64.fromString(fee.refundable.toString()),
+          rentFeeCharged: xdr.Int64.fromString(fee.rent.toString()),
+        }),
+      )
+    : xdr.SorobanTransactionMetaExt.v0();
   return xdr.TransactionMeta.v4(
     new xdr.TransactionMetaV4({
       ext: xdr.ExtensionPoint.v0(),
       txChangesBefore: [],
       operations: [new xdr.OperationMetaV2({ ext: xdr.ExtensionPoint.v0(), changes, events })],
       txChangesAfter: [],
-      sorobanMeta: new xdr.SorobanTransactionMetaV2({
-        ext: xdr.SorobanTransactionMetaExt.v0(),
-        returnValue: returnValue ?? null,
-      }),
+      sorobanMeta: new xdr.SorobanTransactionMetaV2({ ext, returnValue: returnValue ?? null }),
       events: transactionEvents,
       diagnosticEvents: diagnostic,
     }),

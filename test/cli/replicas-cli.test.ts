@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import pg from 'pg';
-import { startPoolSandbox } from '../../contracts/network.ts';
+import { startPoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { EncryptedStore } from '../../src/proxy/store/encrypted-store.ts';
 import { replicaEnvs } from '../../src/cli/commands/replicas.ts';
 import { checkDatabaseStore } from '../../src/cli/commands/store-database.ts';

@@ -6,7 +6,7 @@
 // not retried.
 import test from 'ava';
 import { Address, nativeToScVal } from '@stellar/stellar-sdk';
-import type { PoolSandbox } from '../../contracts/network.ts';
+import type { PoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { ChainClient, LedgerRejected } from '../../src/proxy/services/chain-client.ts';
 import { newAccount, startSandbox } from '../x402/helpers.ts';
 

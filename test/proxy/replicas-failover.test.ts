@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import pg from 'pg';
-import type { PoolSandbox } from '../../contracts/network.ts';
+import type { PoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import type { LocalX402Thread } from '../../src/cli/threads/x402-thread.ts';
 import type { ProverDaemon } from '../../src/prover/daemon/server.ts';
 import type { CliRun } from '../helpers/cli.ts';

@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { type ProverDaemon, startProverDaemon } from '../../src/prover/daemon/server.ts';
-import { type PoolSandbox, startPoolSandbox } from '../../contracts/network.ts';
+import { type PoolSandbox, startPoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { EncryptedStore } from '../../src/proxy/store/encrypted-store.ts';
 import { StoreLockedError } from '../../src/storage/open-level.ts';
 import { getJson, postJson } from './helpers/http.ts';

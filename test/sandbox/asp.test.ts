@@ -4,7 +4,7 @@
 import test from 'ava';
 import { Account, Keypair, nativeToScVal, rpc, scValToNative, xdr } from '@stellar/stellar-sdk';
 import { compress, FIELD_MODULUS, MerkleTree, SparseMerkleTree } from '../../src/crypto/index.ts';
-import type { PoolSandbox as Sandbox } from '../../contracts/network.ts';
+import type { PoolSandbox as Sandbox } from '../../src/deploy/sandbox-network.ts';
 import { fund, invokeTx, startSandbox, submit } from './helpers.ts';
 
 let sandbox: Sandbox;

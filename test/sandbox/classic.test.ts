@@ -14,7 +14,7 @@ import {
   xdr,
 } from '@stellar/stellar-sdk';
 import test from 'ava';
-import type { PoolSandbox } from '../../contracts/network.ts';
+import type { PoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { contractErrorOf } from '../../src/ledger/contract-errors.ts';
 import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
 import { address, fund, i128, invokeTx, startSandbox, submit, tokenBalance } from './helpers.ts';

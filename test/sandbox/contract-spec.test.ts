@@ -4,7 +4,7 @@
 // match the published interface are refused as the host refuses them.
 import { Account, contract, Keypair, rpc, xdr } from '@stellar/stellar-sdk';
 import test from 'ava';
-import type { PoolSandbox } from '../../contracts/network.ts';
+import type { PoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { contractErrorOf } from '../../src/ledger/contract-errors.ts';
 import {
   ASP_MEMBERSHIP_INTERFACE,

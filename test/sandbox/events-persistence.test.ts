@@ -4,7 +4,7 @@
 
 import { Keypair, nativeToScVal, rpc, scValToNative } from '@stellar/stellar-sdk';
 import test from 'ava';
-import { startPoolSandbox } from '../../contracts/network.ts';
+import { startPoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { closeFailedLogLine } from '../../src/sandbox/ledger-log.ts';
 import {
   address,

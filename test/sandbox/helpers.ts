@@ -15,7 +15,8 @@ import {
   TransactionBuilder,
   type xdr,
 } from '@stellar/stellar-sdk';
-import { DEFAULT_VKEY_PATH, type PoolSandbox, startPoolSandbox } from '../../contracts/network.ts';
+import { type PoolSandbox, startPoolSandbox } from '../../src/deploy/sandbox-network.ts';
+import { DEFAULT_VKEY_PATH, type VerificationKeyInput } from '../../src/deploy/verification-key.ts';
 import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
 
 /** The verification key `npm run build` produces for policy_tx_2_2 (genesis deploys the verifier with it). */
@@ -31,7 +32,7 @@ export function tempDir(): { dir: string; remove: () => void } {
 }
 
 export async function startSandbox(
-  opts: { dataDir?: string; ledgerMs?: number; vkey?: string | Record<string, unknown>; port?: number } = {},
+  opts: { dataDir?: string; ledgerMs?: number; vkey?: VerificationKeyInput; port?: number } = {},
 ) {
   const sandbox = await startPoolSandbox({
     port: opts.port ?? 0,

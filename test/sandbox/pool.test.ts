@@ -52,7 +52,7 @@ import {
   VerifierError,
 } from '../../src/ledger/pool-interface.ts';
 import { loadProver, type Prover, releaseVerifier } from '../../src/prover/index.ts';
-import type { PoolSandbox as Sandbox } from '../../contracts/network.ts';
+import type { PoolSandbox as Sandbox } from '../../src/deploy/sandbox-network.ts';
 import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
 import { FEE_SCHEDULE } from '../../src/sandbox/fees.ts';
 import { address, fund, invokeTx, startSandbox, submit, tokenBalance } from './helpers.ts';

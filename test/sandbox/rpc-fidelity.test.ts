@@ -13,7 +13,7 @@ import {
 } from '@stellar/stellar-sdk';
 import test from 'ava';
 import { declaredResources, resourcesFee } from '../../src/sandbox/fees.ts';
-import type { PoolSandbox } from '../../contracts/network.ts';
+import type { PoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
 import { address, fund, i128, invokeTx, startSandbox, submit } from './helpers.ts';
 

@@ -3,7 +3,7 @@
 
 import { Address, Asset, Keypair, rpc, StrKey } from '@stellar/stellar-sdk';
 import test from 'ava';
-import type { PoolSandbox as Sandbox } from '../../contracts/network.ts';
+import type { PoolSandbox as Sandbox } from '../../src/deploy/sandbox-network.ts';
 import { fund, startSandbox } from './helpers.ts';
 
 let sandbox: Sandbox;
@@ -204,7 +204,8 @@ test('getTransaction of an unknown hash is NOT_FOUND', async (t) => {
 
 test('genesis refuses a verification key that is not a BN254 Groth16 key of the right shape', async (t) => {
   const { readFileSync } = await import('node:fs');
-  const { startPoolSandbox, DEFAULT_VKEY_PATH } = await import('../../contracts/network.ts');
+  const { startPoolSandbox } = await import('../../src/deploy/sandbox-network.ts');
+  const { DEFAULT_VKEY_PATH } = await import('../../src/deploy/verification-key.ts');
   const good = JSON.parse(readFileSync(DEFAULT_VKEY_PATH, 'utf8'));
   await t.throwsAsync(startPoolSandbox({ port: 0, vkey: { ...good, protocol: 'plonk' } }), {
     message: /Groth16/,

@@ -16,7 +16,7 @@ import {
   xdr,
 } from '@stellar/stellar-sdk';
 import test from 'ava';
-import type { PoolSandbox } from '../../contracts/network.ts';
+import type { PoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { PUBLIC_PASSPHRASE, STANDALONE_PASSPHRASE, TESTNET_PASSPHRASE } from '../../src/ledger/networks.ts';
 import { address, fund, i128, invokeTx, startSandbox, submit } from './helpers.ts';
 

@@ -4,7 +4,7 @@
 // source only signs), including refused fee bumps.
 import test from 'ava';
 import { Account, Keypair, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
-import type { PoolSandbox as Sandbox } from '../../contracts/network.ts';
+import type { PoolSandbox as Sandbox } from '../../src/deploy/sandbox-network.ts';
 import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
 import { BAN_LEDGERS } from '../../src/sandbox/chain.ts';
 import { address, i128, invokeTx, startSandbox, tokenBalance } from './helpers.ts';

@@ -15,7 +15,7 @@ import {
   xdr,
 } from '@stellar/stellar-sdk';
 import test from 'ava';
-import type { PoolSandbox as Sandbox } from '../../contracts/network.ts';
+import type { PoolSandbox as Sandbox } from '../../src/deploy/sandbox-network.ts';
 import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
 import { address, fund, i128, invokeTx, startSandbox, submit, tokenBalance, txWithAuth } from './helpers.ts';
 

@@ -15,7 +15,7 @@ import {
   xdr,
 } from '@stellar/stellar-sdk';
 import test, { type ExecutionContext } from 'ava';
-import type { PoolSandbox } from '../../contracts/network.ts';
+import type { PoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
 import { jsonToXdr, type XdrJsonType } from '../../src/sandbox/xdr-json.ts';
 import { address, fund, i128, invokeTx, startSandbox, submit } from './helpers.ts';

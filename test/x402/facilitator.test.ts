@@ -6,7 +6,7 @@ import { Keypair, TransactionBuilder, type rpc } from '@stellar/stellar-sdk';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import test from 'ava';
 import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
-import type { PoolSandbox } from '../../contracts/network.ts';
+import type { PoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { startDemoService, type DemoServiceHandle } from '../../src/x402/demo-service.ts';
 import {
   ensureChannelAccounts,

@@ -17,7 +17,7 @@ import {
 } from '@stellar/stellar-sdk';
 import { type RoutesConfig, x402HTTPResourceServer, type x402ResourceServer } from '@x402/core/server';
 import type { PaymentPayload } from '@x402/core/types';
-import { type PoolSandbox, startPoolSandbox } from '../../contracts/network.ts';
+import { type PoolSandbox, startPoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { paidRequestListener, type PaidHandler } from '../../src/x402/paid-http.ts';
 import {
   isX402Error,

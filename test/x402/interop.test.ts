@@ -12,7 +12,7 @@ import { ExactStellarScheme as OfficialFacilitatorScheme } from '@x402/stellar/e
 import { ExactStellarScheme as OfficialServerScheme } from '@x402/stellar/exact/server';
 import test from 'ava';
 import { TESTNET_PASSPHRASE } from '../../src/ledger/networks.ts';
-import type { PoolSandbox } from '../../contracts/network.ts';
+import type { PoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import {
   ExactStellarClient,
   confirmTransfer,

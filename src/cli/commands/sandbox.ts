@@ -48,7 +48,7 @@ async function runSandbox(opts: SandboxOptions): Promise<void> {
   // The engine and the contracts load only once the flags are known to be good.
   const [{ startPoolSandbox }, { closeFailedLogLine, ledgerLogLines }, { sandboxCertificate }] =
     await Promise.all([
-      import('../../../contracts/network.ts'),
+      import('../../deploy/sandbox-network.ts'),
       import('../../sandbox/ledger-log.ts'),
       import('../../sandbox/tls.ts'),
     ]);

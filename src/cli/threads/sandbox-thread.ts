@@ -5,8 +5,8 @@ import {
   type PoolNetworkInfo,
   type PoolNetworkSecrets,
   startPoolSandbox,
-  type VerificationKeyInput,
-} from '../../../contracts/network.ts';
+} from '../../deploy/sandbox-network.ts';
+import type { VerificationKeyInput } from '../../deploy/verification-key.ts';
 import type { NetworkInfo } from '../../sandbox/index.ts';
 import { closeFailedLogLine, ledgerLogLines } from '../../sandbox/ledger-log.ts';
 import { sandboxCertificate } from '../../sandbox/tls.ts';

@@ -4,7 +4,7 @@
 // proxy host, so the tests kill only the proxy.
 import { randomBytes } from 'node:crypto';
 import { Account, Address, Contract, rpc, scValToNative, TransactionBuilder } from '@stellar/stellar-sdk';
-import { type PoolSandbox, startPoolSandbox } from '../../../contracts/network.ts';
+import { type PoolSandbox, startPoolSandbox } from '../../../src/deploy/sandbox-network.ts';
 import { type LocalX402Thread, startLocalX402Thread } from '../../../src/cli/threads/x402-thread.ts';
 import { STANDALONE_PASSPHRASE } from '../../../src/ledger/networks.ts';
 import { type ProverDaemon, startProverDaemon } from '../../../src/prover/daemon/server.ts';

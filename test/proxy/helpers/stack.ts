@@ -19,7 +19,7 @@ import { type Env, loadConfig, type ProxyConfig } from '../../../src/proxy/confi
 import { type ProxyHandle, startProxy } from '../../../src/proxy/server.ts';
 import type { Clock } from '../../../src/proxy/util/clock.ts';
 import { jsonLogger } from '../../../src/proxy/util/logger.ts';
-import { type PoolSandbox, startPoolSandbox } from '../../../contracts/network.ts';
+import { type PoolSandbox, startPoolSandbox } from '../../../src/deploy/sandbox-network.ts';
 import { STANDALONE_PASSPHRASE } from '../../../src/ledger/networks.ts';
 import { getJson, postJson } from './http.ts';
 

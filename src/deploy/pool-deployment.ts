@@ -1,0 +1,171 @@
+// Deploys the pool's contracts on any Stellar network through its Soroban RPC: uploads the four WebAssembly
+// modules, creates the USDC Stellar Asset Contract if asked to, creates and initialises the verifier (with the
+// circuit's verification key), the ASP membership and non-membership contracts and the pool, and registers the
+// pool wallet as the payout wallet. Contract ids derive from the admin and a salt, so every step first looks
+// whether its result is already on the ledger: a deployment that stopped half-way is finished by running it
+// again. The sandbox's genesis runs this same code against its own RPC.
+import { Address, Asset, hash, type Keypair, nativeToScVal, Operation, StrKey, xdr } from '@stellar/stellar-sdk';
+import { type ContractName, type ContractWasm, CONTRACT_NAMES } from './contract-wasm.ts';
+import { type LedgerAccess, sendOperation } from './transactions.ts';
+import { type SnarkjsVerificationKey, verificationKeyToScVal } from './verification-key.ts';
+
+/** The pool's parameters (the sandbox's defaults are the circuit's: depth 20 trees, policy AB). */
+export interface PoolParameters {
+  /** depth of the pool's commitment tree (the circuit's: 20) */
+  poolLevels: number;
+  /** depth of the ASP membership tree (the circuit's: 20) */
+  aspLevels: number;
+  /** largest single deposit, in stroops */
+  maxDeposit: bigint;
+  /** 1 = allowlist, 2 = blocklist, 3 = both (the circuit proves both) */
+  policyFlags: number;
+}
+
+export const DEFAULT_POOL_PARAMETERS: PoolParameters = {
+  poolLevels: 20,
+  aspLevels: 20,
+  maxDeposit: 1_000_000n * 10_000_000n,
+  policyFlags: 3,
+};
+
+export interface PoolDeploymentOptions {
+  ledger: LedgerAccess;
+  /** uploads and creates everything, and administers the pool and the ASP contracts */
+  admin: Keypair;
+  /** the pool's payout wallet (the proxy's pool wallet: it pays x402 services) */
+  poolWallet: string;
+  /** an existing token contract (USDC's on testnet), or a classic asset whose Stellar Asset Contract to create */
+  token: { contractId: string } | { code: string; issuer: string };
+  verificationKey: SnarkjsVerificationKey;
+  wasms: Record<ContractName, ContractWasm>;
+  parameters?: PoolParameters;
+  /** names the deployment: the same admin and salt give the same contract ids (default `privacy-pool`) */
+  salt?: string;
+  log?: (line: string) => void;
+}
+
+export interface PoolDeployment {
+  contracts: {
+    token: string;
+    pool: string;
+    verifier: string;
+    asp_membership: string;
+    asp_non_membership: string;
+  };
+  /** hex SHA-256 of each uploaded module */
+  wasmHashes: Record<ContractName, string>;
+}
+
+/** The id stellar-core gives a contract created by `deployer` with `salt` (HashIdPreimage CONTRACT_ID). */
+export function contractIdFor(networkPassphrase: string, deployer: string, salt: Uint8Array): string {
+  const preimage = xdr.HashIdPreimage.envelopeTypeContractId(
+    new xdr.HashIdPreimageContractId({
+      networkId: hash(Buffer.from(networkPassphrase)),
+      contractIdPreimage: xdr.ContractIdPreimage.contractIdPreimageFromAddress(
+        new xdr.ContractIdPreimageFromAddress({ address: new Address(deployer).toScAddress(), salt }),
+      ),
+    }),
+  );
+  return StrKey.encodeContract(Buffer.from(hash(preimage.toXdr())));
+}
+
+const codeKey = (wasmHash: Buffer) =>
+  xdr.LedgerKey.contractCode(new xdr.LedgerKeyContractCode({ hash: wasmHash }));
+const instanceKey = (contractId: string) =>
+  xdr.LedgerKey.contractData(
+    new xdr.LedgerKeyContractData({
+      contract: new Address(contractId).toScAddress(),
+      key: xdr.ScVal.scvLedgerKeyContractInstance(),
+      durability: xdr.ContractDataDurability.persistent,
+    }),
+  );
+
+const addr = (id: string) => new Address(id).toScVal();
+const u32 = (n: number) => xdr.ScVal.scvU32(n);
+const u256 = (n: bigint) => nativeToScVal(n, { type: 'u256' });
+
+export async function deployPool(opts: PoolDeploymentOptions): Promise<PoolDeployment> {
+  const { ledger, admin } = opts;
+  const params = opts.parameters ?? DEFAULT_POOL_PARAMETERS;
+  const log = opts.log ?? (() => {});
+  const deployer = admin.publicKey();
+  const salt = opts.salt ?? 'privacy-pool';
+  const exists = async (key: xdr.LedgerKey) =>
+    (await ledger.server.getLedgerEntries(key)).entries.length > 0;
+
+  for (const name of CONTRACT_NAMES) {
+    const { wasm, hash: wasmHash } = opts.wasms[name];
+    if (await exists(codeKey(wasmHash))) {
+      log(`${name}: module ${wasmHash.toString('hex')} already uploaded`);
+      continue;
+    }
+    await sendOperation(ledger, `upload ${name}`, admin, Operation.uploadContractWasm({ wasm }));
+    log(`${name}: uploaded module ${wasmHash.toString('hex')} (${wasm.length} bytes)`);
+  }
+
+  let token: string;
+  if ('contractId' in opts.token) {
+    token = opts.token.contractId;
+    if (!(await exists(instanceKey(token)))) throw new Error(`token contract ${token} does not exist`);
+  } else {
+    const asset = new Asset(opts.token.code, opts.token.issuer);
+    token = asset.contractId(ledger.networkPassphrase);
+    if (!(await exists(instanceKey(token)))) {
+      await sendOperation(ledger, 'create the token', admin, Operation.createStellarAssetContract({ asset }));
+      log(`token: created the Stellar Asset Contract of ${asset.toString()}: ${token}`);
+    }
+  }
+
+  const create = async (name: ContractName, args: xdr.ScVal[]): Promise<string> => {
+    const contractSalt = hash(Buffer.from(`${salt}/${name}`));
+    const id = contractIdFor(ledger.networkPassphrase, deployer, contractSalt);
+    if (await exists(instanceKey(id))) {
+      log(`${name}: ${id} already exists`);
+      return id;
+    }
+    await sendOperation(
+      ledger,
+      `create ${name}`,
+      admin,
+      Operation.createCustomContract({
+        address: new Address(deployer),
+        wasmHash: opts.wasms[name].hash,
+        salt: contractSalt,
+        constructorArgs: args,
+      }),
+    );
+    log(`${name}: created ${id}`);
+    return id;
+  };
+
+  const verifier = await create('verifier', [verificationKeyToScVal(opts.verificationKey)]);
+  const membership = await create('asp_membership', [addr(deployer), u32(params.aspLevels)]);
+  const nonMembership = await create('asp_non_membership', [addr(deployer)]);
+  const pool = await create('pool', [
+    addr(deployer),
+    addr(token),
+    addr(verifier),
+    addr(membership),
+    addr(nonMembership),
+    u256(params.maxDeposit),
+    u32(params.poolLevels),
+    u32(params.policyFlags),
+  ]);
+  await sendOperation(
+    ledger,
+    'set the payout wallet',
+    admin,
+    Operation.invokeContractFunction({
+      contract: pool,
+      function: 'set_payout_wallet',
+      args: [addr(opts.poolWallet)],
+    }),
+  );
+  log(`pool: payout wallet ${opts.poolWallet}`);
+  return {
+    contracts: { token, pool, verifier, asp_membership: membership, asp_non_membership: nonMembership },
+    wasmHashes: Object.fromEntries(
+      CONTRACT_NAMES.map((n) => [n, opts.wasms[n].hash.toString('hex')]),
+    ) as Record<ContractName, string>,
+  };
+}
