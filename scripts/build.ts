@@ -1,6 +1,8 @@
 // `npm run build`: compiles every circuit under circuits/ whose sources changed, then makes development
-// proving keys for circuits that have none (or whose r1cs is newer), and bundles the wallet page (web/ →
-// build/web/). The native addon is built by npm install.
+// proving keys for circuits that have none (or whose r1cs is newer), compiles the pool's Soroban contracts
+// (contracts/, Rust → build/contracts/*.wasm) and the Soroban host addon the sandbox runs them on
+// (soroban-host/ → build/soroban-host/), each only when its sources changed, and bundles the wallet page
+// (web/ → build/web/). The native prover addon is built by npm install.
 
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -8,6 +10,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { circuitArtifacts, DEFAULT_CIRCUITS_DIR } from '../src/circuit/policy-circuit.ts';
+import { buildContracts } from './build-contracts.ts';
+import { buildSorobanHost } from './build-soroban-host.ts';
 import { buildWeb } from './build-web.ts';
 import { POSEIDON2_CONSTANTS_PATH, poseidon2ConstantsCircom } from './gen-poseidon2-circom.ts';
 
@@ -96,6 +100,13 @@ const mains = readdirSync(circuitsSrc)
   .map((f) => f.slice(0, -'.circom'.length));
 for (const id of mains) compileCircuit(id, hash);
 for (const id of mains) await ensureKeys(id);
+try {
+  buildContracts();
+  buildSorobanHost();
+} catch (e) {
+  console.error((e as Error).message);
+  process.exit(1);
+}
 await buildWeb();
 console.log('build: wallet page → build/web/');
 // snarkjs (used to export verification keys) leaves worker threads running; the build is done, so leave.

@@ -1,11 +1,19 @@
 // `npm run lint:generated`: the committed generated files equal what their generators print now, so a
 // generator changed without regenerating (or a generated file edited by hand) fails the lint.
 //  * native/src/mont_mul_adx.inc from native/tools/gen_mont_asm.py (the ADX Montgomery multiply);
-//  * circuits/lib/poseidon2_constants.circom from scripts/gen-poseidon2-circom.ts (also a test).
+//  * circuits/lib/poseidon2_constants.circom from scripts/gen-poseidon2-circom.ts (also a test);
+//  * contracts/common/src/constants.rs and test_vectors.rs from scripts/gen-contract-constants.ts (the Rust
+//    contracts' Poseidon2 parameters, moduli and zero hashes, and their tests' known answers).
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  CONTRACT_CONSTANTS_PATH,
+  CONTRACT_TEST_VECTORS_PATH,
+  contractConstantsRust,
+  contractTestVectorsRust,
+} from './gen-contract-constants.ts';
 import { POSEIDON2_CONSTANTS_PATH, poseidon2ConstantsCircom } from './gen-poseidon2-circom.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -21,6 +29,16 @@ const checks: { file: string; generator: string; generate: () => string }[] = [
     file: POSEIDON2_CONSTANTS_PATH,
     generator: 'npx tsx scripts/gen-poseidon2-circom.ts',
     generate: poseidon2ConstantsCircom,
+  },
+  {
+    file: CONTRACT_CONSTANTS_PATH,
+    generator: 'npx tsx scripts/gen-contract-constants.ts',
+    generate: contractConstantsRust,
+  },
+  {
+    file: CONTRACT_TEST_VECTORS_PATH,
+    generator: 'npx tsx scripts/gen-contract-constants.ts',
+    generate: contractTestVectorsRust,
   },
 ];
 

@@ -17,6 +17,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   facilitator: async () => (await import('./commands/facilitator.ts')).registerFacilitator,
   store: async () => (await import('./commands/store.ts')).registerStore,
   serve: async () => (await import('./commands/serve.ts')).registerServe,
+  contracts: async () => (await import('./commands/contracts.ts')).registerContracts,
 };
 
 const program = new Command('pool-proxy')

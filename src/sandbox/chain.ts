@@ -208,17 +208,17 @@ export class Chain {
   /** The non-refundable resource fee of a Soroban transaction's declared resources, by the host's fee model. */
   readonly #fees = (data: xdr.SorobanTransactionData, sizeBytes: number): bigint =>
     this.host.transactionResourceFee({
-      resources: Buffer.from(data.resources.toXdr()),
+      sorobanData: Buffer.from(data.toXdr()),
       transactionSizeBytes: sizeBytes,
-      eventsSizeBytes: 0,
     }).nonRefundable;
 
   /** Preflight against the next ledger (see simulation.ts). */
-  simulate(envelopeXdr: unknown, authMode: unknown): SimulationResult {
+  simulate(envelopeXdr: unknown, authMode: unknown, useUpgradedAuth: unknown): SimulationResult {
     return simulate(
       { state: this.state, host: this.host, passphrase: this.passphrase, latestSequence: this.latest.sequence, timestamp: this.#now() },
       envelopeXdr,
       authMode,
+      useUpgradedAuth,
     );
   }
 

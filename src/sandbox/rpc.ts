@@ -299,7 +299,7 @@ export function createRpc(chain: Chain, friendbotUrl: () => string) {
     },
     simulateTransaction: async (params, format) => {
       const p = objectParams(params, ['transaction']);
-      const result = chain.simulate(p.transaction, p.authMode);
+      const result = chain.simulate(p.transaction, p.authMode, p.useUpgradedAuth);
       return {
         ...(format === 'json' ? simulationJson(result) : result),
         latestLedger: chain.latest.sequence,

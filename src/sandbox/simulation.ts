@@ -69,11 +69,13 @@ function run(
   tx: Transaction,
   authMode: AuthMode,
   ledger: { sequence: number; timestamp: bigint },
+  useUpgradedAuth = false,
 ): SimulateResult {
   return host.simulateInvoke({
     operation: invokeOperationXdr(tx),
     sourceAccount: sourceAccountXdr(tx),
     authMode,
+    useUpgradedAuth,
     ledger,
     getEntry: (key) => {
       const id = b64(key);
@@ -83,8 +85,16 @@ function run(
   });
 }
 
-/** Preflight, as Soroban RPC's simulateTransaction, against the next ledger. Never changes state. */
-export function simulate(ctx: SimulationContext, envelopeXdr: unknown, authMode: unknown): SimulationResult {
+/**
+ * Preflight, as Soroban RPC's simulateTransaction, against the next ledger. Never changes state.
+ * `useUpgradedAuth`: record address credentials v2 (CAP-71) instead of v1.
+ */
+export function simulate(
+  ctx: SimulationContext,
+  envelopeXdr: unknown,
+  authMode: unknown,
+  useUpgradedAuth: unknown,
+): SimulationResult {
   // a fee bump simulates as its inner transaction
   const { tx } = decodeEnvelope(envelopeXdr, ctx.passphrase);
   const mode = checkRequest(tx, authMode) ?? defaultMode(tx);
@@ -100,6 +110,7 @@ export function simulate(ctx: SimulationContext, envelopeXdr: unknown, authMode:
     tx,
     mode,
     { sequence: ctx.latestSequence + 1, timestamp: BigInt(ctx.timestamp) },
+    useUpgradedAuth === true,
   );
   const events = result.diagnosticEvents.map(b64);
   if (!result.ok) return { error: result.error, events };
