@@ -435,6 +435,19 @@ export interface BuildOptions {
   force?: boolean;
 }
 
+/**
+ * `cargo build --release` of `packages` of the contracts' workspace for wasm32v1-none (unshaken modules);
+ * returns the folder the modules are in. Packages built together share the workspace's compiled crates.
+ */
+export function cargoBuildWasm(packages: string[], tc: Toolchain = ensureToolchain()): string {
+  const jobs = String(Math.min(availableParallelism(), Number(process.env.CARGO_BUILD_JOBS) || 2));
+  const args = ['build', '--release', '--locked', '--target', TARGET, '-j', jobs, ...tc.args];
+  for (const p of packages) args.push('-p', p);
+  console.log(`build-contracts: cargo ${args.join(' ')} (a few minutes the first time)…`);
+  execFileSync(tc.cargo, args, { cwd: CONTRACTS_DIR, stdio: 'inherit', env: { ...process.env, ...tc.env } });
+  return join(CONTRACTS_DIR, 'target', TARGET, 'release');
+}
+
 /** Builds (when needed) and checks build/contracts/<name>.wasm for the four contracts; returns their paths. */
 export function buildContracts(options: BuildOptions = {}): Record<string, string> {
   const tc = ensureToolchain();
@@ -450,19 +463,14 @@ export function buildContracts(options: BuildOptions = {}): Record<string, strin
   if (fresh) {
     console.log('build-contracts: contracts are up to date');
   } else {
-    const jobs = String(Math.min(availableParallelism(), Number(process.env.CARGO_BUILD_JOBS) || 2));
-    const args = ['build', '--release', '--locked', '--target', TARGET, '-j', jobs, ...tc.args];
-    for (const c of CONTRACTS) args.push('-p', c.pkg);
-    console.log(`build-contracts: cargo ${args.join(' ')} (a few minutes the first time)…`);
     const started = Date.now();
-    execFileSync(tc.cargo, args, {
-      cwd: CONTRACTS_DIR,
-      stdio: 'inherit',
-      env: { ...process.env, ...tc.env },
-    });
+    const release = cargoBuildWasm(
+      CONTRACTS.map((c) => c.pkg),
+      tc,
+    );
     mkdirSync(CONTRACTS_OUT_DIR, { recursive: true });
     for (const c of CONTRACTS) {
-      const built = join(CONTRACTS_DIR, 'target', TARGET, 'release', `${c.name}.wasm`);
+      const built = join(release, `${c.name}.wasm`);
       const shaken = shakeSpec(readFileSync(built));
       writeFileSync(outputs[c.name] as string, shaken.wasm);
       console.log(
