@@ -37,6 +37,8 @@ export function pinPoolFootprint(
     );
   const readWrite = [...resources.footprint.readWrite];
   const present = new Set(readWrite.map((k) => k.toXdr('base64')));
+  // a key the simulation only read moves to the read-write list: a footprint names each key once
+  const pinnedIds = new Set<string>();
   // the root slot the simulation wrote: the next ones are where later deposits push this one's root
   const rootSlot = readWrite
     .map((k) => (k.type === 'contractData' ? (k.value as xdr.LedgerKeyContractData).key : undefined))
@@ -48,6 +50,7 @@ export function pinPoolFootprint(
     const id = key.toXdr('base64');
     if (!present.has(id)) {
       present.add(id);
+      pinnedIds.add(id);
       extra.push(key);
     }
   };
@@ -61,7 +64,7 @@ export function pinPoolFootprint(
     ext: data.ext,
     resources: new xdr.SorobanResources({
       footprint: new xdr.LedgerFootprint({
-        readOnly: resources.footprint.readOnly,
+        readOnly: resources.footprint.readOnly.filter((k) => !pinnedIds.has(k.toXdr('base64'))),
         readWrite: [...readWrite, ...extra],
       }),
       instructions: resources.instructions,
