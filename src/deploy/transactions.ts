@@ -1,7 +1,7 @@
 // One operation as a transaction through any Soroban RPC, as a deployment sends it: simulated and assembled
 // (rpc.Server.prepareTransaction), signed, sent, and followed until the ledger has decided it. Each refusal
 // names the step and what the ledger said.
-import { type Keypair, rpc, TransactionBuilder, type xdr } from '@stellar/stellar-sdk';
+import { BASE_FEE, type Keypair, rpc, TransactionBuilder, type xdr } from '@stellar/stellar-sdk';
 
 /** A Soroban RPC and how to wait for it. */
 export interface LedgerAccess {
@@ -11,6 +11,8 @@ export interface LedgerAccess {
   pollMs?: number;
   /** how long a sent transaction may stay undecided (default 120 s) */
   timeoutMs?: number;
+  /** the inclusion fee bid, in stroops (default the base fee, 100; raise it when the network surges) */
+  inclusionFee?: number;
 }
 
 /** A deployment step the ledger refused or did not decide. */
@@ -24,7 +26,6 @@ export class DeployStepError extends Error {
   }
 }
 
-const INCLUSION_FEE = '10000';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The result code of a failed transaction's result (and of its operation's), for messages. */
@@ -52,7 +53,8 @@ export async function sendOperation(
   const deadline = Date.now() + (access.timeoutMs ?? 120_000);
   for (;;) {
     const account = await server.getAccount(signer.publicKey());
-    const built = new TransactionBuilder(account, { fee: INCLUSION_FEE, networkPassphrase })
+    const fee = String(access.inclusionFee ?? BASE_FEE);
+    const built = new TransactionBuilder(account, { fee, networkPassphrase })
       .addOperation(operation)
       .setTimeout(300)
       .build();

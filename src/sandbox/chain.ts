@@ -377,8 +377,9 @@ export class Chain {
     const account = readAccount(overlay, source);
     if (!account) throw new Error(`the account ${source} is missing`);
     const build = (data?: xdr.SorobanTransactionData, auth: xdr.SorobanAuthorizationEntry[] = []) => {
+      // the inclusion fee: the builder adds the Soroban data's resource fee to it
       const builder = new TransactionBuilder(new Account(source, account.seqNum.toString()), {
-        fee: (BASE_FEE + (data ? BigInt(data.resourceFee as unknown as bigint) : 0n)).toString(),
+        fee: BASE_FEE.toString(),
         networkPassphrase: this.passphrase,
       })
         .addOperation(Operation.invokeContractFunction({ contract: contractId, function: fn, args, auth }))
@@ -533,7 +534,17 @@ export class Chain {
     }
     const feeEvents = [
       feeEvent(this.passphrase, charge.payer, charge.declared),
-      ...(refund > 0n ? [feeEvent(this.passphrase, charge.payer, -refund)] : []),
+      // the unused refundable fee, as stellar-core refunds it once every transaction of the ledger is applied
+      ...(refund > 0n
+        ? [
+            feeEvent(
+              this.passphrase,
+              charge.payer,
+              -refund,
+              xdr.TransactionEventStage.transactionEventStageAfterAllTxs,
+            ),
+          ]
+        : []),
     ];
     const feeMeta = {
       nonRefundable: result.fee.nonRefundable,
@@ -541,6 +552,7 @@ export class Chain {
       rent: success ? result.fee.rent : 0n,
     };
     if (!success) {
+      console.error("DEBUG tx failed", result.outcome, result.error?.slice(0, 3000));
       const record: TxRecord = {
         ...base,
         status: 'FAILED',

@@ -139,9 +139,14 @@ function nativeContract(passphrase: string): xdr.ContractId {
  * The fee event of a transaction (CAP-67): the native asset's contract reports `fee` charged to the fee
  * source before any transaction of the ledger is applied (`topics [fee, payer]`, data i128 stroops).
  */
-export function feeEvent(passphrase: string, payer: string, fee: bigint): xdr.TransactionEvent {
+export function feeEvent(
+  passphrase: string,
+  payer: string,
+  fee: bigint,
+  stage = xdr.TransactionEventStage.transactionEventStageBeforeAllTxs,
+): xdr.TransactionEvent {
   return new xdr.TransactionEvent({
-    stage: xdr.TransactionEventStage.transactionEventStageBeforeAllTxs,
+    stage,
     event: new xdr.ContractEvent({
       ext: xdr.ExtensionPoint.v0(),
       contractId: nativeContract(passphrase),

@@ -1,10 +1,12 @@
-// Contract specs on the sandbox, through the SDK's own tools: each pool-network contract's code entry is a
-// wasm module whose contractspecv0 section the SDK parses, `contract.Client.from` builds typed clients
-// for pool, verifier and both ASP contracts (read calls and signed write calls), and calls that do not
-// match the published interface are refused as the host refuses them.
+// Contract specs on the sandbox, through the SDK's own tools: each pool-network contract's code entry is the
+// module `npm run build` compiled (byte for byte), exporting its functions, whose contractspecv0 section the
+// SDK parses; `contract.Client.from` builds typed clients for pool, verifier and both ASP contracts (read
+// calls and signed write calls), and calls that do not match the published interface are refused as the
+// real host refuses them.
 import { Account, contract, Keypair, rpc, xdr } from '@stellar/stellar-sdk';
 import test from 'ava';
 import type { PoolSandbox } from '../../src/deploy/sandbox-network.ts';
+import { readContractWasms } from '../../src/deploy/contract-wasm.ts';
 import { contractErrorOf } from '../../src/ledger/contract-errors.ts';
 import {
   ASP_MEMBERSHIP_INTERFACE,
@@ -45,16 +47,27 @@ function client(id: string, signer?: Keypair): Promise<contract.Client> {
   });
 }
 
+interface FindResult {
+  found: boolean;
+  siblings: bigint[];
+}
+
 type Methods = Record<
   string,
   (args?: Record<string, unknown>) => Promise<contract.AssembledTransaction<unknown>>
 >;
 
-test('getContractWasmByContractId returns a wasm module whose spec the SDK parses, for every contract', async (t) => {
+test('getContractWasmByContractId returns the compiled module, whose spec the SDK parses, for every contract', async (t) => {
+  const built = readContractWasms();
   for (const [role, iface] of ROLES) {
     const id = sandbox.info.contracts[role];
     const wasm = await server.getContractWasmByContractId(id);
-    t.deepEqual([...wasm.subarray(0, 4)], [0x00, 0x61, 0x73, 0x6d], `${role}: a wasm module`);
+    t.true(Buffer.from(wasm).equals(built[role].wasm), `${role}: the module npm run build compiled, byte for byte`);
+    // a real compiled module: it exports every function of the interface as code the VM runs
+    const exported = WebAssembly.Module.exports(new WebAssembly.Module(Buffer.from(wasm)))
+      .filter((e) => e.kind === 'function')
+      .map((e) => e.name);
+    for (const f of iface.functions) t.true(exported.includes(f.name), `${role} exports ${f.name}`);
     const spec = contract.Spec.fromWasm(wasm);
     const names = spec.funcs().map((f) => String(f.name));
     t.deepEqual(
@@ -94,7 +107,8 @@ test('contract.Client.from: typed read calls on the pool, verifier and ASP contr
   const membership = (await client(contracts.asp_membership)) as unknown as Methods;
   t.is((await membership.get_admin!()).result, accounts.admin);
   const nonMembership = (await client(contracts.asp_non_membership)) as unknown as Methods;
-  const found = (await nonMembership.find_key!({ key: 7n })).result as { found: boolean; siblings: bigint[] };
+  // functions that can fail return Result<T, Error> in the spec: the typed client answers Ok(value)
+  const found = ((await nonMembership.find_key!({ key: 7n })).result as contract.Result<FindResult>).unwrap();
   t.is(found.found, false);
   t.true(Array.isArray(found.siblings));
 
@@ -118,7 +132,7 @@ test('contract.Client.from: signed write calls on the ASP contracts and the pool
 
   const nonMembership = (await client(contracts.asp_non_membership, admin)) as unknown as Methods;
   await (await nonMembership.insert_leaf!({ key: 99n, value: 1n })).signAndSend();
-  t.is(((await nonMembership.find_key!({ key: 99n })).result as { found: boolean }).found, true);
+  t.is(((await nonMembership.find_key!({ key: 99n })).result as contract.Result<FindResult>).unwrap().found, true);
 
   const pool = (await client(contracts.pool, admin)) as unknown as Methods;
   const set = await (await pool.set_payout_wallet!({ wallet: accounts.poolWallet })).signAndSend();
@@ -138,9 +152,11 @@ test('calls that do not match the published interface are refused as the host re
       t.is(contractErrorOf(sim, contracts), undefined, 'not a contract error');
     }
   };
-  await refused('insert_leaf', [xdr.ScVal.scvU32(1)], 'Error(Value, UnexpectedType)');
-  await refused('insert_leaf', [], 'Error(Value, UnexpectedType)');
-  await refused('hash_pair', [xdr.ScVal.scvU32(1), xdr.ScVal.scvU32(2)], 'Error(Value, UnexpectedType)');
+  // the contract's argument conversion traps on a value of another type (the module is built panic=abort)
+  await refused('insert_leaf', [xdr.ScVal.scvU32(1)], 'Error(WasmVm, InvalidAction)');
+  // the VM refuses a call with the wrong number of arguments before the contract runs
+  await refused('insert_leaf', [], 'Error(WasmVm, UnexpectedSize)');
+  await refused('hash_pair', [xdr.ScVal.scvU32(1), xdr.ScVal.scvU32(2)], 'Error(WasmVm, InvalidAction)');
   await refused('no_such_function', [], 'Error(WasmVm, MissingValue)');
   // a struct with a missing field, and a BytesN of the wrong length, against the verifier's spec
   const short = xdr.ScVal.scvMap([
@@ -156,7 +172,7 @@ test('calls that do not match the published interface are refused as the host re
     const sim = await server.simulateTransaction(
       invokeTx(probe, contracts.verifier, 'verify', [proof, xdr.ScVal.scvVec([])]),
     );
-    t.true(rpc.Api.isSimulationError(sim) && sim.error.includes('Error(Value, UnexpectedType)'));
+    t.true(rpc.Api.isSimulationError(sim) && sim.error.includes('Error(WasmVm, InvalidAction)'));
   }
   // a well-typed call still runs
   const ok = await simulate('get_root', []);

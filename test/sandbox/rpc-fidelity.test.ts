@@ -12,7 +12,6 @@ import {
   xdr,
 } from '@stellar/stellar-sdk';
 import test from 'ava';
-import { declaredResources, resourcesFee } from '../../src/sandbox/fees.ts';
 import type { PoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
 import { address, fund, i128, invokeTx, startSandbox, submit } from './helpers.ts';
@@ -104,7 +103,7 @@ test('simulation reports stateChanges and a resource fee that grows with what is
   t.is(readOnly.stateChanges, undefined, 'a read changes nothing');
   t.true(BigInt(readOnly.minResourceFee) < BigInt(first.minResourceFee));
 
-  // grow the blocklist: the stored key list grows, so the same insert writes more bytes and costs more
+  // grow the blocklist: the sparse tree deepens, so the same insert writes more nodes and costs more
   for (let i = 0n; i < 12n; i++) {
     const sim = await simInsert(2000n + i);
     if (!rpc.Api.isSimulationSuccess(sim)) return t.fail(sim.error);
@@ -121,10 +120,12 @@ test('simulation reports stateChanges and a resource fee that grows with what is
   const bytes = (s: rpc.Api.SimulateTransactionSuccessResponse) =>
     Number(s.transactionData.build().resources.writeBytes);
   t.true(bytes(later) > bytes(first), 'more bytes written');
-  // the declared resources cost more (the whole fee also carries the rent of the entries the first insert
-  // created, which the later one only updates)
+  // the declared resources cost more, by the host's fee model (the whole fee also carries rent)
   const declared = (s: rpc.Api.SimulateTransactionSuccessResponse) =>
-    resourcesFee(declaredResources(s.transactionData.build().resources));
+    sandbox.chain.host.transactionResourceFee({
+      sorobanData: Buffer.from(s.transactionData.build().toXdr()),
+      transactionSizeBytes: 0,
+    }).nonRefundable;
   t.true(declared(later) > declared(first), 'a higher fee for the bytes');
 });
 
@@ -156,14 +157,24 @@ test('a landed transaction carries its fee event, and getFeeStats reflects recen
   if (final?.status !== rpc.Api.GetTransactionStatus.SUCCESS) return t.fail(`not applied: ${final?.status}`);
   const raw = await rawRpc('getTransaction', { hash: final.txHash });
   const events = (raw.result?.events as { transactionEventsXdr: string[] }).transactionEventsXdr;
-  t.is(events.length, 1);
-  const ev = xdr.TransactionEvent.fromXdr(events[0] as string, 'base64');
-  t.is(ev.stage.name, 'transactionEventStageBeforeAllTxs');
-  const body = ev.event.body.value as xdr.ContractEventV0;
-  t.is(String(body.topics[0]?.value), 'fee');
-  t.is(scValToNative(body.topics[1] as xdr.ScVal), alice.publicKey());
-  // charged: the resource fee and the network's base inclusion fee (no surge pricing), not the whole bid
-  t.is(BigInt(scValToNative(body.data)), BigInt(sim.minResourceFee) + 100n);
+  // charged before the ledger's transactions: the declared resource fee and the network's base inclusion fee
+  // (no surge pricing), not the whole bid; refunded after all of them: the refundable part not consumed
+  t.is(events.length, 2);
+  const [charged, refunded] = events.map((e) => xdr.TransactionEvent.fromXdr(e, 'base64'));
+  t.is(charged?.stage.name, 'transactionEventStageBeforeAllTxs');
+  t.is(refunded?.stage.name, 'transactionEventStageAfterAllTxs');
+  const amount = (ev: xdr.TransactionEvent | undefined) => {
+    const body = ev?.event.body.value as xdr.ContractEventV0;
+    t.is(String(body.topics[0]?.value), 'fee');
+    t.is(scValToNative(body.topics[1] as xdr.ScVal), alice.publicKey());
+    return BigInt(scValToNative(body.data));
+  };
+  t.is(amount(charged), BigInt(sim.minResourceFee) + 100n);
+  const refund = -amount(refunded);
+  t.true(refund > 0n && refund < BigInt(sim.minResourceFee));
+  // the result's feeCharged is what stays charged
+  const result = xdr.TransactionResult.fromXdr(final.resultXdr.toXdr());
+  t.is(BigInt(result.feeCharged as unknown as bigint), amount(charged) - refund);
 
   const stats = await server.getFeeStats();
   t.true(Number(stats.sorobanInclusionFee.transactionCount) >= 1);
