@@ -1,7 +1,7 @@
 // The one cryptographic core shared by the circuit's witness builder, the sandbox contracts and the proxy.
 
 export { type AgentKeys, deriveAgentKeys } from './agent-keys.ts';
-export { type ExtData, extDataHash, extDataHashOfScVal, extDataToScVal, publicAmount } from './ext-data.ts';
+export { type ExtData, extDataHash, extDataToScVal, publicAmount } from './ext-data.ts';
 export { assertField, bigintToBytes32, bytesToBigint, FIELD_MODULUS } from './field.ts';
 export { type MerklePath, MerkleTree, ROOT_HISTORY_SIZE, ZERO_LEAF, zeroHashes } from './merkle-tree.ts';
 export {

@@ -27,7 +27,9 @@ export function readContractWasms(dir: string = DEFAULT_WASM_DIR): Record<Contra
     try {
       wasm = readFileSync(file);
     } catch (e) {
-      throw new Error(`cannot read the ${name} contract ${file} (run \`npm run build\` first): ${(e as Error).message}`);
+      throw new Error(
+        `cannot read the ${name} contract ${file} (run \`npm run build\` first): ${(e as Error).message}`,
+      );
     }
     out[name] = { name, wasm, hash: Buffer.from(hash(wasm)) };
   }

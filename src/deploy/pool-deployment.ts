@@ -4,7 +4,16 @@
 // pool wallet as the payout wallet. Contract ids derive from the admin and a salt, so every step first looks
 // whether its result is already on the ledger: a deployment that stopped half-way is finished by running it
 // again. The sandbox's genesis runs this same code against its own RPC.
-import { Address, Asset, hash, type Keypair, nativeToScVal, Operation, StrKey, xdr } from '@stellar/stellar-sdk';
+import {
+  Address,
+  Asset,
+  hash,
+  type Keypair,
+  nativeToScVal,
+  Operation,
+  StrKey,
+  xdr,
+} from '@stellar/stellar-sdk';
 import { type ContractName, type ContractWasm, CONTRACT_NAMES } from './contract-wasm.ts';
 import { type LedgerAccess, sendOperation } from './transactions.ts';
 import { type SnarkjsVerificationKey, verificationKeyToScVal } from './verification-key.ts';
@@ -90,8 +99,7 @@ export async function deployPool(opts: PoolDeploymentOptions): Promise<PoolDeplo
   const log = opts.log ?? (() => {});
   const deployer = admin.publicKey();
   const salt = opts.salt ?? 'privacy-pool';
-  const exists = async (key: xdr.LedgerKey) =>
-    (await ledger.server.getLedgerEntries(key)).entries.length > 0;
+  const exists = async (key: xdr.LedgerKey) => (await ledger.server.getLedgerEntries(key)).entries.length > 0;
 
   for (const name of CONTRACT_NAMES) {
     const { wasm, hash: wasmHash } = opts.wasms[name];

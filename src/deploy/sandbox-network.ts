@@ -6,12 +6,7 @@
 // engine with it.
 import { Keypair, nativeToScVal } from '@stellar/stellar-sdk';
 import type { ContractIds } from '../ledger/contract-errors.ts';
-import {
-  type NetworkDefinition,
-  Sandbox,
-  type SandboxOptions,
-  STARTING_BALANCE,
-} from '../sandbox/index.ts';
+import { type NetworkDefinition, Sandbox, type SandboxOptions, STARTING_BALANCE } from '../sandbox/index.ts';
 import { readContractWasms } from './contract-wasm.ts';
 import { deployPool } from './pool-deployment.ts';
 import { loadVerificationKey, type VerificationKeyInput } from './verification-key.ts';

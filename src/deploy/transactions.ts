@@ -79,7 +79,10 @@ export async function sendOperation(
       if (got.status === rpc.Api.GetTransactionStatus.FAILED)
         throw new DeployStepError(step, `transaction ${sent.hash} failed: ${resultCode(got.resultXdr)}`);
       if (Date.now() > deadline)
-        throw new DeployStepError(step, `transaction ${sent.hash} was not decided in time; run the deployment again`);
+        throw new DeployStepError(
+          step,
+          `transaction ${sent.hash} was not decided in time; run the deployment again`,
+        );
       await sleep(pollMs);
     }
   }

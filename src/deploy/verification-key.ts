@@ -28,7 +28,8 @@ export interface SnarkjsVerificationKey {
 export type VerificationKeyInput = string | SnarkjsVerificationKey;
 
 const limb = (v: string | undefined, what: string): Uint8Array => {
-  if (typeof v !== 'string' || !/^[0-9]+$/.test(v)) throw new Error(`verification key: ${what} is not a decimal`);
+  if (typeof v !== 'string' || !/^[0-9]+$/.test(v))
+    throw new Error(`verification key: ${what} is not a decimal`);
   return bigintToBytes32(BigInt(v));
 };
 

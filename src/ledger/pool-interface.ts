@@ -1,18 +1,12 @@
 // The interface of the pool's contracts, declared once: the shielded pool, its Groth16 verifier and the two
 // ASP contracts (membership allowlist, non-membership blocklist), with the function names, argument and
 // return types, struct types, error enums (the codes of stellar-private-payments' Rust contracts,
-// https://github.com/NethermindEth/stellar-private-payments) and the pool's policy bits. The sandbox's
-// TypeScript contracts implement it and publish it as their contract spec; the proxy decodes
-// errors with it. The pool call-argument codecs live in pool-args.ts.
+// https://github.com/NethermindEth/stellar-private-payments) and event names. The Rust contracts in contracts/
+// implement it (the build checks their published specs against it); the proxy decodes errors and events
+// with it. The pool call-argument codecs live in pool-args.ts.
 import { xdr } from '@stellar/stellar-sdk';
 import { type ContractInterface, type FunctionSpec, type SpecType } from './contract-spec.ts';
 
-// ---- policy ----
-
-/** Pool policy flag: inputs must prove membership in the ASP allowlist. */
-export const ALLOWLIST_BIT = 1;
-/** Pool policy flag: inputs must prove non-membership in the ASP blocklist. */
-export const BLOCKLIST_BIT = 2;
 /** How many past pool roots `transact` accepts. */
 export { ROOT_HISTORY_SIZE } from '../crypto/index.ts';
 

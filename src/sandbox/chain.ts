@@ -164,7 +164,9 @@ export class Chain {
 
   /** Queues a privileged job for the next ledger; resolves once that ledger is committed. */
   runInternal(job: InternalJob): Promise<JobTransaction[]> {
-    const done = new Promise<JobTransaction[]>((resolve, reject) => this.#jobs.push({ job, resolve, reject }));
+    const done = new Promise<JobTransaction[]>((resolve, reject) =>
+      this.#jobs.push({ job, resolve, reject }),
+    );
     this.#closeSoonIfEager();
     return done;
   }
@@ -215,7 +217,13 @@ export class Chain {
   /** Preflight against the next ledger (see simulation.ts). */
   simulate(envelopeXdr: unknown, authMode: unknown, useUpgradedAuth: unknown): SimulationResult {
     return simulate(
-      { state: this.state, host: this.host, passphrase: this.passphrase, latestSequence: this.latest.sequence, timestamp: this.#now() },
+      {
+        state: this.state,
+        host: this.host,
+        passphrase: this.passphrase,
+        latestSequence: this.latest.sequence,
+        timestamp: this.#now(),
+      },
       envelopeXdr,
       authMode,
       useUpgradedAuth,
@@ -552,12 +560,15 @@ export class Chain {
       rent: success ? result.fee.rent : 0n,
     };
     if (!success) {
-      console.error("DEBUG tx failed", result.outcome, result.error?.slice(0, 3000));
       const record: TxRecord = {
         ...base,
         status: 'FAILED',
-        resultXdr: charge.wrap(invokeResult(charged, undefined, result.outcome as InvokeFailure)).toXdr('base64'),
-        resultMetaXdr: transactionMeta([], undefined, invoked.diagnostics, [], feeEvents, feeMeta).toXdr('base64'),
+        resultXdr: charge
+          .wrap(invokeResult(charged, undefined, result.outcome as InvokeFailure))
+          .toXdr('base64'),
+        resultMetaXdr: transactionMeta([], undefined, invoked.diagnostics, [], feeEvents, feeMeta).toXdr(
+          'base64',
+        ),
         contractEvents: [[]],
         diagnosticEvents: invoked.diagnostics.map((d) => d.toXdr('base64')),
         transactionEvents: feeEvents.map((e) => e.toXdr('base64')),
@@ -569,7 +580,9 @@ export class Chain {
     const record: TxRecord = {
       ...base,
       status: 'SUCCESS',
-      resultXdr: charge.wrap(invokeResult(charged, invoked.returnValue, "trapped", invoked.events)).toXdr("base64"),
+      resultXdr: charge
+        .wrap(invokeResult(charged, invoked.returnValue, 'trapped', invoked.events))
+        .toXdr('base64'),
       resultMetaXdr: transactionMeta(
         invoked.events,
         invoked.returnValue,

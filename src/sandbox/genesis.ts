@@ -35,9 +35,13 @@ export async function writeGenesisLedger<I extends object, S extends object>(
   overlay.put(keyId(accountKey(root)), accountEntryData(root, ROOT_BALANCE, 0n));
   for (const raw of SorobanHost.testnetConfigSettings()) {
     const { data } = xdr.LedgerEntry.fromXdr(raw);
-    if (data.type !== 'configSetting') throw new Error(`the host's network settings hold a ${data.type} entry`);
+    if (data.type !== 'configSetting')
+      throw new Error(`the host's network settings hold a ${data.type} entry`);
     const configSettingId = xdr.ConfigSettingId[data.value.type];
-    overlay.put(keyId(xdr.LedgerKey.configSetting(new xdr.LedgerKeyConfigSetting({ configSettingId }))), data);
+    overlay.put(
+      keyId(xdr.LedgerKey.configSetting(new xdr.LedgerKeyConfigSetting({ configSettingId }))),
+      data,
+    );
   }
   const ctx: GenesisContext = {
     passphrase,

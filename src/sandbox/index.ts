@@ -76,7 +76,9 @@ export class Sandbox<Info extends object = object, Secrets extends object = obje
         );
       }
       if (engine.passphrase !== passphrase) {
-        throw new Error(`the sandbox data was created for network "${engine.passphrase}", not "${passphrase}"`);
+        throw new Error(
+          `the sandbox data was created for network "${engine.passphrase}", not "${passphrase}"`,
+        );
       }
       const host = new SorobanHost({
         networkPassphrase: passphrase,

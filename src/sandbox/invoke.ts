@@ -27,14 +27,19 @@ export function invokeOperationXdr(tx: Transaction): Buffer {
   const env = tx.toEnvelope();
   if (env.type !== 'envelopeTypeTx') throw new Error('a fee bump runs as its inner transaction');
   const body = env.value.tx.operations[0]?.body;
-  if (body?.type !== 'invokeHostFunction') throw new Error('the transaction has no invokeHostFunction operation');
+  if (body?.type !== 'invokeHostFunction')
+    throw new Error('the transaction has no invokeHostFunction operation');
   return Buffer.from(body.value.toXdr());
 }
 
 export interface Invoked {
   result: ApplyResult;
   /** the entries the operation changed, before and after (for the transaction's meta) */
-  changes: { key: xdr.LedgerKey; before: xdr.LedgerEntryData | undefined; after: xdr.LedgerEntryData | null }[];
+  changes: {
+    key: xdr.LedgerKey;
+    before: xdr.LedgerEntryData | undefined;
+    after: xdr.LedgerEntryData | null;
+  }[];
   events: xdr.ContractEvent[];
   diagnostics: xdr.DiagnosticEvent[];
   returnValue: xdr.ScVal | undefined;

@@ -1,45 +1,11 @@
 // Ledger keys and entries the sandbox stores, built exactly as stellar-core names them so that
 // getLedgerEntries answers the same base64 keys clients compute (getAccount, getContractInstance, SAC balances).
-import { Address, type Asset, Keypair, xdr } from '@stellar/stellar-sdk';
-
-export type Durability = 'persistent' | 'temporary';
+import { type Asset, Keypair, xdr } from '@stellar/stellar-sdk';
 
 export function accountKey(accountId: string): xdr.LedgerKey {
   return xdr.LedgerKey.account(
     new xdr.LedgerKeyAccount({ accountId: Keypair.fromPublicKey(accountId).xdrPublicKey() }),
   );
-}
-
-const scAddresses = new Map<string, xdr.ScAddress>();
-
-/** ScAddress of a strkey, memoised: strkey decoding (with its checksum) is a hot path of every storage access. */
-export function scAddress(address: string): xdr.ScAddress {
-  let a = scAddresses.get(address);
-  if (!a) {
-    a = new Address(address).toScAddress();
-    if (scAddresses.size > 100_000) scAddresses.clear();
-    scAddresses.set(address, a);
-  }
-  return a;
-}
-
-export function contractDataKey(contractId: string, key: xdr.ScVal, durability: Durability): xdr.LedgerKey {
-  return xdr.LedgerKey.contractData(
-    new xdr.LedgerKeyContractData({
-      contract: scAddress(contractId),
-      key,
-      durability: xdr.ContractDataDurability[durability],
-    }),
-  );
-}
-
-export function instanceKey(contractId: string): xdr.LedgerKey {
-  return contractDataKey(contractId, xdr.ScVal.scvLedgerKeyContractInstance(), 'persistent');
-}
-
-/** Where a consumed auth nonce of `address` is remembered (temporary entry, lives until signature expiry). */
-export function nonceKey(address: string, nonce: bigint): xdr.LedgerKey {
-  return contractDataKey(address, xdr.ScVal.scvLedgerKeyNonce(new xdr.ScNonceKey({ nonce })), 'temporary');
 }
 
 export const keyId = (key: xdr.LedgerKey): string => key.toXdr('base64');
@@ -66,43 +32,12 @@ export function accountEntryData(
   );
 }
 
-export function contractDataEntry(
-  contractId: string,
-  key: xdr.ScVal,
-  durability: Durability,
-  val: xdr.ScVal,
-): xdr.LedgerEntryData {
-  return xdr.LedgerEntryData.contractData(
-    new xdr.ContractDataEntry({
-      ext: xdr.ExtensionPoint.v0(),
-      contract: scAddress(contractId),
-      key,
-      durability: xdr.ContractDataDurability[durability],
-      val,
-    }),
-  );
-}
-
 /** Raw bytes of an XDR opaque value (Hash, ContractId, SignatureHint…) or a plain byte array. */
 export function rawBytes(v: unknown): Uint8Array {
   if (v instanceof Uint8Array) return v;
   const inner = (v as { value?: unknown }).value;
   if (inner instanceof Uint8Array) return inner;
   throw new TypeError('expected XDR bytes');
-}
-
-export function contractCodeKey(wasmHash: Uint8Array): xdr.LedgerKey {
-  return xdr.LedgerKey.contractCode(new xdr.LedgerKeyContractCode({ hash: Buffer.from(wasmHash) }));
-}
-
-export function contractCodeEntry(wasmHash: Uint8Array, code: Uint8Array): xdr.LedgerEntryData {
-  return xdr.LedgerEntryData.contractCode(
-    new xdr.ContractCodeEntry({
-      ext: xdr.ContractCodeEntryExt.v0(),
-      hash: Buffer.from(wasmHash),
-      code: Buffer.from(code),
-    }),
-  );
 }
 
 const accountIds = new Map<string, xdr.PublicKey>();

@@ -67,7 +67,11 @@ export function entryRecords(overlay: Overlay, sequence: number): Map<string, En
     out.set(
       key,
       w.data
-        ? { xdr: w.data.toXdr('base64'), lastModified: sequence, ...(w.liveUntil !== undefined && { liveUntil: w.liveUntil }) }
+        ? {
+            xdr: w.data.toXdr('base64'),
+            lastModified: sequence,
+            ...(w.liveUntil !== undefined && { liveUntil: w.liveUntil }),
+          }
         : null,
     );
   }

@@ -5,7 +5,6 @@
 import type { Transaction } from '@stellar/stellar-sdk';
 import { decodeEnvelope, InvalidRequest } from './envelope.ts';
 import { invokeOperationXdr, ledgerEntryXdr, sourceAccountXdr } from './invoke.ts';
-import { keyId } from './keys.ts';
 import type { LedgerState } from './ledger-state.ts';
 import type { Overlay } from './overlay.ts';
 import type { SimulateResult, SorobanHost } from './soroban-host.ts';
@@ -148,4 +147,3 @@ export function simulateOn(
     { sequence: overlay.sequence, timestamp: BigInt(closeTime) },
   );
 }
-

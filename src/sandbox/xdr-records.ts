@@ -30,7 +30,8 @@ export function errorResult(code: TxErrorCode, feeCharged = 0n): xdr.Transaction
 }
 
 /** Why an invocation failed, as stellar-core's InvokeHostFunctionResult codes name it. */
-export type InvokeFailure = 'trapped' | 'resourceLimitExceeded' | 'entryArchived' | 'insufficientRefundableFee';
+export type InvokeFailure =
+  'trapped' | 'resourceLimitExceeded' | 'entryArchived' | 'insufficientRefundableFee';
 
 const FAILURES: Record<InvokeFailure, () => xdr.InvokeHostFunctionResult> = {
   trapped: () => xdr.InvokeHostFunctionResult.invokeHostFunctionTrapped(),
@@ -244,13 +245,6 @@ export function diagnosticMessage(message: string): xdr.DiagnosticEvent {
       ),
     }),
   });
-}
-
-export function diagnosticEvent(
-  event: xdr.ContractEvent,
-  inSuccessfulContractCall: boolean,
-): xdr.DiagnosticEvent {
-  return new xdr.DiagnosticEvent({ inSuccessfulContractCall, event });
 }
 
 export interface HeaderFields {

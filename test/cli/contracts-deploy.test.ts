@@ -69,15 +69,18 @@ test.serial('deploys the compiled contracts through the RPC, and a second run ch
   for (const name of ['verifier', 'pool', 'asp_membership', 'asp_non_membership']) {
     const onLedger = await server.getContractWasmByContractId(out.contracts[name] as string);
     const built = readFileSync(join(DEFAULT_WASM_DIR, `${name}.wasm`));
-    t.true(Buffer.from(onLedger).equals(built), `${name}: the module on the ledger is the one npm run build made`);
+    t.true(
+      Buffer.from(onLedger).equals(built),
+      `${name}: the module on the ledger is the one npm run build made`,
+    );
     t.notDeepEqual(out.contracts[name], sandbox.info.contracts[name as 'pool'], `${name}: a new instance`);
   }
-  t.is(await view(out.contracts.pool as string, 'get_payout_wallet', admin.publicKey()), poolWallet.publicKey());
-  t.is(await view(out.contracts.pool as string, 'get_next_index', admin.publicKey()), 0);
   t.is(
-    await view(out.contracts.asp_membership as string, 'get_admin', admin.publicKey()),
-    admin.publicKey(),
+    await view(out.contracts.pool as string, 'get_payout_wallet', admin.publicKey()),
+    poolWallet.publicKey(),
   );
+  t.is(await view(out.contracts.pool as string, 'get_next_index', admin.publicKey()), 0);
+  t.is(await view(out.contracts.asp_membership as string, 'get_admin', admin.publicKey()), admin.publicKey());
 
   // everything exists already: nothing is uploaded or created again, the same ids come back
   const second = await deploy(flags, admin.secret());
@@ -113,7 +116,11 @@ test('refuses bad flags and a missing or wrong admin secret, naming the problem'
     [[...base.slice(0, 6), '--asset', 'USDC'], admin.secret(), /--asset must be CODE:ISSUER/],
     [[...base.slice(0, 4), '--pool-wallet', 'GNOPE', ...base.slice(6)], admin.secret(), /--pool-wallet/],
     [['--rpc-url', 'ftp://x', ...base.slice(2)], admin.secret(), /--rpc-url must be an http\(s\) URL/],
-    [[base[0] as string, base[1] as string, '--network-passphrase', 'Other ; net', ...base.slice(4)], admin.secret(), /serves the network/],
+    [
+      [base[0] as string, base[1] as string, '--network-passphrase', 'Other ; net', ...base.slice(4)],
+      admin.secret(),
+      /serves the network/,
+    ],
     // a valid secret of an account that does not exist: the RPC has no account to send from
     [base, admin.secret(), /not found|does not exist|Account not found/i],
   ];

@@ -62,7 +62,10 @@ test('getContractWasmByContractId returns the compiled module, whose spec the SD
   for (const [role, iface] of ROLES) {
     const id = sandbox.info.contracts[role];
     const wasm = await server.getContractWasmByContractId(id);
-    t.true(Buffer.from(wasm).equals(built[role].wasm), `${role}: the module npm run build compiled, byte for byte`);
+    t.true(
+      Buffer.from(wasm).equals(built[role].wasm),
+      `${role}: the module npm run build compiled, byte for byte`,
+    );
     // a real compiled module: it exports every function of the interface as code the VM runs
     const exported = WebAssembly.Module.exports(new WebAssembly.Module(Buffer.from(wasm)))
       .filter((e) => e.kind === 'function')
@@ -132,7 +135,10 @@ test('contract.Client.from: signed write calls on the ASP contracts and the pool
 
   const nonMembership = (await client(contracts.asp_non_membership, admin)) as unknown as Methods;
   await (await nonMembership.insert_leaf!({ key: 99n, value: 1n })).signAndSend();
-  t.is(((await nonMembership.find_key!({ key: 99n })).result as contract.Result<FindResult>).unwrap().found, true);
+  t.is(
+    ((await nonMembership.find_key!({ key: 99n })).result as contract.Result<FindResult>).unwrap().found,
+    true,
+  );
 
   const pool = (await client(contracts.pool, admin)) as unknown as Methods;
   const set = await (await pool.set_payout_wallet!({ wallet: accounts.poolWallet })).signAndSend();

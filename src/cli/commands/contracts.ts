@@ -5,20 +5,32 @@ import { parsePassphrase, parseRpcUrl } from '../flags.ts';
 // RPC, creates and initialises them (the same code the sandbox's genesis runs) and prints the proxy's
 // configuration. The admin's secret comes from the environment (POOL_PROXY_ADMIN_SECRET), never a flag.
 export function registerContracts(program: Command): void {
-  const contracts = program.command('contracts').description('deploy the pool contracts to a Stellar network');
+  const contracts = program
+    .command('contracts')
+    .description('deploy the pool contracts to a Stellar network');
   contracts
     .command('deploy')
     .description(
       'upload the compiled contracts (build/contracts), create and initialise them, print the proxy configuration',
     )
-    .requiredOption('--rpc-url <url>', 'Soroban RPC of the network (e.g. https://soroban-testnet.stellar.org)')
+    .requiredOption(
+      '--rpc-url <url>',
+      'Soroban RPC of the network (e.g. https://soroban-testnet.stellar.org)',
+    )
     .requiredOption('--network-passphrase <text>', "the network's passphrase")
     .requiredOption('--pool-wallet <G…>', "the proxy's pool wallet: the pool's payout wallet")
     .option('--token <C…>', 'an existing token contract (USDC: its Stellar Asset Contract)')
-    .option('--asset <CODE:ISSUER>', 'a classic asset whose Stellar Asset Contract to create unless it exists')
+    .option(
+      '--asset <CODE:ISSUER>',
+      'a classic asset whose Stellar Asset Contract to create unless it exists',
+    )
     .option('--vkey <path>', 'verification_key.json of the circuit (default: build/circuits/policy_tx_2_2)')
     .option('--wasm-dir <dir>', 'where the compiled contracts are (default: build/contracts)')
-    .option('--salt <text>', 'names the deployment: the same admin and salt give the same ids', 'privacy-pool')
+    .option(
+      '--salt <text>',
+      'names the deployment: the same admin and salt give the same ids',
+      'privacy-pool',
+    )
     .option('--json', 'print the result as JSON instead of environment lines')
     .action((opts: DeployFlags) =>
       runDeploy(opts).catch((error: Error) => {
@@ -50,25 +62,36 @@ async function runDeploy(opts: DeployFlags): Promise<void> {
     throw new Error('give exactly one of --token C… (an existing token) or --asset CODE:ISSUER');
   let token: { contractId: string } | { code: string; issuer: string };
   if (opts.token !== undefined) {
-    if (!StrKey.isValidContract(opts.token)) throw new Error(`--token must be a contract id (C…), got ${opts.token}`);
+    if (!StrKey.isValidContract(opts.token))
+      throw new Error(`--token must be a contract id (C…), got ${opts.token}`);
     token = { contractId: opts.token };
   } else {
     const [code, issuer, extra] = (opts.asset as string).split(':');
-    if (!code || !/^[A-Za-z0-9]{1,12}$/.test(code) || !issuer || !StrKey.isValidEd25519PublicKey(issuer) || extra)
+    if (
+      !code ||
+      !/^[A-Za-z0-9]{1,12}$/.test(code) ||
+      !issuer ||
+      !StrKey.isValidEd25519PublicKey(issuer) ||
+      extra
+    )
       throw new Error(`--asset must be CODE:ISSUER (e.g. USDC:G…), got ${opts.asset}`);
     token = { code, issuer };
   }
   if (!/^[\x20-\x7e]{1,64}$/.test(opts.salt)) throw new Error('--salt must be 1 to 64 printable characters');
   const secret = process.env.POOL_PROXY_ADMIN_SECRET ?? '';
   if (!StrKey.isValidEd25519SecretSeed(secret))
-    throw new Error('set POOL_PROXY_ADMIN_SECRET to the secret seed (S…) of the funded account that deploys and administers the pool');
+    throw new Error(
+      'set POOL_PROXY_ADMIN_SECRET to the secret seed (S…) of the funded account that deploys and administers the pool',
+    );
 
-  const [{ deployPool }, { readContractWasms }, { loadVerificationKey }, { x402Network }] = await Promise.all([
-    import('../../deploy/pool-deployment.ts'),
-    import('../../deploy/contract-wasm.ts'),
-    import('../../deploy/verification-key.ts'),
-    import('../../ledger/networks.ts'),
-  ]);
+  const [{ deployPool }, { readContractWasms }, { loadVerificationKey }, { x402Network }] = await Promise.all(
+    [
+      import('../../deploy/pool-deployment.ts'),
+      import('../../deploy/contract-wasm.ts'),
+      import('../../deploy/verification-key.ts'),
+      import('../../ledger/networks.ts'),
+    ],
+  );
   const verificationKey = loadVerificationKey(opts.vkey);
   const wasms = readContractWasms(opts.wasmDir);
   const admin = Keypair.fromSecret(secret);
@@ -87,7 +110,13 @@ async function runDeploy(opts: DeployFlags): Promise<void> {
     log: (line) => console.error(line),
   });
   if (opts.json) {
-    console.log(JSON.stringify({ rpcUrl, networkPassphrase, admin: admin.publicKey(), poolWallet: opts.poolWallet, ...deployment }, null, 2));
+    console.log(
+      JSON.stringify(
+        { rpcUrl, networkPassphrase, admin: admin.publicKey(), poolWallet: opts.poolWallet, ...deployment },
+        null,
+        2,
+      ),
+    );
     return;
   }
   const c = deployment.contracts;

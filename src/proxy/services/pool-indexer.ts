@@ -5,6 +5,7 @@
 // to listeners (note discovery).
 import { type rpc, scValToNative, type xdr } from '@stellar/stellar-sdk';
 import { MerkleTree, SparseMerkleTree } from '../../crypto/index.ts';
+import { PoolEvent } from '../../ledger/pool-interface.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
 import type { Logger } from '../util/logger.ts';
 
@@ -214,7 +215,7 @@ export class PoolIndexer {
   ): void {
     const contract = event.contractId?.contractId();
     const name = symbolOf(event.topic[0]);
-    if (contract === this.#contracts.pool && name === 'new_commitment_event') {
+    if (contract === this.#contracts.pool && name === PoolEvent.newCommitment) {
       const commitment = BigInt(scValToNative(event.topic[1] as xdr.ScVal) as bigint);
       const data = scValToNative(event.value) as { encrypted_output: Uint8Array; index: number };
       const index = Number(data.index);
@@ -233,7 +234,7 @@ export class PoolIndexer {
         txHash: event.txHash,
         ledger: event.ledger,
       });
-    } else if (contract === this.#contracts.pool && name === 'new_nullifier_event') {
+    } else if (contract === this.#contracts.pool && name === PoolEvent.newNullifier) {
       const nullifier = BigInt(scValToNative(event.topic[1] as xdr.ScVal) as bigint);
       if (!this.spent.has(nullifier)) this.#delta.nullifiers.push(nullifier);
       this.spent.add(nullifier);
