@@ -685,3 +685,51 @@ test.serial('disburse pays only the payout wallet, authorised by the admin', asy
   t.is(await tokenBalance(w.server, w.token, w.poolWallet), 2n * USDC);
   t.is(await tokenBalance(w.server, w.token, w.pool), USDC);
 });
+
+test.serial(
+  "the verifier contract accepts the native prover's proof on the host's BN254 pairing, and refuses it with one byte of A, B or C changed",
+  async (t) => {
+    const verifier = w.sandbox.info.contracts.verifier;
+    const fresh = await prove({
+      inputs: [dummyInput(w.sk), dummyInput(w.sk)],
+      outAmounts: [0n, 0n],
+      extAmount: 0n,
+      recipient: w.alice.publicKey(),
+    });
+    const p = fresh.proof;
+    const inputs = [
+      p.root,
+      p.publicAmount,
+      p.extDataHash,
+      ...p.inputNullifiers,
+      p.outputCommitment0,
+      p.outputCommitment1,
+      p.aspMembershipRoot,
+      p.aspMembershipRoot,
+      p.aspNonMembershipRoot,
+      p.aspNonMembershipRoot,
+    ];
+    const verify = async (bytes: Uint8Array) => {
+      const groth16 = (poolProofToScVal({ ...p, proofBytes: bytes }).value as xdr.ScMapEntry[]).find(
+        (e) => String(e.key.value) === 'proof',
+      )?.val as xdr.ScVal;
+      return w.server.simulateTransaction(
+        invokeTx(new Account(w.alice.publicKey(), '0'), verifier, 'verify', [
+          groth16,
+          xdr.ScVal.scvVec(inputs.map(u256)),
+        ]),
+      );
+    };
+    const ok = await verify(p.proofBytes);
+    if (!rpc.Api.isSimulationSuccess(ok)) return t.fail(ok.error);
+    t.is(scValToNative(ok.result!.retval), true);
+    t.log(`verify: ${ok.transactionData.build().resources.instructions} instructions declared`);
+    // one byte of A, of B and of C changed: refused (the pairing fails, or the point is not on the curve)
+    for (const at of [5, 64 + 70, 192 + 33]) {
+      const bytes = Uint8Array.from(p.proofBytes);
+      bytes[at] = (bytes[at] as number) ^ 1;
+      const refused = await verify(bytes);
+      t.true(rpc.Api.isSimulationError(refused), `byte ${at} changed`);
+    }
+  },
+);
