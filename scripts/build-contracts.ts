@@ -136,7 +136,7 @@ function sourceHash(tc: Toolchain): string {
   h.update(tc.version)
     .update(tc.args.join(' '))
     .update(readFileSync(fileURLToPath(import.meta.url)));
-  for (const f of sourceFiles(CONTRACTS_DIR).sort())
+  for (const f of [...sourceFiles(CONTRACTS_DIR).sort(), join(ROOT, 'Cargo.toml'), join(ROOT, 'Cargo.lock')])
     h.update(relative(ROOT, f)).update('\0').update(readFileSync(f));
   return h.digest('hex');
 }
@@ -445,7 +445,7 @@ export function cargoBuildWasm(packages: string[], tc: Toolchain = ensureToolcha
   for (const p of packages) args.push('-p', p);
   console.log(`build-contracts: cargo ${args.join(' ')} (a few minutes the first time)…`);
   execFileSync(tc.cargo, args, { cwd: CONTRACTS_DIR, stdio: 'inherit', env: { ...process.env, ...tc.env } });
-  return join(CONTRACTS_DIR, 'target', TARGET, 'release');
+  return join(ROOT, 'target', TARGET, 'release');
 }
 
 /** Builds (when needed) and checks build/contracts/<name>.wasm for the four contracts; returns their paths. */

@@ -1,25 +1,17 @@
 // Builds the Soroban host addon (soroban-host/, a Rust crate on napi-rs) into
-// build/soroban-host/soroban_host.node, which src/sandbox/soroban-host.ts loads. Rebuilds only when the
-// crate's sources, its Cargo.lock or the cargo version changed (a stamp in build/soroban-host/), with cargo
-// from PATH, ~/.cargo/bin or /usr/bin. scripts/build.ts calls buildSorobanHost(); alone:
+// build/soroban-host/soroban_host.node, which src/sandbox/soroban-host.ts loads. The addon is a member of
+// the project's Cargo workspace (Cargo.toml at the root): it is built with the workspace's native (dev)
+// profile, together with the contracts' tests, so the two share one compiled soroban-env-host and
+// `cargo test` later compiles nothing again. Rebuilds only when the crate's files, the workspace's
+// Cargo.toml or Cargo.lock, or the toolchain changed (a stamp in build/soroban-host/), with the toolchain
+// that builds the contracts. scripts/build.ts calls buildSorobanHost(); alone:
 // `npx tsx scripts/build-soroban-host.ts [--force]`.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import {
-  accessSync,
-  constants,
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
-import { homedir } from 'node:os';
-import { delimiter, join, relative } from 'node:path';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ensureToolchain } from './build-contracts.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const crateDir = join(root, 'soroban-host');
@@ -27,40 +19,22 @@ const outDir = join(root, 'build', 'soroban-host');
 /** The addon src/sandbox/soroban-host.ts loads. */
 export const SOROBAN_HOST_NODE = join(outDir, 'soroban_host.node');
 const stampFile = join(outDir, '.source-hash');
-const targetDir = join(outDir, 'target');
 
 /** A build that cannot run or failed; its message is the whole story. */
 export class SorobanHostBuildError extends Error {}
 
-function executable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return statSync(file).isFile();
-  } catch {
-    return false;
-  }
-}
-
-/** cargo from PATH, else rustup's ~/.cargo/bin, else Debian's /usr/bin. */
-export function findCargo(): string | undefined {
-  const onPath = (process.env.PATH ?? '')
-    .split(delimiter)
-    .filter(Boolean)
-    .map((dir) => join(dir, 'cargo'));
-  return [...onPath, join(homedir(), '.cargo', 'bin', 'cargo'), '/usr/bin/cargo'].find(executable);
-}
-
 function crateFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true })
-    .filter((e) => e.name !== 'target' && e.name !== 'testdata' && !e.name.startsWith('.'))
+    .filter((e) => e.name !== 'target' && !e.name.startsWith('.'))
     .flatMap((e) => (e.isDirectory() ? crateFiles(join(dir, e.name)) : [join(dir, e.name)]))
     .sort();
 }
 
-/** Hash of what the addon is built from: the crate's files (sources, Cargo.lock, config) and cargo's version. */
-function sourceHash(cargoVersion: string): string {
-  const h = createHash('sha256').update(`${cargoVersion}\n`);
-  for (const f of crateFiles(crateDir)) h.update(relative(crateDir, f)).update('\0').update(readFileSync(f));
+/** Hash of what the addon is built from: its files, the workspace's manifest and lock, the toolchain. */
+function sourceHash(toolchain: string): string {
+  const h = createHash('sha256').update(`${toolchain}\n`);
+  for (const f of [...crateFiles(crateDir), join(root, 'Cargo.toml'), join(root, 'Cargo.lock')])
+    h.update(relative(root, f)).update('\0').update(readFileSync(f));
   return h.digest('hex');
 }
 
@@ -75,15 +49,13 @@ export function buildSorobanHost(
   options: { force?: boolean; log?: (line: string) => void } = {},
 ): SorobanHostBuild {
   const log = options.log ?? ((line: string) => console.log(line));
-  const cargo = findCargo();
-  if (!cargo) {
-    throw new SorobanHostBuildError(
-      'build: the Soroban host addon needs Rust, and no cargo was found (on PATH, in ~/.cargo/bin or /usr/bin): ' +
-        'install it (`apt-get install cargo` or rustup) and run `npm run build` again',
-    );
+  let tc;
+  try {
+    tc = ensureToolchain();
+  } catch (e) {
+    throw new SorobanHostBuildError((e as Error).message);
   }
-  const cargoVersion = execFileSync(cargo, ['--version'], { encoding: 'utf8' }).trim();
-  const hash = sourceHash(cargoVersion);
+  const hash = sourceHash(tc.version);
   if (
     !options.force &&
     existsSync(SOROBAN_HOST_NODE) &&
@@ -93,19 +65,20 @@ export function buildSorobanHost(
     log('build: Soroban host addon is up to date');
     return { built: false, seconds: 0, addon: SOROBAN_HOST_NODE };
   }
-  log(`build: compiling the Soroban host addon with ${cargoVersion} (several minutes from clean)…`);
+  const jobs = process.env.CARGO_BUILD_JOBS ?? '2';
+  log(`build: compiling the Soroban host addon and the contracts' tests (several minutes from clean)…`);
   const started = Date.now();
   mkdirSync(outDir, { recursive: true });
   try {
-    execFileSync(
-      cargo,
-      ['build', '--release', '--locked', '-j', '2', '--manifest-path', join(crateDir, 'Cargo.toml')],
-      { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, CARGO_TARGET_DIR: targetDir } },
-    );
+    execFileSync(tc.cargo, ['build', '--locked', '--all-targets', '-j', jobs], {
+      cwd: root,
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, RUSTC: tc.rustc },
+    });
   } catch (e) {
     throw new SorobanHostBuildError(`build: cargo failed to build soroban-host/ (${(e as Error).message})`);
   }
-  const library = join(targetDir, 'release', 'libsoroban_host.so');
+  const library = join(root, 'target', 'debug', 'libsoroban_host.so');
   if (!existsSync(library)) throw new SorobanHostBuildError(`build: cargo left no ${library}`);
   // Copy, then rename: a process that has the addon loaded keeps its file, a new one gets the whole new one.
   const scratch = `${SOROBAN_HOST_NODE}.${process.pid}.tmp`;

@@ -15,7 +15,8 @@ import {
   xdr,
 } from '@stellar/stellar-sdk';
 import { type ContractName, type ContractWasm, CONTRACT_NAMES } from './contract-wasm.ts';
-import { type LedgerAccess, sendOperation } from './transactions.ts';
+import type { LedgerAccess } from '../ledger/ledger-access.ts';
+import { sendOperation } from './transactions.ts';
 import { type SnarkjsVerificationKey, verificationKeyToScVal } from './verification-key.ts';
 
 /** The pool's parameters (the sandbox's defaults are the circuit's: depth 20 trees, policy AB). */

@@ -2,18 +2,7 @@
 // (rpc.Server.prepareTransaction), signed, sent, and followed until the ledger has decided it. Each refusal
 // names the step and what the ledger said.
 import { BASE_FEE, type Keypair, rpc, TransactionBuilder, type xdr } from '@stellar/stellar-sdk';
-
-/** A Soroban RPC and how to wait for it. */
-export interface LedgerAccess {
-  server: rpc.Server;
-  networkPassphrase: string;
-  /** between two getTransaction polls (default 1 s) */
-  pollMs?: number;
-  /** how long a sent transaction may stay undecided (default 120 s) */
-  timeoutMs?: number;
-  /** the inclusion fee bid, in stroops (default the base fee, 100; raise it when the network surges) */
-  inclusionFee?: number;
-}
+import type { LedgerAccess } from '../ledger/ledger-access.ts';
 
 /** A deployment step the ledger refused or did not decide. */
 export class DeployStepError extends Error {

@@ -90,11 +90,58 @@ export function applyInvocation(
       changes.push({ key, before, after });
     }
   }
+  const events = result.contractEvents.map((e: Buffer) => xdr.ContractEvent.fromXdr(e));
   return {
     result,
     changes,
-    events: result.contractEvents.map((e: Buffer) => xdr.ContractEvent.fromXdr(e)),
-    diagnostics: result.diagnosticEvents.map((e: Buffer) => xdr.DiagnosticEvent.fromXdr(e)),
+    events,
+    diagnostics: [
+      ...result.diagnosticEvents.map((e: Buffer) => xdr.DiagnosticEvent.fromXdr(e)),
+      ...metricsEvents(result, {
+        readEntries: keys.length,
+        writeEntries: footprint.readWrite.length,
+        events: events.length,
+      }),
+    ],
     returnValue: result.returnValue ? xdr.ScVal.fromXdr(result.returnValue) : undefined,
   };
+}
+
+/**
+ * stellar-core's `core_metrics` diagnostic events (topics `[core_metrics, name]`, data u64), which it adds
+ * after the host's when diagnostics are on: what the invocation read, wrote, emitted and metered.
+ */
+function metricsEvents(
+  r: ApplyResult,
+  counts: { readEntries: number; writeEntries: number; events: number },
+): xdr.DiagnosticEvent[] {
+  const success = r.outcome === 'success';
+  const metrics: [string, bigint | number][] = [
+    ['read_entry', counts.readEntries],
+    ['write_entry', success ? counts.writeEntries : 0],
+    ['ledger_read_byte', r.diskReadBytes],
+    ['ledger_write_byte', r.writeBytes],
+    ['emit_event', success ? counts.events : 0],
+    ['emit_event_byte', r.eventsSizeBytes],
+    ['cpu_insn', r.cpuInstructions],
+    ['mem_byte', r.memoryBytes],
+    ['invoke_time_nsecs', r.invokeNanos],
+  ];
+  return metrics.map(
+    ([name, value]) =>
+      new xdr.DiagnosticEvent({
+        inSuccessfulContractCall: success,
+        event: new xdr.ContractEvent({
+          ext: xdr.ExtensionPoint.v0(),
+          contractId: null,
+          type: xdr.ContractEventType.diagnostic,
+          body: xdr.ContractEventBody.v0(
+            new xdr.ContractEventV0({
+              topics: [xdr.ScVal.scvSymbol('core_metrics'), xdr.ScVal.scvSymbol(name)],
+              data: xdr.ScVal.scvU64(xdr.Uint64.fromString(value.toString())),
+            }),
+          ),
+        }),
+      }),
+  );
 }

@@ -4,7 +4,7 @@
 // /sandbox/info), and optional friendbot extras (e.g. minting a test token). The engine itself knows no
 // particular contract.
 import type { Keypair, xdr } from '@stellar/stellar-sdk';
-import type { LedgerAccess } from '../deploy/transactions.ts';
+import type { LedgerAccess } from '../ledger/ledger-access.ts';
 import type { JobTransaction } from './chain.ts';
 import type { Overlay } from './overlay.ts';
 
