@@ -11,7 +11,7 @@ use crate::test_vectors::{
     PERMUTATIONS,
 };
 use crate::testutils::{bytes_hex, test_env, u256_hex};
-use crate::ttl::{extend_persistent, extend_persistent_max, PERSISTENT_TTL_EXTEND_TO};
+use crate::ttl::{extend_persistent, PERSISTENT_TTL_EXTEND_TO};
 
 /// Storage needs a contract context: an empty contract to run the library code in.
 #[contract]
@@ -206,7 +206,5 @@ fn ttl_helpers_extend_persistent_entries() {
         assert!(before < PERSISTENT_TTL_EXTEND_TO);
         extend_persistent(&env, &key);
         assert_eq!(env.storage().persistent().get_ttl(&key), PERSISTENT_TTL_EXTEND_TO);
-        extend_persistent_max(&env, &key);
-        assert_eq!(env.storage().persistent().get_ttl(&key), env.storage().max_ttl());
     });
 }

@@ -5,9 +5,10 @@
 //! * Persistent entries a call reads or writes (tree roots, filled subtrees, next index, SMT nodes) are
 //!   extended with the same policy: when fewer than 29 days are left, back to 30 days. Most calls therefore
 //!   only check the TTL; an entry is actually extended (and rent paid) about once a day while in use.
-//! * A nullifier is extended once, when written, to the network's maximum TTL. It never needs to stay live to
+//! * A nullifier is written with the network's minimum TTL and never extended. It never needs to stay live to
 //!   stay spent: an archived persistent entry cannot be recreated (a transaction touching its key must restore
-//!   it first), so `is_spent` and `transact` see it as present again after the restore.
+//!   it first), so `is_spent` and `transact` see it as present again after the restore; keeping it live would
+//!   only cost every transaction rent (about 0.25 XLM per nullifier for the maximum TTL at testnet's rates).
 use soroban_sdk::{Env, IntoVal, Val};
 
 pub const LEDGERS_PER_DAY: u32 = 17_280;
@@ -30,10 +31,4 @@ pub fn extend_instance(env: &Env) {
 /// Keeps a persistent entry that exists live (threshold / extend-to policy above).
 pub fn extend_persistent<K: IntoVal<Env, Val>>(env: &Env, key: &K) {
     env.storage().persistent().extend_ttl(key, PERSISTENT_TTL_THRESHOLD, PERSISTENT_TTL_EXTEND_TO);
-}
-
-/// Extends a persistent entry that exists to the network's maximum TTL (nullifiers, once).
-pub fn extend_persistent_max<K: IntoVal<Env, Val>>(env: &Env, key: &K) {
-    let max = env.storage().max_ttl();
-    env.storage().persistent().extend_ttl(key, max, max);
 }

@@ -8,7 +8,7 @@
 
 use pool_common::field::{fr_modulus, is_canonical};
 use pool_common::merkle;
-use pool_common::ttl::{extend_instance, extend_persistent, extend_persistent_max};
+use pool_common::ttl::{extend_instance, extend_persistent};
 use pool_common::{AspClient, Groth16Proof, Poseidon2, VerifierClient};
 use soroban_sdk::xdr::ToXdr;
 use soroban_sdk::{
@@ -258,7 +258,6 @@ fn internal_transact(env: &Env, proof: Proof, ext: ExtData) -> Result<(), Error>
     for nullifier in proof.input_nullifiers.iter() {
         let key = DataKey::Nullifier(nullifier.clone());
         store.set(&key, &true);
-        extend_persistent_max(env, &key);
         NewNullifierEvent { nullifier }.publish(env);
     }
     let zero = I256::from_i32(env, 0);
