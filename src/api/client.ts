@@ -73,6 +73,8 @@ export interface PoolApiOptions {
   caller?: PoolApiCaller;
   /** Longest wait for one answer; a payment waits for its batch window, a deposit for a proof and a ledger. */
   timeoutMs?: number;
+  /** Extra headers on every call (the proxy's own MCP endpoint marks its calls with them). */
+  headers?: Record<string, string>;
 }
 
 const DEFAULT_TIMEOUT_MS = 180_000;
@@ -82,11 +84,13 @@ export class PoolApi {
   readonly #base: URL;
   readonly #caller: PoolApiCaller;
   readonly #timeoutMs: number;
+  readonly #headers: Record<string, string>;
 
   constructor(options: PoolApiOptions) {
     this.#base = new URL(options.baseUrl);
     this.#caller = options.caller ?? { kind: 'public' };
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#headers = options.headers ?? {};
   }
 
   get caller(): PoolApiCaller {
@@ -95,7 +99,12 @@ export class PoolApi {
 
   /** The same proxy, for another caller (e.g. a wallet once it has logged in). */
   as(caller: PoolApiCaller): PoolApi {
-    return new PoolApi({ baseUrl: this.#base.href, caller, timeoutMs: this.#timeoutMs });
+    return new PoolApi({
+      baseUrl: this.#base.href,
+      caller,
+      timeoutMs: this.#timeoutMs,
+      headers: this.#headers,
+    });
   }
 
   health(): Promise<Health> {
@@ -177,7 +186,10 @@ export class PoolApi {
   }
 
   async #call<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
-    const headers: Record<string, string> = { accept: 'application/json, application/problem+json' };
+    const headers: Record<string, string> = {
+      ...this.#headers,
+      accept: 'application/json, application/problem+json',
+    };
     if (this.#caller.kind === 'operator') headers['x-pool-operator'] = 'true';
     else if (this.#caller.kind === 'wallet') headers.authorization = `Bearer ${this.#caller.token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';

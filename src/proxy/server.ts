@@ -10,6 +10,7 @@ import { TokenService } from './auth/tokens.ts';
 import type { ProxyConfig } from './config.ts';
 import { ApiRouter } from './http/api-router.ts';
 import { mcpHttpMiddleware } from '../mcp/http.ts';
+import { newInternalCallKey } from '../http/internal-call.ts';
 import { createApp } from './http/app.ts';
 import { createMetrics } from './util/metrics.ts';
 import { RateLimiter } from './http/rate-limit.ts';
@@ -147,16 +148,26 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
 
   const friendbot = sandboxFriendbotUrl(config.ledger);
   const web = webMiddleware({ connectOrigins: friendbot ? [new URL(friendbot).origin] : [] });
+  const internalCallKey = newInternalCallKey();
   const app = createApp({
     api,
     metrics,
+    internalCallKey,
     ipLimiter: cluster?.limiter('ip', config.rateLimit.ip) ?? new RateLimiter(config.rateLimit.ip),
     logger,
     web,
   });
   // MCP over Streamable HTTP at /mcp (src/mcp/http.ts): the wallet's token is forwarded to this REST API.
   const verifyToken = (token: string) => tokens.verify(token);
-  app.use(mcpHttpMiddleware({ proxyUrl: () => url, verifyToken, maxBodyBytes: config.limits.maxBodyBytes }));
+  app.use(
+    mcpHttpMiddleware({
+      proxyUrl: () => url,
+      verifyToken,
+      takeWalletRate: (wallet) => api.takeWalletRate(wallet),
+      internalCallKey,
+      maxBodyBytes: config.limits.maxBodyBytes,
+    }),
+  );
   const server: Server = createServer(app.callback());
   server.headersTimeout = 20_000;
   server.requestTimeout = 120_000;

@@ -177,14 +177,19 @@ export class ApiRouter {
       return { sub: OPERATOR_OWNER, jti: 'loopback', iat: 0, exp: 0 };
     }
     const claims = await this.#deps.tokens.verify(bearerToken(ctx));
-    const decision = await this.#deps.tokenLimiter.take(claims.sub);
+    await this.takeWalletRate(claims.sub);
+    return claims;
+  }
+
+  /** Counts one request against the wallet's rate limit (REST and /mcp alike); throws 429 beyond it. */
+  async takeWalletRate(wallet: string): Promise<void> {
+    const decision = await this.#deps.tokenLimiter.take(wallet);
     if (!decision.allowed) {
       this.#deps.metrics.rateLimited.inc({ scope: 'token' });
       throw new ProblemError('rate_limited', 'too many requests for this wallet; slow down', {
         headers: { 'Retry-After': String(decision.retryAfterSeconds) },
       });
     }
-    return claims;
   }
 
   #document<B, Q, P, R>(def: RouteDefinition<B, Q, P, R>): void {

@@ -3,6 +3,7 @@
 // this file only wires the pipeline.
 import Koa, { type Context, type Middleware, type Next } from 'koa';
 import { type ProblemCode, ProblemError } from '../../api/problem.ts';
+import { INTERNAL_CALL_HEADER, isInternalCall } from '../../http/internal-call.ts';
 import type { Logger } from '../util/logger.ts';
 import type { ApiRouter } from './api-router.ts';
 import type { ProxyMetrics } from '../util/metrics.ts';
@@ -24,9 +25,11 @@ export interface AppDeps {
   logger: Logger;
   /** Serves the wallet page (GET /, /app.js, /app.css); see web.ts. */
   web?: Middleware;
+  /** The key of this process's own calls (MCP over HTTP's tools), which the per-address limit skips. */
+  internalCallKey: string;
 }
 
-export function createApp({ api, metrics, ipLimiter, logger, web }: AppDeps): Koa {
+export function createApp({ api, metrics, ipLimiter, logger, web, internalCallKey }: AppDeps): Koa {
   // proxy = false: Koa must never derive ctx.ip from X-Forwarded-For; nothing here uses it anyway.
   const app = new Koa({ proxy: false });
   app.silent = true;
@@ -61,7 +64,10 @@ export function createApp({ api, metrics, ipLimiter, logger, web }: AppDeps): Ko
   });
   app.use(problemMiddleware(logger));
   app.use(async (ctx: Context, next: Next) => {
-    const decision = await ipLimiter.take(ctx.req.socket.remoteAddress ?? 'unknown');
+    const internal = isInternalCall(ctx.get(INTERNAL_CALL_HEADER) || undefined, internalCallKey);
+    const decision = internal
+      ? { allowed: true, retryAfterSeconds: 0 }
+      : await ipLimiter.take(ctx.req.socket.remoteAddress ?? 'unknown');
     if (!decision.allowed) {
       metrics.rateLimited.inc({ scope: 'ip' });
       throw new ProblemError('rate_limited', 'too many requests from this address; slow down', {
