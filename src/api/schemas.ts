@@ -268,18 +268,21 @@ export const AgentList = z.object({ agents: z.array(Balance) }).openapi('AgentLi
 export const BatchSummary = z
   .object({
     batchId: z.string(),
-    size: z.number().int(),
-    executedAt: z.string(),
-    durationMs: z.number().int(),
-    confirmed: z.number().int(),
-    failed: z.number().int(),
+    executedAt: z.string().openapi({ description: 'when the ledger that holds its first payment closed' }),
+    payments: z.number().int().openapi({ description: 'its confirmed payments (each a public transfer)' }),
   })
   .openapi('BatchSummary');
 export const PoolStats = z
   .object({
-    activeAgents: z.number().int(),
-    totalTransactions: z.number().int(),
-    servicesUsed: z.number().int(),
+    activeAgents: z
+      .number()
+      .int()
+      .openapi({ description: 'agents the pool registered (each insert is public)' }),
+    totalTransactions: z
+      .number()
+      .int()
+      .openapi({ description: 'confirmed pool transactions and payments (each a public transaction)' }),
+    servicesUsed: z.number().int().openapi({ description: 'distinct payees paid' }),
     recentBatches: z.array(BatchSummary),
   })
   .openapi('PoolStats');

@@ -123,7 +123,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
   registerAuthRoutes(api, login, tokens);
   const agents = new AgentRegistry(store);
   const notes = new NoteBook(store);
-  const stats = new PoolStatsService(store, agents, notes);
+  const stats = new PoolStatsService(store, agents);
   registerAccountRoutes(api, agents, notes, stats);
   const pool = new PoolRuntime({
     config,

@@ -399,7 +399,7 @@ test.serial(
     t.is(within.status, 200, within.text);
     t.is(within.json.id, 7);
 
-    const metrics = await rawRequest(`${pay.proxy.url}/metrics`);
+    const metrics = await rawRequest(`${pay.proxy.url}/metrics`, { headers: { 'x-pool-operator': 'true' } });
     t.regex(metrics.text, /route="\/mcp",status="200"/, 'MCP requests are counted under their own route');
     t.regex(metrics.text, /route="\/mcp",status="401"/);
   },

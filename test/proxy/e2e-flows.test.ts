@@ -19,6 +19,7 @@ import { ChainClient } from '../../src/proxy/services/chain-client.ts';
 import { getJson, postJson, rawRequest, type RawResponse } from './helpers/http.ts';
 import { type Stack, startStack, USDC } from './helpers/stack.ts';
 
+const operator = { 'x-pool-operator': 'true' };
 let stack: Stack;
 let ledger: ChainClient;
 test.before(async () => {
@@ -423,7 +424,6 @@ test.serial('operator deposit works from loopback; a spoofed X-Forwarded-For cha
   t.is(await poolBalance(), poolBefore + 25_000_000n);
 
   // The local MCP server reads and spends the operator's agents over loopback without a wallet token.
-  const operator = { 'x-pool-operator': 'true' };
   const read = await getJson(url('/api/balance/mcp-agent-7'), operator);
   t.is(read.status, 200, read.text);
   t.is(read.json.balance, '2.5000000');
@@ -543,7 +543,7 @@ test.serial('a withdrawal that needs more than two notes consolidates first', as
   t.is(await balance(wallet), '6.0000000');
   const destination = Keypair.random().publicKey();
   await stack.fund(destination, 0);
-  const metricsBefore = (await getJson(url('/metrics'))).text;
+  const metricsBefore = (await getJson(url('/metrics'), operator)).text;
   const res = await withdraw(wallet, '5.5', destination);
   t.is(res.status, 200, res.text);
   t.is(await stack.usdcBalance(destination), 55_000_000n);
@@ -553,7 +553,7 @@ test.serial('a withdrawal that needs more than two notes consolidates first', as
       /pool_proxy_ledger_operations_total\{kind="consolidate",outcome="confirmed"\} (\d+)/.exec(text)?.[1] ??
         0,
     );
-  t.is(count((await getJson(url('/metrics'))).text) - count(metricsBefore), 1);
+  t.is(count((await getJson(url('/metrics'), operator)).text) - count(metricsBefore), 1);
 });
 
 test.serial(
@@ -878,7 +878,7 @@ test.serial(
     ).catch(() => undefined);
     // Wait until the proxy reports the transaction sent, then kill it before any confirmation.
     for (;;) {
-      const metrics = await getJson(`${child.url}/metrics`);
+      const metrics = await getJson(`${child.url}/metrics`, operator);
       if (/pool_proxy_transactions_in_flight 1/.test(metrics.text)) break;
       await new Promise((r) => setTimeout(r, 20));
     }

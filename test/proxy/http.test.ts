@@ -79,9 +79,12 @@ test('GET /openapi.json documents every route from the request schemas', async (
   ]);
 });
 
-test('GET /metrics exposes Prometheus text with request counters', async (t) => {
+test('GET /metrics exposes Prometheus text with request counters, to the operator only', async (t) => {
   await getJson(`${proxy.url}/health`);
-  const res = await rawRequest(`${proxy.url}/metrics`);
+  const refused = await rawRequest(`${proxy.url}/metrics`);
+  t.is(refused.status, 403, 'counts by route and status are not for the public');
+  t.is(refused.json.code, 'forbidden');
+  const res = await rawRequest(`${proxy.url}/metrics`, { headers: { 'x-pool-operator': 'true' } });
   t.is(res.status, 200);
   t.regex(String(res.headers['content-type']), /text\/plain/);
   t.regex(res.text, /pool_proxy_http_requests_total\{method="GET",route="\/health",status="200"\} \d+/);

@@ -250,7 +250,7 @@ test.serial(
     t.deepEqual(listed.json.payments[0].receipt, w.json.receipt);
     const stats = await getJson(url('/api/pool/stats'));
     t.true(stats.json.servicesUsed >= 2);
-    t.true(stats.json.recentBatches.some((batch: { size: number }) => batch.size >= 2));
+    t.true(stats.json.recentBatches.some((batch: { payments: number }) => batch.payments >= 2));
   },
 );
 

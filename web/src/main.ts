@@ -236,7 +236,7 @@ async function loadStats(): Promise<void> {
       : stats.recentBatches
           .slice(0, 5)
           .map((b) => {
-            const size = b.size;
+            const size = b.payments;
             return `${size} payment${size === 1 ? '' : 's'} at ${new Date(b.executedAt).toLocaleString()}`;
           })
           .join('; ');

@@ -8,6 +8,7 @@
 // Payments and settlements reconcile through their own modules (`reconcilers`), with the same rules.
 import type { OperationRecord } from '../journal/journal.ts';
 import type { FlowContext } from './context.ts';
+import { markConfirmed } from './mark-confirmed.ts';
 import { releaseOperation } from './settle-failure.ts';
 import { deadlineOf } from './submit-deposit.ts';
 
@@ -81,8 +82,7 @@ async function reconcileSubmitted(ctx: FlowContext, record: OperationRecord, now
     await ctx.indexer.sync();
     // The spend consumed its locked notes and reservation; drop whatever a partial apply left behind.
     await ctx.notes.release(record.agent, opId);
-    await ctx.journal.update(opId, { state: 'confirmed' });
-    await ctx.stats.recordTransaction();
+    await markConfirmed(ctx, opId, {}, ['submitted', 'prepared']);
     ctx.logger.log('info', 'operation confirmed on reconciliation', { opId, kind: record.kind });
     return true;
   }

@@ -12,6 +12,7 @@ import { txHashOf } from '../services/chain-client.ts';
 import { fault } from '../util/faults.ts';
 import { awaitCredit } from './await-credit.ts';
 import type { FlowContext } from './context.ts';
+import { markConfirmed } from './mark-confirmed.ts';
 import { releaseOperation, settleFailure } from './settle-failure.ts';
 import { isStaleRoot } from './stale-root.ts';
 import type { FlowResult } from './withdraw.ts';
@@ -65,9 +66,8 @@ export async function submitDeposit(
     const confirmed = await (aspRoot === undefined ? send() : ctx.registrar.hold(aspRoot, send));
     fault('wallet_deposit', 'after-confirm');
     await awaitCredit(ctx, claimed.agent, confirmed.ledger, claimed.outputs ?? []);
-    await ctx.journal.update(prepareId, { state: 'confirmed' });
+    await markConfirmed(ctx, prepareId);
     ctx.metrics.ledgerOperations.inc({ kind: 'deposit', outcome: 'confirmed' });
-    await ctx.stats.recordTransaction();
     ctx.logger.log('info', 'wallet deposit confirmed', { opId: prepareId, txHash: confirmed.hash });
     return { ...resultOf(record), txHash: confirmed.hash };
   } catch (error) {

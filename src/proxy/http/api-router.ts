@@ -21,12 +21,13 @@ import type { RequestLimiter } from './rate-limit.ts';
 import { Problem } from '../../api/schemas.ts';
 
 /**
- * public: anyone; wallet: Bearer JWT; loopback: callers on this host's loopback interface only;
+ * public: anyone; wallet: Bearer JWT; loopback: callers on this host's loopback interface only; operator: a
+ * loopback caller that asks to act as the operator with `X-Pool-Operator: true`;
  * wallet-or-operator: a Bearer JWT, or — without one — a loopback caller that asks to act as the operator
  * with `X-Pool-Operator: true` (the local MCP server reads and spends the operator's own agents this way;
  * the socket address decides, the header only states the intent).
  */
-export type Access = 'public' | 'wallet' | 'loopback' | 'wallet-or-operator';
+export type Access = 'public' | 'wallet' | 'loopback' | 'operator' | 'wallet-or-operator';
 
 export const OPERATOR_HEADER = 'x-pool-operator';
 
@@ -141,6 +142,7 @@ export class ApiRouter {
     summary: string,
     contentType: string,
     handler: (ctx: Context) => Promise<void>,
+    access: 'public' | 'operator' = 'public',
   ): void {
     this.registry.registerPath({
       method,
@@ -149,7 +151,10 @@ export class ApiRouter {
       tags: ['service'],
       responses: { 200: { description: 'OK', content: { [contentType]: { schema: { type: 'string' } } } } },
     });
-    this.router[method](path, handler);
+    this.router[method](path, async (ctx: Context) => {
+      await this.#authorize(ctx, access);
+      await handler(ctx);
+    });
   }
 
   document(info: { title: string; version: string; serverUrl: string }) {
@@ -162,9 +167,15 @@ export class ApiRouter {
 
   async #authorize(ctx: Context, access: Access): Promise<TokenClaims | undefined> {
     if (access === 'public') return undefined;
-    if (access === 'loopback') {
+    if (access === 'loopback' || access === 'operator') {
       if (!isLoopbackAddress(ctx.req.socket.remoteAddress)) {
         throw new ProblemError('forbidden', 'this operator endpoint only answers callers on the local host');
+      }
+      if (access === 'operator' && ctx.get(OPERATOR_HEADER) !== 'true') {
+        throw new ProblemError(
+          'forbidden',
+          `this operator endpoint answers the operator only (${OPERATOR_HEADER})`,
+        );
       }
       return undefined;
     }
@@ -196,7 +207,7 @@ export class ApiRouter {
     const errorCodes: ProblemCode[] = [...def.errors, 'rate_limited', 'internal_error'];
     if (def.body) errorCodes.push('invalid_request', 'payload_too_large', 'unsupported_media_type');
     if (def.access === 'wallet' || def.access === 'wallet-or-operator') errorCodes.push('unauthorized');
-    if (def.access === 'loopback') errorCodes.push('forbidden');
+    if (def.access === 'loopback' || def.access === 'operator') errorCodes.push('forbidden');
     const byStatus = new Map<number, ProblemCode[]>();
     for (const code of new Set(errorCodes)) {
       const status = PROBLEM_STATUS[code];

@@ -164,7 +164,8 @@ async function checkAndReserve(
   if (float < q.amount) {
     throw new ProblemError(
       'service_unavailable',
-      `the pool wallet's float (${formatAmount(float > 0n ? float : 0n)} USDC free) cannot pay ${formatAmount(q.amount)} USDC now; retry after settlement`,
+      // (not how much is free: that would tell what the current window's payments hold, before its batch runs)
+      `the pool wallet's float cannot pay ${formatAmount(q.amount)} USDC now; retry after settlement`,
       { headers: { 'Retry-After': '30' } },
     );
   }
@@ -202,7 +203,6 @@ async function reserveJournaled(
         agentId: ref.agentId,
         serviceUrl: q.url,
         method: req.method,
-        serviceKey: pctx.records.serviceKey(q.url),
         payTo: q.payTo,
         asset: q.asset,
         network: q.network,
