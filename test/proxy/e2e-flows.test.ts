@@ -309,13 +309,14 @@ test.serial(
   },
 );
 
-test.serial('an expired prepareId is refused and credits nothing', async (t) => {
+test.serial('an expired prepareId is refused with prepare_expired, whoever noticed first', async (t) => {
   // the proxy's clock runs `skipped` ms ahead of the real one: its TTL passes without a wait
   let skipped = 0;
   const { proxy } = await stack.startProxy(
     {
       POOL_PROXY_PREPARE_TTL_SECONDS: '10',
       POOL_PROXY_DATA_DIR: join(stack.env.POOL_PROXY_DATA_DIR!, 'short-ttl'),
+      POOL_PROXY_RECONCILE_INTERVAL_MS: '200',
     },
     { clock: () => Date.now() + skipped },
   );
@@ -333,19 +334,34 @@ test.serial('an expired prepareId is refused and credits nothing', async (t) => 
     const ttlEnd = Date.now() + 10_000;
     const expiresAt = Date.parse(prepared.json.expiresAt);
     t.true(expiresAt <= ttlEnd);
-    skipped = ttlEnd - Date.now() + 500;
-    const late = await postJson(
-      `${proxy.url}/api/deposit/submit`,
-      {
-        prepareId: prepared.json.prepareId,
-        signedTransactionXDR: signPrepared(prepared.json.transactionXDR, kp),
-      },
+    // A second prepared deposit of the same wallet, which reconciliation (every 200 ms here) will find expired.
+    const other = await postJson(
+      `${proxy.url}/api/deposit/prepare`,
+      { amount: '2', publicKey: kp.publicKey() },
       bearer(token),
     );
-    t.is(late.status, 410);
-    t.is(late.json.code, 'prepare_expired');
+    t.is(other.status, 200, other.text);
+    skipped = ttlEnd - Date.now() + 10_500;
+    const submit = (p: { prepareId: string; transactionXDR: string }) =>
+      postJson(
+        `${proxy.url}/api/deposit/submit`,
+        { prepareId: p.prepareId, signedTransactionXDR: signPrepared(p.transactionXDR, kp) },
+        bearer(token),
+      );
+    // noticed at submit, then asked again: the same answer
+    for (const late of [await submit(prepared.json), await submit(prepared.json)]) {
+      t.is(late.status, 410, late.text);
+      t.is(late.json.code, 'prepare_expired');
+    }
+    // noticed by reconciliation first: the same answer
+    await new Promise((r) => setTimeout(r, 1000));
+    for (const late of [await submit(other.json), await submit(other.json)]) {
+      t.is(late.status, 410, late.text);
+      t.is(late.json.code, 'prepare_expired');
+    }
     const read = await getJson(`${proxy.url}/api/balance/${kp.publicKey()}`, bearer(token));
     t.is(read.status, 404, 'an abandoned prepare leaves no agent behind');
+    t.is(await stack.usdcBalance(kp.publicKey()), 10n * USDC, 'nothing moved');
   } finally {
     await proxy.close();
   }
@@ -387,7 +403,8 @@ test.serial(
       { prepareId: id, signedTransactionXDR: signPrepared(prepared.json.transactionXDR, wallet.kp) },
       bearer(wallet.token),
     );
-    t.is(late.status, 400, late.text);
+    t.is(late.status, 409, late.text);
+    t.is(late.json.code, 'prepare_cancelled');
     t.regex(late.json.detail, /cancelled/);
     t.is(await stack.usdcBalance(wallet.kp.publicKey()), 10n * USDC);
     t.is(await poolBalance(), poolBefore);
@@ -901,6 +918,56 @@ test.serial(
       } finally {
         again.kill();
       }
+    }
+  },
+);
+
+test.serial(
+  'a crash during submit, before the send: the same signed transaction submitted again is sent and confirmed once',
+  async (t) => {
+    const env = {
+      ...process.env,
+      ...stack.env,
+      POOL_PROXY_DATA_DIR: join(stack.env.POOL_PROXY_DATA_DIR!, 'resend'),
+    };
+    // The proxy kills itself once the deposit is journaled as submitted, before it reaches the ledger.
+    const child = await startChild({ ...env, POOL_PROXY_FAULT: 'wallet_deposit:before-send' });
+    const kp = Keypair.random();
+    await stack.fund(kp.publicKey(), 10);
+    const prepared = await postJson(
+      `${child.url}/api/deposit/prepare`,
+      { amount: '4', publicKey: kp.publicKey() },
+      bearer(await stack.login(kp, child.url)),
+    );
+    t.is(prepared.status, 200, prepared.text);
+    const body = {
+      prepareId: prepared.json.prepareId,
+      signedTransactionXDR: signPrepared(prepared.json.transactionXDR, kp),
+    };
+    const poolBefore = await poolBalance();
+    const died = await postJson(
+      `${child.url}/api/deposit/submit`,
+      body,
+      bearer(await stack.login(kp, child.url)),
+    ).catch(() => undefined);
+    t.is(died, undefined, 'the proxy died during the submit');
+    child.kill();
+    t.is(await stack.usdcBalance(kp.publicKey()), 10n * USDC, 'nothing was sent');
+
+    const again = await startChild(env);
+    try {
+      const token = await stack.login(kp, again.url);
+      const resent = await postJson(`${again.url}/api/deposit/submit`, body, bearer(token));
+      t.is(resent.status, 200, resent.text);
+      t.is(resent.json.status, 'confirmed');
+      const replay = await postJson(`${again.url}/api/deposit/submit`, body, bearer(token));
+      t.is(replay.status, 200, replay.text);
+      t.is(replay.json.txHash, resent.json.txHash);
+      const read = await getJson(`${again.url}/api/balance/${kp.publicKey()}`, bearer(token));
+      t.is(read.json.balance, '4.0000000');
+      t.is(await poolBalance(), poolBefore + 4n * USDC, 'deposited once');
+    } finally {
+      again.kill();
     }
   },
 );

@@ -89,10 +89,14 @@ async function reconcileSubmitted(ctx: FlowContext, record: OperationRecord, now
   const pastBound =
     record.maxTime !== undefined && record.maxTime > 0 && now / 1000 > record.maxTime + TIME_BOUND_GRACE_S;
   if (status === 'FAILED' || pastBound) {
-    await releaseOperation(ctx, opId, 'failed', {
-      code: 'ledger_rejected',
-      detail: status === 'FAILED' ? 'the transaction failed on the ledger' : 'the transaction never landed',
-    });
+    await releaseOperation(
+      ctx,
+      opId,
+      'failed',
+      status === 'FAILED'
+        ? { code: 'ledger_rejected', detail: 'the transaction failed on the ledger' }
+        : { code: 'expired', detail: 'the transaction never landed before its time bound' },
+    );
     ctx.logger.log('info', 'operation released on reconciliation', { opId, kind: record.kind, status });
     return true;
   }

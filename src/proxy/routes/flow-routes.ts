@@ -79,7 +79,11 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolAccess, limits: 
     path: '/api/deposit/submit',
     summary: 'Submit the wallet-signed deposit and wait for on-chain confirmation',
     description:
-      'The signed envelope must be exactly the prepared transaction plus one valid signature of the wallet.',
+      'The signed envelope must be exactly the prepared transaction plus one valid signature of the wallet. ' +
+      'Submitting it again is safe: once landed it answers `confirmed`; sent but not landed (e.g. the proxy ' +
+      'stopped meanwhile) it is sent again and answered the same way. A prepared deposit that can no longer be ' +
+      'sent answers `prepare_expired` (410: it expired, or its transaction never landed in time), ' +
+      '`prepare_cancelled` (409) or `prepare_stale` (409), whichever noticed it first.',
     tag: 'deposit',
     access: 'wallet',
     body: DepositSubmitRequest,
@@ -87,7 +91,9 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolAccess, limits: 
     errors: [
       'forbidden',
       'not_found',
+      'conflict',
       'prepare_expired',
+      'prepare_cancelled',
       'prepare_mismatch',
       'prepare_stale',
       'ledger_rejected',
