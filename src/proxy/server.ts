@@ -25,7 +25,8 @@ import { sandboxFriendbotUrl } from './services/deployment.ts';
 import { NoteBook } from './services/notebook.ts';
 import { PoolRuntime } from './pool-runtime.ts';
 import { PoolStatsService } from './services/stats.ts';
-import { deriveKey } from './store/derived-keys.ts';
+import { deriveEpochKey } from './store/derived-keys.ts';
+import { sessionEpoch } from './auth/session-epoch.ts';
 import { EncryptedStore, StoreTamperError } from './store/encrypted-store.ts';
 import { joinCluster } from './cluster/cluster.ts';
 import { loadMasterKey, MasterKeyError } from './store/master-key.ts';
@@ -85,7 +86,9 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     throw error;
   });
   const metrics = createMetrics();
-  const tokens = new TokenService(masterKey, config.jwt, new TokenRevocations(store), clock);
+  // Tokens and login challenges belong to the store's session epoch, which `store recover` renews.
+  const epoch = await sessionEpoch(store);
+  const tokens = new TokenService(masterKey, config.jwt, new TokenRevocations(store), clock, epoch);
   const publicUrl = new URL(config.publicUrl);
   const login = new LoginService(
     store,
@@ -95,7 +98,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
       uri: publicUrl.origin,
       network: config.ledger.network,
       challengeTtlSeconds: config.challengeTtlSeconds,
-      challengeKey: deriveKey(masterKey, 'challenge-mac'),
+      challengeKey: deriveEpochKey(masterKey, 'challenge-mac', epoch),
     },
     clock,
   );

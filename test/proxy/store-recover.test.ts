@@ -24,7 +24,10 @@ import { type ProverDaemon, startProverDaemon } from '../../src/prover/daemon/se
 import { type PoolSandbox, startPoolSandbox } from '../../contracts/network.ts';
 import { EncryptedStore } from '../../src/proxy/store/encrypted-store.ts';
 import { StoreLockedError } from '../../src/storage/open-level.ts';
+import { Keypair, TransactionBuilder } from '@stellar/stellar-sdk';
 import { getJson, postJson } from './helpers/http.ts';
+import { checkSessionsEnded, openSessions } from './helpers/sessions.ts';
+import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
 import { CIRCUITS_DIR } from './helpers/stack.ts';
 import { freeLoopbackPort as freePort } from '../../src/listen.ts';
 
@@ -73,6 +76,23 @@ async function stop(run: Run): Promise<void> {
 
 const operator = { 'x-pool-operator': 'true' };
 
+async function login(url: string, wallet: Keypair): Promise<string> {
+  const { json } = await getJson(`${url}/api/auth/challenge?publicKey=${wallet.publicKey()}`);
+  const res = await postJson(`${url}/api/auth/verify`, {
+    publicKey: wallet.publicKey(),
+    challenge: json.challenge,
+    signature: Buffer.from(wallet.signMessage(json.challenge)).toString('base64'),
+  });
+  if (res.status !== 200) throw new Error(`login failed: ${res.text}`);
+  return res.json.token;
+}
+
+function signed(xdr: string, wallet: Keypair): string {
+  const tx = TransactionBuilder.fromXDR(xdr, STANDALONE_PASSPHRASE);
+  tx.sign(wallet);
+  return tx.toXDR();
+}
+
 test.before(async () => {
   sandbox = await startPoolSandbox({ port: 0, ledgerMs: 250 });
   daemon = await startProverDaemon({
@@ -119,6 +139,17 @@ test.serial(
     }
     t.is((await getJson(`${first.url}/api/balance/recover-a`, operator)).json.balance, '3.0000000');
     t.is((await getJson(`${first.url}/api/balance/recover-b`, operator)).json.balance, '2.5000000');
+    // Sessions (one logged out), and a wallet's deposit prepared and never submitted.
+    const sessions = await openSessions(first.url);
+    const wallet = Keypair.random();
+    await fetch(`${sandbox.url}/friendbot?addr=${wallet.publicKey()}&usdc=5`);
+    const walletToken = await login(first.url, wallet);
+    const prepared = await postJson(
+      `${first.url}/api/deposit/prepare`,
+      { amount: '1', publicKey: wallet.publicKey() },
+      { authorization: `Bearer ${walletToken}` },
+    );
+    t.is(prepared.status, 200, prepared.text);
 
     // While it runs, a second process on the same store is told who holds it.
     const locked = await t.throwsAsync(EncryptedStore.open(storeDir, new Uint8Array(32)), {
@@ -168,8 +199,23 @@ test.serial(
 
     const again = await startService();
     t.teardown(() => void again.run.child.kill('SIGKILL'));
+    // What a recover keeps: agents, owners and balances (from the chain and the master key).
     t.is((await getJson(`${again.url}/api/balance/recover-a`, operator)).json.balance, '3.0000000');
     t.is((await getJson(`${again.url}/api/balance/recover-b`, operator)).json.balance, '2.5000000');
+    // What it loses: every session (the logged-out token stays refused), the prepared deposit, the counts of
+    // the public statistics (they restart; the agents are counted again from the chain).
+    await checkSessionsEnded(t, again.url, sessions);
+    const lost = await postJson(
+      `${again.url}/api/deposit/submit`,
+      {
+        prepareId: prepared.json.prepareId,
+        signedTransactionXDR: signed(prepared.json.transactionXDR, wallet),
+      },
+      { authorization: `Bearer ${await login(again.url, wallet)}` },
+    );
+    t.is(lost.status, 404, lost.text);
+    const stats = (await getJson(`${again.url}/api/pool/stats`)).json;
+    t.like(stats, { activeAgents: 2, totalTransactions: 0, servicesUsed: 0, recentBatches: [] });
     // The rebuilt notes are spendable.
     const destination = sandbox.info.accounts.operator;
     const spend = await postJson(

@@ -5,7 +5,6 @@
 import { existsSync, renameSync } from 'node:fs';
 import type { Command } from 'commander';
 import { loadConfig, type ProxyConfig } from '../../proxy/config.ts';
-import { historyToRecoverKey } from '../../proxy/payments/recover-history.ts';
 import { EncryptedStore } from '../../proxy/store/encrypted-store.ts';
 import { findKeyOnChain } from '../../proxy/services/key-on-chain.ts';
 import { loadMasterKey } from '../../proxy/store/master-key.ts';
@@ -13,6 +12,7 @@ import { findDamage } from '../../storage/leveldb-integrity.ts';
 import { lockingProcess } from '../../storage/open-level.ts';
 import { registerStoreMigrate } from './store-migrate.ts';
 import { checkDatabaseStore, recoverDatabaseStore } from './store-database.ts';
+import { prepareRecoveredStore } from './store-recovered.ts';
 import { redactUrl } from '../../proxy/store/postgres-backend.ts';
 
 interface StoreOptions {
@@ -141,8 +141,7 @@ export function registerStore(program: Command): void {
           console.log(`moved ${config.storeDir} to ${aside} (kept; delete it once the service is back)`);
         }
         const fresh = await EncryptedStore.open(config.storeDir, masterKey);
-        // The next start also rebuilds the payment history it can from the chain.
-        await fresh.put(historyToRecoverKey(fresh), true);
+        await prepareRecoveredStore(fresh);
         await fresh.close();
         console.log(`created an empty store in ${config.storeDir} for this master key`);
         console.log(
