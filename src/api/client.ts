@@ -1,7 +1,8 @@
 // The one typed client of the proxy's REST API, used by the MCP servers, `pool-proxy demo` and the wallet
 // page (bundled for the browser: it uses only fetch and imports types only). It speaks for one caller: the
-// public (no credentials), the local operator (loopback, `X-Pool-Operator: true`) or a wallet (its Bearer
-// JWT), so every check of the REST API applies unchanged. problem+json refusals become PoolApiError with the
+// public (no credentials), the operator (its token, or without one `X-Pool-Operator: true`, which a proxy takes
+// from loopback only under its single-host opt-in) or a wallet (its Bearer JWT), so every check of the REST API
+// applies unchanged. problem+json refusals become PoolApiError with the
 // stable `code`; request and answer types are the API's own (types.ts, inferred from its schemas).
 import type {
   AgentList,
@@ -27,7 +28,8 @@ import type {
 } from './types.ts';
 
 /** Who the REST calls are made for. */
-export type PoolApiCaller = { kind: 'public' } | { kind: 'operator' } | { kind: 'wallet'; token: string };
+export type PoolApiCaller =
+  { kind: 'public' } | { kind: 'operator'; token?: string } | { kind: 'wallet'; token: string };
 
 export interface ProblemIssue {
   path: string;
@@ -190,8 +192,9 @@ export class PoolApi {
       ...this.#headers,
       accept: 'application/json, application/problem+json',
     };
-    if (this.#caller.kind === 'operator') headers['x-pool-operator'] = 'true';
-    else if (this.#caller.kind === 'wallet') headers.authorization = `Bearer ${this.#caller.token}`;
+    if (this.#caller.kind === 'wallet' || (this.#caller.kind === 'operator' && this.#caller.token))
+      headers.authorization = `Bearer ${this.#caller.token}`;
+    else if (this.#caller.kind === 'operator') headers['x-pool-operator'] = 'true';
     if (body !== undefined) headers['content-type'] = 'application/json';
     const url = new URL(path, this.#base);
     let response: Response;

@@ -4,6 +4,20 @@
 import type { Context } from 'koa';
 import { ProblemError } from '../api/problem.ts';
 
+/** The value of a Bearer Authorization header, or undefined without one; a malformed header is a 401. */
+export function bearerValue(ctx: Context): string | undefined {
+  const header = ctx.get('authorization');
+  if (header === '') return undefined;
+  const match = /^bearer +([A-Za-z0-9._~+/-]+=*)$/i.exec(header);
+  if (!match) {
+    throw new ProblemError('unauthorized', 'Authorization header must be "Bearer <token>"', {
+      headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+    });
+  }
+  return match[1];
+}
+
+/** A wallet's token (a JWT) from the Authorization header, or the 401 that says what is wrong. */
 export function bearerToken(ctx: Context): string {
   const header = ctx.get('authorization');
   if (header === '') {

@@ -12,6 +12,8 @@ import { ApiRouter } from './http/api-router.ts';
 import { mcpHttpMiddleware } from '../mcp/http.ts';
 import { newInternalCallKey } from '../http/internal-call.ts';
 import { createApp } from './http/app.ts';
+import { TrustedProxies } from './http/client-address.ts';
+import { loadOperatorToken, OperatorCredential } from './auth/operator-token.ts';
 import { createMetrics } from './util/metrics.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { webMiddleware } from './http/web.ts';
@@ -60,6 +62,8 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     config.masterKeyFile,
     config.databaseUrl ? undefined : config.storeDir,
   );
+  // The operator's token (made on first start) before anything is opened: a bad token file stops the start.
+  const operatorCredential = new OperatorCredential(loadOperatorToken(config.operator.tokenFile));
   const where = config.databaseUrl ? 'the PostgreSQL store' : `the store in ${config.storeDir}`;
   const store = await EncryptedStore.open(config.databaseUrl || config.storeDir, masterKey).catch(
     (error: unknown) => {
@@ -103,8 +107,14 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     clock,
   );
 
+  const trustedProxies = new TrustedProxies(config.trustedProxies);
   const api = new ApiRouter({
     tokens,
+    operator: {
+      credential: operatorCredential,
+      loopback: config.operator.loopback,
+      trustedProxies,
+    },
     tokenLimiter:
       cluster?.limiter('token', config.rateLimit.token) ?? new RateLimiter(config.rateLimit.token),
     metrics,
@@ -156,6 +166,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     api,
     metrics,
     internalCallKey,
+    trustedProxies,
     ipLimiter: cluster?.limiter('ip', config.rateLimit.ip) ?? new RateLimiter(config.rateLimit.ip),
     logger,
     web,
@@ -186,7 +197,13 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     );
   }, 60_000);
   sweeper.unref();
-  logger.log('info', 'proxy listening', { url });
+  logger.log('info', 'proxy listening', { url, operatorTokenFile: config.operator.tokenFile });
+  if (config.operator.loopback)
+    logger.log(
+      'warn',
+      'POOL_PROXY_OPERATOR_LOOPBACK: loopback callers act as the operator without its token; for single-host ' +
+        'development only (behind a reverse proxy, tunnel or port forward on this host, anyone would)',
+    );
   pool.start();
 
   return {

@@ -63,7 +63,8 @@ const stroops = (s: string) => {
 };
 const fmt = (v: bigint) => `${v / USDC}.${(v % USDC).toString().padStart(7, '0')}`;
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-const operator = { 'x-pool-operator': 'true' };
+/** The operator's token (the proxy's books and metrics). */
+let operator: Record<string, string>;
 
 test.before(async () => {
   stack = await startStack({
@@ -77,6 +78,7 @@ test.before(async () => {
     POOL_PROXY_RECONCILE_INTERVAL_MS: '1000',
   });
   await stack.proxy.close();
+  operator = stack.operator;
   const { sandbox } = stack;
   poolWallet = sandbox.info.accounts.poolWallet;
   await stack.fund(poolWallet, Number(FLOAT) / Number(USDC));

@@ -45,7 +45,8 @@ const independentPayTo = Keypair.random().publicKey();
 let paymentEnv: Record<string, string>;
 
 const url = (path: string) => `${proxy.url}${path}`;
-const operator = { 'x-pool-operator': 'true' };
+/** The operator's token, the same for every proxy of the stack. */
+let operator: Record<string, string>;
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 /** The official facilitator on its DEFAULT options (fee cap, expiration bound), with `signers`. */
@@ -91,6 +92,7 @@ test.before(async () => {
   // live a few seconds of real time (12 ledgers at most).
   stack = await startStack({}, { networkPassphrase: TESTNET_PASSPHRASE, ledgerMs: 1000 });
   token = stack.sandbox.info.contracts.token;
+  operator = stack.operator;
   poolWallet = stack.sandbox.info.accounts.poolWallet;
   await stack.fund(poolWallet, Number(FLOAT / USDC));
   local = await startLocalX402({

@@ -122,7 +122,7 @@ async function walletOnboarding(agentId: string): Promise<Onboarding> {
 async function operatorOnboarding(agentId: string): Promise<Onboarding> {
   const started = Date.now();
   const res = await retrying('operator deposit', () =>
-    postJson(url('/api/deposit'), { agentId, amount: '1' }),
+    postJson(url('/api/deposit'), { agentId, amount: '1' }, stack.operator),
   );
   if (res.status !== 200) throw new Error(`operator deposit: ${res.text}`);
   const totalMs = Date.now() - started;

@@ -22,7 +22,8 @@ import { type PostgresServer, startPostgres } from '../helpers/postgres.ts';
 import { getJson, postJson } from './helpers/http.ts';
 import { type Stack, startStack, USDC } from './helpers/stack.ts';
 
-const operator = { 'x-pool-operator': 'true' };
+/** The operator's token, the same for every replica. */
+let operator: Record<string, string>;
 const PRICE = USDC / 100n; // the demo service's price, 0.01 USDC
 
 let pgServer: PostgresServer;
@@ -38,6 +39,7 @@ test.before(async () => {
   pgServer = await startPostgres();
   const databaseUrl = await pgServer.database();
   stack = await startStack({ POOL_PROXY_DATABASE_URL: databaseUrl });
+  operator = stack.operator;
   const { sandbox } = stack;
   await stack.fund(sandbox.info.accounts.poolWallet, 100);
   // The x402 pair on a thread of its own, as `pool-proxy start` runs it: 60 quotes at once share no event

@@ -27,6 +27,7 @@ import { StoreLockedError } from '../../src/storage/open-level.ts';
 import { Keypair, TransactionBuilder } from '@stellar/stellar-sdk';
 import { getJson, postJson } from './helpers/http.ts';
 import { checkSessionsEnded, openSessions } from './helpers/sessions.ts';
+import { operatorHeadersFrom } from './helpers/proxy.ts';
 import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
 import { CIRCUITS_DIR } from './helpers/stack.ts';
 import { freeLoopbackPort as freePort } from '../../src/listen.ts';
@@ -74,7 +75,8 @@ async function stop(run: Run): Promise<void> {
   if ((await run.exited) !== 0) throw new Error(`stop failed:\n${run.output()}`);
 }
 
-const operator = { 'x-pool-operator': 'true' };
+/** The operator's token, from the data directory `pool-proxy start` keeps it in. */
+const operator = () => operatorHeadersFrom(join(dataDir, 'operator.token'));
 
 async function login(url: string, wallet: Keypair): Promise<string> {
   const { json } = await getJson(`${url}/api/auth/challenge?publicKey=${wallet.publicKey()}`);
@@ -134,11 +136,11 @@ test.serial(
       ['recover-a', '3'],
       ['recover-b', '2.5'],
     ]) {
-      const res = await postJson(`${first.url}/api/deposit`, { agentId, amount });
+      const res = await postJson(`${first.url}/api/deposit`, { agentId, amount }, operator());
       t.is(res.status, 200, res.text);
     }
-    t.is((await getJson(`${first.url}/api/balance/recover-a`, operator)).json.balance, '3.0000000');
-    t.is((await getJson(`${first.url}/api/balance/recover-b`, operator)).json.balance, '2.5000000');
+    t.is((await getJson(`${first.url}/api/balance/recover-a`, operator())).json.balance, '3.0000000');
+    t.is((await getJson(`${first.url}/api/balance/recover-b`, operator())).json.balance, '2.5000000');
     // Sessions (one logged out), and a wallet's deposit prepared and never submitted.
     const sessions = await openSessions(first.url);
     const wallet = Keypair.random();
@@ -200,8 +202,8 @@ test.serial(
     const again = await startService();
     t.teardown(() => void again.run.child.kill('SIGKILL'));
     // What a recover keeps: agents, owners and balances (from the chain and the master key).
-    t.is((await getJson(`${again.url}/api/balance/recover-a`, operator)).json.balance, '3.0000000');
-    t.is((await getJson(`${again.url}/api/balance/recover-b`, operator)).json.balance, '2.5000000');
+    t.is((await getJson(`${again.url}/api/balance/recover-a`, operator())).json.balance, '3.0000000');
+    t.is((await getJson(`${again.url}/api/balance/recover-b`, operator())).json.balance, '2.5000000');
     // What it loses: every session (the logged-out token stays refused), the prepared deposit, the counts of
     // the public statistics (they restart; the agents are counted again from the chain).
     await checkSessionsEnded(t, again.url, sessions);
@@ -221,10 +223,10 @@ test.serial(
     const spend = await postJson(
       `${again.url}/api/withdraw`,
       { agentId: 'recover-b', amount: '2.5', destination },
-      operator,
+      operator(),
     );
     t.is(spend.status, 200, spend.text);
-    t.is((await getJson(`${again.url}/api/balance/recover-b`, operator)).json.balance, '0.0000000');
+    t.is((await getJson(`${again.url}/api/balance/recover-b`, operator())).json.balance, '0.0000000');
     await stop(again.run);
   },
 );

@@ -1,4 +1,4 @@
-// Money-moving endpoints: wallet deposit (prepare/submit), operator deposit (loopback only), withdrawal,
+// Money-moving endpoints: wallet deposit (prepare/submit), operator deposit (the operator only), withdrawal,
 // and the public deployment info wallets need to discover the pool.
 import { formatAmount, parseAmount } from '../../api/amount.ts';
 import { ProblemError } from '../../api/problem.ts';
@@ -119,9 +119,10 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolAccess, limits: 
   api.add({
     method: 'post',
     path: '/api/deposit',
-    summary: 'Operator-funded deposit for a local agent (loopback callers only, e.g. the MCP server)',
+    summary:
+      'Operator-funded deposit for one of the operator’s agents (the operator’s token only, e.g. the MCP server)',
     tag: 'deposit',
-    access: 'loopback',
+    access: 'operator',
     body: operatorDepositRequest(limits.maxDeposit),
     response: DepositResult,
     errors: ['forbidden', 'proof_failed', 'ledger_rejected', 'service_unavailable'],
