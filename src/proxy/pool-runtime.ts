@@ -165,6 +165,10 @@ export class PoolRuntime implements PoolAccess {
     ]);
   }
 
+  registrationWaitBoundMs(): number {
+    return this.require().registrar.waitBoundMs();
+  }
+
   info(): { deployment: Deployment; circuitId: string } {
     this.require();
     return { deployment: this.#connected!.deployment, circuitId: this.#deps.config.prover.circuitId };

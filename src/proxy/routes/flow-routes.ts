@@ -197,10 +197,8 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolAccess, limits: 
         circuitId,
         maxDeposit: formatAmount(limits.maxDeposit),
         maxWithdraw: formatAmount(limits.maxWithdraw),
-        // A key lands by its slot: at the latest one slot interval plus the signing window after it was queued.
-        registrationWaitMaxSeconds: Math.ceil(
-          (limits.registration.slotMs + limits.registration.windowMs) / 1000,
-        ),
+        // A new agent's first prepare, with its key's slot, that slot's inserts and its proof, as measured.
+        registrationWaitMaxSeconds: Math.ceil(runtime.registrationWaitBoundMs() / 1000),
         ...(deployment.friendbotUrl ? { friendbotUrl: deployment.friendbotUrl } : {}),
         payments: {
           enabled: limits.payments.poolWalletSecret !== '',

@@ -20,4 +20,6 @@ export interface PoolAccess {
   books(): Promise<OperatorBooks>;
   requirePayments(): PaymentContext;
   info(): { deployment: Deployment; circuitId: string };
+  /** The longest a new agent's first prepare may take, as the registrar measures it (ms). */
+  registrationWaitBoundMs(): number;
 }

@@ -5,7 +5,8 @@
 // every proof made before it stale. The service's own transactions (operator deposits, withdrawals) are
 // simply proved again; a wallet-signed deposit cannot be. So new keys are inserted only in **registration
 // slots**, at the multiples of `slotMs` on the clock, all the keys queued for a slot together (up to
-// `perSlot`; more go to the next slot). Nothing a user does moves a slot.
+// `perSlot`; more go to the next slot). Nothing a user does moves a slot, but for the bounded wait for the
+// newcomers of the slot before it (below).
 //
 // A wallet deposit is proved against the current root and is promised valid until the next slot that may
 // insert (its `validUntil`), never less than `windowMs` ahead:
@@ -13,12 +14,17 @@
 //   - proved within `windowMs` of a slot that has nothing queued: the slot is closed (it stays empty; keys
 //     queued from then on go to the following slot) and the deposit is valid until the following slot;
 //   - within `windowMs` of a slot that has keys queued, or while a slot's keys are being inserted: the
-//     prepare waits for the insert to land, then proves against the new root.
+//     prepare waits for the insert to land, then proves against the new root — unless it is a new agent's
+//     prepare whose own key just landed: that one is promised the signing window at once, and the next slot's
+//     insert waits for it (at most the window and a proof; the next slot's own keys were queued after this
+//     slot's time, so they still land within one slot interval and the window). A newcomer never waits
+//     for two slots.
 // Between slots, queued keys are inserted at once whenever that breaks no promise: no prepared deposit is
 // within its promised validity, none is being proved or sent. So on a quiet pool a new agent waits only for
 // its insert; the slots bound the wait when others keep deposits outstanding.
-// A new key therefore lands by its slot — at the latest `slotMs + windowMs` after it was queued, plus the
-// time to insert the keys ahead of it in its slot. No request is held longer than `holdMs` for a slot: it is
+// A new key therefore lands by its slot — at the latest `slotMs + windowMs` (plus a proof's time) after it was
+// queued, plus the time to insert the keys ahead of it in its slot; `waitBoundMs` is that bound with a full
+// slot and the newcomer's own proof, as measured here, and /api/pool/info advertises it. No request is held longer than `holdMs` for a slot: it is
 // answered `503 registration_pending` with `Retry-After` (the time its slot is expected to land) instead. A submit of a deposit
 // proved against the current root takes a hold; a slot's insert first lets sends under way land (each is
 // bounded by the ledger's confirmation timeout), and a deposit whose root moved is refused as stale
@@ -54,6 +60,10 @@ interface Slot {
   retry: boolean;
   /** settles once the slot's keys are inserted and indexed (rejects when the insert failed) */
   landed: Promise<void>;
+  /** wallet prepares waiting for this slot that will ask for a proof window once it lands */
+  newcomers: number;
+  /** newcomers answered `registration_pending` while waiting for it → the landing time they were told */
+  returning: Map<string, number>;
   settle: (error?: unknown) => void;
 }
 
@@ -67,6 +77,10 @@ export interface ProofWindow {
 const INITIAL_PROOF_MS = 2000;
 /** First guess of one `insert_leaf`'s time to confirmation, refined by measurement. */
 const INITIAL_INSERT_MS = 2000;
+/** Beyond the signing window and a proof, what a newcomer's promise after its slot landed is given. */
+const NEWCOMER_MARGIN_MS = 500;
+/** A client retrying after `registration_pending` asks again within this of its Retry-After (whole seconds). */
+const RETRY_SLACK_MS = 1000;
 
 export class AspRegistrar {
   readonly #d: AspRegistrarDeps;
@@ -76,6 +90,14 @@ export class AspRegistrar {
   readonly #holds = new Set<Promise<unknown>>();
   /** deposits proved or being proved against the current root → until when they were promised it (ms) */
   readonly #promises = new Map<string, number>();
+  /** newcomers' promises made after their slot landed, which the next slot's insert waits for (ms) */
+  readonly #priority = new Map<string, number>();
+  /** after a slot with newcomers landed: how many have yet to ask for their window, and until when to wait */
+  #grace: { pending: number; until: number } | undefined;
+  /** keys of newcomers that were told to retry, landed: until when their retry still gets its window first */
+  readonly #reserved = new Map<string, number>();
+  /** the latest an insert waits for the newcomers of the slot before it (ms): a slot is deferred once, boundedly */
+  #deferCap = 0;
   #promiseTimer: NodeJS.Timeout | undefined;
   #inserting: { slot: Slot; done: Promise<void>; endsBy: number } | undefined;
   #insertMs = INITIAL_INSERT_MS;
@@ -124,7 +146,7 @@ export class AspRegistrar {
    * Resolves once the agent's key is in the allowlist: at once if it is, else when its slot has landed. Held
    * past `holdUntil`, answers `registration_pending` with Retry-After (the key stays queued).
    */
-  async register(agent: AgentRef, holdUntil = this.holdUntil()): Promise<void> {
+  async register(agent: AgentRef, holdUntil = this.holdUntil(), newcomer = false): Promise<void> {
     if (this.isRegistered(agent)) return;
     this.#refuseIfStopped();
     const scoped = scopedId(agent);
@@ -134,7 +156,42 @@ export class AspRegistrar {
       slot.leaves.set(scoped, this.#leafOf(agent));
       this.#insertEarly();
     }
-    await this.#waitFor(slot, 'the agent’s key is queued for the allowlist', holdUntil);
+    // A wallet's prepare asks for its proof window (`proofWindow(…, newcomer)`) as soon as its key lands; one
+    // told to retry keeps that turn for its retry (`awaitsWindow`).
+    if (newcomer) slot.newcomers++;
+    try {
+      await this.#waitFor(slot, 'the agent’s key is queued for the allowlist', holdUntil);
+    } catch (error) {
+      if (newcomer) {
+        slot.newcomers--;
+        if (error instanceof ProblemError && error.code === 'registration_pending')
+          slot.returning.set(scoped, this.#landsBy(slot));
+      }
+      throw error;
+    }
+  }
+
+  /** Whether the agent is a newcomer told to retry whose key has landed: its retry gets its window first. */
+  awaitsWindow(agent: AgentRef): boolean {
+    return (this.#reserved.get(scopedId(agent)) ?? 0) > Date.now();
+  }
+
+  /**
+   * The longest a new agent's first prepare may take from its first request, as measured here: a slot
+   * interval, the signing window and a proof (a slot closed just before it was queued), inserting a full
+   * slot's keys, its own proof, and a retry after `registration_pending`. Holds while no more than
+   * `perSlot` new agents arrive per slot.
+   */
+  waitBoundMs(): number {
+    const { slotMs, windowMs, perSlot } = this.#s;
+    return (
+      slotMs +
+      windowMs +
+      NEWCOMER_MARGIN_MS +
+      2 * this.#proofMs +
+      (perSlot + 1) * this.#insertMs +
+      RETRY_SLACK_MS
+    );
   }
 
   /**
@@ -142,25 +199,41 @@ export class AspRegistrar {
    * window, and returns the root to prove against and the time until which it is promised to stay current.
    * The promise is kept under `id` (no early insert breaks it) until `release(id)` or its time passes.
    */
-  async proofWindow(id: string, holdUntil = this.holdUntil()): Promise<ProofWindow> {
-    for (;;) {
-      this.#refuseIfStopped();
-      const now = Date.now();
-      const due = this.#inserting?.slot ?? this.#dueSlot(now);
-      if (due !== undefined) {
-        await this.#waitFor(due, 'allowlist registrations are being inserted', holdUntil);
-        continue;
+  async proofWindow(id: string, holdUntil = this.holdUntil(), newcomer?: AgentRef): Promise<ProofWindow> {
+    const returning = newcomer !== undefined && this.awaitsWindow(newcomer);
+    const waited = newcomer !== undefined && !returning && this.#grace !== undefined;
+    // A newcomer whose key just landed does not wait for the next slot: that slot waits for it (once).
+    let priority = returning || waited;
+    try {
+      for (;;) {
+        this.#refuseIfStopped();
+        const now = Date.now();
+        const due = this.#inserting?.slot ?? this.#dueSlot(now);
+        const until = now + this.#proofMs + this.#s.windowMs + NEWCOMER_MARGIN_MS;
+        if (priority && this.#inserting === undefined && until <= this.#deferCap) {
+          this.#priority.set(id, until);
+          if (returning) this.#reserved.delete(scopedId(newcomer));
+          return this.#promise(id, until);
+        }
+        if (due !== undefined) {
+          priority = false;
+          await this.#waitFor(due, 'allowlist registrations are being inserted', holdUntil);
+          continue;
+        }
+        const index = this.#nextIndex(now);
+        const at = this.#at(index);
+        // The wallet gets the signing window after the proof is made.
+        if (now < at - this.#s.windowMs - this.#proofMs) return this.#promise(id, at);
+        const slot = this.#slots.get(index) ?? this.#newSlot(index);
+        if (slot.leaves.size === 0) {
+          slot.closed = true;
+          return this.#promise(id, this.#at(index + 1));
+        }
+        priority = false;
+        await this.#waitFor(slot, 'allowlist registrations are about to be inserted', holdUntil);
       }
-      const index = this.#nextIndex(now);
-      const at = this.#at(index);
-      // The wallet gets the signing window after the proof is made.
-      if (now < at - this.#s.windowMs - this.#proofMs) return this.#promise(id, at);
-      const slot = this.#slots.get(index) ?? this.#newSlot(index);
-      if (slot.leaves.size === 0) {
-        slot.closed = true;
-        return this.#promise(id, this.#at(index + 1));
-      }
-      await this.#waitFor(slot, 'allowlist registrations are about to be inserted', holdUntil);
+    } finally {
+      if (waited && this.#grace !== undefined) this.#grace.pending--;
     }
   }
 
@@ -200,6 +273,7 @@ export class AspRegistrar {
 
   /** The deposit under `id` no longer needs its root (sent, expired or failed). */
   release(id: string): void {
+    this.#priority.delete(id);
     if (this.#promises.delete(id)) this.#insertEarly();
   }
 
@@ -308,7 +382,16 @@ export class AspRegistrar {
       settle = (error) => (error === undefined ? resolve() : reject(error));
     });
     landed.catch(() => {});
-    const slot: Slot = { index, leaves: new Map(), closed: false, retry: false, landed, settle };
+    const slot: Slot = {
+      index,
+      leaves: new Map(),
+      closed: false,
+      retry: false,
+      landed,
+      settle,
+      newcomers: 0,
+      returning: new Map(),
+    };
     this.#slots.set(index, slot);
     return slot;
   }
@@ -351,8 +434,14 @@ export class AspRegistrar {
       }
       return;
     }
-    // One insert at a time: a slot whose predecessor is still inserting follows it.
-    while (this.#inserting !== undefined) await this.#inserting.done.catch(() => {});
+    // One insert at a time: a slot whose predecessor is still inserting follows it, and after the newcomers
+    // of the slot before it got their windows.
+    for (;;) {
+      while (this.#inserting !== undefined) await this.#inserting.done.catch(() => {});
+      const wait = this.#newcomersWait();
+      if (wait === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(wait, 50)));
+    }
     if (this.#slots.get(index) !== slot) return; // run meanwhile (early and by its timer)
     this.#slots.delete(index);
     const started = Date.now();
@@ -360,6 +449,15 @@ export class AspRegistrar {
     this.#inserting = { slot, done, endsBy: started + (slot.leaves.size + 1) * this.#insertMs };
     try {
       await done;
+      // Its newcomers ask for their windows next; the following insert waits for them (#newcomersWait).
+      // Those told to retry get their turn when they were told to come back (and a little more). The next
+      // insert waits for them at most until a retry's window would end.
+      const landedAt = Date.now();
+      this.#deferCap = landedAt + RETRY_SLACK_MS + this.#proofMs + this.#s.windowMs + 2 * NEWCOMER_MARGIN_MS;
+      if (slot.newcomers > 0)
+        this.#grace = { pending: slot.newcomers, until: landedAt + 2 * this.#proofMs + NEWCOMER_MARGIN_MS };
+      for (const [scoped, eta] of slot.returning)
+        this.#reserved.set(scoped, Math.min(Math.max(landedAt, eta) + RETRY_SLACK_MS, this.#deferCap));
       slot.settle();
     } catch (error) {
       slot.settle(this.#requeue(slot, error));
@@ -367,6 +465,23 @@ export class AspRegistrar {
       this.#inserting = undefined;
       this.#insertEarly();
     }
+  }
+
+  /** How long an insert must still wait for the newcomers of the slot before it (0: not at all), at most. */
+  #newcomersWait(): number {
+    const now = Date.now();
+    if (this.#grace !== undefined && (this.#grace.pending <= 0 || this.#grace.until <= now))
+      this.#grace = undefined;
+    let until = this.#grace?.until ?? 0;
+    for (const [scoped, end] of this.#reserved) {
+      if (end <= now) this.#reserved.delete(scoped);
+      else until = Math.max(until, end);
+    }
+    for (const [id, end] of this.#priority) {
+      if (end <= now) this.#priority.delete(id);
+      else until = Math.max(until, end);
+    }
+    return Math.max(0, Math.min(until, this.#deferCap) - now);
   }
 
   async #insert(slot: Slot): Promise<void> {
