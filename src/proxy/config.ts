@@ -42,6 +42,8 @@ export interface ProxyConfig {
   storeDir: string;
   /** PostgreSQL URL of a store shared by several proxies ('' = the LevelDB store in `storeDir`). */
   databaseUrl: string;
+  /** The LevelDB directory of the pool's event archive (on PostgreSQL, its `pool_events` table instead). */
+  eventArchiveDir: string;
   masterKeyHex: string;
   masterKeyFile: string;
   /** Public origin of the service; its host is the `domain` of login challenges. */
@@ -341,6 +343,7 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
     dataDir,
     storeDir: inData(text(env, 'POOL_PROXY_STORE_DIR', 'proxy-store')),
     databaseUrl: databaseUrl(env),
+    eventArchiveDir: inData(text(env, 'POOL_PROXY_EVENT_ARCHIVE_DIR', 'pool-events')),
     masterKeyHex: masterKeyHex.toLowerCase(),
     masterKeyFile: inData(text(env, 'POOL_PROXY_MASTER_KEY_FILE', 'master.key')),
     publicUrl,

@@ -27,6 +27,7 @@ import { sandboxFriendbotUrl } from './services/deployment.ts';
 import { NoteBook } from './services/notebook.ts';
 import { PoolRuntime } from './pool-runtime.ts';
 import { PoolStatsService } from './services/stats.ts';
+import { openEventArchive } from './services/event-archive.ts';
 import { deriveEpochKey } from './store/derived-keys.ts';
 import { sessionEpoch } from './auth/session-epoch.ts';
 import { EncryptedStore, StoreTamperError } from './store/encrypted-store.ts';
@@ -85,7 +86,13 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
       );
     },
   );
+  // The pool's events as the indexer reads them, kept beside the store (which `store recover` replaces).
+  const archive = await openEventArchive(store, config.eventArchiveDir).catch(async (error: unknown) => {
+    await store.close();
+    throw error;
+  });
   const cluster = await joinCluster(store, logger).catch(async (error: unknown) => {
+    await archive.close();
     await store.close();
     throw error;
   });
@@ -149,6 +156,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     stats,
     cluster,
     clock,
+    archive,
   });
   registerFlowRoutes(api, pool, {
     maxDeposit: config.limits.maxDeposit,
@@ -215,6 +223,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await cluster?.close();
+      await archive.close();
       await store.close();
       logger.log('info', 'proxy stopped', { url });
     },

@@ -2,7 +2,10 @@
 // sandbox ledger and prover daemon run by this test) takes deposits for two agents and stops; one byte of
 // its store's write-ahead log is flipped; the next start refuses, naming the file and the recovery
 // command; `pool-proxy store recover` moves the store aside; the start after it replays the chain and
-// every balance is back. A second process on a store in use is told which process holds it.
+// every balance is back. A second process on a store in use is told which process holds it. Last, the ledger's
+// RPC is given a retention window and the pool's first events fall out of it: the proxy's own archive of the
+// pool's events (exported, set aside and imported again, as an operator moving a deployment would) rebuilds
+// every balance, books = chain.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
@@ -17,19 +20,20 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { type ProverDaemon, startProverDaemon } from '../../src/prover/daemon/server.ts';
 import { type PoolSandbox, startPoolSandbox } from '../../contracts/network.ts';
 import { EncryptedStore } from '../../src/proxy/store/encrypted-store.ts';
 import { StoreLockedError } from '../../src/storage/open-level.ts';
-import { Keypair, TransactionBuilder } from '@stellar/stellar-sdk';
+import { Keypair, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
 import { getJson, postJson } from './helpers/http.ts';
 import { checkSessionsEnded, openSessions } from './helpers/sessions.ts';
 import { operatorHeadersFrom } from './helpers/proxy.ts';
 import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
 import { CIRCUITS_DIR } from './helpers/stack.ts';
+import { usdcOf } from './helpers/serve-rig.ts';
 import { freeLoopbackPort as freePort } from '../../src/listen.ts';
 
 const CLI = fileURLToPath(new URL('../../bin/pool-proxy.js', import.meta.url));
@@ -291,3 +295,64 @@ test.serial(
 function asides(): number {
   return readdirSync(dataDir).filter((f) => f.startsWith('proxy-store.damaged-')).length;
 }
+
+test.serial(
+  "the RPC forgot the pool's first events: the proxy's event archive (exported and imported) rebuilds every balance",
+  async (t) => {
+    // The store made by the last recover is rebuilt by this start (from the archive, then the RPC).
+    const first = await startService();
+    t.teardown(() => void first.run.child.kill('SIGKILL'));
+    t.is((await getJson(`${first.url}/api/balance/recover-a`, operator())).json.balance, '3.0000000');
+    const late = await postJson(
+      `${first.url}/api/deposit`,
+      { agentId: 'late-agent', amount: '1.5' },
+      operator(),
+    );
+    t.is(late.status, 200, late.text);
+    const books = (await getJson(`${first.url}/api/operator/books`, operator())).json;
+    await stop(first.run);
+
+    // The RPC keeps 8 ledgers (2 s here) from now on: every pool event falls out of it.
+    const server = new rpc.Server(sandbox.rpcUrl, { allowHttp: true });
+    const landed = await server.getTransaction(late.json.txHash);
+    const lastEvent = (landed as rpc.Api.GetSuccessfulTransactionResponse).ledger;
+    sandbox.chain.state.retainLedgers(8);
+    while ((await server.getHealth()).oldestLedger <= lastEvent) await new Promise((r) => setTimeout(r, 250));
+
+    // The operator exports the archive, the data directory loses it, the export is imported again.
+    const file = join(mkdtempSync(join(tmpdir(), 'pp-events-')), 'pool-events.jsonl');
+    const exported = cli(['store', 'export-events', '--data-dir', dataDir, '--to', file]);
+    t.is(await exported.exited, 0, exported.output());
+    const count = Number(/exported (\d+) pool events/.exec(exported.output())?.[1]);
+    t.true(count > 0, exported.output());
+    renameSync(join(dataDir, 'pool-events'), join(dataDir, 'pool-events.lost'));
+    const bad = join(dirname(file), 'bad.jsonl');
+    writeFileSync(bad, '{"id":"x"}\n');
+    const refused = cli(['store', 'import-events', '--data-dir', dataDir, '--from', bad]);
+    t.is(await refused.exited, 1);
+    t.regex(refused.output(), /line 1: not an archived pool event/);
+    t.false(existsSync(join(dataDir, 'pool-events')), 'a bad export changes nothing');
+    const imported = cli(['store', 'import-events', '--data-dir', dataDir, '--from', file]);
+    t.is(await imported.exited, 0, imported.output());
+    t.regex(imported.output(), new RegExp(`imported ${count} pool events`));
+
+    // recover checks the key against the archive (the RPC has none of the pool's events any more)
+    const recover = cli(['store', 'recover', '--data-dir', dataDir]);
+    t.is(await recover.exited, 0, recover.output());
+    t.regex(recover.output(), /the master key opens this proxy’s notes on chain/);
+    const again = await startService();
+    t.teardown(() => void again.run.child.kill('SIGKILL'));
+    t.regex(again.run.output(), /pool events replayed from the archive/);
+    t.is((await getJson(`${again.url}/api/balance/recover-a`, operator())).json.balance, '3.0000000');
+    t.is((await getJson(`${again.url}/api/balance/late-agent`, operator())).json.balance, '1.5000000');
+    const rebuilt = (await getJson(`${again.url}/api/operator/books`, operator())).json;
+    t.is(rebuilt.agentNotes, books.agentNotes);
+    const stroops = (v: string) => BigInt(v.replace('.', ''));
+    t.is(
+      stroops(rebuilt.agentNotes) + stroops(rebuilt.floatAccount),
+      await usdcOf(sandbox, sandbox.info.contracts.pool),
+      'books = chain: the pool contract holds the rebuilt notes',
+    );
+    await stop(again.run);
+  },
+);
