@@ -17,7 +17,8 @@ import { getJson, postJson, type RawResponse } from './helpers/http.ts';
 import { type Stack, startStack } from './helpers/stack.ts';
 
 const SLOT_S = 5;
-const PER_SLOT = 8;
+/** three attackers queue at most six keys a slot (two prepares each), three newcomers three more */
+const PER_SLOT = 10;
 const WINDOW_S = 2;
 const HOLD_S = 4;
 /**

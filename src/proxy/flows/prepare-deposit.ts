@@ -45,9 +45,8 @@ export async function prepareDeposit(
     }
     // One hold limit for the whole request, however many waits it has.
     const holdUntil = ctx.registrar.holdUntil();
-    // A new agent's key lands first; its proof window then comes before the next slot's insert (also for a
-    // retry after `registration_pending` whose key landed meanwhile).
-    const newcomer = !ctx.registrar.isRegistered(ref) || ctx.registrar.awaitsWindow(ref);
+    // A new agent's key lands first; having waited for it, the prepare's proof window comes before the next
+    // slot's insert (its turn, also kept for a retry after `registration_pending`).
     if (!ctx.registrar.isRegistered(ref)) {
       // A retry after `registration_pending` finds the key still queued: it is not a new agent again.
       if (!ctx.registrar.isQueued(ref)) await ctx.quotas.takeNewAgent(wallet, ctx.clock());
@@ -65,11 +64,7 @@ export async function prepareDeposit(
     });
     try {
       for (let attempt = 1; ; attempt++) {
-        const window = await ctx.registrar.proofWindow(
-          prepareId,
-          holdUntil,
-          newcomer && attempt === 1 ? ref : undefined,
-        );
+        const window = await ctx.registrar.proofWindow(prepareId, holdUntil, ref);
         // The next insert waits for this proof and simulation, so the root cannot move under them.
         const { tx, proved, ms } = await ctx.registrar.hold(window.aspRoot, () =>
           proveDeposit(ctx, ref, amount),

@@ -5,8 +5,8 @@
 // every proof made before it stale. The service's own transactions (operator deposits, withdrawals) are
 // simply proved again; a wallet-signed deposit cannot be. So new keys are inserted only in **registration
 // slots**, at the multiples of `slotMs` on the clock, all the keys queued for a slot together (up to
-// `perSlot`; more go to the next slot). Nothing a user does moves a slot, but for the bounded wait for the
-// newcomers of the slot before it (below).
+// `perSlot`; more go to the next slot). Nothing a user does moves a slot, but for the bounded turns of the
+// deposits that waited for the slot before it (below).
 //
 // A wallet deposit is proved against the current root and is promised valid until the next slot that may
 // insert (its `validUntil`), never less than `windowMs` ahead:
@@ -14,22 +14,24 @@
 //   - proved within `windowMs` of a slot that has nothing queued: the slot is closed (it stays empty; keys
 //     queued from then on go to the following slot) and the deposit is valid until the following slot;
 //   - within `windowMs` of a slot that has keys queued, or while a slot's keys are being inserted: the
-//     prepare waits for the insert to land, then proves against the new root — unless it is a new agent's
-//     prepare whose own key just landed: that one is promised the signing window at once, and the next slot's
-//     insert waits for it (at most the window and a proof; the next slot's own keys were queued after this
-//     slot's time, so they still land within one slot interval and the window). A newcomer never waits
-//     for two slots.
+//     prepare waits for the insert to land, then proves against the new root.
+// **Turns.** A prepare that waited for a slot (for its new agent's key, or as above) takes its turn once the
+// slot landed: it is promised the signing window at once, and the next slot's insert waits for it — at most a
+// retry's slack, a proof and the window after the landing. One answered `registration_pending` meanwhile keeps
+// its turn for its retry, until a little after the time it was told. So no deposit waits for two slots, and
+// none starves while others keep every slot busy; the next slot's own keys were queued after this slot's time.
 // Between slots, queued keys are inserted at once whenever that breaks no promise: no prepared deposit is
 // within its promised validity, none is being proved or sent. So on a quiet pool a new agent waits only for
 // its insert; the slots bound the wait when others keep deposits outstanding.
 // A new key therefore lands by its slot — at the latest `slotMs + windowMs` (plus a proof's time) after it was
-// queued, plus the time to insert the keys ahead of it in its slot; `waitBoundMs` is that bound with a full
-// slot and the newcomer's own proof, as measured here, and /api/pool/info advertises it. No request is held longer than `holdMs` for a slot: it is
-// answered `503 registration_pending` with `Retry-After` (the time its slot is expected to land) instead. A submit of a deposit
-// proved against the current root takes a hold; a slot's insert first lets sends under way land (each is
-// bounded by the ledger's confirmation timeout), and a deposit whose root moved is refused as stale
-// without being sent. A slot whose insert fails (nothing applied) moves its keys to the next slot on the
-// clock, inserted at that slot's time and never early, so a lasting cause costs one attempt per slot.
+// queued, plus the time to insert the keys ahead of it in its slot; `waitBoundMs` is the bound of a new
+// agent's whole first prepare, as measured here, and /api/pool/info advertises it. No request is held longer
+// than `holdMs` for a slot: it is answered `503 registration_pending` with `Retry-After` (the time its slot is
+// expected to land) instead. A submit of a deposit proved against the current root takes a hold; a slot's
+// insert first lets sends under way land (each is bounded by the ledger's confirmation timeout), and a deposit
+// whose root moved is refused as stale without being sent. A slot whose insert fails (nothing applied) moves
+// its keys to the next slot on the clock, inserted at that slot's time and never early, so a lasting cause
+// costs one attempt per slot.
 import type { RegistrationSchedule } from '../config.ts';
 import type { AgentRef } from '../domain/agent-ref.ts';
 import { scopedId } from '../domain/agent-ref.ts';
@@ -60,10 +62,10 @@ interface Slot {
   retry: boolean;
   /** settles once the slot's keys are inserted and indexed (rejects when the insert failed) */
   landed: Promise<void>;
-  /** wallet prepares waiting for this slot that will ask for a proof window once it lands */
-  newcomers: number;
-  /** newcomers answered `registration_pending` while waiting for it → the landing time they were told */
-  returning: Map<string, number>;
+  /** wallet deposits (scoped agent ids) waiting for this slot before they are proved: each gets a turn */
+  waiting: Set<string>;
+  /** those of them answered `registration_pending` while waiting → the landing time they were told */
+  told: Map<string, number>;
   settle: (error?: unknown) => void;
 }
 
@@ -78,9 +80,9 @@ const INITIAL_PROOF_MS = 2000;
 /** First guess of one `insert_leaf`'s time to confirmation, refined by measurement. */
 const INITIAL_INSERT_MS = 2000;
 /** Beyond the signing window and a proof, what a newcomer's promise after its slot landed is given. */
-const NEWCOMER_MARGIN_MS = 500;
+const TURN_MARGIN_MS = 1000;
 /** A client retrying after `registration_pending` asks again within this of its Retry-After (whole seconds). */
-const RETRY_SLACK_MS = 1000;
+const RETRY_SLACK_MS = 2000;
 
 export class AspRegistrar {
   readonly #d: AspRegistrarDeps;
@@ -90,14 +92,14 @@ export class AspRegistrar {
   readonly #holds = new Set<Promise<unknown>>();
   /** deposits proved or being proved against the current root → until when they were promised it (ms) */
   readonly #promises = new Map<string, number>();
-  /** newcomers' promises made after their slot landed, which the next slot's insert waits for (ms) */
+  /** promises made on a turn (deposit id → until when, ms): the next insert waits for them */
   readonly #priority = new Map<string, number>();
-  /** after a slot with newcomers landed: how many have yet to ask for their window, and until when to wait */
-  #grace: { pending: number; until: number } | undefined;
-  /** keys of newcomers that were told to retry, landed: until when their retry still gets its window first */
-  readonly #reserved = new Map<string, number>();
-  /** the latest an insert waits for the newcomers of the slot before it (ms): a slot is deferred once, boundedly */
-  #deferCap = 0;
+  /**
+   * Turns after a slot landed: the deposits that waited for it (scoped agent id → until when its turn is kept,
+   * ms) are promised their window first, and the next insert waits for them — at most until `#turnsEnd`.
+   */
+  readonly #turns = new Map<string, number>();
+  #turnsEnd = 0;
   #promiseTimer: NodeJS.Timeout | undefined;
   #inserting: { slot: Slot; done: Promise<void>; endsBy: number } | undefined;
   #insertMs = INITIAL_INSERT_MS;
@@ -156,42 +158,29 @@ export class AspRegistrar {
       slot.leaves.set(scoped, this.#leafOf(agent));
       this.#insertEarly();
     }
-    // A wallet's prepare asks for its proof window (`proofWindow(…, newcomer)`) as soon as its key lands; one
-    // told to retry keeps that turn for its retry (`awaitsWindow`).
-    if (newcomer) slot.newcomers++;
-    try {
-      await this.#waitFor(slot, 'the agent’s key is queued for the allowlist', holdUntil);
-    } catch (error) {
-      if (newcomer) {
-        slot.newcomers--;
-        if (error instanceof ProblemError && error.code === 'registration_pending')
-          slot.returning.set(scoped, this.#landsBy(slot));
-      }
-      throw error;
-    }
-  }
-
-  /** Whether the agent is a newcomer told to retry whose key has landed: its retry gets its window first. */
-  awaitsWindow(agent: AgentRef): boolean {
-    return (this.#reserved.get(scopedId(agent)) ?? 0) > Date.now();
+    // A wallet's prepare asks for its proof window as soon as its key lands: it waits for a turn.
+    await (newcomer
+      ? this.#waitForTurn(slot, scoped, 'the agent’s key is queued for the allowlist', holdUntil)
+      : this.#waitFor(slot, 'the agent’s key is queued for the allowlist', holdUntil));
   }
 
   /**
    * The longest a new agent's first prepare may take from its first request, as measured here: a slot
-   * interval, the signing window and a proof (a slot closed just before it was queued), inserting a full
-   * slot's keys, its own proof, and a retry after `registration_pending`. Holds while no more than
-   * `perSlot` new agents arrive per slot.
+   * interval and the turns after the run before its key's (or the signing window and a proof, when its slot was
+   * closed just before), that run's inserts and its own slot's, its own proof, and a retry after
+   * `registration_pending`. Holds while no more than `perSlot` new agents arrive per slot.
    */
   waitBoundMs(): number {
-    const { slotMs, windowMs, perSlot } = this.#s;
-    return (
-      slotMs +
-      windowMs +
-      NEWCOMER_MARGIN_MS +
-      2 * this.#proofMs +
-      (perSlot + 1) * this.#insertMs +
-      RETRY_SLACK_MS
-    );
+    const { slotMs, perSlot } = this.#s;
+    const fullSlot = (perSlot + 1) * this.#insertMs;
+    // after a run lands, the next one may wait this long for the turns (#turnsEnd)
+    const turns = this.#turnWindowMs();
+    return slotMs + turns + 2 * fullSlot + this.#proofMs + RETRY_SLACK_MS;
+  }
+
+  /** How long after a slot landed its turns may hold the next insert back (ms). */
+  #turnWindowMs(): number {
+    return RETRY_SLACK_MS + this.#proofMs + this.#s.windowMs + 2 * TURN_MARGIN_MS;
   }
 
   /**
@@ -199,41 +188,58 @@ export class AspRegistrar {
    * window, and returns the root to prove against and the time until which it is promised to stay current.
    * The promise is kept under `id` (no early insert breaks it) until `release(id)` or its time passes.
    */
-  async proofWindow(id: string, holdUntil = this.holdUntil(), newcomer?: AgentRef): Promise<ProofWindow> {
-    const returning = newcomer !== undefined && this.awaitsWindow(newcomer);
-    const waited = newcomer !== undefined && !returning && this.#grace !== undefined;
-    // A newcomer whose key just landed does not wait for the next slot: that slot waits for it (once).
-    let priority = returning || waited;
-    try {
-      for (;;) {
-        this.#refuseIfStopped();
-        const now = Date.now();
-        const due = this.#inserting?.slot ?? this.#dueSlot(now);
-        const until = now + this.#proofMs + this.#s.windowMs + NEWCOMER_MARGIN_MS;
-        if (priority && this.#inserting === undefined && until <= this.#deferCap) {
+  async proofWindow(id: string, holdUntil = this.holdUntil(), agent?: AgentRef): Promise<ProofWindow> {
+    const scoped = agent === undefined ? undefined : scopedId(agent);
+    for (;;) {
+      this.#refuseIfStopped();
+      const now = Date.now();
+      // Its turn after a slot it waited for (here, for its key, or in an earlier request told to retry).
+      const until = now + this.#proofMs + this.#s.windowMs + TURN_MARGIN_MS;
+      if (scoped !== undefined && this.#inserting === undefined && (this.#turns.get(scoped) ?? 0) > now) {
+        this.#turns.delete(scoped);
+        if (until <= this.#turnsEnd) {
           this.#priority.set(id, until);
-          if (returning) this.#reserved.delete(scopedId(newcomer));
           return this.#promise(id, until);
         }
-        if (due !== undefined) {
-          priority = false;
-          await this.#waitFor(due, 'allowlist registrations are being inserted', holdUntil);
-          continue;
-        }
-        const index = this.#nextIndex(now);
-        const at = this.#at(index);
-        // The wallet gets the signing window after the proof is made.
-        if (now < at - this.#s.windowMs - this.#proofMs) return this.#promise(id, at);
-        const slot = this.#slots.get(index) ?? this.#newSlot(index);
-        if (slot.leaves.size === 0) {
-          slot.closed = true;
-          return this.#promise(id, this.#at(index + 1));
-        }
-        priority = false;
-        await this.#waitFor(slot, 'allowlist registrations are about to be inserted', holdUntil);
       }
-    } finally {
-      if (waited && this.#grace !== undefined) this.#grace.pending--;
+      const due = this.#inserting?.slot ?? this.#dueSlot(now);
+      if (due !== undefined) {
+        await this.#waitInLine(due, scoped, 'allowlist registrations are being inserted', holdUntil);
+        continue;
+      }
+      const index = this.#nextIndex(now);
+      const at = this.#at(index);
+      // The wallet gets the signing window after the proof is made.
+      if (now < at - this.#s.windowMs - this.#proofMs) return this.#promise(id, at);
+      const slot = this.#slots.get(index) ?? this.#newSlot(index);
+      if (slot.leaves.size === 0) {
+        slot.closed = true;
+        return this.#promise(id, this.#at(index + 1));
+      }
+      await this.#waitInLine(slot, scoped, 'allowlist registrations are about to be inserted', holdUntil);
+    }
+  }
+
+  /** Waits for `slot`, taking a turn after it when the deposit's agent is known. */
+  #waitInLine(slot: Slot, scoped: string | undefined, why: string, holdUntil: number): Promise<void> {
+    return scoped === undefined
+      ? this.#waitFor(slot, why, holdUntil)
+      : this.#waitForTurn(slot, scoped, why, holdUntil);
+  }
+
+  /**
+   * Waits for `slot` as one of the deposits to be proved once it lands: they get their windows before the next
+   * insert. One answered `registration_pending` keeps its turn for its retry (at the time it was told).
+   */
+  async #waitForTurn(slot: Slot, scoped: string, why: string, holdUntil: number): Promise<void> {
+    slot.waiting.add(scoped);
+    try {
+      await this.#waitFor(slot, why, holdUntil);
+    } catch (error) {
+      if (error instanceof ProblemError && error.code === 'registration_pending')
+        slot.told.set(scoped, this.#landsBy(slot));
+      slot.waiting.delete(scoped);
+      throw error;
     }
   }
 
@@ -351,7 +357,14 @@ export class AspRegistrar {
   /** When the slot's keys are expected to be inserted and indexed (ms). */
   #landsBy(slot: Slot): number {
     if (this.#inserting?.slot === slot) return this.#inserting.endsBy;
-    const start = Math.max(this.#at(slot.index), this.#inserting?.endsBy ?? 0);
+    // after the slot's time, the insert under way and the turns it leaves (estimated: the whole window)
+    const inserting = this.#inserting;
+    const afterInsert =
+      inserting === undefined
+        ? 0
+        : inserting.endsBy + (inserting.slot.waiting.size > 0 ? this.#turnWindowMs() : 0);
+    const turns = this.#turns.size > 0 || this.#priority.size > 0 ? this.#turnsEnd : 0;
+    const start = Math.max(this.#at(slot.index), afterInsert, turns);
     return start + (slot.leaves.size + 1) * this.#insertMs;
   }
 
@@ -389,8 +402,8 @@ export class AspRegistrar {
       retry: false,
       landed,
       settle,
-      newcomers: 0,
-      returning: new Map(),
+      waiting: new Set(),
+      told: new Map(),
     };
     this.#slots.set(index, slot);
     return slot;
@@ -434,11 +447,11 @@ export class AspRegistrar {
       }
       return;
     }
-    // One insert at a time: a slot whose predecessor is still inserting follows it, and after the newcomers
-    // of the slot before it got their windows.
+    // One insert at a time: a slot whose predecessor is still inserting follows it, and after the deposits
+    // that waited for the slot before it had their turns.
     for (;;) {
       while (this.#inserting !== undefined) await this.#inserting.done.catch(() => {});
-      const wait = this.#newcomersWait();
+      const wait = this.#turnsWait();
       if (wait === 0) break;
       await new Promise((resolve) => setTimeout(resolve, Math.min(wait, 50)));
     }
@@ -449,15 +462,15 @@ export class AspRegistrar {
     this.#inserting = { slot, done, endsBy: started + (slot.leaves.size + 1) * this.#insertMs };
     try {
       await done;
-      // Its newcomers ask for their windows next; the following insert waits for them (#newcomersWait).
-      // Those told to retry get their turn when they were told to come back (and a little more). The next
-      // insert waits for them at most until a retry's window would end.
+      // The deposits that waited for it take their turns next; the following insert waits for them
+      // (#turnsWait), those told to retry until a little after they were told to come back.
       const landedAt = Date.now();
-      this.#deferCap = landedAt + RETRY_SLACK_MS + this.#proofMs + this.#s.windowMs + 2 * NEWCOMER_MARGIN_MS;
-      if (slot.newcomers > 0)
-        this.#grace = { pending: slot.newcomers, until: landedAt + 2 * this.#proofMs + NEWCOMER_MARGIN_MS };
-      for (const [scoped, eta] of slot.returning)
-        this.#reserved.set(scoped, Math.min(Math.max(landedAt, eta) + RETRY_SLACK_MS, this.#deferCap));
+      this.#turnsEnd = landedAt + this.#turnWindowMs();
+      this.#turns.clear();
+      for (const scoped of slot.waiting)
+        this.#turns.set(scoped, landedAt + 2 * this.#proofMs + TURN_MARGIN_MS);
+      for (const [scoped, eta] of slot.told)
+        this.#turns.set(scoped, Math.min(Math.max(landedAt, eta) + RETRY_SLACK_MS, this.#turnsEnd));
       slot.settle();
     } catch (error) {
       slot.settle(this.#requeue(slot, error));
@@ -467,21 +480,19 @@ export class AspRegistrar {
     }
   }
 
-  /** How long an insert must still wait for the newcomers of the slot before it (0: not at all), at most. */
-  #newcomersWait(): number {
+  /** How long an insert must still wait for the turns after the slot before it (0: not at all), at most. */
+  #turnsWait(): number {
     const now = Date.now();
-    if (this.#grace !== undefined && (this.#grace.pending <= 0 || this.#grace.until <= now))
-      this.#grace = undefined;
-    let until = this.#grace?.until ?? 0;
-    for (const [scoped, end] of this.#reserved) {
-      if (end <= now) this.#reserved.delete(scoped);
+    let until = 0;
+    for (const [scoped, end] of this.#turns) {
+      if (end <= now) this.#turns.delete(scoped);
       else until = Math.max(until, end);
     }
     for (const [id, end] of this.#priority) {
       if (end <= now) this.#priority.delete(id);
       else until = Math.max(until, end);
     }
-    return Math.max(0, Math.min(until, this.#deferCap) - now);
+    return Math.max(0, Math.min(until, this.#turnsEnd) - now);
   }
 
   async #insert(slot: Slot): Promise<void> {
