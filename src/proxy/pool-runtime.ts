@@ -125,7 +125,7 @@ export class PoolRuntime implements PoolAccess {
   }
 
   /**
-   * The operator's books (loopback only: per-account movements must not be public): what the pool wallet
+   * The operator's books (the operator only: per-account movements must not be public): what the pool wallet
    * holds, the float account's notes, all agents' confirmed notes, their unsettled debts, and whether a
    * settlement round or a refill is under way.
    */

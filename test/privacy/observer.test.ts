@@ -420,7 +420,7 @@ test.serial(
     // 4. The proxy's public numbers, polled all along, are the chain's. The metrics refuse the observer.
     t.true(polled.length > 10, `${polled.length} polls`);
     t.true(
-      polled.every((p) => p.metricsStatus === 403),
+      polled.every((p) => p.metricsStatus === 401),
       'the metrics (requests and ledger operations by kind) are the operator’s only',
     );
     // (the pool's transactions: transfers, deposits and withdrawals call `transact`, float refills `disburse`)
