@@ -14,7 +14,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Keypair, TransactionBuilder } from '@stellar/stellar-sdk';
 import { callJson } from '../helpers/http.ts';
-import { benchProxyEnv, startBenchProver } from '../helpers/stack.ts';
+import { benchOperator, benchProxyEnv, startBenchProver } from '../helpers/stack.ts';
 import { startPoolSandbox } from '../../src/deploy/sandbox-network.ts';
 
 const nPrepares = Number(process.argv[2] ?? 20);
@@ -60,13 +60,15 @@ async function throughput(
 const dataDir = mkdtempSync(join(tmpdir(), 'pp-bench-api-'));
 const sandbox = await startPoolSandbox({ port: 0, ledgerMs: 250 });
 const daemon = await startBenchProver();
+const proxyEnv = benchProxyEnv(sandbox, daemon, dataDir);
+const operator = benchOperator(proxyEnv);
 const child = spawn(
   process.execPath,
   ['--import=tsx', fileURLToPath(new URL('./proxy-process.ts', import.meta.url))],
   {
     env: {
       ...process.env,
-      ...benchProxyEnv(sandbox, daemon, dataDir),
+      ...proxyEnv,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   },
@@ -109,7 +111,10 @@ try {
   );
   if (submitted.status !== 200) throw new Error(`submit failed: ${submitted.text}`);
 
-  const before = histogramSum((await call(`${api}/metrics`)).text, 'pool_proxy_proof_duration_seconds');
+  const before = histogramSum(
+    (await call(`${api}/metrics`, 'GET', undefined, operator)).text,
+    'pool_proxy_proof_duration_seconds',
+  );
   const latencies: number[] = [];
   for (let i = 0; i < nPrepares; i++) {
     const started = performance.now();
@@ -122,7 +127,10 @@ try {
     latencies.push(performance.now() - started);
     if (res.status !== 200) throw new Error(`prepare failed: ${res.text}`);
   }
-  const after = histogramSum((await call(`${api}/metrics`)).text, 'pool_proxy_proof_duration_seconds');
+  const after = histogramSum(
+    (await call(`${api}/metrics`, 'GET', undefined, operator)).text,
+    'pool_proxy_proof_duration_seconds',
+  );
   const proofMs = ((after.sum - before.sum) / (after.count - before.count)) * 1000;
   latencies.sort((a, b) => a - b);
   const p50 = percentile(latencies, 50);

@@ -13,7 +13,6 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   FeeBumpTransaction,
-  Keypair,
   rpc,
   scValToNative,
   type Transaction,
@@ -21,7 +20,7 @@ import {
   xdr,
 } from '@stellar/stellar-sdk';
 import { callJson } from '../helpers/http.ts';
-import { benchProxyEnv, startBenchProver } from '../helpers/stack.ts';
+import { benchOperator, benchProxyEnv, startBenchProver } from '../helpers/stack.ts';
 import { loadConfig } from '../../src/proxy/config.ts';
 import { startProxy } from '../../src/proxy/server.ts';
 import { silentLogger } from '../../src/proxy/util/logger.ts';
@@ -30,8 +29,9 @@ import { startLocalX402 } from '../../src/x402/local-services.ts';
 
 const repeats = Number(process.argv[2] ?? 3);
 const http = new Agent({ keepAlive: false });
+let operator: Record<string, string> | undefined;
 const call = (url: string, body?: unknown) =>
-  callJson(url, { body, agent: http, headers: { 'x-pool-operator': 'true' }, timeoutMs: 300_000 });
+  callJson(url, { body, agent: http, headers: (operator ??= benchOperator(env)), timeoutMs: 300_000 });
 const cpu = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown CPU';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-ops-'));
@@ -48,9 +48,10 @@ const x402 = await startLocalX402({
   facilitator: { host: '127.0.0.1', port: 0 },
   demo: { host: '127.0.0.1', port: 0 },
 });
+const env = benchProxyEnv(sandbox, daemon, dataDir);
 const proxy = await startProxy(
   loadConfig({
-    ...benchProxyEnv(sandbox, daemon, dataDir),
+    ...env,
     POOL_PROXY_POOL_WALLET_SECRET: sandbox.secrets().poolWallet,
     POOL_PROXY_PAY_ALLOWED_HOSTS: new URL(x402.demo.quoteUrl).host,
     POOL_PROXY_BATCH_WINDOW_MS: '500',

@@ -21,7 +21,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FeeBumpTransaction, humanizeEvents, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
 import { callJson } from '../helpers/http.ts';
-import { benchProxyEnv, startBenchProver } from '../helpers/stack.ts';
+import { benchOperator, benchProxyEnv, startBenchProver } from '../helpers/stack.ts';
 import { loadConfig } from '../../src/proxy/config.ts';
 import { startProxy } from '../../src/proxy/server.ts';
 import { silentLogger } from '../../src/proxy/util/logger.ts';
@@ -36,8 +36,9 @@ const [agents, payments, windowMs, channels, ledgerMs, threads, roundSize] = [
 // A fresh connection per request: a kept-alive socket the server closed meanwhile would reset a request.
 const http = new Agent({ keepAlive: false, maxSockets: 2048 });
 
+let operator: Record<string, string> | undefined;
 const call = (url: string, body?: unknown) =>
-  callJson(url, { body, agent: http, headers: { 'x-pool-operator': 'true' }, timeoutMs: 600_000 });
+  callJson(url, { body, agent: http, headers: (operator ??= benchOperator(base)), timeoutMs: 600_000 });
 
 const rpcBody = (method: string, params?: unknown) => ({
   method: 'POST',

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { callJson } from '../helpers/http.ts';
-import { benchProxyEnv, CIRCUITS_DIR, startBenchProver } from '../helpers/stack.ts';
+import { benchOperator, benchProxyEnv, CIRCUITS_DIR, startBenchProver } from '../helpers/stack.ts';
 import { startPoolSandboxThread } from '../../src/cli/threads/sandbox-thread.ts';
 import { startLocalX402Thread } from '../../src/cli/threads/x402-thread.ts';
 import { localX402Env } from '../../src/x402/local-services.ts';
@@ -29,7 +29,8 @@ const seconds = Number(process.argv[2] ?? 5);
 const connections = Number(process.argv[3] ?? 32);
 const burst = Number(process.argv[4] ?? 150);
 const TICK = 100; // clock ticks per second (/proc/<pid>/stat)
-const operator = { 'x-pool-operator': 'true' };
+/** The operator's token (benchProxyEnv's), shared by every replica. */
+let operator: Record<string, string> = {};
 
 const agent = new Agent({ keepAlive: true, maxSockets: connections * 3 });
 
@@ -102,6 +103,7 @@ async function startReplicas(
     POOL_PROXY_PUBLIC_URL: 'http://pool.bench',
     POOL_PROXY_DATABASE_URL: databaseUrl,
   };
+  operator = benchOperator(env);
   const dataDir = mkdtempSync(join(tmpdir(), 'pp-bench-replicas-'));
   const children: ChildProcess[] = [];
   const urls = await Promise.all(

@@ -1,7 +1,8 @@
 // The one typed client of the proxy's REST API, used by the MCP servers, `pool-proxy demo` and the wallet
 // page (bundled for the browser: it uses only fetch and imports types only). It speaks for one caller: the
-// public (no credentials), the local operator (loopback, `X-Pool-Operator: true`) or a wallet (its Bearer
-// JWT), so every check of the REST API applies unchanged. problem+json refusals become PoolApiError with the
+// public (no credentials), the operator (its token, or without one `X-Pool-Operator: true`, which a proxy takes
+// from loopback only under its single-host opt-in) or a wallet (its Bearer JWT), so every check of the REST API
+// applies unchanged. problem+json refusals become PoolApiError with the
 // stable `code`; request and answer types are the API's own (types.ts, inferred from its schemas).
 import type {
   AgentList,
@@ -27,7 +28,8 @@ import type {
 } from './types.ts';
 
 /** Who the REST calls are made for. */
-export type PoolApiCaller = { kind: 'public' } | { kind: 'operator' } | { kind: 'wallet'; token: string };
+export type PoolApiCaller =
+  { kind: 'public' } | { kind: 'operator'; token?: string } | { kind: 'wallet'; token: string };
 
 export interface ProblemIssue {
   path: string;
@@ -73,6 +75,8 @@ export interface PoolApiOptions {
   caller?: PoolApiCaller;
   /** Longest wait for one answer; a payment waits for its batch window, a deposit for a proof and a ledger. */
   timeoutMs?: number;
+  /** Extra headers on every call (the proxy's own MCP endpoint marks its calls with them). */
+  headers?: Record<string, string>;
 }
 
 const DEFAULT_TIMEOUT_MS = 180_000;
@@ -82,11 +86,13 @@ export class PoolApi {
   readonly #base: URL;
   readonly #caller: PoolApiCaller;
   readonly #timeoutMs: number;
+  readonly #headers: Record<string, string>;
 
   constructor(options: PoolApiOptions) {
     this.#base = new URL(options.baseUrl);
     this.#caller = options.caller ?? { kind: 'public' };
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#headers = options.headers ?? {};
   }
 
   get caller(): PoolApiCaller {
@@ -95,7 +101,12 @@ export class PoolApi {
 
   /** The same proxy, for another caller (e.g. a wallet once it has logged in). */
   as(caller: PoolApiCaller): PoolApi {
-    return new PoolApi({ baseUrl: this.#base.href, caller, timeoutMs: this.#timeoutMs });
+    return new PoolApi({
+      baseUrl: this.#base.href,
+      caller,
+      timeoutMs: this.#timeoutMs,
+      headers: this.#headers,
+    });
   }
 
   health(): Promise<Health> {
@@ -177,9 +188,13 @@ export class PoolApi {
   }
 
   async #call<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
-    const headers: Record<string, string> = { accept: 'application/json, application/problem+json' };
-    if (this.#caller.kind === 'operator') headers['x-pool-operator'] = 'true';
-    else if (this.#caller.kind === 'wallet') headers.authorization = `Bearer ${this.#caller.token}`;
+    const headers: Record<string, string> = {
+      ...this.#headers,
+      accept: 'application/json, application/problem+json',
+    };
+    if (this.#caller.kind === 'wallet' || (this.#caller.kind === 'operator' && this.#caller.token))
+      headers.authorization = `Bearer ${this.#caller.token}`;
+    else if (this.#caller.kind === 'operator') headers['x-pool-operator'] = 'true';
     if (body !== undefined) headers['content-type'] = 'application/json';
     const url = new URL(path, this.#base);
     let response: Response;

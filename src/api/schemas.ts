@@ -268,18 +268,21 @@ export const AgentList = z.object({ agents: z.array(Balance) }).openapi('AgentLi
 export const BatchSummary = z
   .object({
     batchId: z.string(),
-    size: z.number().int(),
-    executedAt: z.string(),
-    durationMs: z.number().int(),
-    confirmed: z.number().int(),
-    failed: z.number().int(),
+    executedAt: z.string().openapi({ description: 'when the ledger that holds its first payment closed' }),
+    payments: z.number().int().openapi({ description: 'its confirmed payments (each a public transfer)' }),
   })
   .openapi('BatchSummary');
 export const PoolStats = z
   .object({
-    activeAgents: z.number().int(),
-    totalTransactions: z.number().int(),
-    servicesUsed: z.number().int(),
+    activeAgents: z
+      .number()
+      .int()
+      .openapi({ description: 'agents the pool registered (each insert is public)' }),
+    totalTransactions: z
+      .number()
+      .int()
+      .openapi({ description: 'confirmed pool transactions and payments (each a public transaction)' }),
+    servicesUsed: z.number().int().openapi({ description: 'distinct payees paid' }),
     recentBatches: z.array(BatchSummary),
   })
   .openapi('PoolStats');
@@ -301,7 +304,7 @@ export const PoolInfo = z
     maxWithdraw: z.string(),
     registrationWaitMaxSeconds: z.number().int().openapi({
       description:
-        "About the longest a new agent's key waits for its allowlist registration slot (the slot interval plus the signing window), plus the time to insert the keys ahead of it; a prepare held longer answers `503 registration_pending` with Retry-After",
+        "The longest a new agent's first prepare takes, from its first request to the prepared transaction, as this proxy measures it: the slot interval, the signing window and a proof (its key's registration slot), inserting a full slot's keys, its own proof, and one retry after `503 registration_pending` (a request held past the hold limit answers that, with Retry-After). Holds while no more keys than a slot takes arrive per slot",
     }),
     friendbotUrl: z.string().optional().openapi({
       description: 'Only on the embedded sandbox: `GET {friendbotUrl}?addr=G…&usdc=N` funds an account',

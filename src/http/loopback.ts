@@ -1,5 +1,6 @@
-// The operator endpoints (POST /api/deposit) answer local callers only. The decision uses the TCP
-// socket's peer address and nothing the client can write (X-Forwarded-For, Host, Forwarded…).
+// Whether an address is this host's loopback (127.0.0.0/8, ::1, and their IPv4-mapped forms): for the proxy's
+// single-host opt-in (POOL_PROXY_OPERATOR_LOOPBACK) and `pool-proxy mcp`'s warning; operator rights otherwise
+// come from the operator's token only (src/proxy/auth/operator-token.ts).
 import { isIPv4, isIPv6 } from 'node:net';
 
 export function isLoopbackAddress(address: string | undefined): boolean {

@@ -1,11 +1,14 @@
 // Streamable HTTP MCP at POST /mcp on the proxy's Koa app: stateless (a new server and transport per POST, JSON
 // answers), authenticated with the wallet's Bearer JWT exactly like the REST API, and acting through the
 // proxy's own REST API on loopback with that same token. GET and DELETE (SSE streams, sessions) answer 405.
+// Each request counts against the wallet's rate limit, and so does each REST call its tools make (those are
+// marked as internal calls, which the per-address limit of the loopback address does not count).
 // Bodies have the REST API's JSON limits (size, UTF-8, depth, repeated member names).
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Context, Middleware, Next } from 'koa';
 import { ProblemError } from '../api/problem.ts';
 import { bearerToken } from '../http/bearer.ts';
+import { INTERNAL_CALL_HEADER } from '../http/internal-call.ts';
 import { checkedJsonText, readBody } from '../http/json-body.ts';
 import { PoolApi } from '../api/client.ts';
 import { createPoolMcpServer } from './server.ts';
@@ -17,6 +20,10 @@ export interface McpHttpOptions {
   proxyUrl: () => string;
   /** Verifies a Bearer token as the REST API does (throws its 401 otherwise); `sub` is the wallet. */
   verifyToken: (token: string) => Promise<{ sub: string; exp: number }>;
+  /** Counts the request against the wallet's rate limit (throws its 429 beyond it). */
+  takeWalletRate: (wallet: string) => Promise<void>;
+  /** Marks the tools' REST calls as this process's own (src/http/internal-call.ts). */
+  internalCallKey: string;
   maxBodyBytes: number;
 }
 
@@ -34,11 +41,16 @@ export function mcpHttpMiddleware(options: McpHttpOptions): Middleware {
     }
     const token = bearerToken(ctx);
     const { sub: wallet, exp: expiresAt } = await options.verifyToken(token);
+    await options.takeWalletRate(wallet);
     const body = await readBody(ctx.req, options.maxBodyBytes);
     // The REST API's limits on JSON (UTF-8, nesting depth, repeated member names) hold here too.
     checkedJsonText(body);
 
-    const api = new PoolApi({ baseUrl: options.proxyUrl(), caller: { kind: 'wallet', token } });
+    const api = new PoolApi({
+      baseUrl: options.proxyUrl(),
+      caller: { kind: 'wallet', token },
+      headers: { [INTERNAL_CALL_HEADER]: options.internalCallKey },
+    });
     const server = createPoolMcpServer({ api, mode: { kind: 'wallet', wallet } });
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,

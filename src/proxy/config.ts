@@ -42,6 +42,8 @@ export interface ProxyConfig {
   storeDir: string;
   /** PostgreSQL URL of a store shared by several proxies ('' = the LevelDB store in `storeDir`). */
   databaseUrl: string;
+  /** The LevelDB directory of the pool's event archive (on PostgreSQL, its `pool_events` table instead). */
+  eventArchiveDir: string;
   masterKeyHex: string;
   masterKeyFile: string;
   /** Public origin of the service; its host is the `domain` of login challenges. */
@@ -62,12 +64,23 @@ export interface ProxyConfig {
   /** When new agents' keys are inserted into the allowlist (services/asp-registrar.ts). */
   registration: RegistrationSchedule;
   rateLimit: { ip: RateLimitConfig; token: RateLimitConfig };
+  /** Who acts as the operator (auth/operator-token.ts). */
+  operator: OperatorAccess;
+  /** Peers whose X-Forwarded-For names the client (addresses or CIDR ranges; http/client-address.ts). */
+  trustedProxies: string[];
   ledger: LedgerConfig;
   indexer: { startLedger: number; pollIntervalMs: number };
   /** How often unfinished operations are reconciled against the chain (also once at start). */
   reconcileIntervalMs: number;
   payments: PaymentsConfig;
   prover: { addresses: string[]; circuitId: string; timeoutMs: number };
+}
+
+export interface OperatorAccess {
+  /** The file that holds the operator's token (created on first start). */
+  tokenFile: string;
+  /** Loopback callers without the token act as the operator too (single-host development only). */
+  loopback: boolean;
 }
 
 export interface RegistrationSchedule {
@@ -215,6 +228,36 @@ function optionalAmount(env: Env, name: string): bigint {
   return /^0+(\.0+)?$/.test(value) ? 0n : amount(env, name, value);
 }
 
+function flag(env: Env, name: string): boolean {
+  const value = text(env, name, 'false').toLowerCase();
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
+}
+
+/** `address` or `address/prefix`, IPv4 or IPv6. */
+function isAddressOrRange(entry: string): boolean {
+  const [address, prefix, extra] = entry.split('/');
+  const family = isIP(address ?? '');
+  if (family === 0 || extra !== undefined) return false;
+  if (prefix === undefined) return true;
+  return /^[0-9]{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+/** POOL_PROXY_TRUSTED_PROXIES: comma-separated addresses or CIDR ranges. */
+function trustedProxies(env: Env): string[] {
+  const entries = text(env, 'POOL_PROXY_TRUSTED_PROXIES', '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  for (const entry of entries)
+    if (!isAddressOrRange(entry))
+      throw new ConfigError(
+        `POOL_PROXY_TRUSTED_PROXIES: "${entry}" is not an IP address or CIDR range (e.g. 127.0.0.1, 10.0.0.0/8)`,
+      );
+  return entries;
+}
+
 function rateLimit(env: Env, prefix: string, perSecond: number, burst: number): RateLimitConfig {
   return {
     perSecond: decimal(env, `${prefix}_PER_SECOND`, perSecond, 0, 1_000_000),
@@ -300,6 +343,7 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
     dataDir,
     storeDir: inData(text(env, 'POOL_PROXY_STORE_DIR', 'proxy-store')),
     databaseUrl: databaseUrl(env),
+    eventArchiveDir: inData(text(env, 'POOL_PROXY_EVENT_ARCHIVE_DIR', 'pool-events')),
     masterKeyHex: masterKeyHex.toLowerCase(),
     masterKeyFile: inData(text(env, 'POOL_PROXY_MASTER_KEY_FILE', 'master.key')),
     publicUrl,
@@ -323,6 +367,11 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
       ip: rateLimit(env, 'POOL_PROXY_RATE_LIMIT_IP', 100, 200),
       token: rateLimit(env, 'POOL_PROXY_RATE_LIMIT_TOKEN', 50, 100),
     },
+    operator: {
+      tokenFile: inData(text(env, 'POOL_PROXY_OPERATOR_TOKEN_FILE', 'operator.token')),
+      loopback: flag(env, 'POOL_PROXY_OPERATOR_LOOPBACK'),
+    },
+    trustedProxies: trustedProxies(env),
     ledger: {
       rpcUrl,
       networkPassphrase,

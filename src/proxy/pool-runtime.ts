@@ -14,6 +14,7 @@ import { type Deployment, resolveDeployment } from './services/deployment.ts';
 import { ChainClient } from './services/chain-client.ts';
 import type { NoteBook } from './services/notebook.ts';
 import { PoolIndexer } from './services/pool-indexer.ts';
+import type { EventArchive } from './services/event-archive.ts';
 import { PoolTransactionProver } from './services/pool-transaction.ts';
 import type { FlowContext } from './flows/context.ts';
 import { reconcile, type Reconciler } from './flows/reconcile.ts';
@@ -47,6 +48,8 @@ export interface PoolRuntimeDeps {
   /** The other replicas on a shared store (cluster/cluster.ts); undefined alone on LevelDB. */
   cluster?: Cluster;
   clock: Clock;
+  /** The proxy's copy of the pool's events (services/event-archive.ts). */
+  archive: EventArchive;
 }
 
 interface Connected {
@@ -122,7 +125,7 @@ export class PoolRuntime implements PoolAccess {
   }
 
   /**
-   * The operator's books (loopback only: per-account movements must not be public): what the pool wallet
+   * The operator's books (the operator only: per-account movements must not be public): what the pool wallet
    * holds, the float account's notes, all agents' confirmed notes, their unsettled debts, and whether a
    * settlement round or a refill is under way.
    */
@@ -165,6 +168,10 @@ export class PoolRuntime implements PoolAccess {
     ]);
   }
 
+  registrationWaitBoundMs(): number {
+    return this.require().registrar.waitBoundMs();
+  }
+
   info(): { deployment: Deployment; circuitId: string } {
     this.require();
     return { deployment: this.#connected!.deployment, circuitId: this.#deps.config.prover.circuitId };
@@ -201,6 +208,7 @@ export class PoolRuntime implements PoolAccess {
         deployment.contracts,
         config.indexer.startLedger,
         logger,
+        this.#deps.archive,
       );
       const flows = this.#flowContext(deployment, ledger, prover, indexer);
       const payments = createPayments(
@@ -321,7 +329,8 @@ export class PoolRuntime implements PoolAccess {
     const singletons = this.#deps.cluster?.lead({ reconcile: reconcileNow });
     this.#singletons = singletons;
     // A store rebuilt by `store recover` learns its past payments from the chain first.
-    if (payments !== undefined) await recoverPaymentHistory(payments.pctx, await indexer.firstLedger);
+    if (payments !== undefined)
+      await recoverPaymentHistory(payments.pctx, await indexer.firstLedger, (tx) => indexer.ledgerOf(tx));
     if (singletons === undefined) await reconcileNow();
     if (payments !== undefined && singletons !== undefined) {
       payments.settlement.gate = singletons.maySettle;

@@ -10,7 +10,10 @@ import { TokenService } from './auth/tokens.ts';
 import type { ProxyConfig } from './config.ts';
 import { ApiRouter } from './http/api-router.ts';
 import { mcpHttpMiddleware } from '../mcp/http.ts';
+import { newInternalCallKey } from '../http/internal-call.ts';
 import { createApp } from './http/app.ts';
+import { TrustedProxies } from './http/client-address.ts';
+import { loadOperatorToken, OperatorCredential } from './auth/operator-token.ts';
 import { createMetrics } from './util/metrics.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { webMiddleware } from './http/web.ts';
@@ -24,7 +27,9 @@ import { sandboxFriendbotUrl } from './services/deployment.ts';
 import { NoteBook } from './services/notebook.ts';
 import { PoolRuntime } from './pool-runtime.ts';
 import { PoolStatsService } from './services/stats.ts';
-import { deriveKey } from './store/derived-keys.ts';
+import { openEventArchive } from './services/event-archive.ts';
+import { deriveEpochKey } from './store/derived-keys.ts';
+import { sessionEpoch } from './auth/session-epoch.ts';
 import { EncryptedStore, StoreTamperError } from './store/encrypted-store.ts';
 import { joinCluster } from './cluster/cluster.ts';
 import { loadMasterKey, MasterKeyError } from './store/master-key.ts';
@@ -58,6 +63,8 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     config.masterKeyFile,
     config.databaseUrl ? undefined : config.storeDir,
   );
+  // The operator's token (made on first start) before anything is opened: a bad token file stops the start.
+  const operatorCredential = new OperatorCredential(loadOperatorToken(config.operator.tokenFile));
   const where = config.databaseUrl ? 'the PostgreSQL store' : `the store in ${config.storeDir}`;
   const store = await EncryptedStore.open(config.databaseUrl || config.storeDir, masterKey).catch(
     (error: unknown) => {
@@ -79,12 +86,20 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
       );
     },
   );
+  // The pool's events as the indexer reads them, kept beside the store (which `store recover` replaces).
+  const archive = await openEventArchive(store, config.eventArchiveDir).catch(async (error: unknown) => {
+    await store.close();
+    throw error;
+  });
   const cluster = await joinCluster(store, logger).catch(async (error: unknown) => {
+    await archive.close();
     await store.close();
     throw error;
   });
   const metrics = createMetrics();
-  const tokens = new TokenService(masterKey, config.jwt, new TokenRevocations(store), clock);
+  // Tokens and login challenges belong to the store's session epoch, which `store recover` renews.
+  const epoch = await sessionEpoch(store);
+  const tokens = new TokenService(masterKey, config.jwt, new TokenRevocations(store), clock, epoch);
   const publicUrl = new URL(config.publicUrl);
   const login = new LoginService(
     store,
@@ -94,13 +109,19 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
       uri: publicUrl.origin,
       network: config.ledger.network,
       challengeTtlSeconds: config.challengeTtlSeconds,
-      challengeKey: deriveKey(masterKey, 'challenge-mac'),
+      challengeKey: deriveEpochKey(masterKey, 'challenge-mac', epoch),
     },
     clock,
   );
 
+  const trustedProxies = new TrustedProxies(config.trustedProxies);
   const api = new ApiRouter({
     tokens,
+    operator: {
+      credential: operatorCredential,
+      loopback: config.operator.loopback,
+      trustedProxies,
+    },
     tokenLimiter:
       cluster?.limiter('token', config.rateLimit.token) ?? new RateLimiter(config.rateLimit.token),
     metrics,
@@ -122,7 +143,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
   registerAuthRoutes(api, login, tokens);
   const agents = new AgentRegistry(store);
   const notes = new NoteBook(store);
-  const stats = new PoolStatsService(store, agents, notes);
+  const stats = new PoolStatsService(store, agents);
   registerAccountRoutes(api, agents, notes, stats);
   const pool = new PoolRuntime({
     config,
@@ -135,6 +156,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     stats,
     cluster,
     clock,
+    archive,
   });
   registerFlowRoutes(api, pool, {
     maxDeposit: config.limits.maxDeposit,
@@ -147,16 +169,27 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
 
   const friendbot = sandboxFriendbotUrl(config.ledger);
   const web = webMiddleware({ connectOrigins: friendbot ? [new URL(friendbot).origin] : [] });
+  const internalCallKey = newInternalCallKey();
   const app = createApp({
     api,
     metrics,
+    internalCallKey,
+    trustedProxies,
     ipLimiter: cluster?.limiter('ip', config.rateLimit.ip) ?? new RateLimiter(config.rateLimit.ip),
     logger,
     web,
   });
   // MCP over Streamable HTTP at /mcp (src/mcp/http.ts): the wallet's token is forwarded to this REST API.
   const verifyToken = (token: string) => tokens.verify(token);
-  app.use(mcpHttpMiddleware({ proxyUrl: () => url, verifyToken, maxBodyBytes: config.limits.maxBodyBytes }));
+  app.use(
+    mcpHttpMiddleware({
+      proxyUrl: () => url,
+      verifyToken,
+      takeWalletRate: (wallet) => api.takeWalletRate(wallet),
+      internalCallKey,
+      maxBodyBytes: config.limits.maxBodyBytes,
+    }),
+  );
   const server: Server = createServer(app.callback());
   server.headersTimeout = 20_000;
   server.requestTimeout = 120_000;
@@ -172,7 +205,13 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     );
   }, 60_000);
   sweeper.unref();
-  logger.log('info', 'proxy listening', { url });
+  logger.log('info', 'proxy listening', { url, operatorTokenFile: config.operator.tokenFile });
+  if (config.operator.loopback)
+    logger.log(
+      'warn',
+      'POOL_PROXY_OPERATOR_LOOPBACK: loopback callers act as the operator without its token; for single-host ' +
+        'development only (behind a reverse proxy, tunnel or port forward on this host, anyone would)',
+    );
   pool.start();
 
   return {
@@ -184,6 +223,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await cluster?.close();
+      await archive.close();
       await store.close();
       logger.log('info', 'proxy stopped', { url });
     },

@@ -1,6 +1,8 @@
 // The sandbox's ledger state: ledger entries, applied transactions, contract events and the latest
 // ledger header. Everything lives in memory (the sandbox is small) and, when a data directory is given,
 // is written to LevelDB in one atomic batch per closed ledger so a restart resumes exactly.
+// `retainLedgers(n)` gives it a retention window like a real RPC's (testnet's keeps about 7 days): the
+// transactions, events and ledger records of older ledgers are dropped, and the meta's oldest ledger says so.
 
 import { xdr } from '@stellar/stellar-sdk';
 import type { Level } from 'level';
@@ -87,6 +89,8 @@ export class LedgerState {
   readonly #decoded = new Map<string, xdr.LedgerEntryData>();
 
   readonly #db: Level<string, Stored> | undefined;
+  /** ledgers whose transactions and events are kept (undefined: all of them) */
+  #retention: number | undefined;
 
   private constructor(db: Level<string, Stored> | undefined) {
     this.#db = db;
@@ -110,6 +114,48 @@ export class LedgerState {
       }
     }
     return state;
+  }
+
+  /** The retention window in ledgers, when one is set. */
+  get retentionLedgers(): number | undefined {
+    return this.#retention;
+  }
+
+  /**
+   * Keeps only the transactions, events and ledger records of the last `ledgers` ledgers from the next close
+   * on, as a real RPC's retention window does: getTransaction answers NOT_FOUND for older transactions,
+   * getEvents / getTransactions / getLedgers refuse an older start, and getHealth reports the oldest ledger.
+   */
+  retainLedgers(ledgers: number): void {
+    if (!Number.isInteger(ledgers) || ledgers < 1)
+      throw new RangeError('the retention window is 1 ledger or more');
+    this.#retention = ledgers;
+  }
+
+  /** Drops what fell out of the retention window; returns the store operations that delete it. */
+  #prune(meta: LedgerMeta): { type: 'del'; key: string }[] {
+    const oldest = this.#retention === undefined ? 0 : meta.sequence - this.#retention + 1;
+    if (oldest <= meta.oldestLedger) return [];
+    const ops: { type: 'del'; key: string }[] = [];
+    let drop = 0;
+    while (drop < this.events.length && (this.events[drop] as EventRecord).ledger < oldest) {
+      ops.push({ type: 'del', key: `v:${(this.events[drop] as EventRecord).id}` });
+      drop++;
+    }
+    this.events.splice(0, drop);
+    for (const [sequence, txs] of this.txsByLedger) {
+      if (sequence >= oldest) continue;
+      for (const tx of txs) {
+        this.txs.delete(tx.hash);
+        ops.push({ type: 'del', key: `t:${tx.hash}` });
+      }
+      this.txsByLedger.delete(sequence);
+    }
+    while (this.ledgers.length > 0 && (this.ledgers[0] as LedgerRecord).sequence < oldest)
+      ops.push({ type: 'del', key: ledgerKey((this.ledgers.shift() as LedgerRecord).sequence) });
+    meta.oldestLedger = oldest;
+    meta.oldestCloseTime = this.ledgers[0]?.closeTime ?? meta.closeTime;
+    return ops;
   }
 
   get persistent(): boolean {
@@ -164,6 +210,7 @@ export class LedgerState {
     const ledger: LedgerRecord = { sequence, hash, closeTime, headerXdr };
     this.ledgers.push(ledger);
     ops.push({ type: 'put', key: ledgerKey(sequence), value: ledger });
+    ops.push(...this.#prune(batch.meta));
     if (this.#db) await this.#db.batch(ops);
   }
 

@@ -218,7 +218,7 @@ export function createRpc(chain: Chain, friendbotUrl: () => string) {
         status: 'healthy',
         latestLedger: m.sequence,
         oldestLedger: m.oldestLedger,
-        ledgerRetentionWindow: RETENTION_WINDOW,
+        ledgerRetentionWindow: chain.state.retentionLedgers ?? RETENTION_WINDOW,
       };
     },
     getNetwork: () => ({

@@ -17,10 +17,9 @@ export {
 export { confirmTransfer, findAuthorizationUse, findAnyAuthorizationUse, transfersFrom } from './confirm.ts';
 export {
   safeFetch,
-  addressClass,
   parseAllowedHosts,
   USER_AGENT,
-  type AddressClass,
   type SafeFetchOptions,
   type SafeRequest,
 } from './safe-fetch.ts';
+export { addressClass, type AddressClass } from './address-class.ts';

@@ -1,7 +1,7 @@
 // Fetching a URL an agent named, without letting it reach the proxy's own network: http(s) only; the host is
 // resolved once and every address it resolves to is checked (loopback, private, link-local, CGNAT,
 // unspecified, multicast, reserved and cloud-metadata addresses are refused unless `host[:port]` is
-// allow-listed), and the connection goes to the address that was checked, so a second DNS answer cannot
+// allow-listed; address-class.ts classifies them), and the connection goes to the address that was checked, so a second DNS answer cannot
 // swap it (no rebinding gap). Redirects are followed by hand (at most 3) and each hop is checked again; the
 // response size and the total time are capped. Only the caller's explicit body and a small set of headers
 // are sent: never credentials, cookies, forwarding headers or anything that identifies who asked.
@@ -9,7 +9,8 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
+import { addressClass } from './address-class.ts';
 import { X402Error } from './errors.ts';
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -19,65 +20,6 @@ const MAX_REQUEST_HEADERS = 20;
 const MAX_HEADER_VALUE = 4096;
 /** The User-Agent every request carries: the same for every agent. */
 export const USER_AGENT = 'privacy-pool-proxy';
-
-export type AddressClass =
-  'loopback' | 'private' | 'link_local' | 'cgnat' | 'unspecified' | 'multicast' | 'reserved' | 'metadata';
-
-const RANGES: [AddressClass, string, number, 'ipv4' | 'ipv6'][] = [
-  ['metadata', '169.254.169.254', 32, 'ipv4'],
-  ['metadata', 'fd00:ec2::254', 128, 'ipv6'],
-  ['unspecified', '0.0.0.0', 8, 'ipv4'],
-  ['loopback', '127.0.0.0', 8, 'ipv4'],
-  ['private', '10.0.0.0', 8, 'ipv4'],
-  ['private', '172.16.0.0', 12, 'ipv4'],
-  ['private', '192.168.0.0', 16, 'ipv4'],
-  ['cgnat', '100.64.0.0', 10, 'ipv4'],
-  ['link_local', '169.254.0.0', 16, 'ipv4'],
-  ['reserved', '192.0.0.0', 24, 'ipv4'],
-  ['reserved', '192.0.2.0', 24, 'ipv4'],
-  ['reserved', '198.18.0.0', 15, 'ipv4'],
-  ['reserved', '198.51.100.0', 24, 'ipv4'],
-  ['reserved', '203.0.113.0', 24, 'ipv4'],
-  ['multicast', '224.0.0.0', 4, 'ipv4'],
-  ['reserved', '240.0.0.0', 4, 'ipv4'],
-  ['unspecified', '::', 128, 'ipv6'],
-  ['loopback', '::1', 128, 'ipv6'],
-  ['private', 'fc00::', 7, 'ipv6'],
-  ['link_local', 'fe80::', 10, 'ipv6'],
-  ['multicast', 'ff00::', 8, 'ipv6'],
-  ['reserved', '2001:db8::', 32, 'ipv6'],
-  ['reserved', '64:ff9b::', 96, 'ipv6'],
-  ['reserved', '100::', 64, 'ipv6'],
-];
-const LISTS = RANGES.map(([cls, net, prefix, family]) => {
-  const list = new BlockList();
-  list.addSubnet(net, prefix, family);
-  return { cls, list, family };
-});
-
-/** The class of an address that must not be fetched, or undefined for a public address. */
-export function addressClass(address: string): AddressClass | undefined {
-  let addr = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
-  let family = isIP(addr);
-  if (family === 0) return 'reserved';
-  // IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible forms are judged as the IPv4 address they carry
-  const mapped = /^(?:0*:)*:?(?:ffff:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(addr);
-  if (family === 6 && mapped) {
-    addr = mapped[1] as string;
-    family = 4;
-  } else if (family === 6 && /^(?:0*:)*:?ffff:[0-9a-f]{1,4}:[0-9a-f]{1,4}$/i.test(addr)) {
-    const [hi, lo] = addr
-      .split(':')
-      .slice(-2)
-      .map((h) => parseInt(h, 16)) as [number, number];
-    addr = `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-    family = 4;
-  }
-  if (family === 4 && addr === '255.255.255.255') return 'reserved';
-  const type = family === 4 ? 'ipv4' : 'ipv6';
-  for (const { cls, list, family: f } of LISTS) if (f === type && list.check(addr, type)) return cls;
-  return undefined;
-}
 
 export interface SafeFetchOptions {
   /** `host` or `host:port` entries ([v6]:port for IPv6) allowed even when they resolve to a refused address */

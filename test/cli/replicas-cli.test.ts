@@ -18,6 +18,8 @@ import { checkDatabaseStore } from '../../src/cli/commands/store-database.ts';
 import { migrateStore } from '../../src/cli/commands/store-migrate.ts';
 import { loadConfig } from '../../src/proxy/config.ts';
 import { runCli } from '../helpers/cli.ts';
+import { startTestProxy } from '../proxy/helpers/proxy.ts';
+import { checkSessionsEnded, openSessions } from '../proxy/helpers/sessions.ts';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.ts';
 
 let server: PostgresServer;
@@ -78,6 +80,15 @@ test.serial(
     await migrateStore(join(dir, 'proxy-store'), url, master);
     t.is(await checkDatabaseStore(url, master), 1202);
     const env = { ...cleanEnv, POOL_PROXY_DATABASE_URL: url };
+    // A proxy on the database (no ledger needed for this): a wallet logs in twice and logs one token out.
+    const proxyEnv = {
+      POOL_PROXY_DATABASE_URL: url,
+      POOL_PROXY_MASTER_KEY: master.toString('hex'),
+      POOL_PROXY_DATA_DIR: dir,
+    };
+    const before = await startTestProxy(proxyEnv);
+    const sessions = await openSessions(before.url).finally(() => before.close());
+    const records = await checkDatabaseStore(url, master);
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     await client.query(
@@ -87,7 +98,9 @@ test.serial(
     t.is(await damaged.exited, 1);
     t.regex(
       damaged.stderr(),
-      /1 of 1202 records in postgres:\/\/.* fail authentication .*run pool-proxy store recover/,
+      new RegExp(
+        `1 of ${records} records in postgres://.* fail authentication .*run pool-proxy store recover`,
+      ),
     );
     // recover checks the master key against the chain: give it a ledger
     const sandbox = await startPoolSandbox({ port: 0, ledgerMs: 250 });
@@ -107,7 +120,18 @@ test.serial(
     );
     t.is(rows[0].n, 1, 'the old records are kept aside');
     await client.end();
-    t.is(await checkDatabaseStore(url, master), 1, 'an empty store (its key check) for the same master key');
+    t.is(
+      await checkDatabaseStore(url, master),
+      3,
+      'an empty store for the same master key: its key check, a new session epoch, the payment history to rebuild',
+    );
+    // Every session of the replaced store ended: the logged-out token stays refused (REST and /mcp).
+    const after = await startTestProxy(proxyEnv);
+    try {
+      await checkSessionsEnded(t, after.url, sessions);
+    } finally {
+      await after.close();
+    }
   },
 );
 

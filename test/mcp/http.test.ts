@@ -40,7 +40,11 @@ test.before(async () => {
   token = await stack.login(wallet, pay.proxy.url);
   client = await connect(token);
   // An agent of the operator's (local MCP agents), which no wallet may touch.
-  const res = await postJson(`${pay.proxy.url}/api/deposit`, { agentId: OPERATOR_AGENT, amount: '2' });
+  const res = await postJson(
+    `${pay.proxy.url}/api/deposit`,
+    { agentId: OPERATOR_AGENT, amount: '2' },
+    stack.operator,
+  );
   if (res.status !== 200) throw new Error(`operator deposit: ${res.text}`);
 });
 test.after.always(async () => {
@@ -62,9 +66,7 @@ async function restBalance(agentId = me()): Promise<string> {
 }
 
 async function operatorAgentBalance(): Promise<string> {
-  const res = await getJson(`${pay.proxy.url}/api/balance/${OPERATOR_AGENT}`, {
-    'x-pool-operator': 'true',
-  });
+  const res = await getJson(`${pay.proxy.url}/api/balance/${OPERATOR_AGENT}`, stack.operator);
   return res.json.balance;
 }
 
@@ -399,7 +401,7 @@ test.serial(
     t.is(within.status, 200, within.text);
     t.is(within.json.id, 7);
 
-    const metrics = await rawRequest(`${pay.proxy.url}/metrics`);
+    const metrics = await rawRequest(`${pay.proxy.url}/metrics`, { headers: stack.operator });
     t.regex(metrics.text, /route="\/mcp",status="200"/, 'MCP requests are counted under their own route');
     t.regex(metrics.text, /route="\/mcp",status="401"/);
   },

@@ -5,7 +5,10 @@
 // outflows to per-agent sums (within a batch and across batches), deposit → payment linking by amounts and
 // times, and counting the agents who paid in a window. Ground truth (who paid what) is known here only to
 // judge the attacks. A self-check runs the same judgement on what per-agent `disburse` settlement published
-// (one outflow per agent and window, of that agent's debt) and must find it broken.
+// (one outflow per agent and window, of that agent's debt) and must find it broken. All along, the observer
+// also polls the proxy's public statistics and its metrics: the metrics refuse it, and every statistic is
+// what the chain shows (across the settlement rounds, only the count of pool transactions moves, by exactly
+// the transactions the rounds put on the ledger), so polling them counts no paying agents either.
 // The second test checks the books: pool USDC = Σ unspent notes (agents' and the float account's),
 // available balances never dipped, the float came back, and an empty store rebuilds the float account.
 import { join } from 'node:path';
@@ -46,6 +49,7 @@ interface Paid {
   wallet: string;
   amount: bigint;
   txHash: string;
+  batchId: string;
 }
 const truth: Paid[] = [];
 const deposits: Array<{ wallet: string; amount: bigint }> = [];
@@ -59,7 +63,8 @@ const stroops = (s: string) => {
 };
 const fmt = (v: bigint) => `${v / USDC}.${(v % USDC).toString().padStart(7, '0')}`;
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-const operator = { 'x-pool-operator': 'true' };
+/** The operator's token (the proxy's books and metrics). */
+let operator: Record<string, string>;
 
 test.before(async () => {
   stack = await startStack({
@@ -73,6 +78,7 @@ test.before(async () => {
     POOL_PROXY_RECONCILE_INTERVAL_MS: '1000',
   });
   await stack.proxy.close();
+  operator = stack.operator;
   const { sandbox } = stack;
   poolWallet = sandbox.info.accounts.poolWallet;
   await stack.fund(poolWallet, Number(FLOAT) / Number(USDC));
@@ -124,6 +130,46 @@ async function books(url = proxy.url) {
     unsettled: string;
     settling: boolean;
   };
+}
+
+interface PublicStats {
+  activeAgents: number;
+  totalTransactions: number;
+  servicesUsed: number;
+  recentBatches: Array<{ batchId: string; executedAt: string; payments: number }>;
+}
+
+/** What the observer polls besides the chain: the public stats and the metrics (status only: it is refused). */
+const polled: Array<{ metricsStatus: number; stats: PublicStats }> = [];
+let polling: NodeJS.Timeout | undefined;
+function pollPublic(): void {
+  polling = setInterval(() => {
+    void Promise.all([getJson(`${proxy.url}/metrics`), getJson(`${proxy.url}/api/pool/stats`)])
+      .then(([metrics, stats]) => polled.push({ metricsStatus: metrics.status, stats: stats.json }))
+      .catch(() => undefined);
+  }, 300);
+}
+
+/**
+ * The public stats at a quiet moment: no settlement round or refill under way over 1.5 s (more than a
+ * reconciliation interval, so no confirmation is still being counted), the stats the same at both ends, and
+ * no ledger closed while they were read; with the ledger they describe, and the operator's metrics text.
+ */
+async function quiet(): Promise<{ stats: PublicStats; ledger: number; metrics: string }> {
+  const read = async () => (await getJson(`${proxy.url}/api/pool/stats`)).json as PublicStats;
+  for (;;) {
+    const first = await read();
+    const before = await books();
+    await new Promise((r) => setTimeout(r, 1500));
+    const during = await books();
+    const ledger = (await stack.server.getLatestLedger()).sequence;
+    const stats = await read();
+    const metrics = (await getJson(`${proxy.url}/metrics`, operator)).text;
+    const after = await books();
+    const still = (await stack.server.getLatestLedger()).sequence === ledger;
+    const idle = !before.settling && !during.settling && !after.settling;
+    if (idle && still && JSON.stringify(first) === JSON.stringify(stats)) return { stats, ledger, metrics };
+  }
 }
 
 async function until(what: string, check: () => Promise<boolean>, ms = 300_000): Promise<void> {
@@ -192,6 +238,7 @@ async function scenario(name: string, deposit: string[], windows: string[][][]):
         wallet: a.wallet,
         amount: stroops(price),
         txHash: res.json.receipt.transaction,
+        batchId: res.json.batchId,
       });
     }
     for (const a of agents) {
@@ -261,6 +308,7 @@ test.serial(
   'an observer with the whole ledger cannot group payments by agent, link deposits or count payers',
   async (t) => {
     const startLedger = (await stack.server.getLatestLedger()).sequence;
+    pollPublic();
     // Scenario A: two agents, two prices, one window.
     await scenario('A', ['0.1', '0.2'], [[['0.01'], ['0.07', '0.01']]]);
     // Scenario B, four agents in one window: a pays 0.01; b 0.07; c 0.01 + 0.01 + 0.07 three times over (more
@@ -279,6 +327,8 @@ test.serial(
         [['0.05'], [], ['0.02', '0.02']],
       ],
     );
+    // The last payments are made: from here on only settlement rounds and refills run.
+    const paid = await quiet();
     // Every debt settled, the settlement round finished, the float refilled above its low mark.
     await until('settlement and refill', async () => {
       await sampleBalances();
@@ -286,7 +336,9 @@ test.serial(
       return stroops(b.unsettled) === 0n && !b.settling && stroops(b.poolWallet) >= LOW;
     });
     await sampleBalances();
-    const endLedger = (await stack.server.getLatestLedger()).sequence;
+    const settled = await quiet();
+    clearInterval(polling);
+    const endLedger = settled.ledger;
 
     const info = stack.sandbox.info;
     const view = await observe(
@@ -364,6 +416,63 @@ test.serial(
     t.true(oldLeaks.length >= 5, oldLeaks.join('\n'));
     t.true(depositLinks(old, disbursed).length > 0);
     t.deepEqual(transactionsAfterBatches(old), payers, 'per-agent disburse counts the payers');
+
+    // 4. The proxy's public numbers, polled all along, are the chain's. The metrics refuse the observer.
+    t.true(polled.length > 10, `${polled.length} polls`);
+    t.true(
+      polled.every((p) => p.metricsStatus === 401),
+      'the metrics (requests and ledger operations by kind) are the operator’s only',
+    );
+    // (the pool's transactions: transfers, deposits and withdrawals call `transact`, float refills `disburse`)
+    const poolTransactions = (from: number, to: number) =>
+      view.transactions.filter(
+        (x) =>
+          x.successful &&
+          x.calls.some((c) => c === 'transact' || c === 'disburse') &&
+          x.ledger > from &&
+          x.ledger <= to,
+      ).length;
+    const final = settled.stats;
+    t.is(final.activeAgents, new Set(av.deposits.map((d) => d.from)).size, 'agents: the depositing wallets');
+    t.is(final.servicesUsed, new Set(av.payments.map((p) => p.to)).size, 'services: the distinct payees');
+    // at every quiet moment, the count of transactions is the chain's (pool transactions and payments)
+    const onLedger = (to: number) =>
+      poolTransactions(startLedger, to) + av.payments.filter((p) => p.ledger <= to).length;
+    for (const q of [paid, settled]) t.is(q.stats.totalTransactions, onLedger(q.ledger), 'the chain’s count');
+    const perBatch = new Map<string, number>();
+    for (const p of truth) perBatch.set(p.batchId, (perBatch.get(p.batchId) ?? 0) + 1);
+    for (const [batchId, n] of perBatch)
+      t.is(
+        final.recentBatches.find((b) => b.batchId === batchId)?.payments,
+        n,
+        'a batch: its confirmed payments, each a public transfer',
+      );
+    t.true(
+      polled.every(
+        (p) =>
+          Object.keys(p.stats.recentBatches[0] ?? { batchId: 0, executedAt: 0, payments: 0 }).length === 3,
+      ),
+      'nothing else of a batch (no failures, no duration)',
+    );
+    // Around the settlement rounds that followed the last payments, only the number of pool transactions
+    // moved, by the transactions the rounds put on the ledger: polling counts no paying agents.
+    t.deepEqual(
+      { ...settled.stats, totalTransactions: 0 },
+      { ...paid.stats, totalTransactions: 0 },
+      'nothing but the transaction count moved across the rounds',
+    );
+    t.log(
+      `pool transactions between the two quiet moments: ${poolTransactions(paid.ledger, settled.ledger)}`,
+    );
+    // The operator's own metrics count every transfer of a round as a settlement (agents' settlements,
+    // consolidations in a round and padding alike): even its monitoring cannot tell them apart.
+    const settlementsCounted = Number(
+      /pool_proxy_ledger_operations_total\{kind="settlement",outcome="confirmed"\} (\d+)/.exec(
+        settled.metrics,
+      )?.[1],
+    );
+    t.is(settlementsCounted, transfers.length, 'every shielded transfer of the rounds, one kind');
+    t.false(/kind="consolidate"/.test(settled.metrics));
   },
 );
 

@@ -312,3 +312,23 @@ test('a remembered (already verified) token is still refused once it expires', a
   const tampered = `${fresh.slice(0, i)}${fresh[i] === 'A' ? 'B' : 'A'}${fresh.slice(i + 1)}`;
   await t.throwsAsync(tokens.verify(tampered), { instanceOf: ProblemError });
 });
+
+test('the Bearer scheme is matched in any case, after one or more spaces (RFC 9110 §11.1)', async (t) => {
+  const wallet = Keypair.random();
+  const challenge = await challengeFor(wallet.publicKey());
+  const login = await postJson(`${proxy.url}/api/auth/verify`, {
+    publicKey: wallet.publicKey(),
+    challenge,
+    signature: sign(wallet, challenge),
+  });
+  const token: string = login.json.token;
+  for (const scheme of ['Bearer ', 'bearer ', 'BEARER ', 'bEaReR ', 'Bearer   ']) {
+    const res = await getJson(`${proxy.url}/api/agents`, { authorization: `${scheme}${token}` });
+    t.is(res.status, 200, `${JSON.stringify(scheme)}: ${res.text}`);
+  }
+  for (const header of [`Bearer${token}`, `Basic ${token}`, `Bearer ${token} x`, `Bearer\t${token}`]) {
+    const res = await getJson(`${proxy.url}/api/agents`, { authorization: header });
+    t.is(res.status, 401, JSON.stringify(header.slice(0, 8)));
+    t.is(res.json.code, 'unauthorized');
+  }
+});

@@ -20,6 +20,7 @@ import {
   startServeRig,
   usdcOf as usdcOn,
 } from './helpers/serve-rig.ts';
+import { operatorHeadersFrom } from './helpers/proxy.ts';
 
 const USDC = 10_000_000n;
 const STEPS = ['before-prove', 'during-prove', 'before-send', 'after-send', 'after-confirm'];
@@ -34,7 +35,11 @@ let daemon: ProverDaemon;
 let place: ServeRig & { dataDir: string };
 let proxyBase = '';
 const proxyUrl = (path: string) => `${proxyBase}${path}`;
-const operator = { 'content-type': 'application/json', 'x-pool-operator': 'true' };
+/** The operator's token, from the data directory the service keeps it in. */
+const operator = () => ({
+  'content-type': 'application/json',
+  ...operatorHeadersFrom(join(place.dataDir, 'operator.token')),
+});
 
 test.before(async () => {
   daemon = await startRigProver();
@@ -95,7 +100,7 @@ async function poolContract(): Promise<string> {
 }
 
 async function apiBalance(): Promise<bigint> {
-  const res = await fetch(proxyUrl(`/api/balance/${AGENT}`), { headers: operator });
+  const res = await fetch(proxyUrl(`/api/balance/${AGENT}`), { headers: operator() });
   if (res.status === 404) return 0n;
   const body = await res.json();
   const [int, frac] = (body.balance as string).split('.');
@@ -136,7 +141,7 @@ test.serial(
     const deposit = (amount: string) =>
       fetch(proxyUrl('/api/deposit'), {
         method: 'POST',
-        headers: operator,
+        headers: operator(),
         body: JSON.stringify({ agentId: AGENT, amount }),
       });
     const destination = Keypair.random().publicKey();
@@ -150,7 +155,7 @@ test.serial(
     const withdraw = (amount: string) =>
       fetch(proxyUrl('/api/withdraw'), {
         method: 'POST',
-        headers: operator,
+        headers: operator(),
         body: JSON.stringify({ agentId: AGENT, amount, destination }),
       });
     for (const step of STEPS) {
@@ -186,7 +191,7 @@ test.serial(
 );
 
 async function books(): Promise<Record<string, string | boolean>> {
-  const res = await fetch(proxyUrl('/api/operator/books'), { headers: operator });
+  const res = await fetch(proxyUrl('/api/operator/books'), { headers: operator() });
   if (res.status !== 200) throw new Error(`books: ${res.status} ${await res.text()}`);
   return res.json();
 }
@@ -239,7 +244,7 @@ test.serial(
     t.teardown(() => void service.child.kill('SIGKILL'));
     const deposit = await fetch(proxyUrl('/api/deposit'), {
       method: 'POST',
-      headers: operator,
+      headers: operator(),
       body: JSON.stringify({ agentId: AGENT, amount: '1' }),
     });
     t.is(deposit.status, 200, await deposit.text());
@@ -247,7 +252,7 @@ test.serial(
     const pay = async () => {
       const res = await fetch(proxyUrl('/api/pay'), {
         method: 'POST',
-        headers: operator,
+        headers: operator(),
         body: JSON.stringify({ agentId: AGENT, serviceUrl: demo, method: 'GET' }),
       });
       if (res.status !== 200) throw new Error(`pay: ${await res.text()}`);
@@ -292,7 +297,7 @@ test.serial(
       for (let attempt = 0; attempt < 3 && all?.status !== 200; attempt++) {
         all = await fetch(proxyUrl('/api/withdraw'), {
           method: 'POST',
-          headers: operator,
+          headers: operator(),
           body: JSON.stringify({
             agentId: AGENT,
             amount: `${left / USDC}.${(left % USDC).toString().padStart(7, '0')}`,

@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { type AddressInfo, connect, createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import {
   Address,
@@ -19,10 +20,13 @@ import { ChainClient } from '../../src/proxy/services/chain-client.ts';
 import { getJson, postJson, rawRequest, type RawResponse } from './helpers/http.ts';
 import { type Stack, startStack, USDC } from './helpers/stack.ts';
 
+/** The operator's token, the same for every proxy of the stack. */
+let operator: Record<string, string>;
 let stack: Stack;
 let ledger: ChainClient;
 test.before(async () => {
   stack = await startStack();
+  operator = stack.operator;
   ledger = new ChainClient({
     rpcUrl: stack.sandbox.rpcUrl,
     networkPassphrase: stack.config.ledger.networkPassphrase,
@@ -308,13 +312,14 @@ test.serial(
   },
 );
 
-test.serial('an expired prepareId is refused and credits nothing', async (t) => {
+test.serial('an expired prepareId is refused with prepare_expired, whoever noticed first', async (t) => {
   // the proxy's clock runs `skipped` ms ahead of the real one: its TTL passes without a wait
   let skipped = 0;
   const { proxy } = await stack.startProxy(
     {
       POOL_PROXY_PREPARE_TTL_SECONDS: '10',
       POOL_PROXY_DATA_DIR: join(stack.env.POOL_PROXY_DATA_DIR!, 'short-ttl'),
+      POOL_PROXY_RECONCILE_INTERVAL_MS: '200',
     },
     { clock: () => Date.now() + skipped },
   );
@@ -332,19 +337,34 @@ test.serial('an expired prepareId is refused and credits nothing', async (t) => 
     const ttlEnd = Date.now() + 10_000;
     const expiresAt = Date.parse(prepared.json.expiresAt);
     t.true(expiresAt <= ttlEnd);
-    skipped = ttlEnd - Date.now() + 500;
-    const late = await postJson(
-      `${proxy.url}/api/deposit/submit`,
-      {
-        prepareId: prepared.json.prepareId,
-        signedTransactionXDR: signPrepared(prepared.json.transactionXDR, kp),
-      },
+    // A second prepared deposit of the same wallet, which reconciliation (every 200 ms here) will find expired.
+    const other = await postJson(
+      `${proxy.url}/api/deposit/prepare`,
+      { amount: '2', publicKey: kp.publicKey() },
       bearer(token),
     );
-    t.is(late.status, 410);
-    t.is(late.json.code, 'prepare_expired');
+    t.is(other.status, 200, other.text);
+    skipped = ttlEnd - Date.now() + 10_500;
+    const submit = (p: { prepareId: string; transactionXDR: string }) =>
+      postJson(
+        `${proxy.url}/api/deposit/submit`,
+        { prepareId: p.prepareId, signedTransactionXDR: signPrepared(p.transactionXDR, kp) },
+        bearer(token),
+      );
+    // noticed at submit, then asked again: the same answer
+    for (const late of [await submit(prepared.json), await submit(prepared.json)]) {
+      t.is(late.status, 410, late.text);
+      t.is(late.json.code, 'prepare_expired');
+    }
+    // noticed by reconciliation first: the same answer
+    await new Promise((r) => setTimeout(r, 1000));
+    for (const late of [await submit(other.json), await submit(other.json)]) {
+      t.is(late.status, 410, late.text);
+      t.is(late.json.code, 'prepare_expired');
+    }
     const read = await getJson(`${proxy.url}/api/balance/${kp.publicKey()}`, bearer(token));
     t.is(read.status, 404, 'an abandoned prepare leaves no agent behind');
+    t.is(await stack.usdcBalance(kp.publicKey()), 10n * USDC, 'nothing moved');
   } finally {
     await proxy.close();
   }
@@ -386,7 +406,8 @@ test.serial(
       { prepareId: id, signedTransactionXDR: signPrepared(prepared.json.transactionXDR, wallet.kp) },
       bearer(wallet.token),
     );
-    t.is(late.status, 400, late.text);
+    t.is(late.status, 409, late.text);
+    t.is(late.json.code, 'prepare_cancelled');
     t.regex(late.json.detail, /cancelled/);
     t.is(await stack.usdcBalance(wallet.kp.publicKey()), 10n * USDC);
     t.is(await poolBalance(), poolBefore);
@@ -410,74 +431,80 @@ test.serial(
   },
 );
 
-test.serial('operator deposit works from loopback; a spoofed X-Forwarded-For changes nothing', async (t) => {
-  const poolBefore = await poolBalance();
-  const res = await postJson(
-    url('/api/deposit'),
-    { agentId: 'mcp-agent-7', amount: '2.5' },
-    { 'x-forwarded-for': '203.0.113.9' },
-  );
-  t.is(res.status, 200, res.text);
-  t.is(res.json.status, 'confirmed');
-  t.regex(res.json.txHash, /^[0-9a-f]{64}$/);
-  t.is(await poolBalance(), poolBefore + 25_000_000n);
-
-  // The local MCP server reads and spends the operator's agents over loopback without a wallet token.
-  const operator = { 'x-pool-operator': 'true' };
-  const read = await getJson(url('/api/balance/mcp-agent-7'), operator);
-  t.is(read.status, 200, read.text);
-  t.is(read.json.balance, '2.5000000');
-  t.is(
-    (await getJson(url('/api/balance/mcp-agent-7'))).status,
-    401,
-    'without the operator header a token is required',
-  );
-  const destination = Keypair.random().publicKey();
-  await stack.fund(destination, 0);
-  const unnamed = await postJson(url('/api/withdraw'), { amount: '1', destination }, operator);
-  t.is(unnamed.status, 400);
-  const spent = await postJson(
-    url('/api/withdraw'),
-    { amount: '1', destination, agentId: 'mcp-agent-7' },
-    operator,
-  );
-  t.is(spent.status, 200, spent.text);
-  t.is(await stack.usdcBalance(destination), 10_000_000n);
-  t.is((await getJson(url('/api/balance/mcp-agent-7'), operator)).json.balance, '1.5000000');
-});
-
-test.serial('operator deposit from a non-loopback address is refused (socket address decides)', async (t) => {
-  const { proxy, config } = await stack.startProxy({
-    POOL_PROXY_HOST: '0.0.0.0',
-    POOL_PROXY_PUBLIC_URL: 'http://pool.test:8080',
-    POOL_PROXY_DATA_DIR: join(stack.env.POOL_PROXY_DATA_DIR!, 'public'),
+/** A same-host TCP forwarder to the proxy (what a reverse proxy, SSH tunnel or port forward is to it). */
+async function forwarder(target: string): Promise<{ url: string; close: () => void }> {
+  const { port, hostname } = new URL(target);
+  const server = createNetServer((inbound) => {
+    const outbound = connect(Number(port), hostname);
+    inbound.pipe(outbound).pipe(inbound);
+    inbound.on('error', () => outbound.destroy());
+    outbound.on('error', () => inbound.destroy());
   });
-  try {
-    const port = new URL(proxy.url).port;
-    const external = Object.values((await import('node:os')).networkInterfaces())
-      .flat()
-      .find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
-    if (external === undefined) {
-      t.pass('no non-loopback interface on this machine');
-      return;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port: local } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${local}`, close: () => server.close() };
+}
+
+test.serial(
+  'operator rights come from the operator token only: through a same-host forwarder nothing without it',
+  async (t) => {
+    // Every caller of a forwarder on this host is loopback to the proxy: it must not matter.
+    const relay = await forwarder(stack.proxy.url);
+    t.teardown(relay.close);
+    const via = (path: string) => `${relay.url}${path}`;
+    const poolBefore = await poolBalance();
+    const destination = Keypair.random().publicKey();
+    await stack.fund(destination, 0);
+    const asOperator = { 'x-pool-operator': 'true' };
+    const refused = [
+      await postJson(via('/api/deposit'), { agentId: 'mcp-agent-7', amount: '2.5' }),
+      await getJson(via('/api/operator/books')),
+      await getJson(via('/metrics')),
+      await getJson(via('/api/balance/mcp-agent-7'), asOperator),
+      await postJson(via('/api/withdraw'), { amount: '1', destination, agentId: 'mcp-agent-7' }, asOperator),
+      await postJson(
+        via('/api/deposit'),
+        { agentId: 'mcp-agent-7', amount: '2.5' },
+        { authorization: `Bearer ppo_${'A'.repeat(43)}` },
+      ),
+    ];
+    for (const res of refused) {
+      t.is(res.status, 401, res.text);
+      t.is(res.json.code, 'unauthorized');
     }
-    const res = await postJson(
-      `http://${external}:${port}/api/deposit`,
-      { agentId: 'remote', amount: '1' },
-      { 'x-forwarded-for': '127.0.0.1' },
+    // A wallet's token is not the operator's either.
+    const wallet = await newWallet(0);
+    const walletDeposit = await postJson(
+      via('/api/deposit'),
+      { agentId: 'mcp-agent-7', amount: '2.5' },
+      bearer(wallet.token),
     );
-    t.is(res.status, 403);
-    t.is(res.json.code, 'forbidden');
-    // The operator's books (settlement movements over time) answer local callers only too.
-    const books = await getJson(`http://${external}:${port}/api/operator/books`, {
-      'x-pool-operator': 'true',
-    });
-    t.is(books.status, 403);
-    t.is(config.host, '0.0.0.0');
-  } finally {
-    await proxy.close();
-  }
-});
+    t.is(walletDeposit.status, 403, walletDeposit.text);
+    t.is(await poolBalance(), poolBefore, 'nothing moved');
+
+    // With the token the operator deposits for its agent, reads and spends it (through the forwarder too: the
+    // token decides, not the path).
+    const res = await postJson(via('/api/deposit'), { agentId: 'mcp-agent-7', amount: '2.5' }, operator);
+    t.is(res.status, 200, res.text);
+    t.is(res.json.status, 'confirmed');
+    t.regex(res.json.txHash, /^[0-9a-f]{64}$/);
+    t.is(await poolBalance(), poolBefore + 25_000_000n);
+    const read = await getJson(url('/api/balance/mcp-agent-7'), operator);
+    t.is(read.status, 200, read.text);
+    t.is(read.json.balance, '2.5000000');
+    const unnamed = await postJson(url('/api/withdraw'), { amount: '1', destination }, operator);
+    t.is(unnamed.status, 400);
+    const spent = await postJson(
+      url('/api/withdraw'),
+      { amount: '1', destination, agentId: 'mcp-agent-7' },
+      operator,
+    );
+    t.is(spent.status, 200, spent.text);
+    t.is(await stack.usdcBalance(destination), 10_000_000n);
+    t.is((await getJson(url('/api/balance/mcp-agent-7'), operator)).json.balance, '1.5000000');
+    t.is((await getJson(via('/api/operator/books'), operator)).status, 200);
+  },
+);
 
 test.serial(
   'withdraw: destination receives USDC, notes spent, change kept, balance falls only after confirmation',
@@ -543,7 +570,7 @@ test.serial('a withdrawal that needs more than two notes consolidates first', as
   t.is(await balance(wallet), '6.0000000');
   const destination = Keypair.random().publicKey();
   await stack.fund(destination, 0);
-  const metricsBefore = (await getJson(url('/metrics'))).text;
+  const metricsBefore = (await getJson(url('/metrics'), operator)).text;
   const res = await withdraw(wallet, '5.5', destination);
   t.is(res.status, 200, res.text);
   t.is(await stack.usdcBalance(destination), 55_000_000n);
@@ -553,7 +580,7 @@ test.serial('a withdrawal that needs more than two notes consolidates first', as
       /pool_proxy_ledger_operations_total\{kind="consolidate",outcome="confirmed"\} (\d+)/.exec(text)?.[1] ??
         0,
     );
-  t.is(count((await getJson(url('/metrics'))).text) - count(metricsBefore), 1);
+  t.is(count((await getJson(url('/metrics'), operator)).text) - count(metricsBefore), 1);
 });
 
 test.serial(
@@ -573,18 +600,18 @@ test.serial(
       JSON.parse(foreign.text.replaceAll('alice-bot', 'X')),
       JSON.parse(missing.text.replaceAll('nobody-bot', 'X')),
     );
-    const operatorRead = await getJson(url('/api/balance/alice-bot'), { 'x-pool-operator': 'true' });
+    const operatorRead = await getJson(url('/api/balance/alice-bot'), operator);
     t.is(operatorRead.status, 404, 'not the operator’s either');
     t.is((await withdraw(bob, '1', bob.kp.publicKey(), 'alice-bot')).status, 404);
 
     // The same name is a different agent for another owner: Bob's and the operator's "alice-bot".
     t.is((await deposit(bob, '2', 'alice-bot')).status, 200);
     t.is(await balance(bob, 'alice-bot'), '2.0000000');
-    t.is((await postJson(url('/api/deposit'), { agentId: 'alice-bot', amount: '0.5' })).status, 200);
     t.is(
-      (await getJson(url('/api/balance/alice-bot'), { 'x-pool-operator': 'true' })).json.balance,
-      '0.5000000',
+      (await postJson(url('/api/deposit'), { agentId: 'alice-bot', amount: '0.5' }, operator)).status,
+      200,
     );
+    t.is((await getJson(url('/api/balance/alice-bot'), operator)).json.balance, '0.5000000');
     t.is(await balance(alice, 'alice-bot'), '1.0000000', 'Alice’s agent is untouched');
 
     // Bob naming Carol's address as an agent id does not take Carol's own default agent.
@@ -795,7 +822,7 @@ test.serial('every money endpoint refuses bad input with a clear 4xx', async (t)
   const badChecksum = `${good.slice(0, -1)}${good.endsWith('A') ? 'B' : 'A'}`;
   const endpoints: Array<{ path: string; body: Record<string, unknown>; headers: Record<string, string> }> = [
     { path: '/api/deposit/prepare', body: { amount: '1', publicKey: wallet.kp.publicKey() }, headers: auth },
-    { path: '/api/deposit', body: { agentId: 'x', amount: '1' }, headers: {} },
+    { path: '/api/deposit', body: { agentId: 'x', amount: '1' }, headers: operator },
     { path: '/api/withdraw', body: { amount: '1', destination: good }, headers: auth },
   ];
   for (const { path, body, headers } of endpoints) {
@@ -823,7 +850,7 @@ test.serial('every money endpoint refuses bad input with a clear 4xx', async (t)
     ['publicKey', '/api/deposit/prepare', { amount: '1', publicKey: badChecksum }, auth],
     ['destination', '/api/withdraw', { amount: '1', destination: badChecksum }, auth],
     ['destination', '/api/withdraw', { amount: '1', destination: stack.sandbox.info.contracts.pool }, auth],
-    ['agentId', '/api/deposit', { agentId: 'bad id', amount: '1' }, {}],
+    ['agentId', '/api/deposit', { agentId: 'bad id', amount: '1' }, operator],
   ] as const) {
     const res = await postJson(url(path), body, headers);
     t.is(res.status, 400, `${path} ${field}`);
@@ -878,7 +905,7 @@ test.serial(
     ).catch(() => undefined);
     // Wait until the proxy reports the transaction sent, then kill it before any confirmation.
     for (;;) {
-      const metrics = await getJson(`${child.url}/metrics`);
+      const metrics = await getJson(`${child.url}/metrics`, operator);
       if (/pool_proxy_transactions_in_flight 1/.test(metrics.text)) break;
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -901,6 +928,56 @@ test.serial(
       } finally {
         again.kill();
       }
+    }
+  },
+);
+
+test.serial(
+  'a crash during submit, before the send: the same signed transaction submitted again is sent and confirmed once',
+  async (t) => {
+    const env = {
+      ...process.env,
+      ...stack.env,
+      POOL_PROXY_DATA_DIR: join(stack.env.POOL_PROXY_DATA_DIR!, 'resend'),
+    };
+    // The proxy kills itself once the deposit is journaled as submitted, before it reaches the ledger.
+    const child = await startChild({ ...env, POOL_PROXY_FAULT: 'wallet_deposit:before-send' });
+    const kp = Keypair.random();
+    await stack.fund(kp.publicKey(), 10);
+    const prepared = await postJson(
+      `${child.url}/api/deposit/prepare`,
+      { amount: '4', publicKey: kp.publicKey() },
+      bearer(await stack.login(kp, child.url)),
+    );
+    t.is(prepared.status, 200, prepared.text);
+    const body = {
+      prepareId: prepared.json.prepareId,
+      signedTransactionXDR: signPrepared(prepared.json.transactionXDR, kp),
+    };
+    const poolBefore = await poolBalance();
+    const died = await postJson(
+      `${child.url}/api/deposit/submit`,
+      body,
+      bearer(await stack.login(kp, child.url)),
+    ).catch(() => undefined);
+    t.is(died, undefined, 'the proxy died during the submit');
+    child.kill();
+    t.is(await stack.usdcBalance(kp.publicKey()), 10n * USDC, 'nothing was sent');
+
+    const again = await startChild(env);
+    try {
+      const token = await stack.login(kp, again.url);
+      const resent = await postJson(`${again.url}/api/deposit/submit`, body, bearer(token));
+      t.is(resent.status, 200, resent.text);
+      t.is(resent.json.status, 'confirmed');
+      const replay = await postJson(`${again.url}/api/deposit/submit`, body, bearer(token));
+      t.is(replay.status, 200, replay.text);
+      t.is(replay.json.txHash, resent.json.txHash);
+      const read = await getJson(`${again.url}/api/balance/${kp.publicKey()}`, bearer(token));
+      t.is(read.json.balance, '4.0000000');
+      t.is(await poolBalance(), poolBefore + 4n * USDC, 'deposited once');
+    } finally {
+      again.kill();
     }
   },
 );
@@ -976,7 +1053,10 @@ test.serial(
     const destination = Keypair.random().publicKey();
     await stack.fund(destination, 0);
     t.is((await withdraw(alice, '1', destination, 'alice-recovery')).status, 200);
-    t.is((await postJson(url('/api/deposit'), { agentId: 'mcp-recovery', amount: '1.5' })).status, 200);
+    t.is(
+      (await postJson(url('/api/deposit'), { agentId: 'mcp-recovery', amount: '1.5' }, operator)).status,
+      200,
+    );
     const bob = await newWallet(1);
 
     const { proxy } = await stack.startProxy({

@@ -62,14 +62,21 @@ test('GET /openapi.json documents every route from the request schemas', async (
   const bodySchema = verify.requestBody.content['application/json'].schema;
   t.truthy(bodySchema.$ref ?? bodySchema.properties);
   t.truthy(verify.responses['415'] && verify.responses['413'] && verify.responses['401']);
-  t.deepEqual(doc.paths['/api/balance/{agentId}'].get.security, [{ bearerJwt: [] }]);
   t.truthy(doc.components.schemas.Problem);
   const prepare = doc.paths['/api/deposit/prepare'].post;
   const prepareBody = doc.components.schemas.DepositPrepareRequest;
   t.deepEqual(prepareBody.required.sort(), ['amount', 'publicKey']);
   t.is(prepareBody.additionalProperties, false, 'unknown fields are refused, and documented so');
   t.truthy(prepare.responses['200'] && prepare.responses['422'] && prepare.responses['502']);
-  t.deepEqual(doc.paths['/api/deposit'].post.security, [], 'operator deposit: loopback, no token');
+  t.deepEqual(
+    doc.paths['/api/deposit'].post.security,
+    [{ operatorToken: [] }],
+    'operator deposit: its token',
+  );
+  t.deepEqual(doc.paths['/api/balance/{agentId}'].get.security, [{ bearerJwt: [] }, { operatorToken: [] }]);
+  t.truthy(
+    doc.paths['/api/deposit'].post.responses['401'] && doc.paths['/api/deposit'].post.responses['403'],
+  );
   t.truthy(doc.paths['/api/withdraw'].post.responses['409'], 'insufficient_balance documented');
   t.deepEqual(Object.keys(doc.components.schemas.PoolStats.properties).sort(), [
     'activeAgents',
@@ -79,9 +86,21 @@ test('GET /openapi.json documents every route from the request schemas', async (
   ]);
 });
 
-test('GET /metrics exposes Prometheus text with request counters', async (t) => {
+test('GET /metrics exposes Prometheus text with request counters, to the operator only', async (t) => {
   await getJson(`${proxy.url}/health`);
-  const res = await rawRequest(`${proxy.url}/metrics`);
+  const refused = await rawRequest(`${proxy.url}/metrics`);
+  t.is(refused.status, 401, 'counts by route and status are not for the public');
+  t.is(refused.json.code, 'unauthorized');
+  const wallet = await rawRequest(`${proxy.url}/metrics`, {
+    headers: { authorization: `Bearer ${await login(Keypair.random())}` },
+  });
+  t.is(wallet.status, 403, 'nor for a wallet');
+  t.is(
+    (await rawRequest(`${proxy.url}/metrics`, { headers: { 'x-pool-operator': 'true' } })).status,
+    401,
+    'asking to be the operator from loopback is not enough',
+  );
+  const res = await rawRequest(`${proxy.url}/metrics`, { headers: proxy.operator });
   t.is(res.status, 200);
   t.regex(String(res.headers['content-type']), /text\/plain/);
   t.regex(res.text, /pool_proxy_http_requests_total\{method="GET",route="\/health",status="200"\} \d+/);
@@ -197,8 +216,8 @@ test('protected endpoints: a valid token works; missing, malformed, tampered, ex
 
   const cases: Array<[Record<string, string>, RegExp]> = [
     [{}, /missing Authorization/],
-    [{ authorization: token }, /must be "Bearer <jwt>"/],
-    [{ authorization: `Basic ${token}` }, /must be "Bearer <jwt>"/],
+    [{ authorization: token }, /must be "Bearer <token>"/],
+    [{ authorization: `Basic ${token}` }, /must be "Bearer <token>"/],
     [{ authorization: `Bearer ${h}.${tamperedPayload}.${s}` }, /signature is not valid/],
     [{ authorization: `Bearer ${h}.${p}.${s.slice(0, -4)}AAAA` }, /signature is not valid|malformed/],
     [{ authorization: `Bearer ${expired}` }, /expired/],
@@ -257,6 +276,69 @@ test('per-IP rate limit answers 429 with Retry-After; X-Forwarded-For does not r
     t.true(Number(refused.headers['retry-after']) >= 1);
   } finally {
     await limited.close();
+  }
+});
+
+test('behind trusted proxies the client is the X-Forwarded-For address they name; nobody else can choose it', async (t) => {
+  const limited = await startTestProxy({
+    POOL_PROXY_RATE_LIMIT_IP_PER_SECOND: '0.01',
+    POOL_PROXY_RATE_LIMIT_IP_BURST: '2',
+    POOL_PROXY_TRUSTED_PROXIES: '127.0.0.2, 10.9.0.0/16',
+  });
+  try {
+    const from = (localAddress: string, forwardedFor?: string) =>
+      rawRequest(`${limited.url}/health`, {
+        localAddress,
+        headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor },
+      }).then((r) => r.status);
+    // Through the trusted proxy (127.0.0.2), each client has its own bucket of 2; a trusted hop in the chain is
+    // skipped, and the address the untrusted part of the chain names last is the client.
+    t.deepEqual(
+      [
+        await from('127.0.0.2', '198.51.100.1'),
+        await from('127.0.0.2', '198.51.100.1'),
+        await from('127.0.0.2', '203.0.113.1, 198.51.100.1, 10.9.1.1'),
+        await from('127.0.0.2', '198.51.100.2'),
+      ],
+      [200, 200, 429, 200],
+    );
+    // From anywhere else, X-Forwarded-For is ignored: the socket address is the client.
+    t.deepEqual(
+      [
+        await from('127.0.0.3', '198.51.100.3'),
+        await from('127.0.0.3', '198.51.100.4'),
+        await from('127.0.0.3', '198.51.100.5'),
+      ],
+      [200, 200, 429],
+    );
+  } finally {
+    await limited.close();
+  }
+});
+
+test('POOL_PROXY_OPERATOR_LOOPBACK (single-host development): loopback callers act as the operator unless relayed', async (t) => {
+  const local = await startTestProxy({
+    POOL_PROXY_OPERATOR_LOOPBACK: 'true',
+    POOL_PROXY_TRUSTED_PROXIES: '127.0.0.2',
+  });
+  try {
+    const get = (path: string, headers: Record<string, string> = {}, localAddress = '127.0.0.1') =>
+      rawRequest(`${local.url}${path}`, { headers, localAddress }).then((r) => r.status);
+    t.is(await get('/metrics'), 200, 'a loopback caller without the token');
+    t.is(
+      await get('/api/balance/nobody', { 'x-pool-operator': 'true' }),
+      404,
+      'acts for the operator’s agents',
+    );
+    t.is(await get('/api/balance/nobody'), 401, 'only when it says so');
+    // A request that names a client behind its sender was relayed: a reverse proxy on this host is no operator.
+    t.is(await get('/metrics', { 'x-forwarded-for': '203.0.113.9' }), 401);
+    t.is(await get('/metrics', { forwarded: 'for=203.0.113.9' }), 401);
+    // A trusted proxy's request is judged by the client it names.
+    t.is(await get('/metrics', { 'x-forwarded-for': '203.0.113.9' }, '127.0.0.2'), 401);
+    t.is(await get('/metrics', { 'x-forwarded-for': '127.0.0.1' }, '127.0.0.2'), 200);
+  } finally {
+    await local.close();
   }
 });
 

@@ -15,6 +15,7 @@ import { jsonLogger } from '../../src/proxy/util/logger.ts';
 import { getJson, postJson } from './helpers/http.ts';
 import { freeLoopbackPort as freePort } from '../../src/listen.ts';
 import { type CliRun, runCli } from '../helpers/cli.ts';
+import { operatorHeadersFrom } from './helpers/proxy.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -206,6 +207,7 @@ test.serial(
       signature,
       nonce,
       readFileSync(join(dataDir, 'master.key'), 'utf8').trim(),
+      readFileSync(join(dataDir, 'operator.token'), 'utf8').trim(),
     ]) {
       t.false(all.includes(secret), `never logged: ${secret.slice(0, 12)}…`);
     }
@@ -215,10 +217,11 @@ test.serial(
 test.serial(
   "a new agent's first deposit is not logged as a recovery; an unreachable paid service is a refusal, not an error",
   async (t) => {
+    const operator = operatorHeadersFrom(join(dataDir, 'operator.token'));
     const deposited = await postJson(
       `${proxyUrl}/api/deposit`,
       { agentId: 'log-agent', amount: '1' },
-      { 'x-request-id': 'dep-1' },
+      { ...operator, 'x-request-id': 'dep-1' },
     );
     t.is(deposited.status, 200, deposited.text);
     t.is(deposited.json.amount, '1.0000000', 'the operator deposit answers its amount like a wallet deposit');
@@ -232,7 +235,7 @@ test.serial(
     const pay = await postJson(
       `${proxyUrl}/api/pay`,
       { agentId: 'log-agent', serviceUrl: 'http://no-such-service.invalid/quote', method: 'GET' },
-      { 'x-pool-operator': 'true', 'x-request-id': 'dns-1' },
+      { ...operator, 'x-request-id': 'dns-1' },
     );
     t.is(pay.status, 502, pay.text);
     t.is(pay.json.code, 'service_unreachable');

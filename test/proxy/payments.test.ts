@@ -45,7 +45,8 @@ const independentPayTo = Keypair.random().publicKey();
 let paymentEnv: Record<string, string>;
 
 const url = (path: string) => `${proxy.url}${path}`;
-const operator = { 'x-pool-operator': 'true' };
+/** The operator's token, the same for every proxy of the stack. */
+let operator: Record<string, string>;
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 /** The official facilitator on its DEFAULT options (fee cap, expiration bound), with `signers`. */
@@ -91,6 +92,7 @@ test.before(async () => {
   // live a few seconds of real time (12 ledgers at most).
   stack = await startStack({}, { networkPassphrase: TESTNET_PASSPHRASE, ledgerMs: 1000 });
   token = stack.sandbox.info.contracts.token;
+  operator = stack.operator;
   poolWallet = stack.sandbox.info.accounts.poolWallet;
   await stack.fund(poolWallet, Number(FLOAT / USDC));
   local = await startLocalX402({
@@ -250,7 +252,7 @@ test.serial(
     t.deepEqual(listed.json.payments[0].receipt, w.json.receipt);
     const stats = await getJson(url('/api/pool/stats'));
     t.true(stats.json.servicesUsed >= 2);
-    t.true(stats.json.recentBatches.some((batch: { size: number }) => batch.size >= 2));
+    t.true(stats.json.recentBatches.some((batch: { payments: number }) => batch.payments >= 2));
   },
 );
 
@@ -414,6 +416,78 @@ test.serial('bad input is refused before anything is signed, and loses nothing',
     'nothing was paid',
   );
 });
+
+test.serial(
+  'a service whose payTo is one of our own accounts or contracts is refused; nothing moves',
+  async (t) => {
+    const { contracts, accounts } = stack.sandbox.info;
+    const own: Record<string, string> = {
+      pool: contracts.pool,
+      token: contracts.token,
+      aspMembership: contracts.asp_membership,
+      aspNonMembership: contracts.asp_non_membership,
+      operator: accounts.operator,
+      admin: accounts.admin,
+      poolWallet,
+    };
+    const routes = Object.fromEntries(
+      Object.entries(own).map(([name, to]) => [`GET /${name}`, priced(10_000n, to)]),
+    );
+    // The service's facilitator refuses everything: nothing may reach it anyway.
+    const thief = await startPaidService(
+      officialResourceServer(officialFacilitator([Keypair.random()], true)),
+      routes,
+      () => ({
+        status: 200,
+        contentType: 'text/plain',
+        body: 'paid',
+      }),
+    );
+    const guarded = await stack
+      .startProxy({
+        ...paymentEnv,
+        POOL_PROXY_DATA_DIR: join(stack.env.POOL_PROXY_DATA_DIR!, 'own-payee'),
+        POOL_PROXY_PAY_ALLOWED_HOSTS: `${paymentEnv.POOL_PROXY_PAY_ALLOWED_HOSTS},${new URL(thief.url).host}`,
+      })
+      .then((started) => started.proxy)
+      .catch(async (error: unknown) => {
+        await thief.close();
+        throw error;
+      });
+    try {
+      const at = (path: string) => `${guarded.url}${path}`;
+      t.is(
+        (await postJson(at('/api/deposit'), { agentId: 'own-payee', amount: '0.5' }, operator)).status,
+        200,
+      );
+      const before = await Promise.all(Object.values(own).map((a) => onChain(a)));
+      for (const [name, address] of Object.entries(own)) {
+        const res = await postJson(
+          at('/api/pay'),
+          { agentId: 'own-payee', serviceUrl: `${thief.url}/${name}`, method: 'GET' },
+          operator,
+        );
+        t.is(res.status, 422, `${name}: ${res.text}`);
+        t.is(res.json.code, 'service_not_payable', name);
+        t.is(res.json.reason, 'own_account', name);
+        t.true(res.json.detail.includes(address), name);
+      }
+      t.is((await getJson(at('/api/balance/own-payee'), operator)).json.balance, '0.5000000');
+      t.deepEqual(await Promise.all(Object.values(own).map((a) => onChain(a))), before, 'nothing moved');
+      const after = await settledBooks(guarded.url);
+      const amount = (v: string) => BigInt(v.replace('.', ''));
+      t.is(amount(after.poolWallet), await onChain(poolWallet), 'books = chain: the pool wallet');
+      t.is(
+        amount(after.agentNotes) + amount(after.floatAccount),
+        await onChain(contracts.pool),
+        'books = chain: the pool contract holds the notes',
+      );
+    } finally {
+      await guarded.close();
+      await thief.close();
+    }
+  },
+);
 
 test.serial(
   'a refusing facilitator and a failing service: a payment_failed problem, the same on a replay, nothing lost',

@@ -8,12 +8,17 @@
 // bench/onboarding/run.ts runs the full-size scenario. A slot whose insert the ledger refuses (the allowlist
 // admin momentarily unable to pay its fee) moves its keys to the next slot: the waiting requests answer
 // 503 registration_pending with a Retry-After within the bound, and the deposit confirms once the admin can pay.
+// Three attacker wallets keep unsigned prepared deposits for new agents outstanding (each a key in the next slot,
+// each re-prepared as soon as it is handed out): newcomers' first deposits still meet the bound /api/pool/info
+// advertises (registrationWaitMaxSeconds), 503 retries included.
 import test from 'ava';
 import { Asset, Keypair, Operation, TransactionBuilder } from '@stellar/stellar-sdk';
 import { getJson, postJson, type RawResponse } from './helpers/http.ts';
 import { type Stack, startStack } from './helpers/stack.ts';
 
 const SLOT_S = 5;
+/** three attackers queue at most six keys a slot (two prepares each), three newcomers three more */
+const PER_SLOT = 10;
 const WINDOW_S = 2;
 const HOLD_S = 4;
 /**
@@ -36,6 +41,9 @@ test.before(async () => {
     POOL_PROXY_SIGNING_WINDOW_SECONDS: String(WINDOW_S),
     POOL_PROXY_REGISTRATION_HOLD_SECONDS: String(HOLD_S),
     POOL_PROXY_PREPARE_TTL_SECONDS: String(TTL_S),
+    POOL_PROXY_REGISTRATIONS_PER_SLOT: String(PER_SLOT),
+    // the attackers of the third test create a new agent in nearly every slot for a minute
+    POOL_PROXY_WALLET_NEW_AGENTS_PER_HOUR: '100',
   });
 });
 test.after.always(async () => {
@@ -122,7 +130,7 @@ async function walletOnboarding(agentId: string): Promise<Onboarding> {
 async function operatorOnboarding(agentId: string): Promise<Onboarding> {
   const started = Date.now();
   const res = await retrying('operator deposit', () =>
-    postJson(url('/api/deposit'), { agentId, amount: '1' }),
+    postJson(url('/api/deposit'), { agentId, amount: '1' }, stack.operator),
   );
   if (res.status !== 200) throw new Error(`operator deposit: ${res.text}`);
   const totalMs = Date.now() - started;
@@ -293,5 +301,65 @@ test.serial(
     t.is(submitted.status, 200, submitted.text);
     const read = await getJson(url(`/api/balance/${body.agentId}`), bearer(w.token));
     t.is(read.json.balance, '1.0000000');
+  },
+);
+
+test.serial(
+  'three attackers holding unsigned prepared deposits for new agents: newcomers meet the advertised bound',
+  async (t) => {
+    const attackers = [await wallet(), await wallet(), await wallet()];
+    let attacking = true;
+    let keys = 0;
+    // Two prepares at a time per wallet (its limit), each for a new agent: a key in the next slot, then an
+    // unsigned deposit left outstanding while the next new agent is prepared.
+    const attack = async (w: { kp: Keypair; token: string }, lane: number) => {
+      for (let n = 0; attacking; n++) {
+        const body = { amount: '1', publicKey: w.kp.publicKey(), agentId: `attacker-${lane}-${n}` };
+        const res = await retrying('attacker prepare', () =>
+          postJson(url('/api/deposit/prepare'), body, bearer(w.token)),
+        );
+        if (res.status !== 200) throw new Error(`attacker prepare: ${res.text}`);
+        keys++;
+      }
+    };
+    const running = attackers.flatMap((w, i) => [attack(w, 2 * i), attack(w, 2 * i + 1)]);
+    await sleep(2 * SLOT_S * 1000);
+
+    const bound = async () =>
+      (await getJson(url('/api/pool/info'))).json.registrationWaitMaxSeconds as number;
+    // Newcomers at different points of the slot cycle.
+    const newcomers = [0, 1.7, 3.4].map(async (start, i) => {
+      await sleep(start * 1000);
+      const advertised = await bound();
+      const w = await wallet();
+      const started = Date.now();
+      const body = { amount: '1', publicKey: w.kp.publicKey(), agentId: `victim-${i}` };
+      const prepared = await retrying('victim prepare', () =>
+        postJson(url('/api/deposit/prepare'), body, bearer(w.token)),
+      );
+      const took = Date.now() - started;
+      if (prepared.status !== 200) throw new Error(`victim prepare: ${prepared.text}`);
+      const submitted = await postJson(
+        url('/api/deposit/submit'),
+        {
+          prepareId: prepared.json.prepareId,
+          signedTransactionXDR: sign(prepared.json.transactionXDR, w.kp),
+        },
+        bearer(w.token),
+      );
+      return { took, advertised: Math.max(advertised, await bound()), submitted };
+    });
+    const results = await Promise.all(newcomers);
+    attacking = false;
+    await Promise.all(running);
+
+    t.log(
+      `newcomers' first prepares (ms, against the advertised s): ${results.map((r) => `${r.took}/${r.advertised}`).join(', ')}; attacker keys: ${keys}`,
+    );
+    t.true(keys >= 6, `the attackers kept keys in the slots (${keys})`);
+    for (const r of results) {
+      t.true(r.took <= r.advertised * 1000, `first prepare took ${r.took} ms, advertised ${r.advertised} s`);
+      t.is(r.submitted.status, 200, r.submitted.text);
+    }
   },
 );

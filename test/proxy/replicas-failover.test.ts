@@ -6,7 +6,7 @@
 // reconciliation, the later ones executed by the next leader), the requests waiting on a replica that lives
 // get their outcomes, a new leader is elected within 10 s of each death, the agent's debt is settled inside
 // the pool once, and every balance adds up.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
@@ -26,7 +26,9 @@ import {
 } from './helpers/serve-rig.ts';
 import { USDC } from './helpers/stack.ts';
 
-const operator = { 'x-pool-operator': 'true' };
+/** The operator's token, the same for every replica (they share its file; the first one up creates it). */
+const operatorTokenFile = join(mkdtempSync(join(tmpdir(), 'pp-failover-operator-')), 'operator.token');
+const operatorOf = () => ({ authorization: `Bearer ${readFileSync(operatorTokenFile, 'utf8').trim()}` });
 const PRICE = USDC / 100n;
 const AGENT = 'failover-agent';
 
@@ -55,6 +57,7 @@ test.before(async () => {
     POOL_PROXY_SETTLE_INTERVAL_MS: '3000',
     POOL_PROXY_RECONCILE_INTERVAL_MS: '1000',
     POOL_PROXY_LOG_LEVEL: 'info',
+    POOL_PROXY_OPERATOR_TOKEN_FILE: operatorTokenFile,
   };
 });
 
@@ -168,11 +171,15 @@ test('kill -9 mid-batch and during a settlement: nothing lost or doubled, a new 
   const others = [await serve('settlement:after-send'), await serve('settlement:after-send')];
   const float = await usdcOf(sandbox.info.accounts.poolWallet);
   const started = Date.now();
-  const dep = await postJson(`${others[0]!.url}/api/deposit`, { agentId: AGENT, amount: '1' }, operator);
+  const dep = await postJson(`${others[0]!.url}/api/deposit`, { agentId: AGENT, amount: '1' }, operatorOf());
   t.is(dep.status, 200, dep.text);
 
   const pay = (url: string) =>
-    postJson(`${url}/api/pay`, { agentId: AGENT, serviceUrl: x402.demo.quoteUrl, method: 'GET' }, operator)
+    postJson(
+      `${url}/api/pay`,
+      { agentId: AGENT, serviceUrl: x402.demo.quoteUrl, method: 'GET' },
+      operatorOf(),
+    )
       .then((a) => ({ url, ...a }))
       .catch((error: Error) => ({ url, status: 0, text: error.message, json: {} as Record<string, string> }));
   // Four payments asked of the replicas that do not lead: one batch of the leader, which dies once the
@@ -206,10 +213,10 @@ test('kill -9 mid-batch and during a settlement: nothing lost or doubled, a new 
   // Settlement moves the agent's debt inside the pool to the operator's float account (no public amount):
   // the pool keeps its USDC, the float account holds what was paid, the pool wallet's float is lower by it.
   const confirmed = await until('every payment decided and its debt settled', 150_000, async () => {
-    const list = (await getJson(`${keeper.url}/api/payments`, operator)).json.payments as Array<{
+    const list = (await getJson(`${keeper.url}/api/payments`, operatorOf())).json.payments as Array<{
       paymentStatus: string;
     }>;
-    const books = (await getJson(`${keeper.url}/api/operator/books`, operator)).json as {
+    const books = (await getJson(`${keeper.url}/api/operator/books`, operatorOf())).json as {
       unsettled: string;
       floatAccount: string;
       settling: boolean;
@@ -221,7 +228,7 @@ test('kill -9 mid-batch and during a settlement: nothing lost or doubled, a new 
     return settled && stroops(books.floatAccount) === paid * PRICE ? paid : undefined;
   });
   t.true(confirmed >= 1n, 'the payment sent before the kill is confirmed');
-  const listed = (await getJson(`${keeper.url}/api/payments`, operator)).json.payments as Array<{
+  const listed = (await getJson(`${keeper.url}/api/payments`, operatorOf())).json.payments as Array<{
     paymentId: string;
     paymentStatus: string;
   }>;
@@ -242,7 +249,7 @@ test('kill -9 mid-batch and during a settlement: nothing lost or doubled, a new 
     const status = listed.find((p) => p.paymentId === a.json.paymentId)?.paymentStatus;
     t.is(a.json.paymentStatus, status, 'the answer is the outcome the books show');
   }
-  const balance = (await getJson(`${keeper.url}/api/balance/${AGENT}`, operator)).json.balance as string;
+  const balance = (await getJson(`${keeper.url}/api/balance/${AGENT}`, operatorOf())).json.balance as string;
   t.is(stroops(balance), USDC - confirmed * PRICE, 'each confirmed payment debited once');
   t.is(
     await usdcOf(sandbox.info.contracts.pool),

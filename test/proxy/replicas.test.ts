@@ -22,7 +22,8 @@ import { type PostgresServer, startPostgres } from '../helpers/postgres.ts';
 import { getJson, postJson } from './helpers/http.ts';
 import { type Stack, startStack, USDC } from './helpers/stack.ts';
 
-const operator = { 'x-pool-operator': 'true' };
+/** The operator's token, the same for every replica. */
+let operator: Record<string, string>;
 const PRICE = USDC / 100n; // the demo service's price, 0.01 USDC
 
 let pgServer: PostgresServer;
@@ -38,6 +39,7 @@ test.before(async () => {
   pgServer = await startPostgres();
   const databaseUrl = await pgServer.database();
   stack = await startStack({ POOL_PROXY_DATABASE_URL: databaseUrl });
+  operator = stack.operator;
   const { sandbox } = stack;
   await stack.fund(sandbox.info.accounts.poolWallet, 100);
   // The x402 pair on a thread of its own, as `pool-proxy start` runs it: 60 quotes at once share no event
@@ -171,14 +173,14 @@ test.serial(
     }
     const batchIds = new Set([...paid, ...failed].map((a) => a.json.batchId));
     t.is(batchIds.size, 1, 'one batch for the payments of all three replicas');
-    // the batch is recorded once its last payment is decided (just after its answer)
-    let batch: Record<string, unknown> | undefined;
-    for (let tries = 0; batch === undefined && tries < 50; tries++) {
-      if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 200));
-      const stats = (await getJson(`${replica(2)}/api/pool/stats`, operator)).json;
-      batch = (stats.recentBatches as Array<Record<string, unknown>>).find((b) => batchIds.has(b.batchId));
-    }
-    t.like(batch, { size: 6, confirmed: 3, failed: 3 }, 'recorded once, by the leader that ran it');
+    // the public stats count the batch's confirmed payments once each (the failed ones, which the chain does
+    // not show, not at all)
+    const stats = (await getJson(`${replica(2)}/api/pool/stats`)).json;
+    const batch = (stats.recentBatches as Array<Record<string, unknown>>).find((b) =>
+      batchIds.has(b.batchId),
+    );
+    t.deepEqual(Object.keys(batch ?? {}).sort(), ['batchId', 'executedAt', 'payments']);
+    t.like(batch, { payments: 3 }, 'recorded once, by the leader that ran it');
     t.is(await balanceOf('spread', 0), 10n * PRICE - 3n * PRICE, 'the failed payments were given back');
   },
 );

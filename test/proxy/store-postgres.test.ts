@@ -467,7 +467,6 @@ test('a batch leader that stalled and was replaced cannot sign the payment it to
           payDeadlineMs: 1000,
           logger: silentLogger,
           execute: execute(i),
-          onBatch: async () => {},
         },
       ),
   );

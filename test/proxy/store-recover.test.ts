@@ -2,7 +2,10 @@
 // sandbox ledger and prover daemon run by this test) takes deposits for two agents and stops; one byte of
 // its store's write-ahead log is flipped; the next start refuses, naming the file and the recovery
 // command; `pool-proxy store recover` moves the store aside; the start after it replays the chain and
-// every balance is back. A second process on a store in use is told which process holds it.
+// every balance is back. A second process on a store in use is told which process holds it. Last, the ledger's
+// RPC is given a retention window and the pool's first events fall out of it: the proxy's own archive of the
+// pool's events (exported, set aside and imported again, as an operator moving a deployment would) rebuilds
+// every balance, books = chain.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
@@ -17,15 +20,20 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { type ProverDaemon, startProverDaemon } from '../../src/prover/daemon/server.ts';
 import { type PoolSandbox, startPoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { EncryptedStore } from '../../src/proxy/store/encrypted-store.ts';
 import { StoreLockedError } from '../../src/storage/open-level.ts';
+import { Keypair, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
 import { getJson, postJson } from './helpers/http.ts';
+import { checkSessionsEnded, openSessions } from './helpers/sessions.ts';
+import { operatorHeadersFrom } from './helpers/proxy.ts';
+import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
 import { CIRCUITS_DIR } from './helpers/stack.ts';
+import { usdcOf } from './helpers/serve-rig.ts';
 import { freeLoopbackPort as freePort } from '../../src/listen.ts';
 
 const CLI = fileURLToPath(new URL('../../bin/pool-proxy.js', import.meta.url));
@@ -71,7 +79,25 @@ async function stop(run: Run): Promise<void> {
   if ((await run.exited) !== 0) throw new Error(`stop failed:\n${run.output()}`);
 }
 
-const operator = { 'x-pool-operator': 'true' };
+/** The operator's token, from the data directory `pool-proxy start` keeps it in. */
+const operator = () => operatorHeadersFrom(join(dataDir, 'operator.token'));
+
+async function login(url: string, wallet: Keypair): Promise<string> {
+  const { json } = await getJson(`${url}/api/auth/challenge?publicKey=${wallet.publicKey()}`);
+  const res = await postJson(`${url}/api/auth/verify`, {
+    publicKey: wallet.publicKey(),
+    challenge: json.challenge,
+    signature: Buffer.from(wallet.signMessage(json.challenge)).toString('base64'),
+  });
+  if (res.status !== 200) throw new Error(`login failed: ${res.text}`);
+  return res.json.token;
+}
+
+function signed(xdr: string, wallet: Keypair): string {
+  const tx = TransactionBuilder.fromXDR(xdr, STANDALONE_PASSPHRASE);
+  tx.sign(wallet);
+  return tx.toXDR();
+}
 
 test.before(async () => {
   sandbox = await startPoolSandbox({ port: 0, ledgerMs: 250 });
@@ -114,11 +140,22 @@ test.serial(
       ['recover-a', '3'],
       ['recover-b', '2.5'],
     ]) {
-      const res = await postJson(`${first.url}/api/deposit`, { agentId, amount });
+      const res = await postJson(`${first.url}/api/deposit`, { agentId, amount }, operator());
       t.is(res.status, 200, res.text);
     }
-    t.is((await getJson(`${first.url}/api/balance/recover-a`, operator)).json.balance, '3.0000000');
-    t.is((await getJson(`${first.url}/api/balance/recover-b`, operator)).json.balance, '2.5000000');
+    t.is((await getJson(`${first.url}/api/balance/recover-a`, operator())).json.balance, '3.0000000');
+    t.is((await getJson(`${first.url}/api/balance/recover-b`, operator())).json.balance, '2.5000000');
+    // Sessions (one logged out), and a wallet's deposit prepared and never submitted.
+    const sessions = await openSessions(first.url);
+    const wallet = Keypair.random();
+    await fetch(`${sandbox.url}/friendbot?addr=${wallet.publicKey()}&usdc=5`);
+    const walletToken = await login(first.url, wallet);
+    const prepared = await postJson(
+      `${first.url}/api/deposit/prepare`,
+      { amount: '1', publicKey: wallet.publicKey() },
+      { authorization: `Bearer ${walletToken}` },
+    );
+    t.is(prepared.status, 200, prepared.text);
 
     // While it runs, a second process on the same store is told who holds it.
     const locked = await t.throwsAsync(EncryptedStore.open(storeDir, new Uint8Array(32)), {
@@ -168,17 +205,32 @@ test.serial(
 
     const again = await startService();
     t.teardown(() => void again.run.child.kill('SIGKILL'));
-    t.is((await getJson(`${again.url}/api/balance/recover-a`, operator)).json.balance, '3.0000000');
-    t.is((await getJson(`${again.url}/api/balance/recover-b`, operator)).json.balance, '2.5000000');
+    // What a recover keeps: agents, owners and balances (from the chain and the master key).
+    t.is((await getJson(`${again.url}/api/balance/recover-a`, operator())).json.balance, '3.0000000');
+    t.is((await getJson(`${again.url}/api/balance/recover-b`, operator())).json.balance, '2.5000000');
+    // What it loses: every session (the logged-out token stays refused), the prepared deposit, the counts of
+    // the public statistics (they restart; the agents are counted again from the chain).
+    await checkSessionsEnded(t, again.url, sessions);
+    const lost = await postJson(
+      `${again.url}/api/deposit/submit`,
+      {
+        prepareId: prepared.json.prepareId,
+        signedTransactionXDR: signed(prepared.json.transactionXDR, wallet),
+      },
+      { authorization: `Bearer ${await login(again.url, wallet)}` },
+    );
+    t.is(lost.status, 404, lost.text);
+    const stats = (await getJson(`${again.url}/api/pool/stats`)).json;
+    t.like(stats, { activeAgents: 2, totalTransactions: 0, servicesUsed: 0, recentBatches: [] });
     // The rebuilt notes are spendable.
     const destination = sandbox.info.accounts.operator;
     const spend = await postJson(
       `${again.url}/api/withdraw`,
       { agentId: 'recover-b', amount: '2.5', destination },
-      operator,
+      operator(),
     );
     t.is(spend.status, 200, spend.text);
-    t.is((await getJson(`${again.url}/api/balance/recover-b`, operator)).json.balance, '0.0000000');
+    t.is((await getJson(`${again.url}/api/balance/recover-b`, operator())).json.balance, '0.0000000');
     await stop(again.run);
   },
 );
@@ -243,3 +295,64 @@ test.serial(
 function asides(): number {
   return readdirSync(dataDir).filter((f) => f.startsWith('proxy-store.damaged-')).length;
 }
+
+test.serial(
+  "the RPC forgot the pool's first events: the proxy's event archive (exported and imported) rebuilds every balance",
+  async (t) => {
+    // The store made by the last recover is rebuilt by this start (from the archive, then the RPC).
+    const first = await startService();
+    t.teardown(() => void first.run.child.kill('SIGKILL'));
+    t.is((await getJson(`${first.url}/api/balance/recover-a`, operator())).json.balance, '3.0000000');
+    const late = await postJson(
+      `${first.url}/api/deposit`,
+      { agentId: 'late-agent', amount: '1.5' },
+      operator(),
+    );
+    t.is(late.status, 200, late.text);
+    const books = (await getJson(`${first.url}/api/operator/books`, operator())).json;
+    await stop(first.run);
+
+    // The RPC keeps 8 ledgers (2 s here) from now on: every pool event falls out of it.
+    const server = new rpc.Server(sandbox.rpcUrl, { allowHttp: true });
+    const landed = await server.getTransaction(late.json.txHash);
+    const lastEvent = (landed as rpc.Api.GetSuccessfulTransactionResponse).ledger;
+    sandbox.chain.state.retainLedgers(8);
+    while ((await server.getHealth()).oldestLedger <= lastEvent) await new Promise((r) => setTimeout(r, 250));
+
+    // The operator exports the archive, the data directory loses it, the export is imported again.
+    const file = join(mkdtempSync(join(tmpdir(), 'pp-events-')), 'pool-events.jsonl');
+    const exported = cli(['store', 'export-events', '--data-dir', dataDir, '--to', file]);
+    t.is(await exported.exited, 0, exported.output());
+    const count = Number(/exported (\d+) pool events/.exec(exported.output())?.[1]);
+    t.true(count > 0, exported.output());
+    renameSync(join(dataDir, 'pool-events'), join(dataDir, 'pool-events.lost'));
+    const bad = join(dirname(file), 'bad.jsonl');
+    writeFileSync(bad, '{"id":"x"}\n');
+    const refused = cli(['store', 'import-events', '--data-dir', dataDir, '--from', bad]);
+    t.is(await refused.exited, 1);
+    t.regex(refused.output(), /line 1: not an archived pool event/);
+    t.false(existsSync(join(dataDir, 'pool-events')), 'a bad export changes nothing');
+    const imported = cli(['store', 'import-events', '--data-dir', dataDir, '--from', file]);
+    t.is(await imported.exited, 0, imported.output());
+    t.regex(imported.output(), new RegExp(`imported ${count} pool events`));
+
+    // recover checks the key against the archive (the RPC has none of the pool's events any more)
+    const recover = cli(['store', 'recover', '--data-dir', dataDir]);
+    t.is(await recover.exited, 0, recover.output());
+    t.regex(recover.output(), /the master key opens this proxy’s notes on chain/);
+    const again = await startService();
+    t.teardown(() => void again.run.child.kill('SIGKILL'));
+    t.regex(again.run.output(), /pool events replayed from the archive/);
+    t.is((await getJson(`${again.url}/api/balance/recover-a`, operator())).json.balance, '3.0000000');
+    t.is((await getJson(`${again.url}/api/balance/late-agent`, operator())).json.balance, '1.5000000');
+    const rebuilt = (await getJson(`${again.url}/api/operator/books`, operator())).json;
+    t.is(rebuilt.agentNotes, books.agentNotes);
+    const stroops = (v: string) => BigInt(v.replace('.', ''));
+    t.is(
+      stroops(rebuilt.agentNotes) + stroops(rebuilt.floatAccount),
+      await usdcOf(sandbox, sandbox.info.contracts.pool),
+      'books = chain: the pool contract holds the rebuilt notes',
+    );
+    await stop(again.run);
+  },
+);

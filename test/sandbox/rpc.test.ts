@@ -221,3 +221,36 @@ test('genesis refuses a verification key that is not a BN254 Groth16 key of the 
     message: /Error\(Contract, #2\)/,
   });
 });
+
+test('a retention window drops older transactions and events, as a real RPC does, and getHealth says so', async (t) => {
+  const { sandbox: short, server: rpcOf } = await startSandbox();
+  t.teardown(() => short.close());
+  const account = Keypair.random();
+  await fund(short, account.publicKey());
+  const funded = (await rpcOf.getLatestLedger()).sequence;
+  const before = await rpcOf.getTransactions({ startLedger: 1, pagination: { limit: 200 } });
+  const early = before.transactions.at(-1)!;
+  t.true(early.ledger <= funded);
+  short.chain.state.retainLedgers(3);
+  for (let i = 0; i < 4; i++) await short.chain.nextClose();
+  await short.chain.stop(); // the window stands still while it is looked at
+  const health = await rpcOf.getHealth();
+  const latest = (await rpcOf.getLatestLedger()).sequence;
+  t.is(health.oldestLedger, latest - 2, 'the oldest ledger of a 3-ledger window');
+  t.is(health.ledgerRetentionWindow, 3);
+  t.is((await rpcOf.getTransaction(early.txHash)).status, rpc.Api.GetTransactionStatus.NOT_FOUND);
+  // (the SDK rejects with the JSON-RPC error object itself)
+  const refused = (call: Promise<unknown>) =>
+    call.then(
+      () => ({ message: 'answered' }),
+      (e: { message: string }) => e,
+    );
+  const range = /startLedger must be between the oldest ledger/;
+  t.regex(
+    (await refused(rpcOf.getTransactions({ startLedger: early.ledger, pagination: { limit: 10 } }))).message,
+    range,
+  );
+  t.regex((await refused(rpcOf.getEvents({ startLedger: early.ledger, filters: [] }))).message, range);
+  const kept = await rpcOf.getEvents({ startLedger: health.oldestLedger, filters: [] });
+  t.true(kept.events.every((e) => e.ledger >= health.oldestLedger));
+});

@@ -490,8 +490,10 @@ test.serial(
       headers: { 'content-type': 'application/json', authorization: `Bearer ${right.token()}` },
       body: JSON.stringify({ prepareId: prepared.prepareId, signedTransactionXDR: tx.toXDR() }),
     });
-    t.is(late.status, 400);
-    t.regex((await late.json()).detail, /cancelled/);
+    t.is(late.status, 409);
+    const problem = await late.json();
+    t.is(problem.code, 'prepare_cancelled');
+    t.regex(problem.detail, /cancelled/);
     t.is(await service.usdcBalance(wallet.keypair.publicKey()), 20n * USDC, 'nothing was taken');
   },
 );

@@ -107,11 +107,52 @@ test.serial('address classes', (t) => {
     ['::ffff:127.0.0.1', 'loopback'],
     ['::ffff:7f00:1', 'loopback'],
     ['::ffff:169.254.169.254', 'metadata'],
+    ['0:0:0:0:0:ffff:127.0.0.1', 'loopback'],
+    ['::ffff:8.8.8.8', undefined], // IPv4-mapped: the IPv4 address itself
+    ['255.255.255.255', 'reserved'],
+    ['192.88.99.1', 'reserved'],
     ['8.8.8.8', undefined],
     ['172.32.0.1', undefined],
     ['2606:4700::1111', undefined],
+    ['2001:4860:4860::8888', undefined],
+    ['not-an-address', 'reserved'],
   ];
   for (const [addr, cls] of cases) t.is(addressClass(addr), cls, addr);
+});
+
+// Every special-use IPv6 range that carries or routes to an IPv4 address is non-public, whatever it carries;
+// a carried non-public IPv4 address keeps its own class.
+test.serial('IPv6 forms that embed or route to IPv4 are never public', (t) => {
+  const cases: [string, string, AddressClass][] = [
+    ['IPv4-compatible (RFC 4291 §2.5.5.1)', '::127.0.0.1', 'loopback'],
+    ['IPv4-compatible, hex', '::7f00:1', 'loopback'],
+    ['IPv4-compatible, metadata', '::169.254.169.254', 'metadata'],
+    ['IPv4-compatible, private', '::a00:1', 'private'],
+    ['IPv4-compatible, public', '::8.8.8.8', 'reserved'],
+    ['IPv4-compatible, bracketed', '[::127.0.0.1]', 'loopback'],
+    ['SIIT IPv4-translated (RFC 6145)', '::ffff:0:127.0.0.1', 'loopback'],
+    ['SIIT, hex', '::ffff:0:a9fe:a9fe', 'metadata'],
+    ['SIIT, public', '::ffff:0:808:808', 'reserved'],
+    ['NAT64 well-known (RFC 6052)', '64:ff9b::127.0.0.1', 'loopback'],
+    ['NAT64 well-known, hex', '64:ff9b::a9fe:a9fe', 'metadata'],
+    ['NAT64 well-known, public', '64:ff9b::808:808', 'reserved'],
+    ['NAT64 local-use (RFC 8215)', '64:ff9b:1::7f00:1', 'reserved'],
+    ['NAT64 local-use, /48 edge', '64:ff9b:1:ffff:ffff:ffff:ffff:ffff', 'reserved'],
+    ['6to4 (RFC 3056)', '2002:7f00:1::', 'loopback'],
+    ['6to4, metadata', '2002:a9fe:a9fe::1', 'metadata'],
+    ['6to4, private', '2002:c0a8:101::1', 'private'],
+    ['6to4, public', '2002:808:808::1', 'reserved'],
+    ['Teredo (RFC 4380), client 127.0.0.1 (inverted)', '2001:0:4136:e378:8000:63bf:80ff:fffe', 'loopback'],
+    ['Teredo, public client', '2001:0:4136:e378:8000:63bf:f7f7:f7f7', 'reserved'],
+    ['Teredo, /32 edge', '2001:0:ffff:ffff:ffff:ffff:f7f7:f7f7', 'reserved'],
+  ];
+  for (const [form, address, cls] of cases) t.is(addressClass(address), cls, `${form}: ${address}`);
+  // next to each range in global unicast, the first address outside it is public
+  for (const outside of ['2001:1::1', '2003::1', '2001:db9::1', '2001:3::1'])
+    t.is(addressClass(outside), undefined, outside);
+  // and nothing outside global unicast (2000::/3) is, whatever it looks like
+  for (const other of ['64:ff9b:2::1', '64:ff9b:0:0:1::1', '::1:0:0:1', '::fffe:0:0:1', '4000::1', 'e000::1'])
+    t.is(addressClass(other), 'reserved', other);
 });
 
 test.serial('each refused class is refused by literal URL, before any connection', async (t) => {
@@ -126,6 +167,13 @@ test.serial('each refused class is refused by literal URL, before any connection
     '0.0.0.0',
     '224.0.0.1',
     '[fe80::1]',
+    '[::127.0.0.1]',
+    '[::7f00:1]',
+    '[::169.254.169.254]',
+    '[::ffff:0:7f00:1]',
+    '[2002:7f00:1::]',
+    '[2001:0:4136:e378:8000:63bf:80ff:fffe]',
+    '[64:ff9b:1::7f00:1]',
   ]) {
     const err = await safeFetch({ url: `http://${h}:9/x` }, { timeoutMs: 2000 }).catch((e) => e);
     t.true(isX402Error(err, 'private_address'), h);

@@ -236,7 +236,7 @@ async function loadStats(): Promise<void> {
       : stats.recentBatches
           .slice(0, 5)
           .map((b) => {
-            const size = b.size;
+            const size = b.payments;
             return `${size} payment${size === 1 ? '' : 's'} at ${new Date(b.executedAt).toLocaleString()}`;
           })
           .join('; ');
@@ -305,8 +305,8 @@ function markStep(step: string | undefined): void {
 function registrationWait(): string {
   const seconds = state.info?.registrationWaitMaxSeconds ?? 60;
   return (
-    "This is a new agent: its key is first added to the pool's allowlist in the next registration slot — " +
-    `usually within ${seconds} seconds — then the proof runs.`
+    "This is a new agent: its key is first added to the pool's allowlist in the next registration slot, " +
+    `then the proof runs: at most about ${seconds} seconds in all.`
   );
 }
 

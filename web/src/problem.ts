@@ -103,6 +103,12 @@ export function explain(problem: Problem): Problem {
         'The deposit waited too long',
         'The prepared deposit expired before it was signed. Deposit again.',
       );
+    case 'prepare_cancelled':
+      return rewritten(
+        problem,
+        'The deposit was cancelled',
+        'This prepared deposit was cancelled, so it can no longer be sent. Deposit again.',
+      );
     case 'prepare_stale':
       return rewritten(
         problem,

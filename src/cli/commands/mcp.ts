@@ -1,9 +1,15 @@
-// `pool-proxy mcp`: the MCP server for one local AI agent over stdio. It talks to a running proxy on loopback as
-// the proxy's operator acting for that agent. stdout carries the MCP protocol only; messages go to stderr.
+// `pool-proxy mcp`: the MCP server for one local AI agent over stdio. It talks to a running proxy as the
+// proxy's operator acting for that agent, with the operator's token read from the proxy's configuration (the
+// file operator.token in the data directory, as `pool-proxy start` leaves it: no extra step). stdout carries
+// the MCP protocol only; messages go to stderr.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { type Command, InvalidArgumentError } from 'commander';
 import { AGENT_ID_PATTERN } from '../../api/agent-id.ts';
 import { isLoopbackAddress } from '../../http/loopback.ts';
 import { runStdioServer } from '../../mcp/stdio.ts';
+import { loadConfig } from '../../proxy/config.ts';
+import { readOperatorToken } from '../../proxy/auth/operator-token.ts';
 
 export const DEFAULT_PROXY_URL = 'http://127.0.0.1:8080';
 export const DEFAULT_AGENT_ID = 'mcp-agent';
@@ -42,6 +48,16 @@ export function parseAgentId(text: string): string {
   return text;
 }
 
+/** An MCP client may start us in any folder: the installation's own data folder is the last guess. */
+const INSTALLATION_DATA_DIR = fileURLToPath(new URL('../../../data', import.meta.url));
+
+function dataDirOf(flag: string | undefined): string {
+  if (flag !== undefined) return flag;
+  if (process.env.POOL_PROXY_DATA_DIR) return process.env.POOL_PROXY_DATA_DIR;
+  const here = loadConfig({ ...process.env, POOL_PROXY_DATA_DIR: './data' }).operator.tokenFile;
+  return existsSync(here) ? './data' : INSTALLATION_DATA_DIR;
+}
+
 function isLoopbackHost(hostname: string): boolean {
   return hostname === 'localhost' || isLoopbackAddress(hostname.replace(/^\[|\]$/g, ''));
 }
@@ -56,7 +72,12 @@ export function registerMcp(program: Command): void {
       'agent the tools act for (default: $POOL_PROXY_MCP_AGENT_ID or mcp-agent)',
       parseAgentId,
     )
-    .action(async (opts: { proxy: string; agentId?: string }) => {
+    .option(
+      '--data-dir <dir>',
+      "the proxy's data directory, which holds its operator token (default: $POOL_PROXY_DATA_DIR, else ./data " +
+        'when it holds one, else the data folder of this installation, where `npm start` keeps it)',
+    )
+    .action(async (opts: { proxy: string; agentId?: string; dataDir?: string }) => {
       let agentId: string;
       try {
         agentId = opts.agentId ?? parseAgentId(process.env.POOL_PROXY_MCP_AGENT_ID || DEFAULT_AGENT_ID);
@@ -64,14 +85,31 @@ export function registerMcp(program: Command): void {
         process.stderr.write(`pool-proxy mcp: POOL_PROXY_MCP_AGENT_ID ${(error as Error).message}\n`);
         process.exit(2);
       }
+      let operatorToken: string | undefined;
+      try {
+        const { tokenFile } = loadConfig({
+          ...process.env,
+          POOL_PROXY_DATA_DIR: dataDirOf(opts.dataDir),
+        }).operator;
+        operatorToken = readOperatorToken(tokenFile);
+        if (operatorToken === undefined)
+          process.stderr.write(
+            `pool-proxy mcp: warning: no operator token in ${tokenFile} (start the proxy first, or give its ` +
+              '--data-dir); without it the proxy refuses operator calls unless it runs with ' +
+              'POOL_PROXY_OPERATOR_LOOPBACK=true\n',
+          );
+      } catch (error) {
+        process.stderr.write(`pool-proxy mcp: ${(error as Error).message}\n`);
+        process.exit(2);
+      }
       const host = new URL(opts.proxy).hostname;
-      if (!isLoopbackHost(host)) {
+      if (!isLoopbackHost(host) && new URL(opts.proxy).protocol !== 'https:') {
         process.stderr.write(
-          `pool-proxy mcp: warning: ${host} is not a loopback address; the proxy answers operator calls from ` +
-            'its own host only\n',
+          `pool-proxy mcp: warning: ${host} is not a loopback address and the connection is not https; the ` +
+            'operator token would cross the network in clear\n',
         );
       }
-      const { closed } = await runStdioServer({ proxyUrl: opts.proxy, agentId });
+      const { closed } = await runStdioServer({ proxyUrl: opts.proxy, agentId, operatorToken });
       await closed;
       process.exit(0);
     });

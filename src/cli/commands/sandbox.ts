@@ -17,6 +17,10 @@ export function registerSandbox(program: Command): void {
     .option('--ledger-ms <n>', 'ledger close interval in milliseconds', '1000')
     .option('--vkey <path>', 'verification_key.json for the verifier (default: build/circuits/policy_tx_2_2)')
     .option('--network-passphrase <text>', 'network passphrase', STANDALONE_PASSPHRASE)
+    .option(
+      '--retention-ledgers <n>',
+      "keep transactions and events of the last n ledgers only, as a real RPC does (testnet's: about 7 days)",
+    )
     .option(TLS_FLAG, TLS_HELP)
     .action((opts: SandboxOptions) =>
       runSandbox(opts).catch((error: Error) => {
@@ -35,6 +39,7 @@ interface SandboxOptions {
   vkey?: string;
   networkPassphrase: string;
   tls?: string | boolean;
+  retentionLedgers?: string;
 }
 
 async function runSandbox(opts: SandboxOptions): Promise<void> {
@@ -45,6 +50,10 @@ async function runSandbox(opts: SandboxOptions): Promise<void> {
     throw new Error(`--ledger-ms must be an integer from 1 to 3600000, got ${opts.ledgerMs}`);
   }
   const networkPassphrase = parsePassphrase(opts.networkPassphrase);
+  const retention = opts.retentionLedgers === undefined ? undefined : Number(opts.retentionLedgers);
+  if (retention !== undefined && !(Number.isInteger(retention) && retention >= 1)) {
+    throw new Error(`--retention-ledgers must be a whole number from 1, got ${opts.retentionLedgers}`);
+  }
   // The engine and the contracts load only once the flags are known to be good.
   const [{ startPoolSandbox }, { closeFailedLogLine, ledgerLogLines }, { sandboxCertificate }] =
     await Promise.all([
@@ -77,6 +86,7 @@ async function runSandbox(opts: SandboxOptions): Promise<void> {
       logger.log(line.level, line.message, line.fields);
     },
   });
+  if (retention !== undefined) sandbox.chain.state.retainLedgers(retention);
   const info = sandbox.info;
   console.log(`sandbox ledger: ${sandbox.rpcUrl} (${info.networkPassphrase})`);
   console.log(`friendbot: ${sandbox.url}/friendbot?addr=G…&usdc=N   info: ${sandbox.url}/sandbox/info`);

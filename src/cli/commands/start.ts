@@ -193,7 +193,8 @@ async function startProxies(
   parts: Parts,
 ) {
   for (const [i, replica] of replicas.entries()) {
-    const proxy = await startProxy(loadConfig({ ...env, ...replica }), {
+    const config = loadConfig({ ...env, ...replica });
+    const proxy = await startProxy(config, {
       logger: parts.logger.child({ component: replicas.length > 1 ? `proxy-${i + 1}` : 'proxy' }),
     });
     parts.add(() => proxy.close());
@@ -202,6 +203,11 @@ async function startProxies(
     parts.logger.log('info', `proxy           ${proxy.url}   (GET /health, /openapi.json, /api/pool/info)`, {
       url: proxy.url,
     });
+    if (i === 0)
+      parts.logger.log(
+        'info',
+        `operator token  ${config.operator.tokenFile}   (Authorization: Bearer <it>; pool-proxy mcp reads it)`,
+      );
   }
 }
 

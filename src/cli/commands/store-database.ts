@@ -1,10 +1,12 @@
 // `pool-proxy store check|recover` on a PostgreSQL store (POOL_PROXY_DATABASE_URL). check: the schema version
 // is known, the master key opens the store, and every record authenticates (AES-GCM under its own key).
 // recover: with no replica running, the records table is renamed aside (kept) and an empty one created; the
-// next start rebuilds from the master key and the chain, as for LevelDB.
+// next start rebuilds from the master key and the chain, as for LevelDB (store-recovered.ts says what the empty
+// store starts with).
 import { EncryptedStore, StoreTamperError } from '../../proxy/store/encrypted-store.ts';
 import { MIGRATIONS } from '../../proxy/store/migrations.ts';
 import { PostgresBackend } from '../../proxy/store/postgres-backend.ts';
+import { prepareRecoveredStore } from './store-recovered.ts';
 
 /** Opens the database store and authenticates every record; returns how many there are. */
 export async function checkDatabaseStore(url: string, masterKey: Uint8Array): Promise<number> {
@@ -61,6 +63,7 @@ export async function recoverDatabaseStore(url: string, masterKey: Uint8Array): 
       client.release();
     }
     const fresh = await EncryptedStore.on(backend, masterKey);
+    await prepareRecoveredStore(fresh);
     await fresh.close();
     return aside;
   } catch (error) {

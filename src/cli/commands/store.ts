@@ -5,7 +5,6 @@
 import { existsSync, renameSync } from 'node:fs';
 import type { Command } from 'commander';
 import { loadConfig, type ProxyConfig } from '../../proxy/config.ts';
-import { historyToRecoverKey } from '../../proxy/payments/recover-history.ts';
 import { EncryptedStore } from '../../proxy/store/encrypted-store.ts';
 import { findKeyOnChain } from '../../proxy/services/key-on-chain.ts';
 import { loadMasterKey } from '../../proxy/store/master-key.ts';
@@ -13,6 +12,9 @@ import { findDamage } from '../../storage/leveldb-integrity.ts';
 import { lockingProcess } from '../../storage/open-level.ts';
 import { registerStoreMigrate } from './store-migrate.ts';
 import { checkDatabaseStore, recoverDatabaseStore } from './store-database.ts';
+import { prepareRecoveredStore } from './store-recovered.ts';
+import { ledgerForRecovery } from './store-ledger.ts';
+import { registerEventCommands, withArchive } from './store-events.ts';
 import { redactUrl } from '../../proxy/store/postgres-backend.ts';
 
 interface StoreOptions {
@@ -30,16 +32,25 @@ function refuseIfInUse(config: ProxyConfig): void {
   }
 }
 
-/** Refuses a master key under which the chain shows none of the pool's notes while the pool holds some. */
+/**
+ * Refuses a master key under which the pool's events (the proxy's archive, then the ledger: the embedded one
+ * of the data directory, started for the check, or POOL_PROXY_RPC_URL) show none of the pool's notes while
+ * the pool holds some.
+ */
 async function refuseForeignKey(config: ProxyConfig, masterKey: Uint8Array): Promise<void> {
   let found;
+  const recovery = await ledgerForRecovery(config, process.env);
   try {
-    found = await findKeyOnChain(config.ledger, config.indexer.startLedger, masterKey);
+    found = await withArchive(config, (archive) =>
+      findKeyOnChain(recovery.ledger, config.indexer.startLedger, masterKey, archive),
+    );
   } catch (error) {
     throw new Error(
-      `cannot check the master key against the pool on ${config.ledger.rpcUrl} (${(error as Error).message}); ` +
+      `cannot check the master key against the pool on ${recovery.ledger.rpcUrl} (${(error as Error).message}); ` +
         'start the ledger or point POOL_PROXY_RPC_URL at it, then run recover again',
     );
+  } finally {
+    await recovery.close();
   }
   if (found.commitments > 0 && !found.opens) {
     const source =
@@ -65,6 +76,7 @@ function fail(command: string, error: unknown): never {
 export function registerStore(program: Command): void {
   const store = program.command('store').description("check, rebuild or move the proxy's encrypted store");
   registerStoreMigrate(store);
+  registerEventCommands(store);
   const dataDirOption = [
     '--data-dir <dir>',
     'directory that holds every store',
@@ -141,8 +153,7 @@ export function registerStore(program: Command): void {
           console.log(`moved ${config.storeDir} to ${aside} (kept; delete it once the service is back)`);
         }
         const fresh = await EncryptedStore.open(config.storeDir, masterKey);
-        // The next start also rebuilds the payment history it can from the chain.
-        await fresh.put(historyToRecoverKey(fresh), true);
+        await prepareRecoveredStore(fresh);
         await fresh.close();
         console.log(`created an empty store in ${config.storeDir} for this master key`);
         console.log(

@@ -1,11 +1,12 @@
-// Access tokens: EdDSA (Ed25519) JWTs signed with a key derived from the master key, so tokens survive
-// restarts and a proxy with another master key cannot mint tokens this one accepts. A token ended by Log out
-// is refused until it expires (revocations.ts).
+// Access tokens: EdDSA (Ed25519) JWTs signed with a key derived from the master key and the store's session
+// epoch (session-epoch.ts), so tokens survive restarts, a proxy with another master key cannot mint tokens this
+// one accepts, and `store recover` ends every earlier token. A token ended by Log out is refused until it
+// expires (revocations.ts). Tokens of a later epoch name it in their `kid` header.
 import { createPrivateKey, createPublicKey, type KeyObject, randomUUID } from 'node:crypto';
-import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { decodeProtectedHeader, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { isAccountAddress } from '../../api/address.ts';
 import { ProblemError } from '../../api/problem.ts';
-import { deriveKey } from '../store/derived-keys.ts';
+import { deriveEpochKey } from '../store/derived-keys.ts';
 import type { TokenRevocations } from './revocations.ts';
 
 // PKCS#8 DER header for a raw 32-byte Ed25519 seed (RFC 8410).
@@ -35,6 +36,8 @@ export class TokenService {
   readonly #settings: TokenSettings;
   readonly #verified = new Map<string, TokenClaims>();
   readonly #revocations: TokenRevocations | undefined;
+  /** The session epoch the signing key belongs to ('' = the first, whose tokens carry no `kid`). */
+  readonly #epoch: string;
   /** Milliseconds since the epoch: what issue and every expiry check read (tests pass their own clock). */
   readonly #now: () => number;
 
@@ -43,8 +46,10 @@ export class TokenService {
     settings: TokenSettings,
     revocations?: TokenRevocations,
     now: () => number = Date.now,
+    epoch = '',
   ) {
-    const seed = deriveKey(masterKey, 'jwt-signing');
+    this.#epoch = epoch;
+    const seed = deriveEpochKey(masterKey, 'jwt-signing', epoch);
     this.#privateKey = createPrivateKey({
       key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]),
       format: 'der',
@@ -63,7 +68,7 @@ export class TokenService {
   async issue(address: string, now = new Date(this.#now())): Promise<string> {
     const iat = Math.floor(now.getTime() / 1000);
     return new SignJWT({})
-      .setProtectedHeader({ alg: 'EdDSA', typ: 'JWT' })
+      .setProtectedHeader({ alg: 'EdDSA', typ: 'JWT', ...(this.#epoch !== '' && { kid: this.#epoch }) })
       .setIssuer(this.#settings.issuer)
       .setAudience(this.#settings.audience)
       .setSubject(address)
@@ -118,6 +123,19 @@ export class TokenService {
 
   async #verifySignature(token: string): Promise<TokenClaims> {
     let payload: Record<string, unknown>;
+    // A well-formed token of another epoch (issued before `store recover`) says so; anything else is judged below.
+    let kid: string | undefined | null = null;
+    try {
+      kid = decodeProtectedHeader(token).kid;
+    } catch {
+      kid = null;
+    }
+    if (kid !== null && (kid ?? '') !== this.#epoch)
+      throw new ProblemError(
+        'unauthorized',
+        'token was issued before this service’s store was recovered; log in again',
+        { headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } },
+      );
     try {
       ({ payload } = await jwtVerify(token, this.#publicKey, {
         algorithms: ['EdDSA'],

@@ -9,6 +9,7 @@ import type { FlowContext } from './context.ts';
 import { sealFor } from './seal-for.ts';
 import { proveAndRelay } from './relay.ts';
 import { settleFailure } from './settle-failure.ts';
+import { markConfirmed } from './mark-confirmed.ts';
 
 export interface ConsolidateOptions {
   /** carry the agent's sealed registration in the zero-valued output (default true) */
@@ -17,6 +18,8 @@ export interface ConsolidateOptions {
   pick?: 'largest' | 'smallest';
   /** flow name for logs and fault injection (default `consolidate`) */
   flow?: string;
+  /** kind counted in the ledger-operations metric (default `consolidate`; a settlement round's transfers all count as `settlement`) */
+  metricKind?: 'consolidate' | 'settlement';
 }
 
 export async function consolidate(
@@ -51,9 +54,8 @@ export async function consolidate(
           opts.sealed === false ? undefined : sealFor(ctx, ref),
         ),
     );
-    await ctx.journal.update(opId, { state: 'confirmed', txHash: confirmed.hash });
-    ctx.metrics.ledgerOperations.inc({ kind: 'consolidate', outcome: 'confirmed' });
-    await ctx.stats.recordTransaction();
+    await markConfirmed(ctx, opId, { txHash: confirmed.hash });
+    ctx.metrics.ledgerOperations.inc({ kind: opts.metricKind ?? 'consolidate', outcome: 'confirmed' });
   } catch (error) {
     await settleFailure(ctx, opId, error);
     throw error;

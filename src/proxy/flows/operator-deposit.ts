@@ -12,6 +12,7 @@ import { proveAndRelay } from './relay.ts';
 import { settleFailure } from './settle-failure.ts';
 import { usdcBalance } from './usdc-balance.ts';
 import type { FlowResult } from './withdraw.ts';
+import { markConfirmed } from './mark-confirmed.ts';
 
 export async function operatorDeposit(ctx: FlowContext, ref: AgentRef, amount: bigint): Promise<FlowResult> {
   const operator = ctx.deployment.operator.publicKey();
@@ -42,9 +43,8 @@ export async function operatorDeposit(ctx: FlowContext, ref: AgentRef, amount: b
           ctx.keyring.sealRegistration(ref),
         ),
     );
-    await ctx.journal.update(opId, { state: 'confirmed', txHash: confirmed.hash });
+    await markConfirmed(ctx, opId, { txHash: confirmed.hash });
     ctx.metrics.ledgerOperations.inc({ kind: 'operator_deposit', outcome: 'confirmed' });
-    await ctx.stats.recordTransaction();
     ctx.logger.log('info', 'operator deposit confirmed', { opId, txHash: confirmed.hash });
     return { txHash: confirmed.hash, amount, proveMs };
   } catch (error) {

@@ -45,10 +45,12 @@ export async function prepareDeposit(
     }
     // One hold limit for the whole request, however many waits it has.
     const holdUntil = ctx.registrar.holdUntil();
+    // A new agent's key lands first; having waited for it, the prepare's proof window comes before the next
+    // slot's insert (its turn, also kept for a retry after `registration_pending`).
     if (!ctx.registrar.isRegistered(ref)) {
       // A retry after `registration_pending` finds the key still queued: it is not a new agent again.
       if (!ctx.registrar.isQueued(ref)) await ctx.quotas.takeNewAgent(wallet, ctx.clock());
-      await ctx.registrar.register(ref, holdUntil);
+      await ctx.registrar.register(ref, holdUntil, true);
     }
     const prepareId = randomUUID();
     const agent = scopedId(ref);
@@ -62,11 +64,12 @@ export async function prepareDeposit(
     });
     try {
       for (let attempt = 1; ; attempt++) {
-        const window = await ctx.registrar.proofWindow(prepareId, holdUntil);
-        const started = Date.now();
+        const window = await ctx.registrar.proofWindow(prepareId, holdUntil, ref);
         // The next insert waits for this proof and simulation, so the root cannot move under them.
-        const { tx, proved } = await ctx.registrar.hold(window.aspRoot, () => proveDeposit(ctx, ref, amount));
-        ctx.registrar.recordProof(Date.now() - started);
+        const { tx, proved, ms } = await ctx.registrar.hold(window.aspRoot, () =>
+          proveDeposit(ctx, ref, amount),
+        );
+        ctx.registrar.recordProof(ms);
         const now = ctx.clock();
         // A proof slower than foreseen may outlast its promise: prove again after the slot (rarely).
         if (now >= window.validUntil - MIN_LEFT_MS && attempt < MAX_ATTEMPTS) continue;
@@ -94,24 +97,29 @@ export async function prepareDeposit(
   });
 }
 
-/** Proves the deposit and builds the simulated transaction for the wallet to sign. */
+/**
+ * Proves the deposit and builds the simulated transaction for the wallet to sign; `ms`: how long the proof and
+ * the simulation took (not the wait for the wallet's earlier proofs), which the registrar's windows are sized by.
+ */
 async function proveDeposit(
   ctx: FlowContext,
   ref: AgentRef,
   amount: bigint,
-): Promise<{ tx: Transaction; proved: ProvedTransaction }> {
+): Promise<{ tx: Transaction; proved: ProvedTransaction; ms: number }> {
   const wallet = ref.owner;
   const agent = scopedId(ref);
-  const proved = await ctx.proofLanes.run(wallet, () =>
-    ctx.prover.prove(
+  let started = 0;
+  const proved = await ctx.proofLanes.run(wallet, () => {
+    started = Date.now();
+    return ctx.prover.prove(
       ctx.keyring.crypto(agent),
       [],
       amount,
       amount,
       wallet,
       ctx.keyring.sealRegistration(ref),
-    ),
-  );
+    );
+  });
   const simulated = await ctx.ledger.prepareInvocation(wallet, ctx.deployment.contracts.pool, 'transact', [
     proved.args.proof,
     proved.args.extData,
@@ -124,5 +132,5 @@ async function proveDeposit(
     POLICY_CIRCUIT.levels,
     ctx.deployment.networkPassphrase,
   );
-  return { tx, proved };
+  return { tx, proved, ms: Date.now() - started };
 }

@@ -8,6 +8,7 @@
 // Payments and settlements reconcile through their own modules (`reconcilers`), with the same rules.
 import type { OperationRecord } from '../journal/journal.ts';
 import type { FlowContext } from './context.ts';
+import { markConfirmed } from './mark-confirmed.ts';
 import { releaseOperation } from './settle-failure.ts';
 import { deadlineOf } from './submit-deposit.ts';
 
@@ -81,18 +82,21 @@ async function reconcileSubmitted(ctx: FlowContext, record: OperationRecord, now
     await ctx.indexer.sync();
     // The spend consumed its locked notes and reservation; drop whatever a partial apply left behind.
     await ctx.notes.release(record.agent, opId);
-    await ctx.journal.update(opId, { state: 'confirmed' });
-    await ctx.stats.recordTransaction();
+    await markConfirmed(ctx, opId, {}, ['submitted', 'prepared']);
     ctx.logger.log('info', 'operation confirmed on reconciliation', { opId, kind: record.kind });
     return true;
   }
   const pastBound =
     record.maxTime !== undefined && record.maxTime > 0 && now / 1000 > record.maxTime + TIME_BOUND_GRACE_S;
   if (status === 'FAILED' || pastBound) {
-    await releaseOperation(ctx, opId, 'failed', {
-      code: 'ledger_rejected',
-      detail: status === 'FAILED' ? 'the transaction failed on the ledger' : 'the transaction never landed',
-    });
+    await releaseOperation(
+      ctx,
+      opId,
+      'failed',
+      status === 'FAILED'
+        ? { code: 'ledger_rejected', detail: 'the transaction failed on the ledger' }
+        : { code: 'expired', detail: 'the transaction never landed before its time bound' },
+    );
     ctx.logger.log('info', 'operation released on reconciliation', { opId, kind: record.kind, status });
     return true;
   }

@@ -12,8 +12,10 @@ import { txHashOf } from '../services/chain-client.ts';
 import { fault } from '../util/faults.ts';
 import { awaitCredit } from './await-credit.ts';
 import type { FlowContext } from './context.ts';
+import { markConfirmed } from './mark-confirmed.ts';
 import { releaseOperation, settleFailure } from './settle-failure.ts';
 import { isStaleRoot } from './stale-root.ts';
+import { CANCELLED_REASON } from './cancel-deposit.ts';
 import type { FlowResult } from './withdraw.ts';
 
 /** A confirmed deposit, naming the agent credited. */
@@ -34,6 +36,16 @@ export async function submitDeposit(
     throw new ProblemError('not_found', 'unknown prepareId');
   const tx = parseSigned(ctx, signedXdr);
   checkSigned(tx, record, wallet);
+  return submitSigned(ctx, record, tx);
+}
+
+/** The signed transaction of `record`, checked: what to do depends on where the prepared deposit stands. */
+async function submitSigned(
+  ctx: FlowContext,
+  record: OperationRecord,
+  tx: Transaction,
+): Promise<DepositResult> {
+  const prepareId = record.opId;
   if (record.state === 'confirmed') return resultOf(record);
   // Landed already, whoever sent it: confirmed, and its root no longer holds registrations back.
   const onChain = await ctx.ledger.status(record.txHash!);
@@ -41,35 +53,74 @@ export async function submitDeposit(
     ctx.registrar.release(prepareId);
     return landed(ctx, record, onChain.ledger ?? 0);
   }
-  if (record.state !== 'prepared')
-    throw new ProblemError(
-      'invalid_request',
-      record.reason?.code === 'cancelled'
-        ? 'prepareId was cancelled; prepare a new deposit'
-        : `prepareId was already used (${record.state})`,
-    );
+  // Submitted before (by a request that may have died with the process) and not landed: send it again.
+  if (record.state === 'submitted') return resend(ctx, record, tx, onChain.status);
+  if (record.state !== 'prepared') throw ended(record);
   if (ctx.clock() > deadlineOf(record)) {
     ctx.registrar.release(prepareId);
     await releaseOperation(ctx, prepareId, 'expired');
-    throw new ProblemError('prepare_expired', 'the prepared deposit expired; prepare a new one');
+    throw ended({ ...record, state: 'expired' });
   }
-  const aspRoot = record.data?.aspRoot === undefined ? undefined : BigInt(String(record.data.aspRoot));
   // Claim the prepared deposit (one submit wins) and register its outputs before sending: whoever sees the
   // confirmation (this request or the indexer after a restart) credits them once.
-  const claimed = await claim(ctx, record);
+  const { applied, record: claimed } = await ctx.journal.transition(
+    record.opId,
+    ['prepared'],
+    { state: 'submitted' },
+    ctx.crediting.pendingOps(record.agent, record.outputs ?? []),
+  );
+  // Another submit or a cancel came first: answer as the prepared deposit now stands.
+  if (!applied) return submitSigned(ctx, claimed, tx);
+  return send(ctx, claimed, tx);
+}
+
+/**
+ * A submitted deposit that has not landed is sent again (the ledger takes one transaction once: a copy still
+ * pending is a duplicate, one that landed meanwhile is found on chain), unless it can no longer land: failed
+ * on the ledger, or past its time bound.
+ */
+async function resend(
+  ctx: FlowContext,
+  record: OperationRecord,
+  tx: Transaction,
+  onChain: 'FAILED' | 'NOT_FOUND',
+): Promise<DepositResult> {
+  if (onChain === 'FAILED') {
+    const error = new ProblemError(
+      'ledger_rejected',
+      'the deposit’s transaction failed on the ledger; nothing moved',
+    );
+    await settleFailure(ctx, record.opId, error);
+    throw error;
+  }
+  if (record.maxTime !== undefined && record.maxTime > 0 && ctx.clock() / 1000 > record.maxTime) {
+    // Reconciliation releases it once the ledger can no longer take it.
+    throw new ProblemError(
+      'prepare_expired',
+      'the deposit was sent but did not land before its time bound; nothing moved; prepare a new one',
+    );
+  }
+  ctx.logger.log('info', 'wallet deposit sent again', { opId: record.opId });
+  return send(ctx, record, tx);
+}
+
+/** Sends the claimed deposit and answers once it is confirmed and credited. */
+async function send(ctx: FlowContext, claimed: OperationRecord, tx: Transaction): Promise<DepositResult> {
+  const prepareId = claimed.opId;
+  const aspRoot = claimed.data?.aspRoot === undefined ? undefined : BigInt(String(claimed.data.aspRoot));
   ctx.metrics.transactionsInFlight.inc();
   try {
     fault('wallet_deposit', 'before-send');
-    const send = () => ctx.ledger.submitAndConfirm(tx, { sent: () => fault('wallet_deposit', 'after-send') });
+    const submit = () =>
+      ctx.ledger.submitAndConfirm(tx, { sent: () => fault('wallet_deposit', 'after-send') });
     // The registrar's next insert waits for this send; a root already replaced is refused unsent.
-    const confirmed = await (aspRoot === undefined ? send() : ctx.registrar.hold(aspRoot, send));
+    const confirmed = await (aspRoot === undefined ? submit() : ctx.registrar.hold(aspRoot, submit));
     fault('wallet_deposit', 'after-confirm');
     await awaitCredit(ctx, claimed.agent, confirmed.ledger, claimed.outputs ?? []);
-    await ctx.journal.update(prepareId, { state: 'confirmed' });
+    await markConfirmed(ctx, prepareId);
     ctx.metrics.ledgerOperations.inc({ kind: 'deposit', outcome: 'confirmed' });
-    await ctx.stats.recordTransaction();
     ctx.logger.log('info', 'wallet deposit confirmed', { opId: prepareId, txHash: confirmed.hash });
-    return { ...resultOf(record), txHash: confirmed.hash };
+    return { ...resultOf(claimed), txHash: confirmed.hash };
   } catch (error) {
     const definite =
       error instanceof ProblemError && (error.code === 'ledger_rejected' || error.code === 'prepare_stale');
@@ -87,6 +138,26 @@ export async function submitDeposit(
     ctx.registrar.release(prepareId);
     ctx.metrics.transactionsInFlight.dec();
   }
+}
+
+/**
+ * Why a prepared deposit that ended can no longer be submitted, the same whichever path noticed it first:
+ * expired (by the sweeper, at submit, or sent and never landed before its time bound) → 410
+ * `prepare_expired`; cancelled → 409 `prepare_cancelled`; refused as stale → 409 `prepare_stale`.
+ */
+function ended(record: OperationRecord): ProblemError {
+  const reason = record.reason?.code;
+  if (record.state === 'released' && reason === CANCELLED_REASON.code)
+    return new ProblemError('prepare_cancelled', 'the prepared deposit was cancelled; prepare a new one');
+  if (record.state === 'expired' || reason === 'expired' || reason === 'interrupted')
+    return new ProblemError('prepare_expired', 'the prepared deposit expired; prepare a new one');
+  if (reason === 'prepare_stale') return new ProblemError('prepare_stale', STALE_DETAIL);
+  if (record.state === 'failed')
+    return new ProblemError(
+      'ledger_rejected',
+      `the deposit was refused by the ledger (${record.reason?.detail ?? 'no reason'}); nothing moved; prepare a new one`,
+    );
+  return new ProblemError('conflict', 'the deposit is still being prepared; submit it once it is prepared');
 }
 
 /** The last moment the prepared deposit may be submitted (ms). */
@@ -140,17 +211,6 @@ function checkSigned(tx: Transaction, record: OperationRecord, wallet: string): 
       'the transaction must carry exactly one valid signature of the depositing wallet',
     );
   }
-}
-
-async function claim(ctx: FlowContext, record: OperationRecord): Promise<OperationRecord> {
-  const { applied, record: updated } = await ctx.journal.transition(
-    record.opId,
-    ['prepared'],
-    { state: 'submitted' },
-    ctx.crediting.pendingOps(record.agent, record.outputs ?? []),
-  );
-  if (!applied) throw new ProblemError('invalid_request', `prepareId was already used (${updated.state})`);
-  return updated;
 }
 
 function parseSigned(ctx: FlowContext, signedXdr: string): Transaction {

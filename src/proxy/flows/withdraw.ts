@@ -10,6 +10,7 @@ import type { FlowContext } from './context.ts';
 import { requireAgent } from './require-agent.ts';
 import { spendNotes } from './spend-notes.ts';
 import { settleFailure } from './settle-failure.ts';
+import { markConfirmed } from './mark-confirmed.ts';
 
 export interface FlowResult {
   txHash: string;
@@ -52,9 +53,8 @@ export async function withdraw(
       amount,
       destination,
     );
-    await ctx.journal.update(opId, { state: 'confirmed', txHash: confirmed.hash });
+    await markConfirmed(ctx, opId, { txHash: confirmed.hash });
     ctx.metrics.ledgerOperations.inc({ kind: 'withdraw', outcome: 'confirmed' });
-    await ctx.stats.recordTransaction();
     ctx.logger.log('info', 'withdrawal confirmed', { opId, txHash: confirmed.hash, consolidations });
     return { txHash: confirmed.hash, amount, proveMs };
   } catch (error) {

@@ -14,21 +14,33 @@ import {
   ProblemError,
 } from '../../api/problem.ts';
 import { checkJsonContentType, parseJsonObject, readBody } from '../../http/json-body.ts';
-import { bearerToken } from '../../http/bearer.ts';
+import { bearerToken, bearerValue } from '../../http/bearer.ts';
+import { isOperatorToken, type OperatorCredential } from '../auth/operator-token.ts';
+import { clientAddressOf, isRelayed, type TrustedProxies } from './client-address.ts';
 import { isLoopbackAddress } from '../../http/loopback.ts';
 import type { ProxyMetrics } from '../util/metrics.ts';
 import type { RequestLimiter } from './rate-limit.ts';
 import { Problem } from '../../api/schemas.ts';
 
 /**
- * public: anyone; wallet: Bearer JWT; loopback: callers on this host's loopback interface only;
- * wallet-or-operator: a Bearer JWT, or — without one — a loopback caller that asks to act as the operator
- * with `X-Pool-Operator: true` (the local MCP server reads and spends the operator's own agents this way;
- * the socket address decides, the header only states the intent).
+ * public: anyone; wallet: a wallet's Bearer JWT; operator: the operator's token (`Authorization: Bearer ppo_…`,
+ * auth/operator-token.ts); wallet-or-operator: either (the local MCP server reads and spends the operator's own
+ * agents with the operator's token). Where a request's socket is never grants operator rights, except under
+ * the single-host opt-in POOL_PROXY_OPERATOR_LOOPBACK (#localOperator).
  */
-export type Access = 'public' | 'wallet' | 'loopback' | 'wallet-or-operator';
+export type Access = 'public' | 'wallet' | 'operator' | 'wallet-or-operator';
 
+/** Under the loopback opt-in, a tokenless caller asks to act as the operator with `X-Pool-Operator: true`. */
 export const OPERATOR_HEADER = 'x-pool-operator';
+
+const SECURITY: Record<Access, Record<string, string[]>[]> = {
+  public: [],
+  wallet: [{ bearerJwt: [] }],
+  operator: [{ operatorToken: [] }],
+  'wallet-or-operator': [{ bearerJwt: [] }, { operatorToken: [] }],
+};
+
+const OPERATOR_CLAIMS: TokenClaims = { sub: OPERATOR_OWNER, jti: 'operator', iat: 0, exp: 0 };
 
 /** Every response carries the request's id (see request-context.ts). */
 const REQUEST_ID_DOC = {
@@ -69,6 +81,12 @@ export interface RouteDefinition<B, Q, P, R> {
 
 export interface ApiRouterDeps {
   tokens: TokenService;
+  operator: {
+    credential: OperatorCredential;
+    /** the single-host opt-in: loopback callers without a token act as the operator */
+    loopback: boolean;
+    trustedProxies: TrustedProxies;
+  };
   tokenLimiter: RequestLimiter;
   metrics: ProxyMetrics;
   maxBodyBytes: number;
@@ -112,6 +130,11 @@ export class ApiRouter {
       scheme: 'bearer',
       bearerFormat: 'JWT',
     });
+    this.registry.registerComponent('securitySchemes', 'operatorToken', {
+      type: 'http',
+      scheme: 'bearer',
+      description: 'the operator token (ppo_…), kept in operator.token in the data directory',
+    });
   }
 
   add<B = undefined, Q = undefined, P = undefined, R = unknown>(def: RouteDefinition<B, Q, P, R>): void {
@@ -141,6 +164,7 @@ export class ApiRouter {
     summary: string,
     contentType: string,
     handler: (ctx: Context) => Promise<void>,
+    access: 'public' | 'operator' = 'public',
   ): void {
     this.registry.registerPath({
       method,
@@ -149,7 +173,10 @@ export class ApiRouter {
       tags: ['service'],
       responses: { 200: { description: 'OK', content: { [contentType]: { schema: { type: 'string' } } } } },
     });
-    this.router[method](path, handler);
+    this.router[method](path, async (ctx: Context) => {
+      await this.#authorize(ctx, access);
+      await handler(ctx);
+    });
   }
 
   document(info: { title: string; version: string; serverUrl: string }) {
@@ -162,36 +189,61 @@ export class ApiRouter {
 
   async #authorize(ctx: Context, access: Access): Promise<TokenClaims | undefined> {
     if (access === 'public') return undefined;
-    if (access === 'loopback') {
-      if (!isLoopbackAddress(ctx.req.socket.remoteAddress)) {
-        throw new ProblemError('forbidden', 'this operator endpoint only answers callers on the local host');
-      }
-      return undefined;
+    const presented = bearerValue(ctx);
+    if (presented !== undefined && isOperatorToken(presented)) {
+      if (!this.#deps.operator.credential.matches(presented))
+        throw new ProblemError('unauthorized', 'the operator token is not valid', {
+          headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+        });
+      if (access === 'wallet')
+        throw new ProblemError('forbidden', 'this endpoint acts for a wallet: send the wallet’s token');
+      return OPERATOR_CLAIMS;
     }
-    if (
-      access === 'wallet-or-operator' &&
-      ctx.get('authorization') === '' &&
-      ctx.get(OPERATOR_HEADER) === 'true' &&
-      isLoopbackAddress(ctx.req.socket.remoteAddress)
-    ) {
-      return { sub: OPERATOR_OWNER, jti: 'loopback', iat: 0, exp: 0 };
+    if (presented === undefined && access !== 'wallet' && this.#localOperator(ctx, access))
+      return OPERATOR_CLAIMS;
+    if (access === 'operator') {
+      if (presented === undefined)
+        throw new ProblemError(
+          'unauthorized',
+          'this endpoint answers the operator only: send Authorization: Bearer <the operator token> (operator.token in the data directory)',
+          { headers: { 'WWW-Authenticate': 'Bearer' } },
+        );
+      throw new ProblemError('forbidden', 'this endpoint answers the operator only, not a wallet');
     }
     const claims = await this.#deps.tokens.verify(bearerToken(ctx));
-    const decision = await this.#deps.tokenLimiter.take(claims.sub);
+    await this.takeWalletRate(claims.sub);
+    return claims;
+  }
+
+  /**
+   * The single-host opt-in (POOL_PROXY_OPERATOR_LOOPBACK): a loopback caller without a token acts as the
+   * operator (on wallet-or-operator routes when it says so with `X-Pool-Operator: true`), unless the request
+   * was relayed (it names a client behind its sender) by anything but a trusted proxy.
+   */
+  #localOperator(ctx: Context, access: Access): boolean {
+    const { loopback, trustedProxies } = this.#deps.operator;
+    if (!loopback) return false;
+    if (access === 'wallet-or-operator' && ctx.get(OPERATOR_HEADER) !== 'true') return false;
+    if (isRelayed(ctx) && !trustedProxies.has(ctx.req.socket.remoteAddress)) return false;
+    return isLoopbackAddress(clientAddressOf(ctx));
+  }
+
+  /** Counts one request against the wallet's rate limit (REST and /mcp alike); throws 429 beyond it. */
+  async takeWalletRate(wallet: string): Promise<void> {
+    const decision = await this.#deps.tokenLimiter.take(wallet);
     if (!decision.allowed) {
       this.#deps.metrics.rateLimited.inc({ scope: 'token' });
       throw new ProblemError('rate_limited', 'too many requests for this wallet; slow down', {
         headers: { 'Retry-After': String(decision.retryAfterSeconds) },
       });
     }
-    return claims;
   }
 
   #document<B, Q, P, R>(def: RouteDefinition<B, Q, P, R>): void {
     const errorCodes: ProblemCode[] = [...def.errors, 'rate_limited', 'internal_error'];
     if (def.body) errorCodes.push('invalid_request', 'payload_too_large', 'unsupported_media_type');
-    if (def.access === 'wallet' || def.access === 'wallet-or-operator') errorCodes.push('unauthorized');
-    if (def.access === 'loopback') errorCodes.push('forbidden');
+    if (def.access !== 'public') errorCodes.push('unauthorized');
+    if (def.access === 'operator' || def.access === 'wallet') errorCodes.push('forbidden');
     const byStatus = new Map<number, ProblemCode[]>();
     for (const code of new Set(errorCodes)) {
       const status = PROBLEM_STATUS[code];
@@ -219,7 +271,7 @@ export class ApiRouter {
       summary: def.summary,
       description: def.description,
       tags: [def.tag],
-      security: def.access === 'wallet' || def.access === 'wallet-or-operator' ? [{ bearerJwt: [] }] : [],
+      security: SECURITY[def.access],
       request: {
         ...(def.params ? { params: def.params as never } : {}),
         ...(def.query ? { query: def.query as never } : {}),

@@ -3,6 +3,8 @@
 // this file only wires the pipeline.
 import Koa, { type Context, type Middleware, type Next } from 'koa';
 import { type ProblemCode, ProblemError } from '../../api/problem.ts';
+import { INTERNAL_CALL_HEADER, isInternalCall } from '../../http/internal-call.ts';
+import { bindClientAddress, clientAddressOf, type TrustedProxies } from './client-address.ts';
 import type { Logger } from '../util/logger.ts';
 import type { ApiRouter } from './api-router.ts';
 import type { ProxyMetrics } from '../util/metrics.ts';
@@ -24,15 +26,22 @@ export interface AppDeps {
   logger: Logger;
   /** Serves the wallet page (GET /, /app.js, /app.css); see web.ts. */
   web?: Middleware;
+  /** The key of this process's own calls (MCP over HTTP's tools), which the per-address limit skips. */
+  internalCallKey: string;
+  /** Peers whose X-Forwarded-For names the client (client-address.ts). */
+  trustedProxies: TrustedProxies;
 }
 
-export function createApp({ api, metrics, ipLimiter, logger, web }: AppDeps): Koa {
-  // proxy = false: Koa must never derive ctx.ip from X-Forwarded-For; nothing here uses it anyway.
+export function createApp(deps: AppDeps): Koa {
+  const { api, metrics, ipLimiter, logger, web, internalCallKey, trustedProxies } = deps;
+  // proxy = false: Koa must never derive ctx.ip from X-Forwarded-For; the client's address is worked out once,
+  // from trusted proxies only (client-address.ts).
   const app = new Koa({ proxy: false });
   app.silent = true;
 
   app.use(async (ctx: Context, next: Next) => {
     const started = process.hrtime.bigint();
+    bindClientAddress(ctx, trustedProxies);
     const { log } = bindRequest(ctx, logger);
     try {
       await next();
@@ -61,7 +70,10 @@ export function createApp({ api, metrics, ipLimiter, logger, web }: AppDeps): Ko
   });
   app.use(problemMiddleware(logger));
   app.use(async (ctx: Context, next: Next) => {
-    const decision = await ipLimiter.take(ctx.req.socket.remoteAddress ?? 'unknown');
+    const internal = isInternalCall(ctx.get(INTERNAL_CALL_HEADER) || undefined, internalCallKey);
+    const decision = internal
+      ? { allowed: true, retryAfterSeconds: 0 }
+      : await ipLimiter.take(clientAddressOf(ctx));
     if (!decision.allowed) {
       metrics.rateLimited.inc({ scope: 'ip' });
       throw new ProblemError('rate_limited', 'too many requests from this address; slow down', {

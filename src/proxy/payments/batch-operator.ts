@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { ProblemError } from '../../api/problem.ts';
 import type { Logger } from '../util/logger.ts';
-import type { BatchSummary, PaymentResult as PaymentOutcome } from '../../api/types.ts';
+import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
 import type { PaymentBatches, QueuedPayment, QueueState } from './batches.ts';
 import { runBatch } from './batch-run.ts';
 
@@ -18,8 +18,6 @@ export interface BatchOperatorOptions {
   logger: Logger;
   /** Runs one payment inside batch `batchId`; never throws (failures are outcomes). */
   execute: (p: QueuedPayment, batchId: string) => Promise<PaymentOutcome>;
-  /** Called after every batch with its summary. */
-  onBatch: (summary: BatchSummary) => Promise<void>;
 }
 
 interface Waiting {
@@ -110,10 +108,5 @@ export class BatchOperator implements PaymentBatches {
       },
     );
     this.#o.logger.log('info', 'batch executed', { ...summary });
-    await this.#o
-      .onBatch(summary)
-      .catch((error) =>
-        this.#o.logger.log('warn', 'recording a batch failed', { error: (error as Error).message }),
-      );
   }
 }

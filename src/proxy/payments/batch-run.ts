@@ -1,8 +1,19 @@
 // One batch, as every batch operator runs it: the payments in a random order (Fisher–Yates with a
 // cryptographic generator, so the ledger's order says nothing about who asked first), a few at a time,
-// each outcome handed back as soon as it is known, then the batch's summary.
+// each outcome handed back as soon as it is known, then the batch's summary for the service log (the public
+// stats count confirmed payments only, as each confirms: services/stats.ts).
 import { randomInt } from 'node:crypto';
-import type { BatchSummary, PaymentResult as PaymentOutcome } from '../../api/types.ts';
+import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
+
+/** What the log says of a batch that ran. */
+export interface BatchRun {
+  batchId: string;
+  size: number;
+  executedAt: string;
+  durationMs: number;
+  confirmed: number;
+  failed: number;
+}
 
 export async function runBatch<T>(
   batchId: string,
@@ -11,7 +22,7 @@ export async function runBatch<T>(
   /** Runs one payment; never throws (failures are outcomes). */
   execute: (item: T) => Promise<PaymentOutcome>,
   done: (item: T, outcome: PaymentOutcome) => void | Promise<void>,
-): Promise<BatchSummary> {
+): Promise<BatchRun> {
   const started = Date.now();
   const order = [...items];
   for (let i = order.length - 1; i > 0; i--) {

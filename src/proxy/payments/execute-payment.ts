@@ -187,8 +187,13 @@ export async function confirmPayment(
 ): Promise<void> {
   const first = await pctx.flows.notes.commitReservation(agent, paymentId);
   const record = await pctx.flows.journal.get(paymentId);
-  if (first && typeof record?.data?.serviceKey === 'string')
-    await pctx.flows.stats.recordPayment(record.data.serviceKey);
+  const payTo = outcome.receipt?.payTo ?? record?.data?.payTo;
+  if (first && typeof payTo === 'string')
+    await pctx.flows.stats.recordPayment({
+      payeeKey: pctx.records.payeeKey(payTo),
+      batchId: outcome.batchId,
+      settledAt: outcome.receipt?.settledAt ?? '',
+    });
   await pctx.flows.journal.update(
     paymentId,
     { state: 'confirmed', txHash: outcome.receipt?.transaction, data: { receipt: outcome.receipt } },

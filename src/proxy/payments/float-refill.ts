@@ -18,6 +18,7 @@ import { proveAndRelay } from '../flows/relay.ts';
 import { selectNotes } from '../flows/spend-notes.ts';
 import { usdcBalance } from '../flows/usdc-balance.ts';
 import type { PaymentContext } from './context.ts';
+import { markConfirmed } from '../flows/mark-confirmed.ts';
 
 /** The refill the float needs now (0 = none): up to the target in whole units, if the float account can pay it. */
 export async function refillAmount(pctx: PaymentContext): Promise<bigint> {
@@ -79,9 +80,8 @@ export async function refillFloat(pctx: PaymentContext): Promise<bigint> {
             pctx.poolWallet.publicKey(),
           ),
       );
-      await flows.journal.update(opId, { state: 'confirmed', txHash: confirmed.hash });
+      await markConfirmed(flows, opId, { txHash: confirmed.hash });
       flows.metrics.ledgerOperations.inc({ kind: 'float_refill', outcome: 'confirmed' });
-      await flows.stats.recordTransaction();
       flows.logger.log('info', 'float refilled', { opId, txHash: confirmed.hash });
       return amount;
     } catch (error) {

@@ -67,9 +67,9 @@ export class PaymentRecords {
     return this.#store.get<PaymentOutcome>(this.#store.key('pay-result', paymentId));
   }
 
-  /** A stable, non-revealing name for the service an URL belongs to (its origin). */
-  serviceKey(url: string): string {
-    return this.#store.key('service', new URL(url).origin).split('/')[1] as string;
+  /** A stable, non-revealing name for a payee's address (the stats count distinct payees by it). */
+  payeeKey(address: string): string {
+    return this.#store.key('payee', address).split('/')[1] as string;
   }
 }
 

@@ -30,8 +30,17 @@ function nonceKey(store: EncryptedStore, nonce: bigint): string {
   return store.key('pay-nonce', nonce.toString());
 }
 
-/** Rebuilds the payment history from the chain if this store asks for it; returns how many it recorded. */
-export async function recoverPaymentHistory(pctx: PaymentContext, startLedger: number): Promise<number> {
+/**
+ * Rebuilds the payment history from the chain if this store asks for it; returns how many it recorded. The
+ * pool wallet's transfers are read from `startLedger` (what the RPC keeps): an agent's debt is what they took
+ * less what settlements from that ledger on moved (`ledgerOf`: the ledger of a pool transaction), so a
+ * settlement of payments older than the RPC's window is not set against newer payments.
+ */
+export async function recoverPaymentHistory(
+  pctx: PaymentContext,
+  startLedger: number,
+  ledgerOf: (txHash: string) => number | undefined,
+): Promise<number> {
   const { store, journal, agents, logger } = pctx.flows;
   if ((await store.get<boolean>(historyToRecoverKey(store))) !== true) return 0;
   const byTag = new Map<number, string | null>();
@@ -83,7 +92,9 @@ export async function recoverPaymentHistory(pctx: PaymentContext, startLedger: n
   }
   const { notes } = pctx.flows;
   const floatTxs = new Set(
-    (await notes.notes(FLOAT_ACCOUNT_ID)).flatMap((n) => (n.createdTx === undefined ? [] : [n.createdTx])),
+    (await notes.notes(FLOAT_ACCOUNT_ID)).flatMap((n) =>
+      n.createdTx === undefined || (ledgerOf(n.createdTx) ?? startLedger) < startLedger ? [] : [n.createdTx],
+    ),
   );
   let owed = 0n;
   for (const [agent, amount] of paid) {

@@ -9,7 +9,7 @@
 // reconciliation (reconcile-payment.ts), and their waiting requests read the decision from the journal.
 import { randomUUID } from 'node:crypto';
 import { ProblemError } from '../../api/problem.ts';
-import type { BatchSummary, PaymentResult as PaymentOutcome } from '../../api/types.ts';
+import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
 import type { Cluster } from '../cluster/cluster.ts';
 import { type Campaign, FencedError } from '../cluster/leadership.ts';
 import type { PaymentQueue } from '../cluster/payment-queue.ts';
@@ -41,7 +41,6 @@ export interface ReplicatedBatchesOptions {
   logger: Logger;
   /** Runs one payment inside batch `batchId`; never throws (failures are outcomes). */
   execute: (p: QueuedPayment, batchId: string) => Promise<PaymentOutcome>;
-  onBatch: (summary: BatchSummary) => Promise<void>;
 }
 
 /** What the operator needs of the payment side: the store and journal, the payment records, the float. */
@@ -208,11 +207,6 @@ export class ReplicatedBatches implements PaymentBatches {
       },
     );
     this.#o.logger.log('info', 'batch executed', { ...summary });
-    await this.#o
-      .onBatch(summary)
-      .catch((error) =>
-        this.#o.logger.log('warn', 'recording a batch failed', { error: (error as Error).message }),
-      );
   }
 
   /** A payment still reserved is executed; one decided meanwhile answers as it was decided. */

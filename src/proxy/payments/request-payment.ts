@@ -1,6 +1,7 @@
 // POST /api/pay: an agent asks the proxy to fetch an x402-protected URL. Everything that can be refused is
 // refused at once, before anything is signed: an unknown agent, a reused idempotency key with another request,
-// a full queue, a bad or private URL, a service that is not x402 or does not take our token, a price above
+// a full queue, a bad or private URL, a service that is not x402 or does not take our token or whose payee is
+// one of the deployment's own accounts or contracts (services/deployment.ts, ownAddresses), a price above
 // `maxAmount`, the per-payment cap or the agent's budget, a float or a balance too low. Then the price is
 // reserved (a journaled `payment` operation) and the payment joins the current batch; the answer comes once
 // the batch ran. The same idempotency key returns the first payment's answer, never a second payment.
@@ -10,6 +11,7 @@ import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import { formatAmount } from '../../api/amount.ts';
 import { ProblemError } from '../../api/problem.ts';
 import { requireAgent } from '../flows/require-agent.ts';
+import { ownAddresses } from '../services/deployment.ts';
 import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
 import type { PaymentContext } from './context.ts';
 import { outcomeOf, settlePaymentFailure } from './payment-state.ts';
@@ -105,6 +107,7 @@ async function pay(
     body: req.body,
   };
   const q = await quoteService(pctx, request);
+  checkPayee(pctx, q);
   checkPrice(pctx, q, req);
   // With budgets on, an agent's checks and reservation are taken one payment at a time; with an idempotency
   // key, one request per key binds it (in every replica: the locks are the store's).
@@ -161,7 +164,8 @@ async function checkAndReserve(
   if (float < q.amount) {
     throw new ProblemError(
       'service_unavailable',
-      `the pool wallet's float (${formatAmount(float > 0n ? float : 0n)} USDC free) cannot pay ${formatAmount(q.amount)} USDC now; retry after settlement`,
+      // (not how much is free: that would tell what the current window's payments hold, before its batch runs)
+      `the pool wallet's float cannot pay ${formatAmount(q.amount)} USDC now; retry after settlement`,
       { headers: { 'Retry-After': '30' } },
     );
   }
@@ -199,7 +203,6 @@ async function reserveJournaled(
         agentId: ref.agentId,
         serviceUrl: q.url,
         method: req.method,
-        serviceKey: pctx.records.serviceKey(q.url),
         payTo: q.payTo,
         asset: q.asset,
         network: q.network,
@@ -237,6 +240,18 @@ function problemOf(error: X402Error): ProblemError {
   if (isX402Error(error, 'not_x402', 'bad_payment_required', 'no_matching_offer', 'requirements_not_ours'))
     return new ProblemError('service_not_payable', detail, { extra });
   return new ProblemError('service_unreachable', detail, { extra });
+}
+
+/** A payee that is one of our own accounts or contracts is refused: USDC paid there leaves the books. */
+function checkPayee(pctx: PaymentContext, q: Quote): void {
+  const own = ownAddresses(pctx.flows.deployment);
+  const what = own.get(q.payTo) ?? (q.payTo === pctx.poolWallet.publicKey() ? 'the pool wallet' : undefined);
+  if (what === undefined) return;
+  throw new ProblemError(
+    'service_not_payable',
+    `the service asks to be paid to ${q.payTo}, which is ${what}: the proxy never pays its own accounts or contracts`,
+    { extra: { reason: 'own_account' } },
+  );
 }
 
 function checkPrice(pctx: PaymentContext, q: Quote, req: PayRequest): void {

@@ -13,7 +13,6 @@ import { executePayment } from './execute-payment.ts';
 import { ReplicatedBatches } from './replicated-batches.ts';
 import type { PaymentContext } from './context.ts';
 import type { QueuedPayment } from './batches.ts';
-import type { BatchSummary } from '../../api/types.ts';
 import { PoolWalletFloat } from './float.ts';
 import { ServicePacer } from './pacing.ts';
 import { PaymentNonces } from './payment-nonce.ts';
@@ -68,7 +67,6 @@ export function createPayments(
     concurrency: config.batchConcurrency,
     logger: flows.logger,
     execute: (p: QueuedPayment, batchId: string) => executePayment(pctx, p, batchId),
-    onBatch: (summary: BatchSummary) => flows.stats.recordBatch(summary),
   };
   pctx.batches =
     cluster === undefined

@@ -26,6 +26,7 @@ import { proveAndRelay } from '../flows/relay.ts';
 import { settleFailure } from '../flows/settle-failure.ts';
 import { selectNotes } from '../flows/spend-notes.ts';
 import type { PaymentContext } from './context.ts';
+import { markConfirmed } from '../flows/mark-confirmed.ts';
 
 export type SlotOutcome = 'settled' | 'consolidated' | 'nothing owed';
 
@@ -38,7 +39,7 @@ export async function settleAgent(pctx: PaymentContext, ref: AgentRef): Promise<
     if (debt <= 0n) return 'nothing owed';
     const notes = await selectNotes(flows, agent, debt);
     if (notes === undefined) {
-      await consolidate(flows, ref, { sealed: false });
+      await consolidate(flows, ref, { sealed: false, metricKind: 'settlement' });
       return 'consolidated';
     }
     const total = notes.reduce((s, n) => s + n.amount, 0n);
@@ -80,9 +81,8 @@ export async function settleAgent(pctx: PaymentContext, ref: AgentRef): Promise<
             flows.deployment.operator.publicKey(),
           ),
       );
-      await flows.journal.update(opId, { state: 'confirmed', txHash: confirmed.hash });
+      await markConfirmed(flows, opId, { txHash: confirmed.hash });
       flows.metrics.ledgerOperations.inc({ kind: 'settlement', outcome: 'confirmed' });
-      await flows.stats.recordTransaction();
       flows.logger.log('info', 'settlement confirmed', { opId, txHash: confirmed.hash });
       return 'settled';
     } catch (error) {
@@ -97,7 +97,12 @@ export async function settleAgent(pctx: PaymentContext, ref: AgentRef): Promise<
 export async function paddingTransfer(pctx: PaymentContext): Promise<void> {
   const { flows } = pctx;
   await flows.spendLock.run(FLOAT_ACCOUNT_ID, () =>
-    consolidate(flows, FLOAT_ACCOUNT, { sealed: false, pick: 'smallest', flow: 'float_transfer' }),
+    consolidate(flows, FLOAT_ACCOUNT, {
+      sealed: false,
+      pick: 'smallest',
+      flow: 'float_transfer',
+      metricKind: 'settlement',
+    }),
   );
 }
 

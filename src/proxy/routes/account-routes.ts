@@ -20,7 +20,7 @@ export function registerAccountRoutes(
     summary: "An agent's available private balance",
     description:
       'Available = confirmed unspent notes − in-flight reservations − unsettled payments. Agents belong to their owner: ' +
-      'a wallet reads its own agents, loopback callers without a token the operator’s (MCP) agents. Another owner’s ' +
+      'a wallet reads its own agents, the operator (its token) the operator’s (MCP) agents. Another owner’s ' +
       'agent answers exactly like one that does not exist (404).',
     tag: 'account',
     access: 'wallet-or-operator',

@@ -1,4 +1,4 @@
-// Money-moving endpoints: wallet deposit (prepare/submit), operator deposit (loopback only), withdrawal,
+// Money-moving endpoints: wallet deposit (prepare/submit), operator deposit (the operator only), withdrawal,
 // and the public deployment info wallets need to discover the pool.
 import { formatAmount, parseAmount } from '../../api/amount.ts';
 import { ProblemError } from '../../api/problem.ts';
@@ -79,7 +79,11 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolAccess, limits: 
     path: '/api/deposit/submit',
     summary: 'Submit the wallet-signed deposit and wait for on-chain confirmation',
     description:
-      'The signed envelope must be exactly the prepared transaction plus one valid signature of the wallet.',
+      'The signed envelope must be exactly the prepared transaction plus one valid signature of the wallet. ' +
+      'Submitting it again is safe: once landed it answers `confirmed`; sent but not landed (e.g. the proxy ' +
+      'stopped meanwhile) it is sent again and answered the same way. A prepared deposit that can no longer be ' +
+      'sent answers `prepare_expired` (410: it expired, or its transaction never landed in time), ' +
+      '`prepare_cancelled` (409) or `prepare_stale` (409), whichever noticed it first.',
     tag: 'deposit',
     access: 'wallet',
     body: DepositSubmitRequest,
@@ -87,7 +91,9 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolAccess, limits: 
     errors: [
       'forbidden',
       'not_found',
+      'conflict',
       'prepare_expired',
+      'prepare_cancelled',
       'prepare_mismatch',
       'prepare_stale',
       'ledger_rejected',
@@ -113,9 +119,10 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolAccess, limits: 
   api.add({
     method: 'post',
     path: '/api/deposit',
-    summary: 'Operator-funded deposit for a local agent (loopback callers only, e.g. the MCP server)',
+    summary:
+      'Operator-funded deposit for one of the operator’s agents (the operator’s token only, e.g. the MCP server)',
     tag: 'deposit',
-    access: 'loopback',
+    access: 'operator',
     body: operatorDepositRequest(limits.maxDeposit),
     response: DepositResult,
     errors: ['forbidden', 'proof_failed', 'ledger_rejected', 'service_unavailable'],
@@ -190,10 +197,8 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolAccess, limits: 
         circuitId,
         maxDeposit: formatAmount(limits.maxDeposit),
         maxWithdraw: formatAmount(limits.maxWithdraw),
-        // A key lands by its slot: at the latest one slot interval plus the signing window after it was queued.
-        registrationWaitMaxSeconds: Math.ceil(
-          (limits.registration.slotMs + limits.registration.windowMs) / 1000,
-        ),
+        // A new agent's first prepare, with its key's slot, that slot's inserts and its proof, as measured.
+        registrationWaitMaxSeconds: Math.ceil(runtime.registrationWaitBoundMs() / 1000),
         ...(deployment.friendbotUrl ? { friendbotUrl: deployment.friendbotUrl } : {}),
         payments: {
           enabled: limits.payments.poolWalletSecret !== '',

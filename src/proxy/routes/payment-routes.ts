@@ -103,13 +103,13 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
     method: 'get',
     path: '/api/operator/books',
     summary:
-      'The operator’s books: pool wallet float, float account, agents’ notes and debts (local callers only)',
+      'The operator’s books: pool wallet float, float account, agents’ notes and debts (the operator only)',
     description:
       'For the operator and its checks: pool contract USDC = agentNotes + floatAccount, and pool wallet + float ' +
       'account + unsettled stays what the float was. Per-account movements over time would show settlements, so ' +
-      'only callers on the local host get an answer.',
+      'only the operator (its token) gets an answer.',
     tag: 'pool',
-    access: 'loopback',
+    access: 'operator',
     response: OperatorBooks,
     errors: ['forbidden', 'service_unavailable'],
     handler: async () => {

@@ -5,7 +5,7 @@ import type { FlowContext } from '../flows/context.ts';
 import type { PaymentContext } from '../payments/context.ts';
 import type { Deployment } from '../services/deployment.ts';
 
-/** The operator's books, in stroops (local callers only: movements over time would show settlements). */
+/** The operator's books, in stroops (the operator only: movements over time would show settlements). */
 export interface OperatorBooks {
   /** stroops held by the pool wallet (undefined when payments are off) */
   poolWallet: bigint | undefined;
@@ -20,4 +20,6 @@ export interface PoolAccess {
   books(): Promise<OperatorBooks>;
   requirePayments(): PaymentContext;
   info(): { deployment: Deployment; circuitId: string };
+  /** The longest a new agent's first prepare may take, as the registrar measures it (ms). */
+  registrationWaitBoundMs(): number;
 }

@@ -1,4 +1,5 @@
-// Service endpoints: health, the OpenAPI document and Prometheus metrics (all public).
+// Service endpoints: health and the OpenAPI document (public), and Prometheus metrics (the operator's only:
+// request counts by route and status and ledger operations by kind and outcome say what the chain does not).
 import { VERSION } from '../../version.ts';
 import type { ApiRouter } from '../http/api-router.ts';
 import type { ProxyMetrics } from '../util/metrics.ts';
@@ -30,8 +31,15 @@ export function registerServiceRoutes(
     ctx.body = document;
   });
 
-  api.addRaw('get', '/metrics', 'Prometheus metrics', 'text/plain', async (ctx) => {
-    ctx.type = metrics.registry.contentType;
-    ctx.body = await metrics.registry.metrics();
-  });
+  api.addRaw(
+    'get',
+    '/metrics',
+    'Prometheus metrics (the operator only)',
+    'text/plain',
+    async (ctx) => {
+      ctx.type = metrics.registry.contentType;
+      ctx.body = await metrics.registry.metrics();
+    },
+    'operator',
+  );
 }

@@ -5,7 +5,8 @@
 // every proof made before it stale. The service's own transactions (operator deposits, withdrawals) are
 // simply proved again; a wallet-signed deposit cannot be. So new keys are inserted only in **registration
 // slots**, at the multiples of `slotMs` on the clock, all the keys queued for a slot together (up to
-// `perSlot`; more go to the next slot). Nothing a user does moves a slot.
+// `perSlot`; more go to the next slot). Nothing a user does moves a slot, but for the bounded turns of the
+// deposits that waited for the slot before it (below).
 //
 // A wallet deposit is proved against the current root and is promised valid until the next slot that may
 // insert (its `validUntil`), never less than `windowMs` ahead:
@@ -14,16 +15,23 @@
 //     queued from then on go to the following slot) and the deposit is valid until the following slot;
 //   - within `windowMs` of a slot that has keys queued, or while a slot's keys are being inserted: the
 //     prepare waits for the insert to land, then proves against the new root.
+// **Turns.** A prepare that waited for a slot (for its new agent's key, or as above) takes its turn once the
+// slot landed: it is promised the signing window at once, and the next slot's insert waits for it — at most a
+// retry's slack, a proof and the window after the landing. One answered `registration_pending` meanwhile keeps
+// its turn for its retry, until a little after the time it was told. So no deposit waits for two slots, and
+// none starves while others keep every slot busy; the next slot's own keys were queued after this slot's time.
 // Between slots, queued keys are inserted at once whenever that breaks no promise: no prepared deposit is
 // within its promised validity, none is being proved or sent. So on a quiet pool a new agent waits only for
 // its insert; the slots bound the wait when others keep deposits outstanding.
-// A new key therefore lands by its slot — at the latest `slotMs + windowMs` after it was queued, plus the
-// time to insert the keys ahead of it in its slot. No request is held longer than `holdMs` for a slot: it is
-// answered `503 registration_pending` with `Retry-After` (the time its slot is expected to land) instead. A submit of a deposit
-// proved against the current root takes a hold; a slot's insert first lets sends under way land (each is
-// bounded by the ledger's confirmation timeout), and a deposit whose root moved is refused as stale
-// without being sent. A slot whose insert fails (nothing applied) moves its keys to the next slot on the
-// clock, inserted at that slot's time and never early, so a lasting cause costs one attempt per slot.
+// A new key therefore lands by its slot — at the latest `slotMs + windowMs` (plus a proof's time) after it was
+// queued, plus the time to insert the keys ahead of it in its slot; `waitBoundMs` is the bound of a new
+// agent's whole first prepare, as measured here, and /api/pool/info advertises it. No request is held longer
+// than `holdMs` for a slot: it is answered `503 registration_pending` with `Retry-After` (the time its slot is
+// expected to land) instead. A submit of a deposit proved against the current root takes a hold; a slot's
+// insert first lets sends under way land (each is bounded by the ledger's confirmation timeout), and a deposit
+// whose root moved is refused as stale without being sent. A slot whose insert fails (nothing applied) moves
+// its keys to the next slot on the clock, inserted at that slot's time and never early, so a lasting cause
+// costs one attempt per slot.
 import type { RegistrationSchedule } from '../config.ts';
 import type { AgentRef } from '../domain/agent-ref.ts';
 import { scopedId } from '../domain/agent-ref.ts';
@@ -54,6 +62,10 @@ interface Slot {
   retry: boolean;
   /** settles once the slot's keys are inserted and indexed (rejects when the insert failed) */
   landed: Promise<void>;
+  /** wallet deposits (scoped agent ids) waiting for this slot before they are proved: each gets a turn */
+  waiting: Set<string>;
+  /** those of them answered `registration_pending` while waiting → the landing time they were told */
+  told: Map<string, number>;
   settle: (error?: unknown) => void;
 }
 
@@ -67,6 +79,10 @@ export interface ProofWindow {
 const INITIAL_PROOF_MS = 2000;
 /** First guess of one `insert_leaf`'s time to confirmation, refined by measurement. */
 const INITIAL_INSERT_MS = 2000;
+/** Beyond the signing window and a proof, what a newcomer's promise after its slot landed is given. */
+const TURN_MARGIN_MS = 1000;
+/** A client retrying after `registration_pending` asks again within this of its Retry-After (whole seconds). */
+const RETRY_SLACK_MS = 2000;
 
 export class AspRegistrar {
   readonly #d: AspRegistrarDeps;
@@ -76,6 +92,14 @@ export class AspRegistrar {
   readonly #holds = new Set<Promise<unknown>>();
   /** deposits proved or being proved against the current root → until when they were promised it (ms) */
   readonly #promises = new Map<string, number>();
+  /** promises made on a turn (deposit id → until when, ms): the next insert waits for them */
+  readonly #priority = new Map<string, number>();
+  /**
+   * Turns after a slot landed: the deposits that waited for it (scoped agent id → until when its turn is kept,
+   * ms) are promised their window first, and the next insert waits for them — at most until `#turnsEnd`.
+   */
+  readonly #turns = new Map<string, number>();
+  #turnsEnd = 0;
   #promiseTimer: NodeJS.Timeout | undefined;
   #inserting: { slot: Slot; done: Promise<void>; endsBy: number } | undefined;
   #insertMs = INITIAL_INSERT_MS;
@@ -124,7 +148,7 @@ export class AspRegistrar {
    * Resolves once the agent's key is in the allowlist: at once if it is, else when its slot has landed. Held
    * past `holdUntil`, answers `registration_pending` with Retry-After (the key stays queued).
    */
-  async register(agent: AgentRef, holdUntil = this.holdUntil()): Promise<void> {
+  async register(agent: AgentRef, holdUntil = this.holdUntil(), newcomer = false): Promise<void> {
     if (this.isRegistered(agent)) return;
     this.#refuseIfStopped();
     const scoped = scopedId(agent);
@@ -134,7 +158,29 @@ export class AspRegistrar {
       slot.leaves.set(scoped, this.#leafOf(agent));
       this.#insertEarly();
     }
-    await this.#waitFor(slot, 'the agent’s key is queued for the allowlist', holdUntil);
+    // A wallet's prepare asks for its proof window as soon as its key lands: it waits for a turn.
+    await (newcomer
+      ? this.#waitForTurn(slot, scoped, 'the agent’s key is queued for the allowlist', holdUntil)
+      : this.#waitFor(slot, 'the agent’s key is queued for the allowlist', holdUntil));
+  }
+
+  /**
+   * The longest a new agent's first prepare may take from its first request, as measured here: a slot
+   * interval and the turns after the run before its key's (or the signing window and a proof, when its slot was
+   * closed just before), that run's inserts and its own slot's, its own proof, and a retry after
+   * `registration_pending`. Holds while no more than `perSlot` new agents arrive per slot.
+   */
+  waitBoundMs(): number {
+    const { slotMs, perSlot } = this.#s;
+    const fullSlot = (perSlot + 1) * this.#insertMs;
+    // after a run lands, the next one may wait this long for the turns (#turnsEnd)
+    const turns = this.#turnWindowMs();
+    return slotMs + turns + 2 * fullSlot + this.#proofMs + RETRY_SLACK_MS;
+  }
+
+  /** How long after a slot landed its turns may hold the next insert back (ms). */
+  #turnWindowMs(): number {
+    return RETRY_SLACK_MS + this.#proofMs + this.#s.windowMs + 2 * TURN_MARGIN_MS;
   }
 
   /**
@@ -142,13 +188,23 @@ export class AspRegistrar {
    * window, and returns the root to prove against and the time until which it is promised to stay current.
    * The promise is kept under `id` (no early insert breaks it) until `release(id)` or its time passes.
    */
-  async proofWindow(id: string, holdUntil = this.holdUntil()): Promise<ProofWindow> {
+  async proofWindow(id: string, holdUntil = this.holdUntil(), agent?: AgentRef): Promise<ProofWindow> {
+    const scoped = agent === undefined ? undefined : scopedId(agent);
     for (;;) {
       this.#refuseIfStopped();
       const now = Date.now();
+      // Its turn after a slot it waited for (here, for its key, or in an earlier request told to retry).
+      const until = now + this.#proofMs + this.#s.windowMs + TURN_MARGIN_MS;
+      if (scoped !== undefined && this.#inserting === undefined && (this.#turns.get(scoped) ?? 0) > now) {
+        this.#turns.delete(scoped);
+        if (until <= this.#turnsEnd) {
+          this.#priority.set(id, until);
+          return this.#promise(id, until);
+        }
+      }
       const due = this.#inserting?.slot ?? this.#dueSlot(now);
       if (due !== undefined) {
-        await this.#waitFor(due, 'allowlist registrations are being inserted', holdUntil);
+        await this.#waitInLine(due, scoped, 'allowlist registrations are being inserted', holdUntil);
         continue;
       }
       const index = this.#nextIndex(now);
@@ -160,7 +216,30 @@ export class AspRegistrar {
         slot.closed = true;
         return this.#promise(id, this.#at(index + 1));
       }
-      await this.#waitFor(slot, 'allowlist registrations are about to be inserted', holdUntil);
+      await this.#waitInLine(slot, scoped, 'allowlist registrations are about to be inserted', holdUntil);
+    }
+  }
+
+  /** Waits for `slot`, taking a turn after it when the deposit's agent is known. */
+  #waitInLine(slot: Slot, scoped: string | undefined, why: string, holdUntil: number): Promise<void> {
+    return scoped === undefined
+      ? this.#waitFor(slot, why, holdUntil)
+      : this.#waitForTurn(slot, scoped, why, holdUntil);
+  }
+
+  /**
+   * Waits for `slot` as one of the deposits to be proved once it lands: they get their windows before the next
+   * insert. One answered `registration_pending` keeps its turn for its retry (at the time it was told).
+   */
+  async #waitForTurn(slot: Slot, scoped: string, why: string, holdUntil: number): Promise<void> {
+    slot.waiting.add(scoped);
+    try {
+      await this.#waitFor(slot, why, holdUntil);
+    } catch (error) {
+      if (error instanceof ProblemError && error.code === 'registration_pending')
+        slot.told.set(scoped, this.#landsBy(slot));
+      slot.waiting.delete(scoped);
+      throw error;
     }
   }
 
@@ -200,6 +279,7 @@ export class AspRegistrar {
 
   /** The deposit under `id` no longer needs its root (sent, expired or failed). */
   release(id: string): void {
+    this.#priority.delete(id);
     if (this.#promises.delete(id)) this.#insertEarly();
   }
 
@@ -277,7 +357,14 @@ export class AspRegistrar {
   /** When the slot's keys are expected to be inserted and indexed (ms). */
   #landsBy(slot: Slot): number {
     if (this.#inserting?.slot === slot) return this.#inserting.endsBy;
-    const start = Math.max(this.#at(slot.index), this.#inserting?.endsBy ?? 0);
+    // after the slot's time, the insert under way and the turns it leaves (estimated: the whole window)
+    const inserting = this.#inserting;
+    const afterInsert =
+      inserting === undefined
+        ? 0
+        : inserting.endsBy + (inserting.slot.waiting.size > 0 ? this.#turnWindowMs() : 0);
+    const turns = this.#turns.size > 0 || this.#priority.size > 0 ? this.#turnsEnd : 0;
+    const start = Math.max(this.#at(slot.index), afterInsert, turns);
     return start + (slot.leaves.size + 1) * this.#insertMs;
   }
 
@@ -308,7 +395,16 @@ export class AspRegistrar {
       settle = (error) => (error === undefined ? resolve() : reject(error));
     });
     landed.catch(() => {});
-    const slot: Slot = { index, leaves: new Map(), closed: false, retry: false, landed, settle };
+    const slot: Slot = {
+      index,
+      leaves: new Map(),
+      closed: false,
+      retry: false,
+      landed,
+      settle,
+      waiting: new Set(),
+      told: new Map(),
+    };
     this.#slots.set(index, slot);
     return slot;
   }
@@ -351,8 +447,14 @@ export class AspRegistrar {
       }
       return;
     }
-    // One insert at a time: a slot whose predecessor is still inserting follows it.
-    while (this.#inserting !== undefined) await this.#inserting.done.catch(() => {});
+    // One insert at a time: a slot whose predecessor is still inserting follows it, and after the deposits
+    // that waited for the slot before it had their turns.
+    for (;;) {
+      while (this.#inserting !== undefined) await this.#inserting.done.catch(() => {});
+      const wait = this.#turnsWait();
+      if (wait === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(wait, 50)));
+    }
     if (this.#slots.get(index) !== slot) return; // run meanwhile (early and by its timer)
     this.#slots.delete(index);
     const started = Date.now();
@@ -360,6 +462,15 @@ export class AspRegistrar {
     this.#inserting = { slot, done, endsBy: started + (slot.leaves.size + 1) * this.#insertMs };
     try {
       await done;
+      // The deposits that waited for it take their turns next; the following insert waits for them
+      // (#turnsWait), those told to retry until a little after they were told to come back.
+      const landedAt = Date.now();
+      this.#turnsEnd = landedAt + this.#turnWindowMs();
+      this.#turns.clear();
+      for (const scoped of slot.waiting)
+        this.#turns.set(scoped, landedAt + 2 * this.#proofMs + TURN_MARGIN_MS);
+      for (const [scoped, eta] of slot.told)
+        this.#turns.set(scoped, Math.min(Math.max(landedAt, eta) + RETRY_SLACK_MS, this.#turnsEnd));
       slot.settle();
     } catch (error) {
       slot.settle(this.#requeue(slot, error));
@@ -367,6 +478,21 @@ export class AspRegistrar {
       this.#inserting = undefined;
       this.#insertEarly();
     }
+  }
+
+  /** How long an insert must still wait for the turns after the slot before it (0: not at all), at most. */
+  #turnsWait(): number {
+    const now = Date.now();
+    let until = 0;
+    for (const [scoped, end] of this.#turns) {
+      if (end <= now) this.#turns.delete(scoped);
+      else until = Math.max(until, end);
+    }
+    for (const [id, end] of this.#priority) {
+      if (end <= now) this.#priority.delete(id);
+      else until = Math.max(until, end);
+    }
+    return Math.max(0, Math.min(until, this.#turnsEnd) - now);
   }
 
   async #insert(slot: Slot): Promise<void> {

@@ -61,6 +61,24 @@ export async function resolveContracts(
   return { contracts, poolWallet };
 }
 
+/**
+ * The deployment's own accounts and contracts, each with what it is. A payment to one of them would move USDC
+ * outside the books (into the pool contract outside any note, back to the pool wallet, to the operator…), so
+ * no payment may name one as its payee. The float account has no address of its own: its notes are in the
+ * pool contract.
+ */
+export function ownAddresses(d: Deployment): ReadonlyMap<string, string> {
+  return new Map([
+    [d.contracts.pool, 'the pool contract (it holds the agents’ notes and the float account)'],
+    [d.contracts.token, 'the token contract'],
+    [d.contracts.aspMembership, 'the ASP membership contract'],
+    [d.contracts.aspNonMembership, 'the ASP non-membership contract'],
+    [d.operator.publicKey(), 'the operator account'],
+    [d.aspAdmin.publicKey(), 'the ASP admin account'],
+    [d.poolWallet, 'the pool wallet'],
+  ]);
+}
+
 export async function resolveDeployment(ledger: LedgerConfig): Promise<Deployment> {
   const { contracts, poolWallet } = await resolveContracts(ledger);
   return {

@@ -2,10 +2,14 @@
 // need: the pool Merkle tree (commitments with their leaf index), the spent-nullifier set, the ASP
 // allowlist tree and the blocklist sparse Merkle tree. The cursor and each pass's changes are persisted
 // (append-only segments), so a restart resumes instead of rescanning. Every new commitment is offered
-// to listeners (note discovery).
+// to listeners (note discovery). Every event read is kept in the event archive first (event-archive.ts):
+// an empty store (a fresh replica, or one `store recover` made) replays the archive, then reads on from the
+// RPC after its last event, so the pool is rebuilt even when the RPC no longer keeps its first events; a gap
+// between the archive and what the RPC keeps is refused, never skipped.
 import { type rpc, scValToNative, type xdr } from '@stellar/stellar-sdk';
 import { MerkleTree, SparseMerkleTree } from '../../crypto/index.ts';
-import { PoolEvent } from '../../ledger/pool-interface.ts';
+import { PoolEvent as PoolEventName } from '../../ledger/pool-interface.ts';
+import { type EventArchive, fromArchived, type PoolEvent, toArchived } from './event-archive.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
 import type { Logger } from '../util/logger.ts';
 
@@ -65,6 +69,11 @@ export class PoolIndexer {
   #segments = 0;
   /** Changes applied but not yet persisted (kept across a failed pass, since re-applying is a no-op). */
   #delta: IndexerSegment = emptySegment();
+  readonly #archive: EventArchive | undefined;
+  /** the ledger of each pool transaction seen (recovery tells settlements apart by when they landed) */
+  readonly #txLedgers = new Map<string, number>();
+  /** after an archive replay: where the RPC is read from, and the last event already applied */
+  #resume: { startLedger: number; after: string } | undefined;
 
   constructor(
     server: rpc.Server,
@@ -72,12 +81,19 @@ export class PoolIndexer {
     contracts: PoolContracts,
     startLedger: number,
     logger: Logger,
+    archive?: EventArchive,
   ) {
     this.#server = server;
     this.#store = store;
     this.#contracts = contracts;
     this.#startLedger = startLedger;
     this.#logger = logger;
+    this.#archive = archive;
+  }
+
+  /** The ledger a pool transaction seen by this indexer landed in. */
+  ledgerOf(txHash: string): number | undefined {
+    return this.#txLedgers.get(txHash);
   }
 
   get ledger(): number {
@@ -164,7 +180,48 @@ export class PoolIndexer {
     return this.#running;
   }
 
+  /** The archive's events after the cursor, applied as if read from the RPC (an empty store's first pass). */
+  async #replayArchive(): Promise<void> {
+    if (this.#archive === undefined) return;
+    let replayed = 0;
+    for (;;) {
+      const page = await this.#archive.page(this.#cursor, 200);
+      if (page.length === 0) break;
+      await this.#handle(page.map(fromArchived));
+      this.#cursor = page.at(-1)!.id;
+      this.#ledger = Math.max(this.#ledger, page.at(-1)!.ledger - 1);
+      await this.#persist();
+      replayed += page.length;
+    }
+    if (replayed > 0) this.#logger.log('info', 'pool events replayed from the archive', { events: replayed });
+    if (this.#cursor === undefined) return;
+    // The RPC must hold every event after the archive's last one: nothing in between may be missing.
+    const oldest = (await this.#server.getHealth()).oldestLedger ?? 1;
+    const last = (await this.#archive.last())!;
+    // Read on by ledger (a cursor older than the RPC's window may be refused), skipping what was replayed.
+    this.#resume = { startLedger: Math.max(oldest, last.ledger), after: last.id };
+    if (oldest > last.ledger + 1)
+      throw new Error(
+        `the pool's events from ledger ${last.ledger + 1} to ${oldest - 1} are neither in the event archive ` +
+          `(it ends at ledger ${last.ledger}) nor kept by the RPC (it keeps ledger ${oldest} on): import an ` +
+          'export that covers them (pool-proxy store import-events), or use an RPC that keeps them',
+      );
+  }
+
+  /** Applies one batch of events and hands the new commitments and nullifiers to the listeners. */
+  async #handle(events: PoolEvent[]): Promise<void> {
+    const commitments: CommitmentEvent[] = [];
+    const nullifiers: Array<{ nullifier: bigint; txHash: string }> = [];
+    for (const event of events) this.#apply(event, commitments, nullifiers);
+    // Listeners first: the cursor and ledger move only once the events are fully handled, so a failed
+    // pass is fetched again (applying events to the trees is idempotent).
+    if (commitments.length > 0 || nullifiers.length > 0) {
+      for (const listener of this.#listeners) await listener(commitments, nullifiers);
+    }
+  }
+
   async #syncOnce(): Promise<void> {
+    if (this.#cursor === undefined) await this.#replayArchive();
     for (;;) {
       const latest = (await this.#server._getLatestLedger()).sequence; // raw: no close metadata decoded
       const filters = [
@@ -177,27 +234,24 @@ export class PoolIndexer {
           ],
         },
       ];
+      const resume = this.#resume;
       const page =
-        this.#cursor === undefined
+        this.#cursor === undefined || resume !== undefined
           ? await this.#server.getEvents({
-              startLedger: await this.#firstLedger(),
+              startLedger: resume?.startLedger ?? (await this.#firstLedger()),
               filters,
               limit: 200,
             })
           : await this.#server.getEvents({ cursor: this.#cursor, filters, limit: 200 });
-      const commitments: CommitmentEvent[] = [];
-      const nullifiers: Array<{ nullifier: bigint; txHash: string }> = [];
-      for (const event of page.events) {
-        if (!event.inSuccessfulContractCall) continue;
-        this.#apply(event, commitments, nullifiers);
-      }
+      this.#resume = undefined;
+      const events = page.events
+        .filter((e) => e.inSuccessfulContractCall && (resume === undefined || e.id > resume.after))
+        .map(poolEventOf);
+      // Kept before they are applied: what the indexer has applied, the archive holds.
+      await this.#archive?.append(events.map(toArchived));
+      await this.#handle(events);
       const changed = page.events.length > 0 || (page.cursor !== '' && page.cursor !== this.#cursor);
       const done = page.events.length < 200;
-      // Listeners first: the cursor and ledger move only once the events are fully handled, so a failed
-      // pass is fetched again (applying events to the trees is idempotent).
-      if (commitments.length > 0 || nullifiers.length > 0) {
-        for (const listener of this.#listeners) await listener(commitments, nullifiers);
-      }
       this.#cursor = page.cursor || this.#cursor;
       this.#ledger = done
         ? Math.max(this.#ledger, page.latestLedger ?? latest)
@@ -209,13 +263,14 @@ export class PoolIndexer {
   }
 
   #apply(
-    event: rpc.Api.EventResponse,
+    event: PoolEvent,
     commitments: CommitmentEvent[],
     nullifiers: Array<{ nullifier: bigint; txHash: string }>,
   ): void {
-    const contract = event.contractId?.contractId();
+    const contract = event.contractId;
     const name = symbolOf(event.topic[0]);
-    if (contract === this.#contracts.pool && name === PoolEvent.newCommitment) {
+    if (contract === this.#contracts.pool) this.#txLedgers.set(event.txHash, event.ledger);
+    if (contract === this.#contracts.pool && name === PoolEventName.newCommitment) {
       const commitment = BigInt(scValToNative(event.topic[1] as xdr.ScVal) as bigint);
       const data = scValToNative(event.value) as { encrypted_output: Uint8Array; index: number };
       const index = Number(data.index);
@@ -234,7 +289,7 @@ export class PoolIndexer {
         txHash: event.txHash,
         ledger: event.ledger,
       });
-    } else if (contract === this.#contracts.pool && name === PoolEvent.newNullifier) {
+    } else if (contract === this.#contracts.pool && name === PoolEventName.newNullifier) {
       const nullifier = BigInt(scValToNative(event.topic[1] as xdr.ScVal) as bigint);
       if (!this.spent.has(nullifier)) this.#delta.nullifiers.push(nullifier);
       this.spent.add(nullifier);
@@ -299,6 +354,17 @@ export class PoolIndexer {
   #segmentKey(n: number): string {
     return this.#store.fixedKey('indexer', `seg-${n.toString().padStart(10, '0')}`);
   }
+}
+
+function poolEventOf(e: rpc.Api.EventResponse): PoolEvent {
+  return {
+    id: e.id,
+    ledger: e.ledger,
+    txHash: e.txHash,
+    contractId: e.contractId?.contractId() ?? '',
+    topic: e.topic,
+    value: e.value,
+  };
 }
 
 function symbolOf(value: xdr.ScVal | undefined): string | undefined {

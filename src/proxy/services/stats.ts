@@ -1,85 +1,87 @@
-// Public pool statistics: aggregates only (counts), never per-agent data.
+// Public pool statistics: only what the ledger already shows anyone, so polling them tells an observer nothing
+// the chain does not (docs/PRIVACY.md, "Public endpoints"). Agents: every agent the pool registered (each one's
+// allowlist insert is public), not those holding funds (that count would drop when a settlement round emptied
+// an agent's notes). Transactions: confirmed pool transactions and confirmed payments (each a public
+// transaction). Services: distinct payees (public in every payment's transfer). Batches: per batch, its
+// confirmed payments, counted as each one confirms (each is a public transfer), dated by the ledger close of its
+// first; a payment that failed is never counted (the chain shows nothing of it), nor how long a batch took.
 import type { BatchSummary, PoolStats } from '../../api/types.ts';
-import { scopedId } from '../domain/agent-ref.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
 import type { AgentRegistry } from './agents.ts';
-import type { NoteBook } from './notebook.ts';
 
 interface StatsRecord {
-  /** Distinct paid services (the payments module records them as HMACs, never as URLs). */
-  services: string[];
+  /** Distinct payees paid, as HMACs (never the address itself in the store). */
+  payees?: string[];
   payments: number;
-  /** Confirmed pool transactions made by this proxy (deposits, withdrawals, consolidations). */
+  /** Confirmed pool transactions made by this proxy (deposits, withdrawals, transfers, refills). */
   transactions?: number;
-  recentBatches: BatchSummary[];
+  batches?: BatchSummary[];
 }
 
 const RECENT_BATCHES = 10;
 
+/** One confirmed payment, as the stats count it. */
+export interface CountedPayment {
+  /** HMAC of the payee's address */
+  payeeKey: string;
+  batchId: string;
+  /** when its transfer's ledger closed (ISO 8601) */
+  settledAt: string;
+}
+
 export class PoolStatsService {
   readonly #store: EncryptedStore;
   readonly #agents: AgentRegistry;
-  readonly #notes: NoteBook;
   readonly #mutex;
 
-  constructor(store: EncryptedStore, agents: AgentRegistry, notes: NoteBook) {
+  constructor(store: EncryptedStore, agents: AgentRegistry) {
     this.#store = store;
     this.#mutex = store.mutex('stats');
     this.#agents = agents;
-    this.#notes = notes;
   }
 
   async stats(): Promise<PoolStats> {
     const record = await this.#record();
-    // Active = holds funds in the pool (or owes unsettled payments).
-    let activeAgents = 0;
-    for (const agent of await this.#agents.all()) {
-      const account = await this.#notes.account(scopedId(agent));
-      if (account.notes > 0n || account.unsettled > 0n) activeAgents += 1;
-    }
     return {
-      activeAgents,
+      activeAgents: (await this.#agents.all()).length,
       totalTransactions: (record.transactions ?? 0) + record.payments,
-      servicesUsed: record.services.length,
-      recentBatches: record.recentBatches,
+      servicesUsed: record.payees?.length ?? 0,
+      recentBatches: record.batches ?? [],
     };
   }
 
   /** Counts one confirmed pool transaction. */
   async recordTransaction(): Promise<void> {
-    await this.#mutex.run('stats', async () => {
-      const record = await this.#record();
+    await this.#update((record) => {
       record.transactions = (record.transactions ?? 0) + 1;
-      await this.#store.put(this.#store.fixedKey('meta', 'stats'), record);
     });
   }
 
-  /** Called by the batch operator after a batch ran. */
-  async recordBatch(batch: BatchSummary): Promise<void> {
-    await this.#mutex.run('stats', async () => {
-      const record = await this.#record();
-      record.recentBatches = [batch, ...record.recentBatches].slice(0, RECENT_BATCHES);
-      await this.#store.put(this.#store.fixedKey('meta', 'stats'), record);
-    });
-  }
-
-  /** Counts one confirmed payment to the service named by `serviceKey` (an HMAC, never the URL). */
-  async recordPayment(serviceKey: string): Promise<void> {
-    await this.#mutex.run('stats', async () => {
-      const record = await this.#record();
+  /** Counts one confirmed payment: its payee and its batch. */
+  async recordPayment(payment: CountedPayment): Promise<void> {
+    await this.#update((record) => {
       record.payments += 1;
-      if (!record.services.includes(serviceKey)) record.services.push(serviceKey);
+      const payees = (record.payees ??= []);
+      if (!payees.includes(payment.payeeKey)) payees.push(payment.payeeKey);
+      if (payment.batchId === '') return;
+      const batches = record.batches ?? [];
+      const batch = batches.find((b) => b.batchId === payment.batchId);
+      if (batch !== undefined) batch.payments += 1;
+      else batches.push({ batchId: payment.batchId, executedAt: payment.settledAt, payments: 1 });
+      batches.sort((a, b) => b.executedAt.localeCompare(a.executedAt));
+      record.batches = batches.slice(0, RECENT_BATCHES);
+    });
+  }
+
+  async #update(change: (record: StatsRecord) => void): Promise<void> {
+    await this.#mutex.run('stats', async () => {
+      const record = await this.#record();
+      change(record);
       await this.#store.put(this.#store.fixedKey('meta', 'stats'), record);
     });
   }
 
   async #record(): Promise<StatsRecord> {
-    return (
-      (await this.#store.get<StatsRecord>(this.#store.fixedKey('meta', 'stats'))) ?? {
-        services: [],
-        payments: 0,
-        recentBatches: [],
-      }
-    );
+    return (await this.#store.get<StatsRecord>(this.#store.fixedKey('meta', 'stats'))) ?? { payments: 0 };
   }
 }

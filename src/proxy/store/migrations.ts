@@ -55,6 +55,16 @@ export const MIGRATIONS: readonly Migration[] = [
           );
           CREATE INDEX payment_queue_waiting ON payment_queue (seq) WHERE taken_epoch IS NULL`,
   },
+  {
+    version: 5,
+    name: 'pool-events',
+    // The pool's events as the indexers read them (services/event-archive.ts): public chain data, kept beside
+    // the records so `store recover` (which sets `kv` aside) and new replicas rebuild from them.
+    sql: `CREATE TABLE pool_events (
+            id text COLLATE "C" PRIMARY KEY,
+            event jsonb NOT NULL
+          )`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

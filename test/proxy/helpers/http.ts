@@ -12,10 +12,17 @@ export interface RawResponse {
 /** Sends exactly the given bytes and headers (fetch would normalise them). */
 export function rawRequest(
   url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
+  options: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string | Buffer;
+    /** the local address to connect from (any of 127.0.0.0/8 on loopback: another client's address) */
+    localAddress?: string;
+  } = {},
 ): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: options.method ?? 'GET', headers: options.headers ?? {} }, (res) => {
+    const { method = 'GET', headers = {}, localAddress } = options;
+    const req = request(url, { method, headers, ...(localAddress && { localAddress }) }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {

@@ -22,6 +22,7 @@ import { jsonLogger } from '../../../src/proxy/util/logger.ts';
 import { type PoolSandbox, startPoolSandbox } from '../../../src/deploy/sandbox-network.ts';
 import { STANDALONE_PASSPHRASE } from '../../../src/ledger/networks.ts';
 import { getJson, postJson } from './http.ts';
+import { operatorHeaders } from './proxy.ts';
 
 export const CIRCUITS_DIR = fileURLToPath(new URL('../../../build/circuits', import.meta.url));
 export const USDC = 10_000_000n;
@@ -34,6 +35,8 @@ export interface Stack {
   env: Env;
   masterKeyHex: string;
   server: rpc.Server;
+  /** The operator's Authorization header, the same for every proxy of the stack (they share its token file). */
+  operator: Record<string, string>;
   /**
    * Starts another proxy over the same ledger and prover (e.g. after a restart) with `env` overrides and,
    * to move its time without sleeping, a clock of the test's.
@@ -64,9 +67,11 @@ export async function startStack(
   await daemon.ready;
   const secrets = sandbox.secrets();
   const masterKeyHex = randomBytes(32).toString('hex');
+  const dataDir = mkdtempSync(join(tmpdir(), 'pp-e2e-'));
   const baseEnv: Env = {
     POOL_PROXY_PORT: '0',
-    POOL_PROXY_DATA_DIR: mkdtempSync(join(tmpdir(), 'pp-e2e-')),
+    POOL_PROXY_DATA_DIR: dataDir,
+    POOL_PROXY_OPERATOR_TOKEN_FILE: join(dataDir, 'operator.token'),
     POOL_PROXY_MASTER_KEY: masterKeyHex,
     POOL_PROXY_RPC_URL: sandbox.rpcUrl,
     POOL_PROXY_NETWORK_PASSPHRASE: passphrase,
@@ -104,6 +109,7 @@ export async function startStack(
     env: baseEnv,
     masterKeyHex,
     server,
+    operator: operatorHeaders(first.config),
     startProxy: launch,
     async fund(address, usdc) {
       const res = await fetch(`${sandbox.url}/friendbot?addr=${address}&usdc=${usdc}`);
