@@ -269,7 +269,7 @@ export class AspRegistrar {
 
   /** Feeds the time a wallet deposit's proof and simulation took into the registrar's estimate. */
   recordProof(ms: number): void {
-    this.#proofMs = Math.round((this.#proofMs + ms) / 2);
+    this.#proofMs = boundEstimate(this.#proofMs, ms);
   }
 
   /** Restores a promise made before a restart (a prepared deposit still open). */
@@ -515,7 +515,7 @@ export class AspRegistrar {
       }
     } finally {
       if (lastLedger > 0) await this.#d.indexer.waitForLedger(lastLedger);
-      if (inserted > 0) this.#insertMs = Math.round((this.#insertMs + (Date.now() - started) / inserted) / 2);
+      if (inserted > 0) this.#insertMs = boundEstimate(this.#insertMs, (Date.now() - started) / inserted);
     }
     this.#d.logger.log('info', 'allowlist registrations inserted', { count: inserted, slot: slot.index });
     for (const leaf of slot.leaves.values()) {
@@ -563,4 +563,12 @@ export class AspRegistrar {
     for (let i = tree.nextIndex - 1; i >= 0; i--) if (tree.leaf(i) === leaf) return i;
     return undefined;
   }
+}
+
+/**
+ * An estimate that a promised bound is built on: it rises at once to a slower observation (a loaded machine
+ * must not break the promise) and comes down slowly, a quarter of the way to each faster one.
+ */
+function boundEstimate(estimate: number, observed: number): number {
+  return Math.round(Math.max(observed, estimate - (estimate - observed) / 4));
 }
