@@ -3,7 +3,7 @@
 // written through a temporary name + rename, so concurrently running test files never see half files.
 import { execFile } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
-import { mkdir, rename, rm, readFile } from 'node:fs/promises';
+import { link, mkdir, rename, rm, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -87,6 +87,8 @@ export function ceremonyZkey(circuit: CompiledCircuit, power: number = CEREMONY_
 async function makeCeremonyZkey(circuit: CompiledCircuit, power: number): Promise<string> {
   const zkey = path.join(circuit.dir, `${circuit.name}_ceremony_p${power}.zkey`);
   if (fresh(zkey, circuit.r1cs)) return zkey;
+  // A key older than its circuit goes (one another process published meanwhile is fresh and stays).
+  if (existsSync(zkey) && !fresh(zkey, circuit.r1cs)) await rm(zkey, { force: true });
   const curve = await getCurveFromName('bn128');
   const ptauFinal = ceremonyPtau(power);
   {
@@ -97,7 +99,7 @@ async function makeCeremonyZkey(circuit: CompiledCircuit, power: number): Promis
       await snarkjs.powersOfTau.newAccumulator(curve, power, p0);
       await snarkjs.powersOfTau.contribute(p0, p1, 'test contribution', 'test entropy 1');
       await snarkjs.powersOfTau.preparePhase2(p1, pf);
-      await rename(pf, ptauFinal);
+      await publishOnce(pf, ptauFinal);
       await rm(p0, { force: true });
       await rm(p1, { force: true });
     }
@@ -113,11 +115,26 @@ async function makeCeremonyZkey(circuit: CompiledCircuit, power: number): Promis
       '0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f',
       10,
     );
-    await rename(zf, zkey);
+    await publishOnce(zf, zkey);
     await rm(z0, { force: true });
     await rm(z1, { force: true });
   }
   return zkey;
+}
+
+/**
+ * Moves a finished file into place unless another test process got there first. Ceremonies draw fresh
+ * randomness, so two processes make different files: the first one published stays, and a test that read
+ * the path never sees its bytes change under it.
+ */
+async function publishOnce(tmp: string, final: string): Promise<void> {
+  try {
+    await link(tmp, final);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    await rm(tmp, { force: true });
+  }
 }
 
 const devKeys = new Map<string, Promise<{ zkey: string; vkey: string }>>();
