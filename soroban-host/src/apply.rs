@@ -5,7 +5,7 @@
 //! would give, with the same diagnostic events.
 
 use crate::changes::{changes, Before, Change, ChangeKind};
-use crate::diagnostics::{budget_exceeded, symbol, Diagnostics};
+use crate::diagnostics::{symbol, Diagnostics};
 use crate::fees::{archived_indices, declared_resource_fee, is_soroban_key};
 use crate::module_cache::Modules;
 use crate::network::Network;
@@ -195,13 +195,10 @@ pub fn apply(
                 restored: false,
             });
             if resources.disk_read_bytes < disk_read_bytes {
-                diag.error(
-                    budget_exceeded(),
+                diag.over_limit(
                     "operation byte-read resources exceeds amount specified",
-                    vec![
-                        ScVal::U64(disk_read_bytes.into()),
-                        ScVal::U64(resources.disk_read_bytes.into()),
-                    ],
+                    disk_read_bytes,
+                    resources.disk_read_bytes,
                 );
                 out.disk_read_bytes = disk_read_bytes;
                 return fail(out, diag, Outcome::ResourceLimitExceeded);
@@ -268,13 +265,10 @@ pub fn apply(
             // Restoring reads the archived entry from disk.
             disk_read_bytes = disk_read_bytes.saturating_add(bytes.len() as u32);
             if resources.disk_read_bytes < disk_read_bytes {
-                diag.error(
-                    budget_exceeded(),
+                diag.over_limit(
                     "operation byte-read resources exceeds amount specified",
-                    vec![
-                        ScVal::U64(disk_read_bytes.into()),
-                        ScVal::U64(resources.disk_read_bytes.into()),
-                    ],
+                    disk_read_bytes,
+                    resources.disk_read_bytes,
                 );
                 out.disk_read_bytes = disk_read_bytes;
                 return fail(out, diag, Outcome::ResourceLimitExceeded);
@@ -376,23 +370,17 @@ pub fn apply(
             );
             out.error = Some(format!("{e:?}"));
             let outcome = if u64::from(resources.instructions) < out.cpu_instructions {
-                diag.error(
-                    budget_exceeded(),
+                diag.over_limit(
                     "operation instructions exceeds amount specified",
-                    vec![
-                        ScVal::U64(out.cpu_instructions),
-                        ScVal::U64(resources.instructions.into()),
-                    ],
+                    out.cpu_instructions,
+                    resources.instructions,
                 );
                 Outcome::ResourceLimitExceeded
             } else if u64::from(limits.memory_limit) < out.memory_bytes {
-                diag.error(
-                    budget_exceeded(),
+                diag.over_limit(
                     "operation memory usage exceeds network config limit",
-                    vec![
-                        ScVal::U64(out.memory_bytes),
-                        ScVal::U64(limits.memory_limit.into()),
-                    ],
+                    out.memory_bytes,
+                    limits.memory_limit,
                 );
                 Outcome::ResourceLimitExceeded
             } else {
@@ -422,13 +410,10 @@ pub fn apply(
         }
         write_bytes = write_bytes.saturating_add(new.len() as u32);
         if resources.write_bytes < write_bytes {
-            diag.error(
-                budget_exceeded(),
+            diag.over_limit(
                 "operation byte-write resources exceeds amount specified",
-                vec![
-                    ScVal::U64(write_bytes.into()),
-                    ScVal::U64(resources.write_bytes.into()),
-                ],
+                write_bytes,
+                resources.write_bytes,
             );
             out.write_bytes = write_bytes;
             return fail(out, diag, Outcome::ResourceLimitExceeded);
@@ -442,13 +427,10 @@ pub fn apply(
     for event in &contract_events {
         events_size = events_size.saturating_add(event.len() as u32);
         if max_events < events_size {
-            diag.error(
-                budget_exceeded(),
+            diag.over_limit(
                 "total events size exceeds network config maximum",
-                vec![
-                    ScVal::U64(events_size.into()),
-                    ScVal::U64(max_events.into()),
-                ],
+                events_size,
+                max_events,
             );
             out.events_size_bytes = events_size;
             return fail(out, diag, Outcome::ResourceLimitExceeded);
@@ -457,34 +439,27 @@ pub fn apply(
     events_size = events_size.saturating_add(value.len() as u32);
     out.events_size_bytes = events_size;
     if max_events < events_size {
-        diag.error(
-            budget_exceeded(),
+        diag.over_limit(
             "return value pushes events size above network config maximum",
-            vec![
-                ScVal::U64(events_size.into()),
-                ScVal::U64(max_events.into()),
-            ],
+            events_size,
+            max_events,
         );
         return fail(out, diag, Outcome::ResourceLimitExceeded);
     }
 
     // The refundable part of the declared fee must cover rent, then rent and events.
     if max_refundable < rent {
-        diag.error(
-            budget_exceeded(),
+        diag.over_limit(
             "refundable resource fee was not sufficient to cover the ledger storage rent: {} > {}",
-            vec![ScVal::U64(rent as u64), ScVal::U64(max_refundable as u64)],
+            rent as u64,
+            max_refundable as u64,
         );
         return fail(out, diag, Outcome::InsufficientRefundableFee);
     }
     let (_, events_fee) =
         declared_resource_fee(network, &data, input.transaction_size_bytes, events_size);
     if max_refundable < rent.saturating_add(events_fee) {
-        diag.error(
-            budget_exceeded(),
-            "refundable resource fee was not sufficient to cover the events fee after paying for ledger storage rent: {} > {}",
-            vec![ScVal::U64(events_fee as u64), ScVal::U64((max_refundable - rent) as u64)],
-        );
+        diag.over_limit("refundable resource fee was not sufficient to cover the events fee after paying for ledger storage rent: {} > {}", events_fee as u64, (max_refundable - rent) as u64);
         return fail(out, diag, Outcome::InsufficientRefundableFee);
     }
 
@@ -515,24 +490,18 @@ fn entry_size_ok(network: &Network, key: &LedgerKey, size: u32, diag: &mut Diagn
     let limits = &network.limits;
     match key {
         LedgerKey::ContractCode(_) if limits.max_contract_size_bytes < size => {
-            diag.error(
-                budget_exceeded(),
+            diag.over_limit(
                 "Wasm size exceeds network config maximum contract size",
-                vec![
-                    ScVal::U64(size.into()),
-                    ScVal::U64(limits.max_contract_size_bytes.into()),
-                ],
+                size,
+                limits.max_contract_size_bytes,
             );
             false
         }
         LedgerKey::ContractData(_) if limits.max_contract_data_entry_size_bytes < size => {
-            diag.error(
-                budget_exceeded(),
+            diag.over_limit(
                 "ContractData size exceeds network config maximum size",
-                vec![
-                    ScVal::U64(size.into()),
-                    ScVal::U64(limits.max_contract_data_entry_size_bytes.into()),
-                ],
+                size,
+                limits.max_contract_data_entry_size_bytes,
             );
             false
         }

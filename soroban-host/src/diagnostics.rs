@@ -24,6 +24,13 @@ impl Diagnostics {
         self.push(vec![symbol("error"), ScVal::Error(error)], data);
     }
 
+    /// A resource over its declared amount or the network's limit: the message, then what was used and the
+    /// limit, as stellar-core reports it.
+    pub fn over_limit(&mut self, message: &str, used: impl Into<u64>, limit: impl Into<u64>) {
+        let args = vec![ScVal::U64(used.into()), ScVal::U64(limit.into())];
+        self.error(budget_exceeded(), message, args);
+    }
+
     pub fn push(&mut self, topics: Vec<ScVal>, data: ScVal) {
         self.0.push(DiagnosticEvent {
             in_successful_contract_call: false,
