@@ -138,6 +138,43 @@ export const payRequest = (cap: bigint) =>
     })
     .openapi('PayRequest');
 
+/** A service an owner's policy names: an http(s) origin, optionally with a path prefix. */
+const servicePattern = z.string().min(1).max(512).openapi({
+  description: 'an http(s) origin, optionally with a path prefix (no query, no fragment)',
+  example: 'https://api.example.com/weather',
+});
+
+/** A budget or cap of a policy: an amount, or null for none of the owner's own (the operator's applies). */
+const policyAmount = (max: bigint, description: string) =>
+  amountField(max).nullable().optional().openapi({ description });
+
+export const policyRequest = (max: bigint) =>
+  z
+    .strictObject({
+      perPaymentCap: policyAmount(max, 'largest price one payment may have; null/absent: the operator’s cap'),
+      budgetPerHour: policyAmount(
+        max,
+        'most the agent may spend in any rolling hour; null/absent: no own budget',
+      ),
+      budgetPerDay: policyAmount(max, 'most the agent may spend in any rolling 24 hours'),
+      budgetPer30Days: policyAmount(max, 'most the agent may spend in any rolling 30 days'),
+      allowedServices: z
+        .array(servicePattern)
+        .max(50)
+        .optional()
+        .openapi({ description: 'the agent may pay only these services; empty/absent: any service' }),
+      deniedServices: z
+        .array(servicePattern)
+        .max(50)
+        .optional()
+        .openapi({ description: 'the agent may never pay these services (a denial wins over an allowance)' }),
+      frozen: z
+        .boolean()
+        .optional()
+        .openapi({ description: 'freeze (true) or unfreeze (false) the agent; absent: unchanged' }),
+    })
+    .openapi('AgentPolicyRequest');
+
 export const PaymentsQuery = z.strictObject({
   limit: z
     .string()
@@ -264,6 +301,52 @@ export const OperatorBooks = z
     settling: z.boolean().openapi({ description: 'a settlement round or a float refill is under way' }),
   })
   .openapi('OperatorBooks');
+const budgetState = z
+  .object({
+    budget: z
+      .string()
+      .openapi({ description: 'the budget that applies: the tighter of the owner’s and the operator’s' }),
+    spent: z
+      .string()
+      .openapi({
+        description: 'what the agent’s payments that paid or may still pay add up to in the window',
+      }),
+    remaining: z.string().openapi({ description: 'budget − spent (never below 0)' }),
+  })
+  .openapi('BudgetState');
+export const AgentPolicyView = z
+  .object({
+    agentId: z.string(),
+    perPaymentCap: z.string().nullable().openapi({ description: 'the owner’s cap; null: none of its own' }),
+    budgetPerHour: z.string().nullable(),
+    budgetPerDay: z.string().nullable(),
+    budgetPer30Days: z.string().nullable(),
+    allowedServices: z.array(z.string()),
+    deniedServices: z.array(z.string()),
+    frozen: z.boolean(),
+    approvalThreshold: z
+      .null()
+      .openapi({
+        description:
+          'reserved: payments above a threshold waiting for the owner’s approval (not offered yet)',
+      }),
+    effective: z
+      .object({
+        perPaymentCap: z
+          .string()
+          .openapi({ description: 'the cap that applies (owner’s or operator’s, the lower)' }),
+        budgets: z.object({
+          hour: budgetState.nullable(),
+          day: budgetState.nullable(),
+          days30: budgetState.nullable(),
+        }),
+      })
+      .openapi({
+        description: 'what applies to the next payment, with what is left of each budget (null: no budget)',
+      }),
+    updatedAt: z.string().nullable().openapi({ description: 'when the owner last changed it; null: never' }),
+  })
+  .openapi('AgentPolicy');
 export const AgentList = z.object({ agents: z.array(Balance) }).openapi('AgentList');
 export const BatchSummary = z
   .object({

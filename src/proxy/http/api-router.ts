@@ -61,7 +61,7 @@ export interface RouteInput<B, Q, P> {
 }
 
 export interface RouteDefinition<B, Q, P, R> {
-  method: 'get' | 'post' | 'delete';
+  method: 'get' | 'post' | 'put' | 'delete';
   /** Koa path, e.g. /api/balance/:agentId */
   path: string;
   summary: string;
