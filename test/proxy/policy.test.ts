@@ -7,6 +7,7 @@
 import { Keypair, TransactionBuilder } from '@stellar/stellar-sdk';
 import test from 'ava';
 import { type PayStack, startPayStack } from '../mcp/pay-stack.ts';
+import { runCli } from '../helpers/cli.ts';
 import { getJson, postJson, rawRequest, type RawResponse } from './helpers/http.ts';
 
 let pay: PayStack;
@@ -274,6 +275,44 @@ test.serial(
     });
   },
 );
+
+test.serial('the operator reads and sets its agent’s policy with `pool-proxy agents`', async (t) => {
+  const cli = async (...args: string[]) => {
+    const run = runCli([
+      'agents',
+      ...args,
+      '--proxy',
+      pay.proxy.url,
+      '--data-dir',
+      pay.stack.env.POOL_PROXY_DATA_DIR!,
+    ]);
+    return { code: await run.exited, out: run.stdout(), err: run.stderr() };
+  };
+  const set = await cli('policy', 'twenty', '--cap', '0.02', '--deny', 'https://bad.example/x', '--json');
+  t.is(set.code, 0, set.err);
+  const view = JSON.parse(set.out);
+  t.is(view.perPaymentCap, '0.0200000');
+  t.is(view.budgetPerDay, '0.0500000', 'what no flag names is kept');
+  t.deepEqual(view.deniedServices, ['https://bad.example/x']);
+  const shown = await cli('policy', 'twenty');
+  t.is(shown.code, 0, shown.err);
+  t.regex(shown.out, /budget day: 0\.0000000 of 0\.0500000 USDC left/);
+  t.regex(shown.out, /per-payment cap: 0\.0200000 USDC/);
+  const loose = await cli('policy', 'twenty', '--cap', '5');
+  t.is(loose.code, 1);
+  t.regex(loose.err, /invalid_request: .*perPaymentCap/);
+  t.is((await policyOf('twenty')).perPaymentCap, '0.0200000', 'the refused change changed nothing');
+  const cleared = await cli('policy', 'twenty', '--cap', 'none', '--deny', '', '--json');
+  t.is(JSON.parse(cleared.out).perPaymentCap, null);
+  t.deepEqual(JSON.parse(cleared.out).deniedServices, []);
+  const frozen = await cli('freeze', 'twenty');
+  t.regex(frozen.out, /FROZEN/);
+  t.true((await policyOf('twenty')).frozen);
+  t.false(JSON.parse((await cli('unfreeze', 'twenty', '--json')).out).frozen);
+  const unknown = await cli('policy', 'nobody');
+  t.is(unknown.code, 1);
+  t.regex(unknown.err, /not_found/);
+});
 
 test.serial(
   'a freeze stops the agent’s queued unsigned payments; unfreeze restores it; withdrawals work',
