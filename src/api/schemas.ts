@@ -175,6 +175,28 @@ export const policyRequest = (max: bigint) =>
     })
     .openapi('AgentPolicyRequest');
 
+/** The longest an agent token may live: 90 days. */
+export const AGENT_TOKEN_MAX_SECONDS = 90 * 86_400;
+
+export const AgentTokenRequest = z
+  .strictObject({
+    expiresInSeconds: z
+      .number()
+      .int()
+      .min(60)
+      .max(AGENT_TOKEN_MAX_SECONDS)
+      .optional()
+      .openapi({ description: 'how long the token lives, 60 s to 90 days (default 30 days)' }),
+  })
+  .openapi('AgentTokenRequest');
+
+export const AgentTokenParams = z.strictObject({
+  agentId,
+  tokenId: z
+    .string()
+    .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'tokenId must be a UUID'),
+});
+
 export const PaymentsQuery = z.strictObject({
   limit: z
     .string()
@@ -306,11 +328,9 @@ const budgetState = z
     budget: z
       .string()
       .openapi({ description: 'the budget that applies: the tighter of the owner’s and the operator’s' }),
-    spent: z
-      .string()
-      .openapi({
-        description: 'what the agent’s payments that paid or may still pay add up to in the window',
-      }),
+    spent: z.string().openapi({
+      description: 'what the agent’s payments that paid or may still pay add up to in the window',
+    }),
     remaining: z.string().openapi({ description: 'budget − spent (never below 0)' }),
   })
   .openapi('BudgetState');
@@ -324,12 +344,9 @@ export const AgentPolicyView = z
     allowedServices: z.array(z.string()),
     deniedServices: z.array(z.string()),
     frozen: z.boolean(),
-    approvalThreshold: z
-      .null()
-      .openapi({
-        description:
-          'reserved: payments above a threshold waiting for the owner’s approval (not offered yet)',
-      }),
+    approvalThreshold: z.null().openapi({
+      description: 'reserved: payments above a threshold waiting for the owner’s approval (not offered yet)',
+    }),
     effective: z
       .object({
         perPaymentCap: z
@@ -347,6 +364,27 @@ export const AgentPolicyView = z
     updatedAt: z.string().nullable().openapi({ description: 'when the owner last changed it; null: never' }),
   })
   .openapi('AgentPolicy');
+const agentTokenInfo = {
+  tokenId: z.string().openapi({ description: 'the token’s id (its jti): what revokes it' }),
+  agentId: z.string(),
+  issuedAt: z.string(),
+  expiresAt: z.string(),
+};
+export const AgentTokenIssued = z
+  .object({
+    ...agentTokenInfo,
+    token: z.string().openapi({
+      description:
+        'the Bearer token for the agent (shown once, never kept by the proxy): it pays within the agent’s policy and reads its balance, policy and payments, nothing else',
+    }),
+  })
+  .openapi('AgentTokenIssued');
+export const AgentTokenList = z
+  .object({ tokens: z.array(z.object(agentTokenInfo)) })
+  .openapi('AgentTokenList');
+export const AgentTokenRevoked = z
+  .object({ tokenId: z.string(), revoked: z.literal(true) })
+  .openapi('AgentTokenRevoked');
 export const AgentList = z.object({ agents: z.array(Balance) }).openapi('AgentList');
 export const BatchSummary = z
   .object({

@@ -1,5 +1,6 @@
 // The MCP server of the pool: tools pool_deposit, pool_pay, pool_balance, pool_withdraw and pool_stats (and,
-// for wallets, pool_deposit_submit), one file each in tools/, each a thin call of the proxy's REST API
+// for wallets, pool_deposit_submit; with an agent token only pool_pay, pool_balance and pool_stats), one file
+// each in tools/, each a thin call of the proxy's REST API
 // through the shared client (src/api/client.ts). Results carry structuredContent plus a short text; refusals
 // are isError results whose text is the problem (code, detail).
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -30,14 +31,15 @@ export function createPoolMcpServer({ api, mode }: PoolMcpOptions): McpServer {
   const context = toolContext(server, api, mode);
   if (mode.kind === 'operator') {
     registerOperatorDeposit(context, mode.agentId);
-  } else {
+  } else if (mode.kind === 'wallet') {
     // A wallet's MCP call must never reach the operator-funded deposit: the wallet signs its own deposit.
     registerWalletDeposit(context, mode.wallet);
     registerDepositSubmit(context);
   }
   registerPay(context);
   registerBalance(context);
-  registerWithdraw(context);
+  // An agent token never moves money out (the proxy would refuse it anyway): no withdraw tool for it.
+  if (mode.kind !== 'agent') registerWithdraw(context);
   registerStats(context);
   return server;
 }

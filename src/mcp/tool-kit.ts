@@ -11,8 +11,13 @@ import { PoolApiError, type PoolApi } from '../api/client.ts';
 /**
  * operator: the local stdio server, acting as the proxy's operator for one agent (operator-funded deposits).
  * wallet: the HTTP server, acting for a logged-in wallet and its agents (the wallet signs its own deposits).
+ * agent: the HTTP server with an agent-scoped token: one agent, which may pay within its policy and read its
+ * balance and policy, nothing else (the proxy refuses the rest whatever a tool asks).
  */
-export type PoolMcpMode = { kind: 'operator'; agentId: string } | { kind: 'wallet'; wallet: string };
+export type PoolMcpMode =
+  | { kind: 'operator'; agentId: string }
+  | { kind: 'wallet'; wallet: string }
+  | { kind: 'agent'; agentId: string };
 
 /** What a tool is registered with. */
 export interface ToolContext {
@@ -30,8 +35,8 @@ export function toolContext(server: McpServer, api: PoolApi, mode: PoolMcpMode):
     server,
     api,
     mode,
-    agentOf: (args) => (mode.kind === 'operator' ? mode.agentId : (args.agentId ?? mode.wallet)),
-    forWhom: mode.kind === 'operator' ? `agent "${mode.agentId}"` : 'the agent (default: your wallet)',
+    agentOf: (args) => (mode.kind === 'wallet' ? (args.agentId ?? mode.wallet) : mode.agentId),
+    forWhom: mode.kind === 'wallet' ? 'the agent (default: your wallet)' : `agent "${mode.agentId}"`,
   };
 }
 

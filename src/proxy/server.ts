@@ -23,6 +23,8 @@ import { registerFlowRoutes } from './routes/flow-routes.ts';
 import { registerPaymentRoutes } from './routes/payment-routes.ts';
 import { registerServiceRoutes } from './routes/service-routes.ts';
 import { registerPolicyRoutes } from './routes/policy-routes.ts';
+import { registerAgentTokenRoutes } from './routes/agent-token-routes.ts';
+import { AgentTokens } from './services/agent-tokens.ts';
 import { AgentPolicies } from './services/agent-policies.ts';
 import { PaymentRecords } from './payments/records.ts';
 import { AgentRegistry } from './services/agents.ts';
@@ -184,6 +186,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     },
     maxAmount: MAX_POLICY_AMOUNT,
   });
+  registerAgentTokenRoutes(api, { agents, records: new AgentTokens(store), tokens, clock });
 
   const friendbot = sandboxFriendbotUrl(config.ledger);
   const web = webMiddleware({ connectOrigins: friendbot ? [new URL(friendbot).origin] : [] });

@@ -2,7 +2,8 @@
 // package — with the sandbox ledger, a real prover daemon and the local x402 pair (the demo service at 0.01
 // USDC): twenty concurrent payments spread over both replicas against a daily budget of five prices pay
 // exactly five (the budget is reserved under a PostgreSQL advisory lock), and a freeze asked of one replica
-// stops payments queued through the other before the batch leader signs them.
+// stops payments queued through the other before the batch leader signs them; an agent token revoked on one
+// replica is refused by the other.
 import test from 'ava';
 import type { ProxyHandle } from '../../src/proxy/server.ts';
 import { type LocalX402, localX402Env, startLocalX402 } from '../../src/x402/local-services.ts';
@@ -15,6 +16,9 @@ let stack: Stack;
 let x402: LocalX402;
 let replicas: ProxyHandle[];
 let operator: Record<string, string>;
+/** The replicas' clock: moved forward instead of sleeping. */
+let offset = 0;
+const clock = () => Date.now() + offset;
 
 const replica = (i: number) => replicas[i % replicas.length]!.url;
 const balanceOf = async (agentId: string, i = 0) =>
@@ -49,7 +53,7 @@ test.before(async () => {
     POOL_PROXY_SETTLE_INTERVAL_MS: '86400000',
     POOL_PROXY_PUBLIC_URL: 'http://pool.test',
   };
-  replicas = await Promise.all([1, 2].map(async () => (await stack.startProxy(env)).proxy));
+  replicas = await Promise.all([1, 2].map(async () => (await stack.startProxy(env, { clock })).proxy));
   await operatorDeposit('budgeted', '1');
   await operatorDeposit('frozen', '1');
 });
@@ -100,4 +104,31 @@ test.serial('a freeze asked of one replica stops payments queued through the oth
   }
   t.is(await stack.usdcBalance(x402.demoPayTo), demoBefore, 'nothing was paid');
   t.is(await balanceOf('frozen', 0), '1.0000000', 'the reservations came back');
+});
+
+test.serial('an agent token revoked on one replica is refused by the other', async (t) => {
+  const issued = await postJson(`${replica(0)}/api/agents/budgeted/tokens`, {}, operator);
+  t.is(issued.status, 200, issued.text);
+  const agent = { authorization: `Bearer ${issued.json.token}` };
+  t.is(
+    (await getJson(`${replica(1)}/api/balance/budgeted`, agent)).status,
+    200,
+    'valid on the other replica',
+  );
+  const revoked = await rawRequest(`${replica(0)}/api/agents/budgeted/tokens/${issued.json.tokenId}`, {
+    method: 'DELETE',
+    headers: operator,
+  });
+  t.is(revoked.status, 200, revoked.text);
+  t.is(
+    (await getJson(`${replica(0)}/api/balance/budgeted`, agent)).status,
+    401,
+    'at once where it was revoked',
+  );
+  // The other replica trusts its last "not revoked" answer for a second (auth/revocations.ts): move past it.
+  offset += 2_000;
+  const there = await getJson(`${replica(1)}/api/balance/budgeted`, agent);
+  t.is(there.status, 401, there.text);
+  const paid = await postJson(`${replica(1)}/api/pay`, { serviceUrl: x402.demo.quoteUrl }, agent);
+  t.is(paid.status, 401);
 });

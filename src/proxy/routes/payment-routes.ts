@@ -25,6 +25,7 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
       'and never pays twice.',
     tag: 'pay',
     access: 'wallet-or-operator',
+    agentToken: 'own-agent',
     body: payRequest(paymentCap),
     response: PaymentResult,
     errors: [
@@ -43,13 +44,15 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
     status: (result) => (result.paymentStatus === 'pending' ? 202 : 200),
     handler: async ({ body, auth }) => {
       const owner = auth!.sub;
-      if (owner === OPERATOR_OWNER && body.agentId === undefined) {
+      // an agent token pays for its own agent (api-router.ts refuses another agentId)
+      const agentId = body.agentId ?? auth!.agt;
+      if (owner === OPERATOR_OWNER && agentId === undefined) {
         throw new ProblemError('invalid_request', 'operator payments must name the agentId', {
           issues: [{ path: 'agentId', message: 'required without a wallet token' }],
         });
       }
       const outcome = await requestPayment(runtime.requirePayments(), owner, {
-        agentId: body.agentId ?? owner,
+        agentId: agentId ?? owner,
         serviceUrl: body.serviceUrl,
         method: body.method,
         body: body.body,
@@ -68,6 +71,7 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
     summary: 'Recent payments of the caller’s agents, newest first, with their receipts',
     tag: 'pay',
     access: 'wallet-or-operator',
+    agentToken: 'own-agent',
     query: PaymentsQuery,
     response: PaymentList,
     errors: ['invalid_request', 'service_unavailable'],
@@ -77,7 +81,9 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
       const records = [];
       for (const id of await pctx.records.paymentsOf(auth!.sub)) {
         const record = await pctx.flows.journal.get(id);
-        if (record !== undefined) records.push(record);
+        // an agent token reads its own agent's payments only
+        if (record === undefined || (auth!.agt !== undefined && record.data?.agentId !== auth!.agt)) continue;
+        records.push(record);
       }
       records.sort((a, b) => b.createdAt - a.createdAt);
       return {

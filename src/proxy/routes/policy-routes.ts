@@ -55,6 +55,7 @@ export function registerPolicyRoutes(api: ApiRouter, deps: PolicyRouteDeps): voi
       'operator’s limits, with what the agent spent and has left in each rolling window.',
     tag: 'policy',
     access: 'wallet-or-operator',
+    agentToken: 'own-agent',
     params: BalanceParams,
     response: AgentPolicyView,
     errors: ['not_found', 'invalid_request', 'service_unavailable'],
