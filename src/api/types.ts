@@ -32,5 +32,3 @@ export type BatchSummary = z.infer<typeof S.BatchSummary>;
 export type PoolStats = z.infer<typeof S.PoolStats>;
 export type PoolInfo = z.infer<typeof S.PoolInfo>;
 export type AgentPolicyView = z.infer<typeof S.AgentPolicyView>;
-export type AgentTokenIssued = z.infer<typeof S.AgentTokenIssued>;
-export type AgentTokenList = z.infer<typeof S.AgentTokenList>;
