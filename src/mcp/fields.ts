@@ -7,14 +7,16 @@ import { AMOUNT_PATTERN } from '../api/amount.ts';
 import { AGENT_ID_PATTERN } from '../api/agent-id.ts';
 import * as S from '../api/schemas.ts';
 
-const AMOUNT_TEXT = 'USDC as a decimal string, "<int>" or "<int>.<up to 7 digits>", e.g. "10" or "2.5000000"';
+const AMOUNT_TEXT =
+  'USDC as a decimal string, "<int>" or "<int>.<up to 7 digits>", e.g. "10" or "2.5000000", or as a JSON number with at most 7 decimals (e.g. 3 or 0.25)';
 
+/** An amount: a decimal string, or a JSON number (clients such as the MCP Inspector send `amount=3` as one). */
 export const amountInput = (what: string) =>
   z
-    .string()
-    .min(1)
-    .max(40)
-    .regex(AMOUNT_PATTERN, `${what} must be ${AMOUNT_TEXT}`)
+    .union([
+      z.string().min(1).max(40).regex(AMOUNT_PATTERN, `${what} must be ${AMOUNT_TEXT}`),
+      z.number().positive().finite(),
+    ])
     .describe(`${what}: ${AMOUNT_TEXT}`);
 
 /** The wallet's choice of agent (absent in operator mode, where the server has exactly one). */
@@ -107,4 +109,5 @@ export const outputs = {
     ),
   },
   stats: S.PoolStats.shape,
+  policy: S.AgentPolicyView.shape,
 };

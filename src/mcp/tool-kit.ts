@@ -66,10 +66,21 @@ function invalid(detail: string, path: string): PoolApiError {
   });
 }
 
-/** "10" → "10.0000000"; refuses what the proxy would refuse as an amount. */
-export function normaliseAmount(value: string, field: string): string {
+/** A JSON number as the decimal string it means; refused when it cannot be one exactly (> 7 decimals, huge). */
+function decimalOf(value: number): string {
+  if (!Number.isFinite(value)) throw new AmountError('amount must be a finite number');
+  if (Math.abs(value) > Number.MAX_SAFE_INTEGER)
+    throw new AmountError('amount is too large for a JSON number: send it as a decimal string');
+  const fixed = value.toFixed(7);
+  if (Number(fixed) !== value)
+    throw new AmountError(`amount ${value} has more than 7 decimals: send it as a decimal string`);
+  return fixed;
+}
+
+/** "10" (or 10) → "10.0000000"; refuses what the proxy would refuse as an amount. */
+export function normaliseAmount(value: string | number, field: string): string {
   try {
-    return formatAmount(parseAmount(value, PARSE_LIMIT));
+    return formatAmount(parseAmount(typeof value === 'number' ? decimalOf(value) : value, PARSE_LIMIT));
   } catch (error) {
     if (error instanceof AmountError) {
       throw invalid(field === 'amount' ? error.message : `${field}: ${error.message}`, field);

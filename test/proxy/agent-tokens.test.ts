@@ -208,6 +208,75 @@ test.serial('over /mcp an agent token has the same rights: its tools act for its
   }
 });
 
+test.serial(
+  'over /mcp the agent reads its policy and budgets, no tool changes them, amounts may be numbers',
+  async (t) => {
+    const set = await send('PUT', '/api/agents/alpha/policy', walletToken, {
+      budgetPerDay: '0.5',
+      deniedServices: ['https://denied.example'],
+    });
+    t.is(set.status, 200, set.text);
+    const agent = await mcpClient(agentToken);
+    const owner = await mcpClient(walletToken);
+    try {
+      const tools = (await agent.listTools()).tools;
+      t.deepEqual(tools.map((tool) => tool.name).sort(), [
+        'pool_balance',
+        'pool_pay',
+        'pool_policy',
+        'pool_stats',
+      ]);
+      t.like(tools.find((tool) => tool.name === 'pool_policy')!.annotations!, { readOnlyHint: true });
+      const read = structured(t, await callTool(agent, 'pool_policy'));
+      t.deepEqual(read, (await send('GET', '/api/agents/alpha/policy', walletToken)).json, 'the REST answer');
+      t.like(read, {
+        agentId: 'alpha',
+        budgetPerDay: '0.5000000',
+        deniedServices: ['https://denied.example'],
+      });
+      // Amounts as JSON numbers (what the MCP Inspector's --tool-arg maxAmount=0.01 sends).
+      const paid = structured(t, await callTool(agent, 'pool_pay', { url: demo, maxAmount: 0.01 }));
+      t.is(paid.paymentStatus, 'confirmed');
+      t.is(
+        problem(t, await callTool(agent, 'pool_pay', { url: demo, maxAmount: 0.005 })).code,
+        'price_too_high',
+      );
+      t.is(
+        problem(t, await callTool(agent, 'pool_pay', { url: demo, maxAmount: 1e-9 })).code,
+        'invalid_request',
+      );
+      const left = structured(t, await callTool(agent, 'pool_policy')) as {
+        effective: { budgets: { day: unknown } };
+      };
+      t.deepEqual(left.effective.budgets.day, {
+        budget: '0.5000000',
+        spent: '0.0400000',
+        remaining: '0.4600000',
+      });
+      // No tool of either server changes a policy, whatever it is sent.
+      const ownerTools = (await owner.listTools()).tools.map((tool) => tool.name);
+      t.deepEqual(
+        ownerTools.filter((name) => /polic|freez|budget|token/.test(name)),
+        ['pool_policy'],
+      );
+      await callTool(agent, 'pool_policy', { frozen: true, budgetPerDay: '100' });
+      await callTool(owner, 'pool_policy', { agentId: 'alpha', frozen: true, deniedServices: [] });
+      const destination = Keypair.random().publicKey();
+      await pay.stack.fund(destination, 0);
+      const out = structured(
+        t,
+        await callTool(owner, 'pool_withdraw', { agentId: 'beta', amount: 0.1, destination }),
+      );
+      t.is(out.amount, '0.1000000', 'a wallet withdraws a JSON-number amount');
+      const after = (await send('GET', '/api/agents/alpha/policy', walletToken)).json;
+      t.like(after, { frozen: false, budgetPerDay: '0.5000000', deniedServices: ['https://denied.example'] });
+    } finally {
+      await agent.close();
+      await owner.close();
+    }
+  },
+);
+
 async function refusedEverywhere(t: ExecutionContext, token: string) {
   const rest = await send('GET', '/api/balance/alpha', token);
   t.is(rest.status, 401, rest.text);
