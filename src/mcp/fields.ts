@@ -61,6 +61,10 @@ export const signedXdrInput = S.DepositSubmitRequest.shape.signedTransactionXDR.
 
 // ---- outputs: the REST answers' fields, with what an agent needs to read them ----
 
+/** A string or null, as `anyOf` branches of one type each (portable to single-`type` schema dialects). */
+const orNone = (what: string) =>
+  z.union([z.string(), z.null().describe('none set')]).describe(`${what}; null: none of its own`);
+
 const txHash = z.string().describe('hash of the confirmed pool transaction');
 const agentId = z.string().describe('the agent the call acted for');
 
@@ -109,5 +113,12 @@ export const outputs = {
     ),
   },
   stats: S.PoolStats.shape,
-  policy: S.AgentPolicyView.shape,
+  policy: {
+    ...S.AgentPolicyView.shape,
+    perPaymentCap: orNone('the owner’s per-payment cap (USDC)'),
+    budgetPerHour: orNone('the owner’s budget over any rolling hour'),
+    budgetPerDay: orNone('the owner’s budget over any rolling 24 hours'),
+    budgetPer30Days: orNone('the owner’s budget over any rolling 30 days'),
+    updatedAt: orNone('when the owner last changed the policy'),
+  },
 };

@@ -300,6 +300,7 @@ test.serial(
       'pool_deposit',
       'pool_deposit_submit',
       'pool_pay',
+      'pool_policy',
       'pool_stats',
       'pool_withdraw',
     ]);
