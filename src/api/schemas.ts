@@ -197,6 +197,36 @@ export const AgentTokenParams = z.strictObject({
     .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'tokenId must be a UUID'),
 });
 
+const instant = (what: string) =>
+  z
+    .string()
+    .max(40)
+    .refine(
+      (v) => /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2}))?$/.test(v) && !Number.isNaN(Date.parse(v)),
+      {
+        message: `${what} must be an ISO 8601 date or date-time (e.g. 2026-11-01 or 2026-11-01T00:00:00Z)`,
+      },
+    )
+    .optional()
+    .openapi({
+      description: `${what} (ISO 8601, UTC unless an offset is given)`,
+      example: '2026-11-01T00:00:00Z',
+    });
+
+export const PaymentExportQuery = z
+  .strictObject({
+    format: z
+      .enum(['csv', 'json'])
+      .default('json')
+      .openapi({ description: 'csv (a download) or json (default)' }),
+    from: instant('first instant included (default: the beginning)'),
+    to: instant('first instant no longer included (default: now)'),
+  })
+  .refine((q) => q.from === undefined || q.to === undefined || Date.parse(q.from) <= Date.parse(q.to), {
+    message: 'from must not be after to',
+    path: ['from'],
+  });
+
 export const PaymentsQuery = z.strictObject({
   limit: z
     .string()
@@ -385,6 +415,26 @@ export const AgentTokenList = z
 export const AgentTokenRevoked = z
   .object({ tokenId: z.string(), revoked: z.literal(true) })
   .openapi('AgentTokenRevoked');
+export const PaymentExport = z
+  .object({
+    agentId: z.string(),
+    from: z.string().nullable(),
+    to: z.string(),
+    payments: z.array(
+      z.object({
+        time: z.string().openapi({ description: 'when the payment was asked for (ISO 8601, UTC)' }),
+        service: z.string().openapi({ description: 'the URL paid' }),
+        amount: z.string(),
+        status: z.enum(['confirmed', 'failed', 'pending']),
+        batch: z.string().openapi({ description: 'the batch it ran in ("" before one)' }),
+        transaction: z
+          .string()
+          .openapi({ description: 'the receipt’s transaction hash ("" without a receipt)' }),
+        paymentId: z.string(),
+      }),
+    ),
+  })
+  .openapi('PaymentExport');
 export const AgentList = z.object({ agents: z.array(Balance) }).openapi('AgentList');
 export const BatchSummary = z
   .object({

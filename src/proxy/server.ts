@@ -24,6 +24,7 @@ import { registerPaymentRoutes } from './routes/payment-routes.ts';
 import { registerServiceRoutes } from './routes/service-routes.ts';
 import { registerPolicyRoutes } from './routes/policy-routes.ts';
 import { registerAgentTokenRoutes } from './routes/agent-token-routes.ts';
+import { registerExportRoutes } from './routes/export-routes.ts';
 import { AgentTokens } from './services/agent-tokens.ts';
 import { AgentPolicies } from './services/agent-policies.ts';
 import { PaymentRecords } from './payments/records.ts';
@@ -186,6 +187,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     },
     maxAmount: MAX_POLICY_AMOUNT,
   });
+  registerExportRoutes(api, agents, pool);
   registerAgentTokenRoutes(api, { agents, records: new AgentTokens(store), tokens, clock });
 
   const friendbot = sandboxFriendbotUrl(config.ledger);

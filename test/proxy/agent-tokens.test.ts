@@ -179,6 +179,11 @@ test.serial('an agent token is refused everything else with 403, and nothing cha
   t.deepEqual((await send('GET', '/api/agents/alpha/policy', walletToken)).json, before.policy);
   t.deepEqual((await send('GET', '/api/agents/alpha/tokens', walletToken)).json, before.tokens);
   t.is((await send('GET', '/api/balance/alpha', agentToken)).status, 200, 'the token still works');
+  const exported = await send('GET', '/api/agents/alpha/payments/export?format=csv', agentToken);
+  t.is(exported.status, 200, 'its own agent’s record');
+  t.is(exported.text.trimEnd().split('\r\n').length, 3, 'a header and its two payments');
+  const other = await send('GET', '/api/agents/beta/payments/export', agentToken);
+  t.is(other.json.code, 'forbidden_for_agent_token');
 });
 
 test.serial('over /mcp an agent token has the same rights: its tools act for its agent only', async (t) => {

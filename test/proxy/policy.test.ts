@@ -354,3 +354,68 @@ test.serial(
     t.is(await balanceOf('frozen'), '0.8900000');
   },
 );
+
+test.serial('the owner exports an agent’s payments over a period as JSON and CSV', async (t) => {
+  const path = '/api/agents/frozen/payments/export';
+  const all = await getJson(url(path), operator);
+  t.is(all.status, 200, all.text);
+  t.is(all.json.agentId, 'frozen');
+  t.is(all.json.from, null);
+  const rows = all.json.payments as Array<Record<string, string>>;
+  t.deepEqual(
+    rows.map((r) => r.status),
+    ['failed', 'failed', 'failed', 'confirmed'],
+    'the three stopped by the freeze, then the one paid after it',
+  );
+  const paid = rows[3]!;
+  t.is(paid.service, demo);
+  t.is(paid.amount, '0.0100000');
+  t.regex(paid.transaction, /^[0-9a-f]{64}$/);
+  t.truthy(paid.batch);
+  t.is(rows[0]!.transaction, '');
+  t.deepEqual(
+    rows.map((r) => r.time),
+    rows.map((r) => r.time).sort(),
+    'oldest first',
+  );
+
+  const csv = await getJson(url(`${path}?format=csv`), operator);
+  t.is(csv.status, 200);
+  t.regex(String(csv.headers['content-type']), /^text\/csv/);
+  t.regex(String(csv.headers['content-disposition']), /attachment; filename="payments-frozen\.csv"/);
+  const lines = csv.text.trimEnd().split('\r\n');
+  t.is(lines[0], 'time,service,amount,status,batch,transaction,paymentId');
+  t.is(lines.length, 5);
+  t.is(
+    lines[4],
+    [paid.time, paid.service, paid.amount, paid.status, paid.batch, paid.transaction, paid.paymentId].join(
+      ',',
+    ),
+  );
+
+  // A period: [from, to)
+  const from = encodeURIComponent(paid.time);
+  const since = await getJson(url(`${path}?from=${from}`), operator);
+  t.deepEqual(since.json.payments, [paid]);
+  const until = await getJson(url(`${path}?to=${from}`), operator);
+  t.is(until.json.payments.length, 3);
+  t.deepEqual((await getJson(url(`${path}?to=2020-01-01`), operator)).json.payments, []);
+
+  for (const query of [
+    'format=xml',
+    'from=yesterday',
+    'from=2026-13-45',
+    'from=2026-02-01&to=2026-01-01',
+    'limit=5',
+    'format=csv&format=json',
+  ]) {
+    const res = await getJson(url(`${path}?${query}`), operator);
+    t.is(res.status, 400, `${query}: ${res.text}`);
+    t.is(res.json.code, 'invalid_request');
+  }
+  t.is((await getJson(url('/api/agents/nobody/payments/export'), operator)).status, 404);
+  t.is((await getJson(url(path))).status, 401);
+  t.is((await getJson(url(path), bearer(walletToken))).status, 404, 'not the wallet’s agent');
+  const own = await getJson(url('/api/agents/w-agent/payments/export?format=json'), bearer(walletToken));
+  t.is(own.json.payments.length, 1);
+});

@@ -84,6 +84,14 @@ export interface RouteDefinition<B, Q, P, R> {
   /** Problem codes this route can answer with (documented in OpenAPI). */
   errors: ProblemCode[];
   handler: (input: RouteInput<B, Q, P>) => Promise<R>;
+  /**
+   * Answers a result as text instead of JSON when `render` gives a body (e.g. a CSV download, by a query
+   * parameter); `contentType` is what the body is, also in the OpenAPI document.
+   */
+  text?: {
+    contentType: string;
+    render: (result: R, query: Q) => { body: string; headers?: Record<string, string> } | undefined;
+  };
   /** The success status for a result (200 unless given), e.g. 202 for a payment still being decided. */
   status?: (result: R) => 200 | 202;
 }
@@ -179,6 +187,14 @@ export class ApiRouter {
       }
       if (auth?.agt !== undefined) checkOwnAgent(auth.agt, params, body);
       const result = await def.handler({ body, query, params, auth, ctx });
+      const text = def.text?.render(result, query);
+      if (text !== undefined) {
+        ctx.status = 200;
+        for (const [name, value] of Object.entries(text.headers ?? {})) ctx.set(name, value);
+        ctx.type = def.text!.contentType;
+        ctx.body = text.body;
+        return;
+      }
       ctx.status = def.status?.(result) ?? 200;
       ctx.body = def.response.parse(result);
     });
@@ -281,7 +297,10 @@ export class ApiRouter {
     const ok = (description: string) => ({
       description,
       headers: REQUEST_ID_DOC,
-      content: { 'application/json': { schema: def.response } },
+      content: {
+        'application/json': { schema: def.response },
+        ...(def.text && { [def.text.contentType]: { schema: { type: 'string' } } }),
+      },
     });
     const responses: Record<string, unknown> = {
       200: ok('OK'),
