@@ -16,8 +16,9 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
     path: '/api/pay',
     summary: 'Pay an x402 service from the agent’s pool balance, through the batch operator',
     description:
-      'The service’s price is read first (its 402), checked against maxAmount, the per-payment cap, the agent’s budget and ' +
-      'available balance, and reserved; the payment joins the current batch and the answer comes once the batch ran: the ' +
+      'The agent’s owner’s policy is checked first (frozen, denied and allowed services), then the service’s price is read ' +
+      '(its 402), checked against maxAmount, the per-payment caps, the operator’s and the owner’s budgets (each rule refuses ' +
+      'with its own code, in the order docs/POLICY.md gives) and the available balance, and reserved; the payment joins the current batch and the answer comes once the batch ran: the ' +
       'service’s content, `paymentStatus` and a receipt. The pool wallet pays the service, never the agent. A payment that ' +
       'did not happen (nothing was paid) is a `payment_failed` problem (502) with `reason` (our code), `serviceReason` (the ' +
       'service’s or its facilitator’s), `paymentId`, `batchId` and what the service answered; one not decided by its ' +
@@ -35,6 +36,13 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
       'insufficient_balance',
       'price_too_high',
       'budget_exceeded',
+      'agent_frozen',
+      'policy_service_denied',
+      'policy_service_not_allowed',
+      'policy_per_payment_cap',
+      'policy_budget_hour',
+      'policy_budget_day',
+      'policy_budget_30d',
       'service_not_payable',
       'service_unreachable',
       'queue_full',
