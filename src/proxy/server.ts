@@ -188,7 +188,8 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     maxAmount: MAX_POLICY_AMOUNT,
   });
   registerExportRoutes(api, agents, pool);
-  registerAgentTokenRoutes(api, { agents, records: new AgentTokens(store), tokens, clock });
+  const agentTokens = new AgentTokens(store);
+  registerAgentTokenRoutes(api, { agents, records: agentTokens, tokens, clock });
 
   const friendbot = sandboxFriendbotUrl(config.ledger);
   const web = webMiddleware({ connectOrigins: friendbot ? [new URL(friendbot).origin] : [] });
@@ -223,9 +224,12 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
   const url = `http://${host}:${address.port}`;
 
   const sweeper = setInterval(() => {
-    Promise.all([login.sweepExpired(), tokens.sweepRevocations(), pool.sweep()]).catch((error) =>
-      logger.log('warn', 'sweep failed', { error: String(error) }),
-    );
+    Promise.all([
+      login.sweepExpired(),
+      tokens.sweepRevocations(),
+      agentTokens.sweepExpired(clock() / 1000),
+      pool.sweep(),
+    ]).catch((error) => logger.log('warn', 'sweep failed', { error: String(error) }));
   }, 60_000);
   sweeper.unref();
   logger.log('info', 'proxy listening', { url, operatorTokenFile: config.operator.tokenFile });

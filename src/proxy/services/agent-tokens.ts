@@ -47,4 +47,13 @@ export class AgentTokens {
   async remove(ref: AgentRef, tokenId: string): Promise<void> {
     await this.#store.del(this.#key(ref, tokenId));
   }
+
+  /** Forgets every agent's tokens that expired by `nowSeconds` (they are refused anyway); returns how many. */
+  async sweepExpired(nowSeconds: number): Promise<number> {
+    const expired = (await this.#store.entries<AgentTokenRecord>('agent-token/')).filter(
+      ([, r]) => r.expiresAt <= nowSeconds,
+    );
+    await this.#store.batch(expired.map(([key]) => ({ type: 'del' as const, key })));
+    return expired.length;
+  }
 }
