@@ -1,6 +1,7 @@
 // The pure rules of an agent's policy (src/proxy/domain/agent-policy.ts) and the claims of agent-scoped tokens
 // (src/proxy/auth/tokens.ts): which URLs a service pattern covers, how the operator's limits bound a policy,
-// which rule refuses first, the CSV of the payment record, and what an `agt` claim may be.
+// which rule refuses first, the CSV of the payment record, what an `agt` claim may be, and how agent-token
+// records are listed and swept.
 import { randomBytes } from 'node:crypto';
 import test from 'ava';
 import { SignJWT } from 'jose';
@@ -179,5 +180,38 @@ test('agent tokens: the agt claim names one agent; a wallet token is unchanged; 
   ] as const) {
     const error = await t.throwsAsync(tokens.verify(await signer(claims, sub)));
     t.is((error as ProblemError).code, 'unauthorized', JSON.stringify(claims));
+  }
+});
+
+test('agent-token records: listed while live, forgotten by the sweep once expired', async (t) => {
+  const { mkdtempSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { EncryptedStore } = await import('../../src/proxy/store/encrypted-store.ts');
+  const { AgentTokens } = await import('../../src/proxy/services/agent-tokens.ts');
+  const store = await EncryptedStore.open(mkdtempSync(join(tmpdir(), 'agent-tokens-')), randomBytes(32));
+  try {
+    const records = new AgentTokens(store);
+    const ref = { owner: 'operator', agentId: 'a' };
+    await records.add(ref, { tokenId: 'old', agentId: 'a', issuedAt: 100, expiresAt: 200 });
+    await records.add(ref, { tokenId: 'new', agentId: 'a', issuedAt: 150, expiresAt: 400 });
+    t.deepEqual(
+      (await records.list(ref, 100)).map((r) => r.tokenId),
+      ['old', 'new'],
+    );
+    t.deepEqual(
+      (await records.list(ref, 300)).map((r) => r.tokenId),
+      ['new'],
+    );
+    t.is(await records.sweepExpired(300), 1);
+    t.is(await records.get(ref, 'old'), undefined);
+    t.truthy(await records.get(ref, 'new'));
+    t.deepEqual(
+      await records.list({ owner: 'operator', agentId: 'b' }, 0),
+      [],
+      'another agent’s are its own',
+    );
+  } finally {
+    await store.close();
   }
 });
