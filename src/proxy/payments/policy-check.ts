@@ -55,9 +55,14 @@ export async function checkBeforeReserve(pctx: PaymentContext, ref: AgentRef, pr
   if (policy !== undefined) checkBudgets(policy, spent, price);
 }
 
-/** Whether the agent's budgets must be checked and reserved one payment at a time (under its lock). */
+/**
+ * Whether the agent's budgets must be checked and reserved one payment at a time (under its lock). Without
+ * budgets the frozen flag is still read again right before reserving, and the batch run reads it before
+ * signing, so a freeze stops whatever slips between.
+ */
 export function isBudgeted(pctx: PaymentContext, policy: AgentPolicy | undefined): boolean {
-  return pctx.config.budgetPerHour > 0n || pctx.config.budgetPerDay > 0n || policy !== undefined;
+  const owners = policy !== undefined && Object.values(policy.budgets).some((b) => b !== undefined);
+  return pctx.config.budgetPerHour > 0n || pctx.config.budgetPerDay > 0n || owners;
 }
 
 /**
