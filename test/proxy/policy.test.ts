@@ -178,6 +178,12 @@ test.serial('bad policies are refused with a problem and change nothing', async 
   t.is((await putJson(path, {}, { authorization: 'Bearer nonsense' })).status, 401);
   t.is((await putJson('/api/agents/no-such-agent/policy', {}, own)).status, 404);
   t.is((await putJson('/api/agents/bad%20id/policy', {}, own)).status, 400);
+  for (const action of ['freeze', 'unfreeze']) {
+    t.is((await postJson(url(`/api/agents/w-agent/${action}`), {})).status, 401);
+    t.is((await postJson(url(`/api/agents/nobody/${action}`), {}, own)).status, 404);
+    t.is((await postJson(url(`/api/agents/bad%20id/${action}`), {}, own)).status, 400);
+  }
+  t.is((await getJson(url('/api/agents/w-agent/policy'))).status, 401);
   t.deepEqual(await policyOf('w-agent', own), before, 'nothing changed');
 });
 
