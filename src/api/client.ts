@@ -6,6 +6,8 @@
 // stable `code`; request and answer types are the API's own (types.ts, inferred from its schemas).
 import type {
   AgentList,
+  AgentPolicyRequest,
+  AgentPolicyView,
   AuthChallenge,
   AuthToken,
   AuthVerifyRequest,
@@ -187,7 +189,22 @@ export class PoolApi {
     return this.#call('POST', '/api/pay', request);
   }
 
-  async #call<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
+  /** An agent's policy, with what is left of each budget. */
+  policy(agentId: string): Promise<AgentPolicyView> {
+    return this.#call('GET', `/api/agents/${encodeURIComponent(agentId)}/policy`);
+  }
+
+  /** Replaces an agent's policy (its owner only). */
+  setPolicy(agentId: string, request: AgentPolicyRequest): Promise<AgentPolicyView> {
+    return this.#call('PUT', `/api/agents/${encodeURIComponent(agentId)}/policy`, request);
+  }
+
+  /** Freezes (`true`) or unfreezes (`false`) an agent (its owner only). */
+  setFrozen(agentId: string, frozen: boolean): Promise<AgentPolicyView> {
+    return this.#call('POST', `/api/agents/${encodeURIComponent(agentId)}/${frozen ? 'freeze' : 'unfreeze'}`);
+  }
+
+  async #call<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<T> {
     const headers: Record<string, string> = {
       ...this.#headers,
       accept: 'application/json, application/problem+json',

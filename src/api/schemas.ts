@@ -138,6 +138,95 @@ export const payRequest = (cap: bigint) =>
     })
     .openapi('PayRequest');
 
+/** A service an owner's policy names: an http(s) origin, optionally with a path prefix. */
+const servicePattern = z.string().min(1).max(512).openapi({
+  description: 'an http(s) origin, optionally with a path prefix (no query, no fragment)',
+  example: 'https://api.example.com/weather',
+});
+
+/** A budget or cap of a policy: an amount, or null for none of the owner's own (the operator's applies). */
+const policyAmount = (max: bigint, description: string) =>
+  amountField(max).nullable().optional().openapi({ description });
+
+export const policyRequest = (max: bigint) =>
+  z
+    .strictObject({
+      perPaymentCap: policyAmount(max, 'largest price one payment may have; null/absent: the operator’s cap'),
+      budgetPerHour: policyAmount(
+        max,
+        'most the agent may spend in any rolling hour; null/absent: no own budget',
+      ),
+      budgetPerDay: policyAmount(max, 'most the agent may spend in any rolling 24 hours'),
+      budgetPer30Days: policyAmount(max, 'most the agent may spend in any rolling 30 days'),
+      allowedServices: z
+        .array(servicePattern)
+        .max(50)
+        .optional()
+        .openapi({ description: 'the agent may pay only these services; empty/absent: any service' }),
+      deniedServices: z
+        .array(servicePattern)
+        .max(50)
+        .optional()
+        .openapi({ description: 'the agent may never pay these services (a denial wins over an allowance)' }),
+      frozen: z
+        .boolean()
+        .optional()
+        .openapi({ description: 'freeze (true) or unfreeze (false) the agent; absent: unchanged' }),
+    })
+    .openapi('AgentPolicyRequest');
+
+/** The longest an agent token may live: 90 days. */
+export const AGENT_TOKEN_MAX_SECONDS = 90 * 86_400;
+
+export const AgentTokenRequest = z
+  .strictObject({
+    expiresInSeconds: z
+      .number()
+      .int()
+      .min(60)
+      .max(AGENT_TOKEN_MAX_SECONDS)
+      .optional()
+      .openapi({ description: 'how long the token lives, 60 s to 90 days (default 30 days)' }),
+  })
+  .openapi('AgentTokenRequest');
+
+export const AgentTokenParams = z.strictObject({
+  agentId,
+  tokenId: z
+    .string()
+    .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'tokenId must be a UUID'),
+});
+
+const instant = (what: string) =>
+  z
+    .string()
+    .max(40)
+    .refine(
+      (v) => /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2}))?$/.test(v) && !Number.isNaN(Date.parse(v)),
+      {
+        message: `${what} must be an ISO 8601 date or date-time (e.g. 2026-11-01 or 2026-11-01T00:00:00Z)`,
+      },
+    )
+    .optional()
+    .openapi({
+      description: `${what} (ISO 8601, UTC unless an offset is given)`,
+      example: '2026-11-01T00:00:00Z',
+    });
+
+export const PaymentExportQuery = z
+  .strictObject({
+    format: z
+      .enum(['csv', 'json'])
+      .default('json')
+      .openapi({ description: 'csv (a download) or json (default)' }),
+    from: instant('first instant included (default: the beginning)'),
+    to: instant('first instant no longer included (default: now)'),
+  })
+  .refine((q) => q.from === undefined || q.to === undefined || Date.parse(q.from) <= Date.parse(q.to), {
+    message: 'from must not be after to',
+    path: ['from'],
+  });
+
 export const PaymentsQuery = z.strictObject({
   limit: z
     .string()
@@ -264,6 +353,88 @@ export const OperatorBooks = z
     settling: z.boolean().openapi({ description: 'a settlement round or a float refill is under way' }),
   })
   .openapi('OperatorBooks');
+const budgetState = z
+  .object({
+    budget: z
+      .string()
+      .openapi({ description: 'the budget that applies: the tighter of the owner’s and the operator’s' }),
+    spent: z.string().openapi({
+      description: 'what the agent’s payments that paid or may still pay add up to in the window',
+    }),
+    remaining: z.string().openapi({ description: 'budget − spent (never below 0)' }),
+  })
+  .openapi('BudgetState');
+export const AgentPolicyView = z
+  .object({
+    agentId: z.string(),
+    perPaymentCap: z.string().nullable().openapi({ description: 'the owner’s cap; null: none of its own' }),
+    budgetPerHour: z.string().nullable(),
+    budgetPerDay: z.string().nullable(),
+    budgetPer30Days: z.string().nullable(),
+    allowedServices: z.array(z.string()),
+    deniedServices: z.array(z.string()),
+    frozen: z.boolean(),
+    approvalThreshold: z.null().openapi({
+      description: 'reserved: payments above a threshold waiting for the owner’s approval (not offered yet)',
+    }),
+    effective: z
+      .object({
+        perPaymentCap: z
+          .string()
+          .openapi({ description: 'the cap that applies (owner’s or operator’s, the lower)' }),
+        budgets: z.object({
+          hour: budgetState.nullable(),
+          day: budgetState.nullable(),
+          days30: budgetState.nullable(),
+        }),
+      })
+      .openapi({
+        description: 'what applies to the next payment, with what is left of each budget (null: no budget)',
+      }),
+    updatedAt: z.string().nullable().openapi({ description: 'when the owner last changed it; null: never' }),
+  })
+  .openapi('AgentPolicy');
+const agentTokenInfo = {
+  tokenId: z.string().openapi({ description: 'the token’s id (its jti): what revokes it' }),
+  agentId: z.string(),
+  issuedAt: z.string(),
+  expiresAt: z.string(),
+};
+export const AgentTokenIssued = z
+  .object({
+    ...agentTokenInfo,
+    token: z.string().openapi({
+      description:
+        'the Bearer token for the agent (shown once, never kept by the proxy): it pays within the agent’s policy and reads its balance, policy and payments, nothing else',
+    }),
+  })
+  .openapi('AgentTokenIssued');
+export const AgentTokenList = z
+  .object({ tokens: z.array(z.object(agentTokenInfo)) })
+  .openapi('AgentTokenList');
+export const AgentTokenRevoked = z
+  .object({ tokenId: z.string(), revoked: z.literal(true) })
+  .openapi('AgentTokenRevoked');
+export const PaymentExport = z
+  .object({
+    agentId: z.string(),
+    from: z.string().nullable(),
+    to: z.string(),
+    payments: z.array(
+      z.object({
+        time: z.string().openapi({ description: 'when the payment was asked for (ISO 8601, UTC)' }),
+        service: z.string().openapi({ description: 'the URL paid' }),
+        amount: z.string(),
+        status: z.enum(['confirmed', 'failed', 'pending']),
+        batch: z.string().openapi({ description: 'the batch it ran in ("" before one)' }),
+        transaction: z
+          .string()
+          .openapi({ description: 'the receipt’s transaction hash ("" without a receipt)' }),
+        paymentId: z.string(),
+      }),
+    ),
+  })
+  .openapi('PaymentExport');
 export const AgentList = z.object({ agents: z.array(Balance) }).openapi('AgentList');
 export const BatchSummary = z
   .object({

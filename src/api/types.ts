@@ -11,6 +11,7 @@ export type DepositSubmitRequest = z.input<typeof S.DepositSubmitRequest>;
 export type OperatorDepositRequest = z.input<ReturnType<typeof S.operatorDepositRequest>>;
 export type WithdrawRequest = z.input<ReturnType<typeof S.withdrawRequest>>;
 export type PayRequest = z.input<ReturnType<typeof S.payRequest>>;
+export type AgentPolicyRequest = z.input<ReturnType<typeof S.policyRequest>>;
 
 // ---- answers ----
 export type Health = z.infer<typeof S.Health>;
@@ -30,3 +31,4 @@ export type PaymentListEntry = PaymentList['payments'][number];
 export type BatchSummary = z.infer<typeof S.BatchSummary>;
 export type PoolStats = z.infer<typeof S.PoolStats>;
 export type PoolInfo = z.infer<typeof S.PoolInfo>;
+export type AgentPolicyView = z.infer<typeof S.AgentPolicyView>;

@@ -14,6 +14,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   prover: async () => (await import('./commands/prover.ts')).registerProver,
   demo: async () => (await import('./commands/demo.ts')).registerDemo,
   mcp: async () => (await import('./commands/mcp.ts')).registerMcp,
+  agents: async () => (await import('./commands/agents.ts')).registerAgents,
   facilitator: async () => (await import('./commands/facilitator.ts')).registerFacilitator,
   store: async () => (await import('./commands/store.ts')).registerStore,
   serve: async () => (await import('./commands/serve.ts')).registerServe,

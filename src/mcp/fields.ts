@@ -7,14 +7,16 @@ import { AMOUNT_PATTERN } from '../api/amount.ts';
 import { AGENT_ID_PATTERN } from '../api/agent-id.ts';
 import * as S from '../api/schemas.ts';
 
-const AMOUNT_TEXT = 'USDC as a decimal string, "<int>" or "<int>.<up to 7 digits>", e.g. "10" or "2.5000000"';
+const AMOUNT_TEXT =
+  'USDC as a decimal string, "<int>" or "<int>.<up to 7 digits>", e.g. "10" or "2.5000000", or as a JSON number with at most 7 decimals (e.g. 3 or 0.25)';
 
+/** An amount: a decimal string, or a JSON number (clients such as the MCP Inspector send `amount=3` as one). */
 export const amountInput = (what: string) =>
   z
-    .string()
-    .min(1)
-    .max(40)
-    .regex(AMOUNT_PATTERN, `${what} must be ${AMOUNT_TEXT}`)
+    .union([
+      z.string().min(1).max(40).regex(AMOUNT_PATTERN, `${what} must be ${AMOUNT_TEXT}`),
+      z.number().positive().finite(),
+    ])
     .describe(`${what}: ${AMOUNT_TEXT}`);
 
 /** The wallet's choice of agent (absent in operator mode, where the server has exactly one). */
@@ -58,6 +60,10 @@ export const signedXdrInput = S.DepositSubmitRequest.shape.signedTransactionXDR.
 );
 
 // ---- outputs: the REST answers' fields, with what an agent needs to read them ----
+
+/** A string or null, as `anyOf` branches of one type each (portable to single-`type` schema dialects). */
+const orNone = (what: string) =>
+  z.union([z.string(), z.null().describe('none set')]).describe(`${what}; null: none of its own`);
 
 const txHash = z.string().describe('hash of the confirmed pool transaction');
 const agentId = z.string().describe('the agent the call acted for');
@@ -107,4 +113,12 @@ export const outputs = {
     ),
   },
   stats: S.PoolStats.shape,
+  policy: {
+    ...S.AgentPolicyView.shape,
+    perPaymentCap: orNone('the owner’s per-payment cap (USDC)'),
+    budgetPerHour: orNone('the owner’s budget over any rolling hour'),
+    budgetPerDay: orNone('the owner’s budget over any rolling 24 hours'),
+    budgetPer30Days: orNone('the owner’s budget over any rolling 30 days'),
+    updatedAt: orNone('when the owner last changed the policy'),
+  },
 };

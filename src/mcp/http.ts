@@ -1,5 +1,6 @@
 // Streamable HTTP MCP at POST /mcp on the proxy's Koa app: stateless (a new server and transport per POST, JSON
-// answers), authenticated with the wallet's Bearer JWT exactly like the REST API, and acting through the
+// answers), authenticated with the wallet's Bearer JWT (or an agent-scoped token, whose tools act for its one
+// agent) exactly like the REST API, and acting through the
 // proxy's own REST API on loopback with that same token. GET and DELETE (SSE streams, sessions) answer 405.
 // Each request counts against the wallet's rate limit, and so does each REST call its tools make (those are
 // marked as internal calls, which the per-address limit of the loopback address does not count).
@@ -18,8 +19,11 @@ export const MCP_PATH = '/mcp';
 export interface McpHttpOptions {
   /** Origin of this proxy's REST API as reachable from itself (loopback). Read per request. */
   proxyUrl: () => string;
-  /** Verifies a Bearer token as the REST API does (throws its 401 otherwise); `sub` is the wallet. */
-  verifyToken: (token: string) => Promise<{ sub: string; exp: number }>;
+  /**
+   * Verifies a Bearer token as the REST API does (throws its 401 otherwise); `sub` is the wallet (the owner
+   * for an agent token, whose `agt` names its one agent).
+   */
+  verifyToken: (token: string) => Promise<{ sub: string; exp: number; agt?: string }>;
   /** Counts the request against the wallet's rate limit (throws its 429 beyond it). */
   takeWalletRate: (wallet: string) => Promise<void>;
   /** Marks the tools' REST calls as this process's own (src/http/internal-call.ts). */
@@ -40,7 +44,7 @@ export function mcpHttpMiddleware(options: McpHttpOptions): Middleware {
       );
     }
     const token = bearerToken(ctx);
-    const { sub: wallet, exp: expiresAt } = await options.verifyToken(token);
+    const { sub: wallet, exp: expiresAt, agt } = await options.verifyToken(token);
     await options.takeWalletRate(wallet);
     const body = await readBody(ctx.req, options.maxBodyBytes);
     // The REST API's limits on JSON (UTF-8, nesting depth, repeated member names) hold here too.
@@ -51,7 +55,10 @@ export function mcpHttpMiddleware(options: McpHttpOptions): Middleware {
       caller: { kind: 'wallet', token },
       headers: { [INTERNAL_CALL_HEADER]: options.internalCallKey },
     });
-    const server = createPoolMcpServer({ api, mode: { kind: 'wallet', wallet } });
+    // An agent token's tools act for its agent only (and the REST API refuses it anything else).
+    const mode =
+      agt === undefined ? { kind: 'wallet' as const, wallet } : { kind: 'agent' as const, agentId: agt };
+    const server = createPoolMcpServer({ api, mode });
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,

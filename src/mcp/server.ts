@@ -1,5 +1,6 @@
-// The MCP server of the pool: tools pool_deposit, pool_pay, pool_balance, pool_withdraw and pool_stats (and,
-// for wallets, pool_deposit_submit), one file each in tools/, each a thin call of the proxy's REST API
+// The MCP server of the pool: tools pool_deposit, pool_pay, pool_balance, pool_policy, pool_withdraw and
+// pool_stats (and, for wallets, pool_deposit_submit; with an agent token only pool_pay, pool_balance,
+// pool_policy and pool_stats), one file each in tools/, each a thin call of the proxy's REST API
 // through the shared client (src/api/client.ts). Results carry structuredContent plus a short text; refusals
 // are isError results whose text is the problem (code, detail).
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -10,6 +11,7 @@ import { registerBalance } from './tools/balance.ts';
 import { registerDepositSubmit } from './tools/deposit-submit.ts';
 import { registerOperatorDeposit, registerWalletDeposit } from './tools/deposit.ts';
 import { registerPay } from './tools/pay.ts';
+import { registerPolicy } from './tools/policy.ts';
 import { registerStats } from './tools/stats.ts';
 import { registerWithdraw } from './tools/withdraw.ts';
 
@@ -30,14 +32,16 @@ export function createPoolMcpServer({ api, mode }: PoolMcpOptions): McpServer {
   const context = toolContext(server, api, mode);
   if (mode.kind === 'operator') {
     registerOperatorDeposit(context, mode.agentId);
-  } else {
+  } else if (mode.kind === 'wallet') {
     // A wallet's MCP call must never reach the operator-funded deposit: the wallet signs its own deposit.
     registerWalletDeposit(context, mode.wallet);
     registerDepositSubmit(context);
   }
   registerPay(context);
   registerBalance(context);
-  registerWithdraw(context);
+  registerPolicy(context);
+  // An agent token never moves money out (the proxy would refuse it anyway): no withdraw tool for it.
+  if (mode.kind !== 'agent') registerWithdraw(context);
   registerStats(context);
   return server;
 }

@@ -11,8 +11,13 @@ import { PoolApiError, type PoolApi } from '../api/client.ts';
 /**
  * operator: the local stdio server, acting as the proxy's operator for one agent (operator-funded deposits).
  * wallet: the HTTP server, acting for a logged-in wallet and its agents (the wallet signs its own deposits).
+ * agent: the HTTP server with an agent-scoped token: one agent, which may pay within its policy and read its
+ * balance and policy, nothing else (the proxy refuses the rest whatever a tool asks).
  */
-export type PoolMcpMode = { kind: 'operator'; agentId: string } | { kind: 'wallet'; wallet: string };
+export type PoolMcpMode =
+  | { kind: 'operator'; agentId: string }
+  | { kind: 'wallet'; wallet: string }
+  | { kind: 'agent'; agentId: string };
 
 /** What a tool is registered with. */
 export interface ToolContext {
@@ -30,8 +35,8 @@ export function toolContext(server: McpServer, api: PoolApi, mode: PoolMcpMode):
     server,
     api,
     mode,
-    agentOf: (args) => (mode.kind === 'operator' ? mode.agentId : (args.agentId ?? mode.wallet)),
-    forWhom: mode.kind === 'operator' ? `agent "${mode.agentId}"` : 'the agent (default: your wallet)',
+    agentOf: (args) => (mode.kind === 'wallet' ? (args.agentId ?? mode.wallet) : mode.agentId),
+    forWhom: mode.kind === 'wallet' ? 'the agent (default: your wallet)' : `agent "${mode.agentId}"`,
   };
 }
 
@@ -61,10 +66,21 @@ function invalid(detail: string, path: string): PoolApiError {
   });
 }
 
-/** "10" → "10.0000000"; refuses what the proxy would refuse as an amount. */
-export function normaliseAmount(value: string, field: string): string {
+/** A JSON number as the decimal string it means; refused when it cannot be one exactly (> 7 decimals, huge). */
+function decimalOf(value: number): string {
+  if (!Number.isFinite(value)) throw new AmountError('amount must be a finite number');
+  if (Math.abs(value) > Number.MAX_SAFE_INTEGER)
+    throw new AmountError('amount is too large for a JSON number: send it as a decimal string');
+  const fixed = value.toFixed(7);
+  if (Number(fixed) !== value)
+    throw new AmountError(`amount ${value} has more than 7 decimals: send it as a decimal string`);
+  return fixed;
+}
+
+/** "10" (or 10) → "10.0000000"; refuses what the proxy would refuse as an amount. */
+export function normaliseAmount(value: string | number, field: string): string {
   try {
-    return formatAmount(parseAmount(value, PARSE_LIMIT));
+    return formatAmount(parseAmount(typeof value === 'number' ? decimalOf(value) : value, PARSE_LIMIT));
   } catch (error) {
     if (error instanceof AmountError) {
       throw invalid(field === 'amount' ? error.message : `${field}: ${error.message}`, field);

@@ -22,6 +22,12 @@ import { registerAuthRoutes } from './routes/auth-routes.ts';
 import { registerFlowRoutes } from './routes/flow-routes.ts';
 import { registerPaymentRoutes } from './routes/payment-routes.ts';
 import { registerServiceRoutes } from './routes/service-routes.ts';
+import { registerPolicyRoutes } from './routes/policy-routes.ts';
+import { registerAgentTokenRoutes } from './routes/agent-token-routes.ts';
+import { registerExportRoutes } from './routes/export-routes.ts';
+import { AgentTokens } from './services/agent-tokens.ts';
+import { AgentPolicies } from './services/agent-policies.ts';
+import { PaymentRecords } from './payments/records.ts';
 import { AgentRegistry } from './services/agents.ts';
 import { sandboxFriendbotUrl } from './services/deployment.ts';
 import { NoteBook } from './services/notebook.ts';
@@ -36,6 +42,9 @@ import { loadMasterKey, MasterKeyError } from './store/master-key.ts';
 import { StoreDamagedError } from '../storage/open-level.ts';
 import { type Clock, systemClock } from './util/clock.ts';
 import { createLogger, type Logger } from './util/logger.ts';
+
+/** The largest amount a policy's budget may name (a budget above every balance is as good as none). */
+const MAX_POLICY_AMOUNT = 1_000_000_000n * 10_000_000n;
 
 export interface ProxyHandle {
   url: string;
@@ -166,6 +175,21 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     registration: config.registration,
   });
   registerPaymentRoutes(api, pool, config.limits.paymentCap);
+  registerPolicyRoutes(api, {
+    agents,
+    policies: new AgentPolicies(store),
+    records: new PaymentRecords(store),
+    runtime: pool,
+    operator: {
+      paymentCap: config.limits.paymentCap,
+      budgetPerHour: config.payments.budgetPerHour,
+      budgetPerDay: config.payments.budgetPerDay,
+    },
+    maxAmount: MAX_POLICY_AMOUNT,
+  });
+  registerExportRoutes(api, agents, pool);
+  const agentTokens = new AgentTokens(store);
+  registerAgentTokenRoutes(api, { agents, records: agentTokens, tokens, clock });
 
   const friendbot = sandboxFriendbotUrl(config.ledger);
   const web = webMiddleware({ connectOrigins: friendbot ? [new URL(friendbot).origin] : [] });
@@ -200,9 +224,12 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
   const url = `http://${host}:${address.port}`;
 
   const sweeper = setInterval(() => {
-    Promise.all([login.sweepExpired(), tokens.sweepRevocations(), pool.sweep()]).catch((error) =>
-      logger.log('warn', 'sweep failed', { error: String(error) }),
-    );
+    Promise.all([
+      login.sweepExpired(),
+      tokens.sweepRevocations(),
+      agentTokens.sweepExpired(clock() / 1000),
+      pool.sweep(),
+    ]).catch((error) => logger.log('warn', 'sweep failed', { error: String(error) }));
   }, 60_000);
   sweeper.unref();
   logger.log('info', 'proxy listening', { url, operatorTokenFile: config.operator.tokenFile });

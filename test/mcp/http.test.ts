@@ -105,10 +105,11 @@ test.serial(
       'pool_deposit',
       'pool_deposit_submit',
       'pool_pay',
+      'pool_policy',
       'pool_stats',
       'pool_withdraw',
     ]);
-    for (const name of ['pool_balance', 'pool_deposit', 'pool_pay', 'pool_withdraw']) {
+    for (const name of ['pool_balance', 'pool_deposit', 'pool_pay', 'pool_policy', 'pool_withdraw']) {
       const schema = byName.get(name)!.inputSchema;
       t.true(Object.hasOwn(schema.properties ?? {}, 'agentId'), `${name} takes an agentId`);
       t.false((schema.required ?? []).includes('agentId'), `${name}: agentId is optional`);
@@ -299,6 +300,7 @@ test.serial(
       'pool_deposit',
       'pool_deposit_submit',
       'pool_pay',
+      'pool_policy',
       'pool_stats',
       'pool_withdraw',
     ]);

@@ -86,13 +86,13 @@ async function snapshot() {
 }
 
 test.serial(
-  'lists the five tools with input and output schemas, annotations and the spending warning',
+  'lists the six tools with input and output schemas, annotations and the spending warning',
   async (t) => {
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
     t.deepEqual(
       [...byName.keys()].sort(),
-      ['pool_balance', 'pool_deposit', 'pool_pay', 'pool_stats', 'pool_withdraw'],
+      ['pool_balance', 'pool_deposit', 'pool_pay', 'pool_policy', 'pool_stats', 'pool_withdraw'],
       'the stdio server has no wallet-only tool',
     );
     for (const tool of tools) {
@@ -127,8 +127,10 @@ test.serial(
     ]);
     // The formats an agent must follow are in the schemas, not only in the descriptions.
     const format = (tool: string, field: string) => {
-      const property = byName.get(tool)!.inputSchema.properties?.[field] as { pattern?: string } | undefined;
-      return new RegExp(property?.pattern ?? '(?!)');
+      // an amount is a string of this pattern or a JSON number (anyOf)
+      const property = byName.get(tool)!.inputSchema.properties?.[field] as
+        { pattern?: string; anyOf?: Array<{ pattern?: string }> } | undefined;
+      return new RegExp(property?.pattern ?? property?.anyOf?.[0]?.pattern ?? '(?!)');
     };
     for (const [tool, field] of [
       ['pool_deposit', 'amount'],
@@ -160,7 +162,7 @@ test.serial(
         `${name} spends money`,
       );
     }
-    for (const name of ['pool_balance', 'pool_stats']) {
+    for (const name of ['pool_balance', 'pool_policy', 'pool_stats']) {
       t.like(
         byName.get(name)!.annotations!,
         { readOnlyHint: true, destructiveHint: false },
@@ -238,7 +240,14 @@ test.serial('bad input is refused with the problem code and nothing changes', as
   const tooMuch = problem(t, await callTool(client, 'pool_deposit', { amount: '100001' }));
   t.is(tooMuch.code, 'invalid_request', 'above the proxy’s maximum deposit');
   t.regex(tooMuch.detail, /exceeds the maximum/);
-  sdkValidationError(t, await callTool(client, 'pool_deposit', { amount: 5 }));
+  // A JSON number is an amount too (the Inspector's `--tool-arg amount=3` sends one), but only an exact one.
+  sdkValidationError(t, await callTool(client, 'pool_deposit', { amount: -5 }));
+  sdkValidationError(t, await callTool(client, 'pool_deposit', { amount: 0 }));
+  const inexact = problem(t, await callTool(client, 'pool_deposit', { amount: 1.123456789 }));
+  t.is(inexact.code, 'invalid_request');
+  t.regex(inexact.detail, /more than 7 decimals/);
+  const huge = problem(t, await callTool(client, 'pool_deposit', { amount: 1e300 }));
+  t.is(huge.code, 'invalid_request');
   sdkValidationError(t, await callTool(client, 'pool_deposit', {}));
 
   sdkValidationError(t, await callTool(client, 'pool_withdraw', { amount: '1.5.0', destination }));

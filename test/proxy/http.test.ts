@@ -84,6 +84,21 @@ test('GET /openapi.json documents every route from the request schemas', async (
     'servicesUsed',
     'totalTransactions',
   ]);
+  // An agent's policy, freeze, tokens and record; what an agent token may not call says so.
+  const policy = doc.paths['/api/agents/{agentId}/policy'];
+  t.truthy(policy.get && policy.put);
+  t.regex(policy.put.responses['403'].description, /forbidden_for_agent_token/);
+  t.regex(policy.get.responses['403'].description, /forbidden_for_agent_token/, 'another agent');
+  t.truthy(
+    doc.paths['/api/agents/{agentId}/freeze'].post && doc.paths['/api/agents/{agentId}/unfreeze'].post,
+  );
+  t.truthy(doc.paths['/api/agents/{agentId}/tokens'].post && doc.paths['/api/agents/{agentId}/tokens'].get);
+  t.truthy(doc.paths['/api/agents/{agentId}/tokens/{tokenId}'].delete);
+  const exported = doc.paths['/api/agents/{agentId}/payments/export'].get;
+  t.truthy(exported.responses['200'].content['text/csv; charset=utf-8']);
+  t.truthy(exported.responses['200'].content['application/json']);
+  t.regex(doc.paths['/api/pay'].post.responses['429'].description, /budget_exceeded.*policy_budget_30d/);
+  t.regex(doc.paths['/api/pay'].post.responses['403'].description, /agent_frozen.*policy_service_denied/);
 });
 
 test('GET /metrics exposes Prometheus text with request counters, to the operator only', async (t) => {

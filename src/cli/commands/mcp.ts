@@ -51,7 +51,7 @@ export function parseAgentId(text: string): string {
 /** An MCP client may start us in any folder: the installation's own data folder is the last guess. */
 const INSTALLATION_DATA_DIR = fileURLToPath(new URL('../../../data', import.meta.url));
 
-function dataDirOf(flag: string | undefined): string {
+export function dataDirOf(flag: string | undefined): string {
   if (flag !== undefined) return flag;
   if (process.env.POOL_PROXY_DATA_DIR) return process.env.POOL_PROXY_DATA_DIR;
   const here = loadConfig({ ...process.env, POOL_PROXY_DATA_DIR: './data' }).operator.tokenFile;

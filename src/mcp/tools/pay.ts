@@ -89,7 +89,7 @@ interface PayArgs {
   method?: (typeof import('../../api/schemas.ts'))['PAY_METHODS'][number];
   body?: unknown;
   headers?: Record<string, string>;
-  maxAmount?: string;
+  maxAmount?: string | number;
   idempotencyKey?: string;
   agentId?: string;
 }

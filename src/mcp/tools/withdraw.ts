@@ -20,7 +20,7 @@ export function registerWithdraw({ server, api, mode, agentOf, forWhom }: ToolCo
       outputSchema: outputs.withdraw,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     },
-    async (args: { amount: string; destination: string; agentId?: string }, extra) =>
+    async (args: { amount: string | number; destination: string; agentId?: string }, extra) =>
       guarded(
         async () => {
           const normalised = normaliseAmount(args.amount, 'amount');

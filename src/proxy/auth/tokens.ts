@@ -1,10 +1,13 @@
 // Access tokens: EdDSA (Ed25519) JWTs signed with a key derived from the master key and the store's session
 // epoch (session-epoch.ts), so tokens survive restarts, a proxy with another master key cannot mint tokens this
 // one accepts, and `store recover` ends every earlier token. A token ended by Log out is refused until it
-// expires (revocations.ts). Tokens of a later epoch name it in their `kid` header.
+// expires (revocations.ts). Tokens of a later epoch name it in their `kid` header. An agent-scoped token (issued
+// by an agent's owner for that one agent) carries the agent's id in an `agt` claim; its subject is the owner
+// (a wallet, or `operator` for the operator's own agents). Wallet tokens carry no `agt` and are unchanged.
 import { createPrivateKey, createPublicKey, type KeyObject, randomUUID } from 'node:crypto';
 import { decodeProtectedHeader, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { isAccountAddress } from '../../api/address.ts';
+import { isAgentId, OPERATOR_OWNER } from '../../api/agent-id.ts';
 import { ProblemError } from '../../api/problem.ts';
 import { deriveEpochKey } from '../store/derived-keys.ts';
 import type { TokenRevocations } from './revocations.ts';
@@ -17,11 +20,13 @@ const CLOCK_TOLERANCE_SECONDS = 5;
 const VERIFIED_CACHE_SIZE = 10_000;
 
 export interface TokenClaims {
-  /** The wallet's G address. */
+  /** The wallet's G address (for an agent token: its agent's owner, a wallet or `operator`). */
   sub: string;
   jti: string;
   iat: number;
   exp: number;
+  /** Only in an agent-scoped token: the one agent (of `sub`) it acts for. */
+  agt?: string;
 }
 
 export interface TokenSettings {
@@ -78,6 +83,26 @@ export class TokenService {
       .sign(this.#privateKey);
   }
 
+  /** A token for one agent of `owner`, valid `ttlSeconds`: its claims say what it may do (agt). */
+  async issueForAgent(
+    owner: string,
+    agentId: string,
+    ttlSeconds: number,
+  ): Promise<{ token: string; claims: TokenClaims }> {
+    const iat = Math.floor(this.#now() / 1000);
+    const claims: TokenClaims = { sub: owner, jti: randomUUID(), iat, exp: iat + ttlSeconds, agt: agentId };
+    const token = await new SignJWT({ agt: agentId })
+      .setProtectedHeader({ alg: 'EdDSA', typ: 'JWT', ...(this.#epoch !== '' && { kid: this.#epoch }) })
+      .setIssuer(this.#settings.issuer)
+      .setAudience(this.#settings.audience)
+      .setSubject(owner)
+      .setIssuedAt(iat)
+      .setExpirationTime(claims.exp)
+      .setJti(claims.jti)
+      .sign(this.#privateKey);
+    return { token, claims };
+  }
+
   /**
    * Verifies signature, algorithm, issuer, audience, lifetime and that the token was not revoked; throws 401
    * `unauthorized` otherwise.
@@ -85,9 +110,15 @@ export class TokenService {
   async verify(token: string): Promise<TokenClaims> {
     const claims = await this.#verifyUnrevoked(token);
     if (await this.#revocations?.isRevoked(claims.jti, this.#now()))
-      throw new ProblemError('unauthorized', 'token was ended by Log out; log in again', {
-        headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
-      });
+      throw new ProblemError(
+        'unauthorized',
+        claims.agt === undefined
+          ? 'token was ended by Log out; log in again'
+          : 'this agent token was revoked by its owner',
+        {
+          headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+        },
+      );
     return claims;
   }
 
@@ -150,10 +181,20 @@ export class TokenService {
         headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
       });
     }
-    if (!isAccountAddress(payload.sub) || typeof payload.jti !== 'string') {
+    const agt = payload.agt;
+    if (agt !== undefined && !isAgentId(agt))
+      throw new ProblemError('unauthorized', 'token agent claim is not an agent id');
+    const owner = payload.sub === OPERATOR_OWNER && agt !== undefined ? payload.sub : undefined;
+    if ((owner === undefined && !isAccountAddress(payload.sub)) || typeof payload.jti !== 'string') {
       throw new ProblemError('unauthorized', 'token subject is not a Stellar account address');
     }
-    return { sub: payload.sub, jti: payload.jti, iat: payload.iat as number, exp: payload.exp as number };
+    return {
+      sub: payload.sub as string,
+      jti: payload.jti,
+      iat: payload.iat as number,
+      exp: payload.exp as number,
+      ...(agt !== undefined && { agt }),
+    };
   }
 }
 

@@ -30,6 +30,13 @@ import { Problem } from '../../api/schemas.ts';
  */
 export type Access = 'public' | 'wallet' | 'operator' | 'wallet-or-operator';
 
+/**
+ * What an agent-scoped token (a JWT with an `agt` claim, auth/tokens.ts) may do on a route: nothing unless the
+ * route says `own-agent`, and then only for its own agent (the route's `agentId` path parameter or body field,
+ * when it names one, must be the token's agent; the handler scopes what it reads or does to `auth.agt`).
+ */
+export type AgentTokenRule = 'own-agent';
+
 /** Under the loopback opt-in, a tokenless caller asks to act as the operator with `X-Pool-Operator: true`. */
 export const OPERATOR_HEADER = 'x-pool-operator';
 
@@ -61,13 +68,15 @@ export interface RouteInput<B, Q, P> {
 }
 
 export interface RouteDefinition<B, Q, P, R> {
-  method: 'get' | 'post' | 'delete';
+  method: 'get' | 'post' | 'put' | 'delete';
   /** Koa path, e.g. /api/balance/:agentId */
   path: string;
   summary: string;
   description?: string;
   tag: string;
   access: Access;
+  /** Whether an agent-scoped token may call it (default: refused with `forbidden_for_agent_token`). */
+  agentToken?: AgentTokenRule;
   body?: z.ZodType<B>;
   query?: z.ZodType<Q>;
   params?: z.ZodType<P>;
@@ -75,6 +84,14 @@ export interface RouteDefinition<B, Q, P, R> {
   /** Problem codes this route can answer with (documented in OpenAPI). */
   errors: ProblemCode[];
   handler: (input: RouteInput<B, Q, P>) => Promise<R>;
+  /**
+   * Answers a result as text instead of JSON when `render` gives a body (e.g. a CSV download, by a query
+   * parameter); `contentType` is what the body is, also in the OpenAPI document.
+   */
+  text?: {
+    contentType: string;
+    render: (result: R, query: Q) => { body: string; headers?: Record<string, string> } | undefined;
+  };
   /** The success status for a result (200 unless given), e.g. 202 for a payment still being decided. */
   status?: (result: R) => 200 | 202;
 }
@@ -117,6 +134,18 @@ function validate<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
   return result.data;
 }
 
+/** An agent token acts for its own agent only: an `agentId` the request names must be that agent. */
+function checkOwnAgent(agt: string, ...parts: unknown[]): void {
+  for (const part of parts) {
+    const named = (part as { agentId?: unknown } | undefined)?.agentId;
+    if (named !== undefined && named !== agt)
+      throw new ProblemError(
+        'forbidden_for_agent_token',
+        `this agent token acts for agent ${agt} only, not for ${String(named).slice(0, 64)}`,
+      );
+  }
+}
+
 export class ApiRouter {
   readonly router = new Router();
   readonly registry = new OpenAPIRegistry();
@@ -141,6 +170,11 @@ export class ApiRouter {
     this.#document(def);
     this.router[def.method](def.path, async (ctx: Context) => {
       const auth = await this.#authorize(ctx, def.access);
+      if (auth?.agt !== undefined && def.agentToken === undefined)
+        throw new ProblemError(
+          'forbidden_for_agent_token',
+          'an agent token may pay within its agent’s policy and read that agent’s balance, policy and payments; this endpoint needs the owner’s own token',
+        );
       const params = def.params
         ? validate(def.params, { ...ctx.params }, 'path parameter')
         : (undefined as P);
@@ -151,7 +185,16 @@ export class ApiRouter {
         const raw = parseJsonObject(await readBody(ctx.req, this.#deps.maxBodyBytes));
         body = validate(def.body, raw, 'request body');
       }
+      if (auth?.agt !== undefined) checkOwnAgent(auth.agt, params, body);
       const result = await def.handler({ body, query, params, auth, ctx });
+      const text = def.text?.render(result, query);
+      if (text !== undefined) {
+        ctx.status = 200;
+        for (const [name, value] of Object.entries(text.headers ?? {})) ctx.set(name, value);
+        ctx.type = def.text!.contentType;
+        ctx.body = text.body;
+        return;
+      }
       ctx.status = def.status?.(result) ?? 200;
       ctx.body = def.response.parse(result);
     });
@@ -244,6 +287,8 @@ export class ApiRouter {
     if (def.body) errorCodes.push('invalid_request', 'payload_too_large', 'unsupported_media_type');
     if (def.access !== 'public') errorCodes.push('unauthorized');
     if (def.access === 'operator' || def.access === 'wallet') errorCodes.push('forbidden');
+    if (def.access === 'wallet' || def.access === 'wallet-or-operator')
+      errorCodes.push('forbidden_for_agent_token');
     const byStatus = new Map<number, ProblemCode[]>();
     for (const code of new Set(errorCodes)) {
       const status = PROBLEM_STATUS[code];
@@ -252,7 +297,10 @@ export class ApiRouter {
     const ok = (description: string) => ({
       description,
       headers: REQUEST_ID_DOC,
-      content: { 'application/json': { schema: def.response } },
+      content: {
+        'application/json': { schema: def.response },
+        ...(def.text && { [def.text.contentType]: { schema: { type: 'string' } } }),
+      },
     });
     const responses: Record<string, unknown> = {
       200: ok('OK'),

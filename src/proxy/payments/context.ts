@@ -1,6 +1,6 @@
 // What the payment flows need besides the money flows' context: the pool wallet (the G account whose USDC
 // float pays services), the network it pays on, how agent-named URLs are fetched, the payment settings, the
-// payment records, the batch operator, the per-service pacing of sends and the float.
+// payment records, the agents' policies, the batch operator, the per-service pacing of sends and the float.
 import type { Keypair } from '@stellar/stellar-sdk';
 import type { PayerNetwork, SafeFetchOptions } from '../../x402/index.ts';
 import type { PaymentsConfig } from '../config.ts';
@@ -10,6 +10,7 @@ import type { PoolWalletFloat } from './float.ts';
 import type { PaymentNonces } from './payment-nonce.ts';
 import type { ServicePacer } from './pacing.ts';
 import type { PaymentRecords } from './records.ts';
+import type { AgentPolicies } from '../services/agent-policies.ts';
 
 export interface PaymentContext {
   flows: FlowContext;
@@ -20,6 +21,8 @@ export interface PaymentContext {
   /** Largest price one payment may have (stroops). */
   paymentCap: bigint;
   records: PaymentRecords;
+  /** Each agent's policy, set by its owner (checked before a payment is reserved and before it is signed). */
+  policies: AgentPolicies;
   /** Derives each payment attempt's authorization nonce (and opens nonces found on chain). */
   nonces: PaymentNonces;
   batches: PaymentBatches;

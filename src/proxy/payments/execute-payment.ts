@@ -11,6 +11,7 @@
 // one after another, while one with channel accounts settles it at once. A payment that did not settle is
 // failed only once all its authorizations expired unused (the reservation is then released); if the
 // deadline comes first it stays pending and reconciliation decides it. Nothing signed → released at once.
+// A payment whose agent was frozen after it was reserved is released before its first signature.
 import {
   findAnyAuthorizationUse,
   confirmTransfer,
@@ -27,6 +28,9 @@ import type { QueuedPayment } from './batches.ts';
 import { attemptPayment, content, type Reason } from './payment-attempt.ts';
 import { settlePaymentFailure } from './payment-state.ts';
 import { MAX_NONCE_ATTEMPT } from './payment-nonce.ts';
+import { frozenSinceReserved } from './policy-check.ts';
+import { parseScopedId } from '../domain/agent-ref.ts';
+import { frozenRefusal } from '../domain/agent-policy.ts';
 
 /** Signatures of one payment at most (same-nonce offers and fresh attempts together). */
 const MAX_SIGNATURES = 16;
@@ -52,6 +56,19 @@ export async function executePayment(
   let last: { reason: Reason; res?: SendResult } | undefined;
   try {
     await journal.update(p.paymentId, { data: { batchId } });
+    // An agent frozen since this payment was reserved: unless an earlier run already signed for it, it is
+    // not paid, and its reservation is released.
+    if (attempt === 0 && (await frozenSinceReserved(pctx, parseScopedId(p.agent)))) {
+      const record = await journal.get(p.paymentId);
+      if (record?.data?.attempts === undefined && record?.data?.auth === undefined) {
+        const reason = {
+          code: 'agent_frozen',
+          detail: frozenRefusal(parseScopedId(p.agent).agentId).message,
+        };
+        await settlePaymentFailure(pctx, p.paymentId, 'released', reason);
+        return { ...base, paymentStatus: 'failed', reason };
+      }
+    }
     for (let signatures = 0; ; signatures++) {
       const release = await pctx.pacer.acquire(service);
       let result;

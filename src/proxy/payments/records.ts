@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import type { Mutex } from '../store/backend.ts';
 import type { EncryptedStore, StoreOp } from '../store/encrypted-store.ts';
 import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
+import { BUDGET_LOCK_SCOPE } from '../services/agent-policies.ts';
 
 export interface KeyRecord {
   paymentId: string;
@@ -16,13 +17,13 @@ export class PaymentRecords {
   readonly #store: EncryptedStore;
   /** Serialises the binding of an idempotency key (owner + key), in every process on the store. */
   readonly keyLock: Mutex;
-  /** Serialises an agent's budget checks and reservations. */
+  /** Serialises an agent's budget checks and reservations (and its owner's policy changes). */
   readonly budgetLock: Mutex;
 
   constructor(store: EncryptedStore) {
     this.#store = store;
     this.keyLock = store.mutex('pay-key');
-    this.budgetLock = store.mutex('budget');
+    this.budgetLock = store.mutex(BUDGET_LOCK_SCOPE);
   }
 
   async lookupKey(owner: string, key: string): Promise<KeyRecord | undefined> {

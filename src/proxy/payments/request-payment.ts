@@ -2,9 +2,9 @@
 // refused at once, before anything is signed: an unknown agent, a reused idempotency key with another request,
 // a full queue, a bad or private URL, a service that is not x402 or does not take our token or whose payee is
 // one of the deployment's own accounts or contracts (services/deployment.ts, ownAddresses), a price above
-// `maxAmount`, the per-payment cap or the agent's budget, a float or a balance too low. Then the price is
-// reserved (a journaled `payment` operation) and the payment joins the current batch; the answer comes once
-// the batch ran. The same idempotency key returns the first payment's answer, never a second payment.
+// `maxAmount`, the per-payment cap or the agent's budget, a rule of its owner's policy (policy-check.ts), a
+// float or a balance too low. Then the price is reserved (a journaled `payment` operation) and the payment
+// joins the current batch; the answer comes once the batch ran. The same idempotency key returns the first payment's answer, never a second payment.
 import { randomUUID } from 'node:crypto';
 import { isX402Error, type Quote, quote, type SafeRequest, X402Error } from '../../x402/index.ts';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
@@ -21,7 +21,7 @@ import { fingerprint, type KeyRecord } from './records.ts';
 /** How long a repeated request waits for the first one's outcome beyond the batch window. */
 const REPLAY_WAIT_MS = 90_000;
 const REPLAY_POLL_MS = 200;
-import { spentWithin } from './budget.ts';
+import { checkBeforeQuote, checkBeforeReserve, checkQuotedPrice, isBudgeted } from './policy-check.ts';
 
 export interface PayRequest {
   agentId: string;
@@ -100,6 +100,8 @@ async function pay(
   const { flows } = pctx;
   const agent = scopedId(ref);
   await pctx.batches.checkCapacity();
+  // The owner's policy first (frozen, services): a refused service is not even asked for its price.
+  const policy = await checkBeforeQuote(pctx, ref, req.serviceUrl);
   const request: SafeRequest = {
     url: req.serviceUrl,
     method: req.method,
@@ -109,9 +111,11 @@ async function pay(
   const q = await quoteService(pctx, request);
   checkPayee(pctx, q);
   checkPrice(pctx, q, req);
-  // With budgets on, an agent's checks and reservation are taken one payment at a time; with an idempotency
-  // key, one request per key binds it (in every replica: the locks are the store's).
-  const budgeted = pctx.config.budgetPerHour > 0n || pctx.config.budgetPerDay > 0n;
+  checkQuotedPrice(policy, q.amount);
+  // With budgets on (the operator's or a policy's), an agent's checks and reservation are taken one payment
+  // at a time; with an idempotency key, one request per key binds it (in every replica: the locks are the
+  // store's).
+  const budgeted = isBudgeted(pctx, policy);
   const paymentId = randomUUID();
   const reserve = async () => {
     if (idempotency !== undefined) {
@@ -159,7 +163,7 @@ async function checkAndReserve(
 ): Promise<Error | undefined> {
   const { flows } = pctx;
   const agent = scopedId(ref);
-  await checkBudget(pctx, ref, q.amount);
+  await checkBeforeReserve(pctx, ref, q.amount);
   const float = await pctx.float.available();
   if (float < q.amount) {
     throw new ProblemError(
@@ -266,22 +270,5 @@ function checkPrice(pctx: PaymentContext, q: Quote, req: PayRequest): void {
       'price_too_high',
       `the service asks ${formatAmount(q.amount)} USDC, more than the per-payment cap ${formatAmount(pctx.paymentCap)} USDC`,
     );
-  }
-}
-
-async function checkBudget(pctx: PaymentContext, ref: AgentRef, amount: bigint): Promise<void> {
-  const limits: Array<[bigint, number, string]> = [
-    [pctx.config.budgetPerHour, 3_600_000, 'hour'],
-    [pctx.config.budgetPerDay, 86_400_000, 'day'],
-  ];
-  for (const [budget, windowMs, name] of limits) {
-    if (budget === 0n) continue;
-    const spent = await spentWithin(pctx, ref, windowMs);
-    if (spent + amount > budget) {
-      throw new ProblemError(
-        'budget_exceeded',
-        `this agent spent ${formatAmount(spent)} USDC in the last ${name}; ${formatAmount(amount)} more would pass its budget of ${formatAmount(budget)} USDC`,
-      );
-    }
   }
 }

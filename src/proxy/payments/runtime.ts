@@ -17,6 +17,7 @@ import { PoolWalletFloat } from './float.ts';
 import { ServicePacer } from './pacing.ts';
 import { PaymentNonces } from './payment-nonce.ts';
 import { PaymentRecords } from './records.ts';
+import { AgentPolicies } from '../services/agent-policies.ts';
 import { FloatRefillJob } from './float-refill.ts';
 import { SettlementJob } from './settlement.ts';
 
@@ -56,6 +57,7 @@ export function createPayments(
     config,
     paymentCap,
     records: new PaymentRecords(flows.store),
+    policies: new AgentPolicies(flows.store),
     nonces: new PaymentNonces(masterKey),
     pacer: new ServicePacer(config.batchConcurrency),
     float: new PoolWalletFloat(flows, poolWallet.publicKey()),

@@ -24,6 +24,7 @@ export function registerAccountRoutes(
       'agent answers exactly like one that does not exist (404).',
     tag: 'account',
     access: 'wallet-or-operator',
+    agentToken: 'own-agent',
     params: BalanceParams,
     response: Balance,
     errors: ['not_found', 'invalid_request'],

@@ -16,8 +16,9 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
     path: '/api/pay',
     summary: 'Pay an x402 service from the agent’s pool balance, through the batch operator',
     description:
-      'The service’s price is read first (its 402), checked against maxAmount, the per-payment cap, the agent’s budget and ' +
-      'available balance, and reserved; the payment joins the current batch and the answer comes once the batch ran: the ' +
+      'The agent’s owner’s policy is checked first (frozen, denied and allowed services), then the service’s price is read ' +
+      '(its 402), checked against maxAmount, the per-payment caps, the operator’s and the owner’s budgets (each rule refuses ' +
+      'with its own code, in the order docs/POLICY.md gives) and the available balance, and reserved; the payment joins the current batch and the answer comes once the batch ran: the ' +
       'service’s content, `paymentStatus` and a receipt. The pool wallet pays the service, never the agent. A payment that ' +
       'did not happen (nothing was paid) is a `payment_failed` problem (502) with `reason` (our code), `serviceReason` (the ' +
       'service’s or its facilitator’s), `paymentId`, `batchId` and what the service answered; one not decided by its ' +
@@ -25,6 +26,7 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
       'and never pays twice.',
     tag: 'pay',
     access: 'wallet-or-operator',
+    agentToken: 'own-agent',
     body: payRequest(paymentCap),
     response: PaymentResult,
     errors: [
@@ -34,6 +36,13 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
       'insufficient_balance',
       'price_too_high',
       'budget_exceeded',
+      'agent_frozen',
+      'policy_service_denied',
+      'policy_service_not_allowed',
+      'policy_per_payment_cap',
+      'policy_budget_hour',
+      'policy_budget_day',
+      'policy_budget_30d',
       'service_not_payable',
       'service_unreachable',
       'queue_full',
@@ -43,13 +52,15 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
     status: (result) => (result.paymentStatus === 'pending' ? 202 : 200),
     handler: async ({ body, auth }) => {
       const owner = auth!.sub;
-      if (owner === OPERATOR_OWNER && body.agentId === undefined) {
+      // an agent token pays for its own agent (api-router.ts refuses another agentId)
+      const agentId = body.agentId ?? auth!.agt;
+      if (owner === OPERATOR_OWNER && agentId === undefined) {
         throw new ProblemError('invalid_request', 'operator payments must name the agentId', {
           issues: [{ path: 'agentId', message: 'required without a wallet token' }],
         });
       }
       const outcome = await requestPayment(runtime.requirePayments(), owner, {
-        agentId: body.agentId ?? owner,
+        agentId: agentId ?? owner,
         serviceUrl: body.serviceUrl,
         method: body.method,
         body: body.body,
@@ -68,6 +79,7 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
     summary: 'Recent payments of the caller’s agents, newest first, with their receipts',
     tag: 'pay',
     access: 'wallet-or-operator',
+    agentToken: 'own-agent',
     query: PaymentsQuery,
     response: PaymentList,
     errors: ['invalid_request', 'service_unavailable'],
@@ -77,7 +89,9 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
       const records = [];
       for (const id of await pctx.records.paymentsOf(auth!.sub)) {
         const record = await pctx.flows.journal.get(id);
-        if (record !== undefined) records.push(record);
+        // an agent token reads its own agent's payments only
+        if (record === undefined || (auth!.agt !== undefined && record.data?.agentId !== auth!.agt)) continue;
+        records.push(record);
       }
       records.sort((a, b) => b.createdAt - a.createdAt);
       return {
