@@ -4,7 +4,8 @@
 // one of the deployment's own accounts or contracts (services/deployment.ts, ownAddresses), a price above
 // `maxAmount`, the per-payment cap or the agent's budget, a rule of its owner's policy (policy-check.ts), a
 // float or a balance too low. Then the price is reserved (a journaled `payment` operation) and the payment
-// joins the current batch; the answer comes once the batch ran. The same idempotency key returns the first payment's answer, never a second payment.
+// joins the current batch; the answer comes once the batch ran. The same idempotency key returns the first
+// payment's answer, never a second payment.
 import { randomUUID } from 'node:crypto';
 import { isX402Error, type Quote, quote, type SafeRequest, X402Error } from '../../x402/index.ts';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
