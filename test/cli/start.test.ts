@@ -11,29 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Address, Contract, TransactionBuilder, rpc, scValToNative } from '@stellar/stellar-sdk';
 import { freeLoopbackPort as freePort } from '../../src/listen.ts';
-import { CLI, runCli } from '../helpers/cli.ts';
-
-const start = (args: string[], env: Record<string, string>) => runCli(['start', ...args], env);
+import { CLI, runCli, runStart } from '../helpers/cli.ts';
 
 test('pool-proxy start runs sandbox, prover daemon and proxy, funds the sandbox operator, and stops on SIGTERM', async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'pool-proxy-start-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   const [sandboxPort, proverPort, proxyPort] = [await freePort(), await freePort(), await freePort()];
-  const s = start(
-    [
-      '--data-dir',
-      dataDir,
-      '--sandbox',
-      `127.0.0.1:${sandboxPort}`,
-      '--prover',
-      `127.0.0.1:${proverPort}`,
-      '--ledger-ms',
-      '50',
-      '--facilitator',
-      '127.0.0.1:0',
-      '--demo',
-      '127.0.0.1:0',
-    ],
+  const s = runStart(
+    { dataDir, sandbox: `127.0.0.1:${sandboxPort}`, prover: `127.0.0.1:${proverPort}`, ledgerMs: 50 },
     { POOL_PROXY_PORT: String(proxyPort) },
   );
   t.teardown(() => void s.child.kill('SIGKILL'));
@@ -105,21 +90,8 @@ test('pool-proxy start runs sandbox, prover daemon and proxy, funds the sandbox 
   t.is(await recover.exited, 0, recover.output());
   t.regex(recover.output(), /opened the embedded ledger in .*sandbox for the check/);
   t.regex(recover.output(), /the master key opens this proxy’s notes on chain/);
-  const again = start(
-    [
-      '--data-dir',
-      dataDir,
-      '--sandbox',
-      `127.0.0.1:${sandboxPort}`,
-      '--prover',
-      `127.0.0.1:${proverPort}`,
-      '--ledger-ms',
-      '50',
-      '--facilitator',
-      '127.0.0.1:0',
-      '--demo',
-      '127.0.0.1:0',
-    ],
+  const again = runStart(
+    { dataDir, sandbox: `127.0.0.1:${sandboxPort}`, prover: `127.0.0.1:${proverPort}`, ledgerMs: 50 },
     { POOL_PROXY_PORT: String(proxyPort) },
   );
   t.teardown(() => void again.child.kill('SIGKILL'));
@@ -136,10 +108,10 @@ test('pool-proxy start runs sandbox, prover daemon and proxy, funds the sandbox 
 test('pool-proxy start refuses a bad address and exits non-zero with a clear message', async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'pool-proxy-start-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  const s = start(['--data-dir', dataDir, '--sandbox', 'not-an-address'], {});
+  const s = runCli(['start', '--data-dir', dataDir, '--sandbox', 'not-an-address'], {});
   t.is(await s.exited, 1);
   t.regex(s.output(), /--sandbox must be HOST:PORT, got not-an-address/);
-  const bad = start(['--data-dir', dataDir, '--ledger-ms', 'soon', '--sandbox', '127.0.0.1:0'], {});
+  const bad = runCli(['start', '--data-dir', dataDir, '--ledger-ms', 'soon', '--sandbox', '127.0.0.1:0'], {});
   t.is(await bad.exited, 1);
   t.regex(bad.output(), /--ledger-ms must be a positive integer/);
 });

@@ -68,3 +68,40 @@ export function runCli(args: string[], env: Record<string, string | undefined> =
     },
   };
 }
+
+export interface StartOptions {
+  dataDir: string;
+  /** host:port of the embedded sandbox ledger */
+  sandbox: string;
+  /** host:port of the prover daemon */
+  prover: string;
+  /** the sandbox's ledger close interval */
+  ledgerMs: number;
+  /** host:port of the local x402 facilitator (default: any free loopback port) */
+  facilitator?: string;
+  /** host:port of the demo service (default: any free loopback port) */
+  demo?: string;
+  /** further flags, after the ones above */
+  extra?: string[];
+}
+
+/** Runs `pool-proxy start` with the given addresses: the one place tests write its argument list. */
+export function runStart(options: StartOptions, env: Record<string, string | undefined> = {}): CliRun {
+  const args = [
+    'start',
+    '--data-dir',
+    options.dataDir,
+    '--sandbox',
+    options.sandbox,
+    '--prover',
+    options.prover,
+    '--ledger-ms',
+    String(options.ledgerMs),
+    ...(options.extra ?? []),
+    '--facilitator',
+    options.facilitator ?? '127.0.0.1:0',
+    '--demo',
+    options.demo ?? '127.0.0.1:0',
+  ];
+  return runCli(args, env);
+}

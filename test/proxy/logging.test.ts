@@ -14,7 +14,7 @@ import test from 'ava';
 import { jsonLogger } from '../../src/proxy/util/logger.ts';
 import { getJson, postJson } from './helpers/http.ts';
 import { freeLoopbackPort as freePort } from '../../src/listen.ts';
-import { type CliRun, runCli } from '../helpers/cli.ts';
+import { type CliRun, runStart } from '../helpers/cli.ts';
 import { operatorHeadersFrom } from './helpers/proxy.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -61,22 +61,15 @@ test.before(async () => {
   ];
   sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
   proxyUrl = `http://127.0.0.1:${proxyPort}`;
-  service = runCli(
-    [
-      'start',
-      '--data-dir',
+  service = runStart(
+    {
       dataDir,
-      '--sandbox',
-      `127.0.0.1:${sandboxPort}`,
-      '--prover',
-      `127.0.0.1:${proverPort}`,
-      '--ledger-ms',
-      '200',
-      '--facilitator',
-      `127.0.0.1:${facilitatorPort}`,
-      '--demo',
-      `127.0.0.1:${demoPort}`,
-    ],
+      sandbox: `127.0.0.1:${sandboxPort}`,
+      prover: `127.0.0.1:${proverPort}`,
+      ledgerMs: 200,
+      facilitator: `127.0.0.1:${facilitatorPort}`,
+      demo: `127.0.0.1:${demoPort}`,
+    },
     {
       POOL_PROXY_PORT: String(proxyPort),
       POOL_PROXY_RPC_URL: undefined,

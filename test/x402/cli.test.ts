@@ -13,7 +13,7 @@ import { startSandbox, tokenBalance } from './helpers.ts';
 import { freeLoopbackPort as freePort } from '../../src/listen.ts';
 import { LOCAL_CHANNELS } from '../../src/x402/local-services.ts';
 import { TESTNET_PASSPHRASE } from '../../src/ledger/networks.ts';
-import { runCli as run } from '../helpers/cli.ts';
+import { runCli as run, runStart } from '../helpers/cli.ts';
 
 let sandbox: Sandbox;
 test.before(async () => {
@@ -94,26 +94,14 @@ test('pool-proxy start --tls runs the facilitator and the demo service, funds th
   const dataDir = mkdtempSync(join(tmpdir(), 'pool-proxy-x402-start-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   const [sandboxPort, proverPort, proxyPort] = [await freePort(), await freePort(), await freePort()];
-  const r = run(
-    [
-      'start',
-      '--data-dir',
+  const r = runStart(
+    {
       dataDir,
-      '--sandbox',
-      `127.0.0.1:${sandboxPort}`,
-      '--prover',
-      `127.0.0.1:${proverPort}`,
-      '--ledger-ms',
-      '250',
-      '--network-passphrase',
-      TESTNET_PASSPHRASE,
-      '--tls',
-      '127.0.0.1:0',
-      '--facilitator',
-      '127.0.0.1:0',
-      '--demo',
-      '127.0.0.1:0',
-    ],
+      sandbox: `127.0.0.1:${sandboxPort}`,
+      prover: `127.0.0.1:${proverPort}`,
+      ledgerMs: 250,
+      extra: ['--network-passphrase', TESTNET_PASSPHRASE, '--tls', '127.0.0.1:0'],
+    },
     {
       ...clean,
       POOL_PROXY_PORT: String(proxyPort),

@@ -14,7 +14,7 @@ import {
   TransactionBuilder,
 } from '@stellar/stellar-sdk';
 import { freeLoopbackPort as freePort } from '../../../src/listen.ts';
-import { runCli } from '../../helpers/cli.ts';
+import { runStart } from '../../helpers/cli.ts';
 
 export const USDC = 10_000_000n;
 
@@ -44,22 +44,15 @@ export async function startService(env: Record<string, string> = {}): Promise<Ru
     await freePort(),
     await freePort(),
   ];
-  const run = runCli(
-    [
-      'start',
-      '--data-dir',
+  const run = runStart(
+    {
       dataDir,
-      '--sandbox',
-      `127.0.0.1:${sandboxPort}`,
-      '--prover',
-      `127.0.0.1:${proverPort}`,
-      '--ledger-ms',
-      '100',
-      '--facilitator',
-      `127.0.0.1:${facilitatorPort}`,
-      '--demo',
-      `127.0.0.1:${demoPort}`,
-    ],
+      sandbox: `127.0.0.1:${sandboxPort}`,
+      prover: `127.0.0.1:${proverPort}`,
+      ledgerMs: 100,
+      facilitator: `127.0.0.1:${facilitatorPort}`,
+      demo: `127.0.0.1:${demoPort}`,
+    },
     {
       POOL_PROXY_PORT: String(proxyPort),
       POOL_PROXY_RATE_LIMIT_IP_PER_SECOND: '0',
