@@ -79,6 +79,8 @@ export interface PoolApiOptions {
   timeoutMs?: number;
   /** Extra headers on every call (the proxy's own MCP endpoint marks its calls with them). */
   headers?: Record<string, string>;
+  /** How requests are sent (default: the global fetch; the proxy's MCP endpoint passes its app in process). */
+  fetch?: typeof fetch;
 }
 
 const DEFAULT_TIMEOUT_MS = 180_000;
@@ -89,12 +91,14 @@ export class PoolApi {
   readonly #caller: PoolApiCaller;
   readonly #timeoutMs: number;
   readonly #headers: Record<string, string>;
+  readonly #fetch: typeof fetch;
 
   constructor(options: PoolApiOptions) {
     this.#base = new URL(options.baseUrl);
     this.#caller = options.caller ?? { kind: 'public' };
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#headers = options.headers ?? {};
+    this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
   }
 
   get caller(): PoolApiCaller {
@@ -216,7 +220,7 @@ export class PoolApi {
     const url = new URL(path, this.#base);
     let response: Response;
     try {
-      response = await fetch(url, {
+      response = await this.#fetch(url, {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),

@@ -1,4 +1,4 @@
-// The proxy's own calls to its REST API (the tools of MCP over HTTP call it on loopback with the caller's
+// The proxy's own calls to its REST API (the tools of MCP over HTTP call it in process with the caller's
 // token) carry a key that only this process knows. The per-address rate limit skips them: the /mcp request
 // that made them was counted against its caller's address already, and every one of them is counted
 // against the caller's wallet, so one wallet's MCP flood cannot exhaust a bucket that other wallets share.

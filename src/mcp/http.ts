@@ -1,7 +1,7 @@
 // Streamable HTTP MCP at POST /mcp on the proxy's Koa app: stateless (a new server and transport per POST, JSON
 // answers), authenticated with the wallet's Bearer JWT (or an agent-scoped token, whose tools act for its one
-// agent) exactly like the REST API, and acting through the
-// proxy's own REST API on loopback with that same token. GET and DELETE (SSE streams, sessions) answer 405.
+// agent) exactly like the REST API, and acting through the proxy's own REST API with that same token, in process
+// (src/http/in-process-fetch.ts: the app's handler, no socket). GET and DELETE (SSE streams, sessions) answer 405.
 // Each request counts against the wallet's rate limit, and so does each REST call its tools make (those are
 // marked as internal calls, which the per-address limit of the loopback address does not count).
 // Bodies have the REST API's JSON limits (size, UTF-8, depth, repeated member names).
@@ -9,16 +9,19 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import type { Context, Middleware, Next } from 'koa';
 import { ProblemError } from '../api/problem.ts';
 import { bearerToken } from '../http/bearer.ts';
+import { inProcessFetch, type NodeHandler } from '../http/in-process-fetch.ts';
 import { INTERNAL_CALL_HEADER } from '../http/internal-call.ts';
 import { checkedJsonText, readBody } from '../http/json-body.ts';
 import { PoolApi } from '../api/client.ts';
 import { createPoolMcpServer } from './server.ts';
 
 export const MCP_PATH = '/mcp';
+/** The origin the tools' in-process REST calls name (no socket is opened for it). */
+const IN_PROCESS_ORIGIN = 'http://pool-proxy.internal';
 
 export interface McpHttpOptions {
-  /** Origin of this proxy's REST API as reachable from itself (loopback). Read per request. */
-  proxyUrl: () => string;
+  /** The proxy app's request handler, which the tools' REST calls are handed to. Read per request. */
+  handler: () => NodeHandler;
   /**
    * Verifies a Bearer token as the REST API does (throws its 401 otherwise); `sub` is the wallet (the owner
    * for an agent token, whose `agt` names its one agent).
@@ -51,7 +54,8 @@ export function mcpHttpMiddleware(options: McpHttpOptions): Middleware {
     checkedJsonText(body);
 
     const api = new PoolApi({
-      baseUrl: options.proxyUrl(),
+      baseUrl: IN_PROCESS_ORIGIN,
+      fetch: inProcessFetch(options.handler()),
       caller: { kind: 'wallet', token },
       headers: { [INTERNAL_CALL_HEADER]: options.internalCallKey },
     });

@@ -203,18 +203,20 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     logger,
     web,
   });
-  // MCP over Streamable HTTP at /mcp (src/mcp/http.ts): the wallet's token is forwarded to this REST API.
+  // MCP over Streamable HTTP at /mcp (src/mcp/http.ts): its tools call this REST API in process (the app's own
+  // handler, complete once every middleware is in) with the caller's token.
   const verifyToken = (token: string) => tokens.verify(token);
   app.use(
     mcpHttpMiddleware({
-      proxyUrl: () => url,
+      handler: () => handler,
       verifyToken,
       takeWalletRate: (wallet) => api.takeWalletRate(wallet),
       internalCallKey,
       maxBodyBytes: config.limits.maxBodyBytes,
     }),
   );
-  const server: Server = createServer(app.callback());
+  const handler = app.callback();
+  const server: Server = createServer(handler);
   server.headersTimeout = 20_000;
   server.requestTimeout = 120_000;
   server.listen(config.port, config.host);
