@@ -1,7 +1,7 @@
 // The replica commands' input, on a real PostgreSQL server. `pool-proxy store migrate --to postgres://…`: a
-// LevelDB store's records are copied unchanged into an empty database and read back with the same master key;
-// a database that already holds a store, a URL that is not postgres, a missing store and a missing master key
-// are refused with a clear message and change nothing. `store check|recover` on the database find a changed
+// LevelDB store's records are copied unchanged into an empty database and read back with the same master key,
+// and the archive of the pool's events goes into its table; a database that already holds a store, a URL that is
+// not postgres, a missing store and a missing master key are refused with a clear message and change nothing. `store check|recover` on the database find a changed
 // record and set the records aside. `start --replicas` and `serve` refuse what cannot work before starting
 // anything. Few processes: on a loaded machine each `pool-proxy` start costs seconds, so what needs none is
 // called directly.
@@ -16,6 +16,7 @@ import { EncryptedStore } from '../../src/proxy/store/encrypted-store.ts';
 import { replicaEnvs } from '../../src/cli/commands/replicas.ts';
 import { checkDatabaseStore } from '../../src/cli/commands/store-database.ts';
 import { migrateStore } from '../../src/cli/commands/store-migrate.ts';
+import { LevelEventArchive } from '../../src/proxy/services/event-archive.ts';
 import { loadConfig } from '../../src/proxy/config.ts';
 import { runCli } from '../helpers/cli.ts';
 import { startTestProxy } from '../proxy/helpers/proxy.ts';
@@ -45,6 +46,19 @@ async function dataDir(): Promise<{ dir: string; master: Buffer }> {
   );
   await store.put(store.key('agent', 'GOWNER', 'agent-1'), { owner: 'GOWNER', agentId: 'agent-1' });
   await store.close();
+  // The archive of the pool's events beside it (more events than one copy batch).
+  const archive = await LevelEventArchive.open(join(dir, 'pool-events'));
+  await archive.append(
+    Array.from({ length: 700 }, (_, i) => ({
+      id: String(i).padStart(19, '0'),
+      ledger: i,
+      txHash: 'ab'.repeat(32),
+      contractId: 'CPOOL',
+      topic: ['AAAADwAAAAR0ZXN0'],
+      value: 'AAAAAQ==',
+    })),
+  );
+  await archive.close();
   return { dir, master };
 }
 
@@ -58,6 +72,14 @@ test.serial(
     const run = runCli(['store', 'migrate', '--data-dir', dir, '--to', url], cleanEnv);
     t.is(await run.exited, 0, run.output());
     t.regex(run.stdout(), /copied 1202 records from .*proxy-store to postgres:\/\//);
+    t.regex(run.stdout(), /copied 700 pool events from .*pool-events/);
+    const db = new pg.Client({ connectionString: url });
+    await db.connect();
+    const { rows } = await db.query<{ n: string; last: string }>(
+      "SELECT count(*) AS n, max((event->>'ledger')::int)::text AS last FROM pool_events",
+    );
+    await db.end();
+    t.deepEqual(rows[0], { n: '700', last: '699' });
     const store = await EncryptedStore.open(url, master);
     const notes = await store.entries<{ amount: bigint }>(store.prefix('note', 'agent'));
     t.is(notes.length, 1200);
@@ -66,7 +88,7 @@ test.serial(
       agentId: 'agent-1',
     });
     await store.close();
-    await t.throwsAsync(migrateStore(join(dir, 'proxy-store'), url, master), {
+    await t.throwsAsync(migrateStore({ dir: join(dir, 'proxy-store'), url, masterKey: master }), {
       message: /already holds 1202 records: migrate into an empty database/,
     });
   },
@@ -77,7 +99,7 @@ test.serial(
   async (t) => {
     const { dir, master } = await dataDir();
     const url = await server.database();
-    await migrateStore(join(dir, 'proxy-store'), url, master);
+    await migrateStore({ dir: join(dir, 'proxy-store'), url, masterKey: master });
     t.is(await checkDatabaseStore(url, master), 1202);
     const env = { ...cleanEnv, POOL_PROXY_DATABASE_URL: url };
     // A proxy on the database (no ledger needed for this): a wallet logs in twice and logs one token out.
@@ -138,12 +160,15 @@ test.serial(
 test.serial('store migrate refuses bad input with a clear message', async (t) => {
   const { dir, master } = await dataDir();
   const store = join(dir, 'proxy-store');
-  await t.throwsAsync(migrateStore(store, 'mysql://u@h/d', master), {
+  await t.throwsAsync(migrateStore({ dir: store, url: 'mysql://u@h/d', masterKey: master }), {
     message: /--to must be a postgres:\/\/ URL/,
   });
-  await t.throwsAsync(migrateStore(join(dir, 'nowhere'), await server.database(), master), {
-    message: /there is no store in .*nowhere/,
-  });
+  await t.throwsAsync(
+    migrateStore({ dir: join(dir, 'nowhere'), url: await server.database(), masterKey: master }),
+    {
+      message: /there is no store in .*nowhere/,
+    },
+  );
   const run = runCli(['store', 'migrate', '--data-dir', dir, '--to', await server.database()], {
     ...cleanEnv,
     POOL_PROXY_MASTER_KEY_FILE: 'missing.key',
