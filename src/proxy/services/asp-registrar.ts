@@ -36,6 +36,7 @@ import type { RegistrationSchedule } from '../config.ts';
 import type { AgentRef } from '../domain/agent-ref.ts';
 import { scopedId } from '../domain/agent-ref.ts';
 import { ProblemError } from '../../api/problem.ts';
+import type { Clock } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
 import type { AgentKeyring } from './agent-keyring.ts';
 import type { Deployment } from './deployment.ts';
@@ -50,6 +51,8 @@ export interface AspRegistrarDeps {
   keyring: AgentKeyring;
   logger: Logger;
   schedule: RegistrationSchedule;
+  /** The proxy's clock: slot times, promises, holds and estimates all read it. */
+  clock: Clock;
 }
 
 interface Slot {
@@ -154,7 +157,7 @@ export class AspRegistrar {
     const scoped = scopedId(agent);
     let slot = this.#queuedIn(scoped);
     if (slot === undefined) {
-      slot = this.#openSlotFrom(this.#nextIndex(Date.now()));
+      slot = this.#openSlotFrom(this.#nextIndex(this.#d.clock()));
       slot.leaves.set(scoped, this.#leafOf(agent));
       this.#insertEarly();
     }
@@ -192,7 +195,7 @@ export class AspRegistrar {
     const scoped = agent === undefined ? undefined : scopedId(agent);
     for (;;) {
       this.#refuseIfStopped();
-      const now = Date.now();
+      const now = this.#d.clock();
       // Its turn after a slot it waited for (here, for its key, or in an earlier request told to retry).
       const until = now + this.#proofMs + this.#s.windowMs + TURN_MARGIN_MS;
       if (scoped !== undefined && this.#inserting === undefined && (this.#turns.get(scoped) ?? 0) > now) {
@@ -274,7 +277,7 @@ export class AspRegistrar {
 
   /** Restores a promise made before a restart (a prepared deposit still open). */
   restore(id: string, validUntil: number): void {
-    if (validUntil > Date.now()) this.#promises.set(id, validUntil);
+    if (validUntil > this.#d.clock()) this.#promises.set(id, validUntil);
   }
 
   /** The deposit under `id` no longer needs its root (sent, expired or failed). */
@@ -302,7 +305,7 @@ export class AspRegistrar {
   /** Inserts the earliest queued keys now if no promise, proof or send stands in the way. */
   #insertEarly(): void {
     if (this.#stopped || this.#inserting !== undefined || this.#holds.size > 0) return;
-    const now = Date.now();
+    const now = this.#d.clock();
     let latest = 0;
     for (const [id, until] of this.#promises) {
       if (until <= now) this.#promises.delete(id);
@@ -333,7 +336,7 @@ export class AspRegistrar {
   async #waitFor(slot: Slot, why: string, holdUntil: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), Math.max(0, holdUntil - Date.now()));
+      timer = setTimeout(() => resolve('timeout'), Math.max(0, holdUntil - this.#d.clock()));
     });
     try {
       if ((await Promise.race([slot.landed.then(() => 'landed' as const), timeout])) === 'landed') return;
@@ -341,7 +344,7 @@ export class AspRegistrar {
       clearTimeout(timer);
     }
     const eta = this.#landsBy(slot);
-    const seconds = Math.max(1, Math.ceil((eta - Date.now()) / 1000));
+    const seconds = Math.max(1, Math.ceil((eta - this.#d.clock()) / 1000));
     throw new ProblemError(
       'registration_pending',
       `${why}; the slot at ${new Date(this.#at(slot.index)).toISOString()} inserts them (expected within ${seconds} s); retry then`,
@@ -350,8 +353,8 @@ export class AspRegistrar {
   }
 
   /** The latest time (ms) a request arriving now may be held for a slot. */
-  holdUntil(now = Date.now()): number {
-    return now + this.#s.holdMs;
+  holdUntil(): number {
+    return this.#d.clock() + this.#s.holdMs;
   }
 
   /** When the slot's keys are expected to be inserted and indexed (ms). */
@@ -420,13 +423,13 @@ export class AspRegistrar {
 
   #arm(): void {
     if (this.#stopped) return;
-    const index = this.#nextIndex(Date.now());
+    const index = this.#nextIndex(this.#d.clock());
     this.#timer = setTimeout(
       () => {
         this.#arm();
         void this.#run(index);
       },
-      this.#at(index) - Date.now(),
+      this.#at(index) - this.#d.clock(),
     );
     this.#timer.unref();
   }
@@ -434,7 +437,7 @@ export class AspRegistrar {
   async #run(index: number): Promise<void> {
     const slot = this.#slots.get(index);
     // Slots that passed without keys are forgotten.
-    const now = Date.now();
+    const now = this.#d.clock();
     for (const [i, passed] of this.#slots)
       if (this.#at(i) <= now && passed.leaves.size === 0) {
         this.#slots.delete(i);
@@ -457,14 +460,14 @@ export class AspRegistrar {
     }
     if (this.#slots.get(index) !== slot) return; // run meanwhile (early and by its timer)
     this.#slots.delete(index);
-    const started = Date.now();
+    const started = this.#d.clock();
     const done = this.#insert(slot);
     this.#inserting = { slot, done, endsBy: started + (slot.leaves.size + 1) * this.#insertMs };
     try {
       await done;
       // The deposits that waited for it take their turns next; the following insert waits for them
       // (#turnsWait), those told to retry until a little after they were told to come back.
-      const landedAt = Date.now();
+      const landedAt = this.#d.clock();
       this.#turnsEnd = landedAt + this.#turnWindowMs();
       this.#turns.clear();
       for (const scoped of slot.waiting)
@@ -482,7 +485,7 @@ export class AspRegistrar {
 
   /** How long an insert must still wait for the turns after the slot before it (0: not at all), at most. */
   #turnsWait(): number {
-    const now = Date.now();
+    const now = this.#d.clock();
     let until = 0;
     for (const [scoped, end] of this.#turns) {
       if (end <= now) this.#turns.delete(scoped);
@@ -500,7 +503,7 @@ export class AspRegistrar {
     await Promise.all([...this.#holds]);
     let lastLedger = 0;
     let inserted = 0;
-    const started = Date.now();
+    const started = this.#d.clock();
     try {
       for (const leaf of slot.leaves.values()) {
         if (this.#indexOf(leaf) !== undefined) continue;
@@ -515,7 +518,8 @@ export class AspRegistrar {
       }
     } finally {
       if (lastLedger > 0) await this.#d.indexer.waitForLedger(lastLedger);
-      if (inserted > 0) this.#insertMs = boundEstimate(this.#insertMs, (Date.now() - started) / inserted);
+      if (inserted > 0)
+        this.#insertMs = boundEstimate(this.#insertMs, (this.#d.clock() - started) / inserted);
     }
     this.#d.logger.log('info', 'allowlist registrations inserted', { count: inserted, slot: slot.index });
     for (const leaf of slot.leaves.values()) {
@@ -534,7 +538,7 @@ export class AspRegistrar {
   #requeue(failed: Slot, error: unknown): unknown {
     const missing = [...failed.leaves].filter(([, leaf]) => this.#indexOf(leaf) === undefined);
     if (missing.length === 0 || this.#stopped) return error;
-    let next = this.#openSlotFrom(this.#nextIndex(Date.now()));
+    let next = this.#openSlotFrom(this.#nextIndex(this.#d.clock()));
     for (const [scoped, leaf] of missing) {
       if (next.leaves.size >= this.#s.perSlot) next = this.#openSlotFrom(next.index + 1);
       next.leaves.set(scoped, leaf);
@@ -546,7 +550,7 @@ export class AspRegistrar {
       error: reason,
     });
     const eta = this.#landsBy(next);
-    const seconds = Math.max(1, Math.ceil((eta - Date.now()) / 1000));
+    const seconds = Math.max(1, Math.ceil((eta - this.#d.clock()) / 1000));
     return new ProblemError(
       'registration_pending',
       `the allowlist insert failed (${reason}); the key is queued again for the slot at ${new Date(this.#at(next.index)).toISOString()} (expected within ${seconds} s); retry then`,
