@@ -61,13 +61,13 @@ interface Connected {
 }
 
 /** Per-wallet quotas: shared by the replicas on a shared store, else this process's. */
-function walletQuotas(config: ProxyConfig, cluster: Cluster | undefined): WalletQuotaPolicy {
+function walletQuotas(config: ProxyConfig, cluster: Cluster | undefined, clock: Clock): WalletQuotaPolicy {
   const limits = {
     concurrentPrepares: config.limits.walletConcurrentPrepares,
     newAgentsPerHour: config.limits.walletNewAgentsPerHour,
   };
   // A dead replica's prepare slot lapses after the longest a prepare can take (its proof, then a minute).
-  return cluster?.quotas(limits, config.prover.timeoutMs + 60_000) ?? new WalletQuotas(limits);
+  return cluster?.quotas(limits, config.prover.timeoutMs + 60_000) ?? new WalletQuotas(limits, clock);
 }
 
 export class PoolRuntime implements PoolAccess {
@@ -276,10 +276,11 @@ export class PoolRuntime implements PoolAccess {
       keyring,
       logger,
       schedule: config.registration,
+      clock: this.#deps.clock,
     });
     return {
       store,
-      journal: new Journal(store, this.#deps.cluster?.runs),
+      journal: new Journal(store, this.#deps.cluster?.runs, this.#deps.clock),
       agents,
       notes,
       keyring,
@@ -302,7 +303,7 @@ export class PoolRuntime implements PoolAccess {
         prepareTtlSeconds: config.limits.prepareTtlSeconds,
         txTimeoutSeconds: config.ledger.txTimeoutSeconds,
       },
-      quotas: walletQuotas(config, this.#deps.cluster),
+      quotas: walletQuotas(config, this.#deps.cluster, this.#deps.clock),
       clock: this.#deps.clock,
       spendLock: store.lease('spend'),
       proofLanes: store.lease('proof-lane'),

@@ -100,7 +100,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     await store.close();
     throw error;
   });
-  const cluster = await joinCluster(store, logger).catch(async (error: unknown) => {
+  const cluster = await joinCluster(store, logger, clock).catch(async (error: unknown) => {
     await archive.close();
     await store.close();
     throw error;
@@ -132,7 +132,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
       trustedProxies,
     },
     tokenLimiter:
-      cluster?.limiter('token', config.rateLimit.token) ?? new RateLimiter(config.rateLimit.token),
+      cluster?.limiter('token', config.rateLimit.token) ?? new RateLimiter(config.rateLimit.token, clock),
     metrics,
     maxBodyBytes: config.limits.maxBodyBytes,
   });
@@ -150,7 +150,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     };
   });
   registerAuthRoutes(api, login, tokens);
-  const agents = new AgentRegistry(store);
+  const agents = new AgentRegistry(store, clock);
   const notes = new NoteBook(store);
   const stats = new PoolStatsService(store, agents);
   registerAccountRoutes(api, agents, notes, stats);
@@ -199,7 +199,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     metrics,
     internalCallKey,
     trustedProxies,
-    ipLimiter: cluster?.limiter('ip', config.rateLimit.ip) ?? new RateLimiter(config.rateLimit.ip),
+    ipLimiter: cluster?.limiter('ip', config.rateLimit.ip) ?? new RateLimiter(config.rateLimit.ip, clock),
     logger,
     web,
   });

@@ -27,6 +27,7 @@ test('pool-proxy start runs sandbox, prover daemon and proxy, funds the sandbox 
   t.regex(s.output(), new RegExp(`sandbox ledger\\s+http://127\\.0\\.0\\.1:${sandboxPort}/rpc`));
   t.regex(s.output(), new RegExp(`prover daemon\\s+127\\.0\\.0\\.1:${proverPort}`));
   t.regex(s.output(), new RegExp(`proxy\\s+http://127\\.0\\.0\\.1:${proxyPort}`));
+  t.regex(s.output(), new RegExp(`wallet page\\s+http://127\\.0\\.0\\.1:${proxyPort}/`));
 
   const health = await (await fetch(`http://127.0.0.1:${proxyPort}/health`)).json();
   t.is(health.status, 'healthy');

@@ -267,7 +267,7 @@ test('a rate limit and wallet quotas shared by two processes hold for both toget
   t.false(JSON.stringify(rows.rows).includes('GWALLET'), 'clients are HMACs in the database');
 
   const limits = { concurrentPrepares: 2, newAgentsPerHour: 3 };
-  const quotas = stores.map((s) => new SharedWalletQuotas(s, limits, 60_000));
+  const quotas = stores.map((s) => new SharedWalletQuotas(s, limits, 60_000, Date.now));
   let release!: () => void;
   const held = new Promise<void>((resolve) => (release = resolve));
   const running = [quotas[0]!.preparing('GW', () => held), quotas[1]!.preparing('GW', () => held)];
@@ -431,8 +431,10 @@ test('a batch leader that stalled and was replaced cannot sign the payment it to
   const stores = await Promise.all(
     [1, 2].map(async () => EncryptedStore.on(await PostgresBackend.open(url, { maxConnections: 5 }), master)),
   );
-  const clusters = await Promise.all(stores.map(async (s) => (await joinCluster(s, silentLogger))!));
-  const journals = stores.map((s, i) => new Journal(s, clusters[i]!.runs));
+  const clusters = await Promise.all(
+    stores.map(async (s) => (await joinCluster(s, silentLogger, Date.now))!),
+  );
+  const journals = stores.map((s, i) => new Journal(s, clusters[i]!.runs, Date.now));
   let letGo!: () => void;
   const stalled = new Promise<void>((resolve) => (letGo = resolve));
   let tookIt!: () => void;
@@ -457,7 +459,11 @@ test('a batch leader that stalled and was replaced cannot sign the payment it to
   const batches: ReplicatedBatches[] = stores.map(
     (store, i) =>
       new ReplicatedBatches(
-        { flows: { store, journal: journals[i]! }, records: new PaymentRecords(store), uncommit: () => {} },
+        {
+          flows: { store, journal: journals[i]!, clock: Date.now },
+          records: new PaymentRecords(store),
+          uncommit: () => {},
+        },
         clusters[i]!,
         {
           windowMs: 200,

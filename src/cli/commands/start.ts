@@ -203,6 +203,9 @@ async function startProxies(
     parts.logger.log('info', `proxy           ${proxy.url}   (GET /health, /openapi.json, /api/pool/info)`, {
       url: proxy.url,
     });
+    parts.logger.log('info', `wallet page     ${proxy.url}/   (open it in a browser with Freighter)`, {
+      url: `${proxy.url}/`,
+    });
     if (i === 0)
       parts.logger.log(
         'info',

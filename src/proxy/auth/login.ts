@@ -11,6 +11,7 @@ import type { EncryptedStore } from '../store/encrypted-store.ts';
 import { type ChallengeFields, formatChallenge, parseChallenge } from './challenge-message.ts';
 import { decodeSignature } from './signature.ts';
 import type { TokenService } from './tokens.ts';
+import { type Clock, systemClock } from '../util/clock.ts';
 
 const RANDOM_BYTES = 16;
 const MAC_BYTES = 16;
@@ -38,13 +39,13 @@ export class LoginService {
   readonly #tokens: TokenService;
   readonly #settings: LoginSettings;
   readonly #mutex;
-  readonly #now: () => number;
+  readonly #now: Clock;
 
   constructor(
     store: EncryptedStore,
     tokens: TokenService,
     settings: LoginSettings,
-    now: () => number = Date.now,
+    now: Clock = systemClock,
   ) {
     if (settings.challengeKey.length !== 32) throw new Error('challenge key must be 32 bytes');
     this.#store = store;

@@ -30,7 +30,8 @@ export class TokenRevocations {
     this.#store = store;
   }
 
-  async isRevoked(jti: string, now = Date.now()): Promise<boolean> {
+  /** `now`: the proxy's clock (ms). */
+  async isRevoked(jti: string, now: number): Promise<boolean> {
     if (this.#revoked.has(jti)) return true;
     const checkedAt = this.#checked.get(jti);
     if (checkedAt !== undefined && now - checkedAt < RECHECK_MS) return false;
@@ -55,7 +56,7 @@ export class TokenRevocations {
   }
 
   /** Deletes revocations of tokens expired by `nowSeconds` (Unix); returns how many. */
-  async sweepExpired(nowSeconds = Date.now() / 1000, toleranceSeconds = 0): Promise<number> {
+  async sweepExpired(nowSeconds: number, toleranceSeconds = 0): Promise<number> {
     const expired = (await this.#store.entries<RevokedToken>(`${REVOKED}/`)).filter(
       ([, entry]) => entry.exp + toleranceSeconds < nowSeconds,
     );

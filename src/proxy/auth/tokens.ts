@@ -11,6 +11,7 @@ import { isAgentId, OPERATOR_OWNER } from '../../api/agent-id.ts';
 import { ProblemError } from '../../api/problem.ts';
 import { deriveEpochKey } from '../store/derived-keys.ts';
 import type { TokenRevocations } from './revocations.ts';
+import { type Clock, systemClock } from '../util/clock.ts';
 
 // PKCS#8 DER header for a raw 32-byte Ed25519 seed (RFC 8410).
 const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
@@ -44,13 +45,13 @@ export class TokenService {
   /** The session epoch the signing key belongs to ('' = the first, whose tokens carry no `kid`). */
   readonly #epoch: string;
   /** Milliseconds since the epoch: what issue and every expiry check read (tests pass their own clock). */
-  readonly #now: () => number;
+  readonly #now: Clock;
 
   constructor(
     masterKey: Uint8Array,
     settings: TokenSettings,
     revocations?: TokenRevocations,
-    now: () => number = Date.now,
+    now: Clock = systemClock,
     epoch = '',
   ) {
     this.#epoch = epoch;

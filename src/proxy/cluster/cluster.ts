@@ -8,6 +8,7 @@ import type { WalletQuotaLimits, WalletQuotaPolicy } from '../flows/wallet-quota
 import type { RequestLimiter } from '../http/rate-limit.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
 import { PostgresBackend } from '../store/postgres-backend.ts';
+import type { Clock } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
 import { Campaign, type LeaderCallbacks } from './leadership.ts';
 import { Notifications } from './notifications.ts';
@@ -35,7 +36,12 @@ export interface Cluster {
 }
 
 /** Joins the replicas sharing `store`, or undefined when the store is not shared (LevelDB). */
-export async function joinCluster(store: EncryptedStore, logger: Logger): Promise<Cluster | undefined> {
+/** `clock`: the proxy's, which the shared rate limits and quotas read. */
+export async function joinCluster(
+  store: EncryptedStore,
+  logger: Logger,
+  clock: Clock,
+): Promise<Cluster | undefined> {
   const backend = store.backend;
   if (!(backend instanceof PostgresBackend)) return undefined;
   const runs = await ProcessRuns.join(backend, logger);
@@ -49,8 +55,8 @@ export async function joinCluster(store: EncryptedStore, logger: Logger): Promis
     notifications,
     campaign: (job, callbacks) => new Campaign(backend, job, callbacks, logger),
     paymentQueue: <T>(job: string) => new PaymentQueue<T>(backend, store, job),
-    limiter: (scope, config) => new SharedRateLimiter(backend, store, scope, config),
-    quotas: (limits, slotMs) => new SharedWalletQuotas(store, limits, slotMs),
+    limiter: (scope, config) => new SharedRateLimiter(backend, store, scope, config, clock),
+    quotas: (limits, slotMs) => new SharedWalletQuotas(store, limits, slotMs, clock),
     lead: (jobs) => leadSingletons(backend, jobs, logger),
     async close() {
       await notifications.close();

@@ -12,6 +12,7 @@ import {
 } from '../flows/wallet-quotas.ts';
 import type { Mutex } from '../store/backend.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
+import type { Clock } from '../util/clock.ts';
 
 interface QuotaRecord {
   /** Prepares in progress: slot id → when the slot lapses (ms). */
@@ -25,13 +26,15 @@ export class SharedWalletQuotas implements WalletQuotaPolicy {
   readonly #limits: WalletQuotaLimits;
   readonly #mutex: Mutex;
   readonly #slotMs: number;
+  readonly #clock: Clock;
 
   /** `slotMs`: how long a prepare's slot lasts if its process dies before it ends. */
-  constructor(store: EncryptedStore, limits: WalletQuotaLimits, slotMs: number) {
+  constructor(store: EncryptedStore, limits: WalletQuotaLimits, slotMs: number, clock: Clock) {
     this.#store = store;
     this.#limits = limits;
     this.#mutex = store.mutex('wallet-quota');
     this.#slotMs = slotMs;
+    this.#clock = clock;
   }
 
   async preparing<T>(wallet: string, work: () => Promise<T>): Promise<T> {
@@ -50,8 +53,8 @@ export class SharedWalletQuotas implements WalletQuotaPolicy {
     }
   }
 
-  async takeNewAgent(wallet: string, now = Date.now()): Promise<void> {
-    await this.#change(wallet, (record) => {
+  async takeNewAgent(wallet: string): Promise<void> {
+    await this.#change(wallet, (record, now) => {
       if (record.newAgents.length >= this.#limits.newAgentsPerHour)
         throw tooManyNewAgents(record.newAgents, this.#limits, now);
       record.newAgents.push(now);
@@ -62,7 +65,7 @@ export class SharedWalletQuotas implements WalletQuotaPolicy {
   async #change(wallet: string, change: (record: QuotaRecord, now: number) => void): Promise<void> {
     const key = this.#store.key('wallet-quota', wallet);
     await this.#mutex.run(wallet, async () => {
-      const now = Date.now();
+      const now = this.#clock();
       const stored = await this.#store.get<QuotaRecord>(key);
       const record: QuotaRecord = {
         prepares: Object.fromEntries(

@@ -6,6 +6,7 @@ import type { RateLimitConfig } from '../config.ts';
 import type { RateDecision, RequestLimiter } from '../http/rate-limit.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
 import type { PostgresBackend } from '../store/postgres-backend.ts';
+import type { Clock } from '../util/clock.ts';
 
 const SWEEP_EVERY_MS = 60_000;
 
@@ -14,7 +15,7 @@ export class SharedRateLimiter implements RequestLimiter {
   readonly #store: EncryptedStore;
   readonly #scope: string;
   readonly #config: RateLimitConfig;
-  readonly #now: () => number;
+  readonly #now: Clock;
   #lastSweep = 0;
 
   /** `scope` keeps limiters apart (`ip`, `token`). */
@@ -23,7 +24,7 @@ export class SharedRateLimiter implements RequestLimiter {
     store: EncryptedStore,
     scope: string,
     config: RateLimitConfig,
-    now: () => number = Date.now,
+    now: Clock,
   ) {
     this.#db = db;
     this.#store = store;

@@ -49,7 +49,7 @@ export async function prepareDeposit(
     // slot's insert (its turn, also kept for a retry after `registration_pending`).
     if (!ctx.registrar.isRegistered(ref)) {
       // A retry after `registration_pending` finds the key still queued: it is not a new agent again.
-      if (!ctx.registrar.isQueued(ref)) await ctx.quotas.takeNewAgent(wallet, ctx.clock());
+      if (!ctx.registrar.isQueued(ref)) await ctx.quotas.takeNewAgent(wallet);
       await ctx.registrar.register(ref, holdUntil, true);
     }
     const prepareId = randomUUID();
@@ -110,7 +110,7 @@ async function proveDeposit(
   const agent = scopedId(ref);
   let started = 0;
   const proved = await ctx.proofLanes.run(wallet, () => {
-    started = Date.now();
+    started = ctx.clock();
     return ctx.prover.prove(
       ctx.keyring.crypto(agent),
       [],
@@ -132,5 +132,5 @@ async function proveDeposit(
     POLICY_CIRCUIT.levels,
     ctx.deployment.networkPassphrase,
   );
-  return { tx, proved, ms: Date.now() - started };
+  return { tx, proved, ms: ctx.clock() - started };
 }

@@ -20,7 +20,7 @@ export type Reconciler = (record: OperationRecord, now: number) => Promise<boole
 /** Decides what can be decided now; returns how many operations were closed. */
 export async function reconcile(
   ctx: FlowContext,
-  now = Date.now(),
+  now: number,
   reconcilers: Partial<Record<OperationRecord['kind'], Reconciler>> = {},
 ): Promise<number> {
   let closed = 0;

@@ -2,6 +2,7 @@
 // many new agents it may register per hour (each costs the operator an allowlist insert). The operator's own
 // agents are not limited here. Counts are kept in memory: a restart forgets them, which only ever allows more.
 import { ProblemError } from '../../api/problem.ts';
+import type { Clock } from '../util/clock.ts';
 
 export interface WalletQuotaLimits {
   concurrentPrepares: number;
@@ -11,16 +12,18 @@ export interface WalletQuotaLimits {
 /** Per-wallet bounds: this process's counts, or counts shared by the replicas (cluster/shared-quotas.ts). */
 export interface WalletQuotaPolicy {
   preparing<T>(wallet: string, work: () => Promise<T>): Promise<T>;
-  takeNewAgent(wallet: string, now?: number): void | Promise<void>;
+  takeNewAgent(wallet: string): void | Promise<void>;
 }
 
 export class WalletQuotas implements WalletQuotaPolicy {
   readonly #limits: WalletQuotaLimits;
   readonly #preparing = new Map<string, number>();
   readonly #newAgents = new Map<string, number[]>();
+  readonly #clock: Clock;
 
-  constructor(limits: WalletQuotaLimits) {
+  constructor(limits: WalletQuotaLimits, clock: Clock) {
     this.#limits = limits;
+    this.#clock = clock;
   }
 
   /** Runs `work` as one of the wallet's concurrent prepares, or refuses with 429 when it has too many. */
@@ -38,7 +41,8 @@ export class WalletQuotas implements WalletQuotaPolicy {
   }
 
   /** Counts one new agent for the wallet, or refuses with 429 past the hourly limit. */
-  takeNewAgent(wallet: string, now = Date.now()): void {
+  takeNewAgent(wallet: string): void {
+    const now = this.#clock();
     const recent = (this.#newAgents.get(wallet) ?? []).filter((t) => t > now - HOUR_MS);
     if (recent.length >= this.#limits.newAgentsPerHour) throw tooManyNewAgents(recent, this.#limits, now);
     recent.push(now);

@@ -1,6 +1,7 @@
 // Token-bucket rate limiter keyed by client (socket IP, or the wallet behind a token). Buckets refill
 // continuously; idle full buckets are forgotten so the map cannot grow without bound.
 import type { RateLimitConfig } from '../config.ts';
+import { type Clock, systemClock } from '../util/clock.ts';
 
 interface Bucket {
   tokens: number;
@@ -21,10 +22,10 @@ export interface RequestLimiter {
 export class RateLimiter implements RequestLimiter {
   readonly #buckets = new Map<string, Bucket>();
   readonly #config: RateLimitConfig;
-  readonly #now: () => number;
+  readonly #now: Clock;
   #lastSweep = 0;
 
-  constructor(config: RateLimitConfig, now: () => number = Date.now) {
+  constructor(config: RateLimitConfig, now: Clock = systemClock) {
     this.#config = config;
     this.#now = now;
   }

@@ -11,6 +11,7 @@
 // operations are also indexed under `op-open/`, so reconciliation reads only those.
 import { randomUUID } from 'node:crypto';
 import type { EncryptedStore, StoreOp } from '../store/encrypted-store.ts';
+import type { Clock } from '../util/clock.ts';
 
 export type OperationKind =
   | 'wallet_deposit'
@@ -90,9 +91,14 @@ export class Journal {
    */
   readonly #cache: Map<string, OperationRecord> | undefined;
   readonly #runs: LiveRuns | undefined;
+  readonly #clock: Clock;
 
-  /** `runs` tells which process runs are alive when several processes share the store. */
-  constructor(store: EncryptedStore, runs?: LiveRuns) {
+  /**
+   * `runs` tells which process runs are alive when several processes share the store; `clock` (the proxy's)
+   * stamps every record's `createdAt` and `updatedAt`.
+   */
+  constructor(store: EncryptedStore, runs: LiveRuns | undefined, clock: Clock) {
+    this.#clock = clock;
     this.#store = store;
     this.#mutex = store.mutex('op');
     this.#cache = store.backend.kind === 'leveldb' ? new Map() : undefined;
@@ -139,7 +145,7 @@ export class Journal {
   ): Promise<OperationRecord> {
     return this.#mutex.run(record.opId, async () => {
       if ((await this.get(record.opId)) !== undefined) throw new Error(`operation ${record.opId} exists`);
-      const now = Date.now();
+      const now = this.#clock();
       const full: OperationRecord = { ...record, createdAt: now, updatedAt: now, runId: this.runId };
       await this.#write(full, extra);
       return full;
@@ -163,7 +169,7 @@ export class Journal {
         ...current,
         ...patch,
         data: patch.data ? { ...current.data, ...patch.data } : current.data,
-        updatedAt: Date.now(),
+        updatedAt: this.#clock(),
       };
       await this.#write(next, extra);
       return next;
@@ -184,7 +190,7 @@ export class Journal {
       const current = await this.get(opId);
       if (current === undefined) throw new Error(`unknown operation ${opId}`);
       if (!from.includes(current.state)) return { applied: false, record: current };
-      const next: OperationRecord = { ...current, ...patch, updatedAt: Date.now() };
+      const next: OperationRecord = { ...current, ...patch, updatedAt: this.#clock() };
       await this.#write(next, extra);
       return { applied: true, record: next };
     });

@@ -5,6 +5,7 @@
 // shared store queue in the database instead (replicated-batches.ts).
 import { randomUUID } from 'node:crypto';
 import { ProblemError } from '../../api/problem.ts';
+import type { Clock } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
 import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
 import type { PaymentBatches, QueuedPayment, QueueState } from './batches.ts';
@@ -16,6 +17,8 @@ export interface BatchOperatorOptions {
   queueMax: number;
   concurrency: number;
   logger: Logger;
+  /** The proxy's clock (the batch summary's times). */
+  clock: Clock;
   /** Runs one payment inside batch `batchId`; never throws (failures are outcomes). */
   execute: (p: QueuedPayment, batchId: string) => Promise<PaymentOutcome>;
 }
@@ -106,6 +109,7 @@ export class BatchOperator implements PaymentBatches {
         this.#executing.delete(w.payment.paymentId);
         w.resolve(outcome);
       },
+      this.#o.clock,
     );
     this.#o.logger.log('info', 'batch executed', { ...summary });
   }

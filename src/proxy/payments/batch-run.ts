@@ -4,6 +4,7 @@
 // stats count confirmed payments only, as each confirms: services/stats.ts).
 import { randomInt } from 'node:crypto';
 import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
+import type { Clock } from '../util/clock.ts';
 
 /** What the log says of a batch that ran. */
 export interface BatchRun {
@@ -22,8 +23,9 @@ export async function runBatch<T>(
   /** Runs one payment; never throws (failures are outcomes). */
   execute: (item: T) => Promise<PaymentOutcome>,
   done: (item: T, outcome: PaymentOutcome) => void | Promise<void>,
+  clock: Clock,
 ): Promise<BatchRun> {
-  const started = Date.now();
+  const started = clock();
   const order = [...items];
   for (let i = order.length - 1; i > 0; i--) {
     const j = randomInt(i + 1);
@@ -46,7 +48,7 @@ export async function runBatch<T>(
     batchId,
     size: order.length,
     executedAt: new Date(started).toISOString(),
-    durationMs: Date.now() - started,
+    durationMs: clock() - started,
     confirmed,
     failed,
   };

@@ -48,7 +48,7 @@ export async function executePayment(
 ): Promise<PaymentOutcome> {
   const { journal, logger } = pctx.flows;
   const base = { paymentId: p.paymentId, batchId };
-  const deadline = Date.now() + pctx.config.payDeadlineMs;
+  const deadline = pctx.flows.clock() + pctx.config.payDeadlineMs;
   const service = new URL(p.quote.url).origin;
   const attempts: PaymentRecord[] = [];
   let attempt = p.attempt ?? 0;
@@ -103,7 +103,7 @@ export async function executePayment(
         if (result.txHash !== undefined) await journal.update(p.paymentId, { txHash: result.txHash });
         break;
       }
-      if (signatures + 1 >= MAX_SIGNATURES || deadline - Date.now() < MIN_TIME_FOR_ATTEMPT_MS) break;
+      if (signatures + 1 >= MAX_SIGNATURES || deadline - pctx.flows.clock() < MIN_TIME_FOR_ATTEMPT_MS) break;
       // before signing again: did an earlier offer land after all? And may a fresh nonce be used?
       const use = await findAnyAuthorizationUse(pctx.payer.rpcUrl, attempts);
       if (use.state === 'used') break;
@@ -179,7 +179,7 @@ async function decide(
       await settlePaymentFailure(pctx, p.paymentId, 'failed', reason, [pctx.records.resultOp(outcome)]);
       return outcome;
     }
-    if (Date.now() + DECIDE_POLL_MS > deadline) {
+    if (pctx.flows.clock() + DECIDE_POLL_MS > deadline) {
       await pctx.flows.journal.update(p.paymentId, { state: 'sent', reason });
       return { ...base, paymentStatus: 'pending', reason, ...answered };
     }

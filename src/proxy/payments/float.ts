@@ -4,19 +4,19 @@ import { usdcBalance } from '../flows/usdc-balance.ts';
 import type { FlowContext } from '../flows/context.ts';
 
 export class PoolWalletFloat {
-  readonly #ctx: Pick<FlowContext, 'ledger' | 'deployment'>;
+  readonly #ctx: Pick<FlowContext, 'ledger' | 'deployment' | 'clock'>;
   readonly #address: string;
   #cached: { at: number; value: bigint } | undefined;
   /** Amounts committed to payments not yet settled on the ledger, by payment id. */
   readonly #committed = new Map<string, bigint>();
 
-  constructor(ctx: Pick<FlowContext, 'ledger' | 'deployment'>, address: string) {
+  constructor(ctx: Pick<FlowContext, 'ledger' | 'deployment' | 'clock'>, address: string) {
     this.#ctx = ctx;
     this.#address = address;
   }
 
   async held(): Promise<bigint> {
-    const now = Date.now();
+    const now = this.#ctx.clock();
     if (this.#cached === undefined || now - this.#cached.at > 1000) {
       this.#cached = { at: now, value: await usdcBalance(this.#ctx, this.#address) };
     }

@@ -28,16 +28,26 @@ const MAX_VALIDITY_SECONDS = 60;
 /**
  * Settlement failures that come from the facilitator's side of a burst (a sequence number taken by a
  * concurrent settlement, a transaction that failed on the ledger): nothing moved, and the same
- * authorization can be offered again.
+ * authorization can be offered again. Exact `errorReason` codes of the Stellar `exact` facilitators
+ * (@x402/stellar's and src/x402/facilitator/scheme.ts, which adds the duplicate settlement).
  */
-const CONTENTION =
-  /settle.*(submission_failed|transaction_failed|duplicate_settlement|unexpected)|unexpected_settle_error/;
+const CONTENTION: ReadonlySet<string> = new Set([
+  'settle_exact_stellar_transaction_submission_failed',
+  'settle_exact_stellar_transaction_failed',
+  'settle_exact_stellar_duplicate_settlement',
+]);
 /**
  * A facilitator's simulation that failed: the authorization may have expired before it was checked (a
  * slow or busy facilitator), or an earlier offer of the same nonce landed (the chain check before the next
  * signature finds it). Offered again, with the same nonce.
  */
-const STALE = /simulation_failed/;
+const STALE: ReadonlySet<string> = new Set(['invalid_exact_stellar_payload_simulation_failed']);
+/**
+ * The facilitator failed in a way it did not foresee (its own bug, or a fault it does not classify):
+ * nothing is known to have moved and the same nonce cannot pay twice, so it is offered again like a
+ * contended settlement — but logged, so an unknown fault leaves a trace.
+ */
+const UNEXPECTED: ReadonlySet<string> = new Set(['unexpected_settle_error']);
 
 const TEXTUAL = /^(text\/|application\/(json|xml|javascript|x-www-form-urlencoded)|[^;]*\+(json|xml))/i;
 
@@ -68,6 +78,7 @@ export async function attemptPayment(
       maxValiditySeconds: MAX_VALIDITY_SECONDS,
     });
   } catch (error) {
+    if (!(error instanceof X402Error)) logUnexpected(pctx, p, 'signing the authorization', error);
     return { kind: 'unsigned', reason: reasonOf(error) };
   }
   attempts.push(signed.record);
@@ -90,10 +101,9 @@ export async function attemptPayment(
     if (error instanceof X402Error && error.code === 'payment_rejected') {
       const serviceReason = String(error.details?.reason ?? '');
       const withService = { ...reason, ...(serviceReason && { serviceReason }) };
-      if (CONTENTION.test(serviceReason)) return { kind: 'retry', reason: withService, contended: true };
-      if (STALE.test(serviceReason)) return { kind: 'retry', reason: withService, contended: false };
-      return { kind: 'over', reason: withService };
+      return classify(pctx, p, serviceReason, withService) ?? { kind: 'over', reason: withService };
     }
+    if (!(error instanceof X402Error)) logUnexpected(pctx, p, 'sending the paid request', error);
     // no answer: the facilitator may have settled; the same nonce offered again cannot pay twice
     return { kind: 'retry', reason, contended: false };
   }
@@ -109,9 +119,7 @@ export async function attemptPayment(
         : `the service answered ${res.status} without settling the payment`,
       ...(serviceReason && { serviceReason }),
     };
-    if (serviceReason && CONTENTION.test(serviceReason)) return { kind: 'retry', reason, contended: true };
-    if (serviceReason && STALE.test(serviceReason)) return { kind: 'retry', reason, contended: false };
-    return { kind: 'over', reason, res };
+    return (serviceReason && classify(pctx, p, serviceReason, reason)) || { kind: 'over', reason, res };
   }
   const confirmed = await confirmSoon(pctx, settled.transaction, signed);
   if (confirmed instanceof X402Error) {
@@ -130,6 +138,44 @@ export async function attemptPayment(
     kind: 'confirmed',
     outcome: { paymentId: p.paymentId, batchId, paymentStatus: 'confirmed', receipt, ...content(res) },
   };
+}
+
+/**
+ * A facilitator's reason for not settling, by its exact code: offered again (contended or stale), or
+ * undefined when the payment is over. An unexpected facilitator error is logged.
+ */
+function classify(
+  pctx: PaymentContext,
+  p: QueuedPayment,
+  serviceReason: string,
+  reason: Reason,
+): AttemptResult | undefined {
+  if (CONTENTION.has(serviceReason)) return { kind: 'retry', reason, contended: true };
+  if (STALE.has(serviceReason)) return { kind: 'retry', reason, contended: false };
+  if (UNEXPECTED.has(serviceReason)) {
+    pctx.flows.logger.log(
+      'warn',
+      "the service's facilitator failed unexpectedly; the payment is offered again",
+      {
+        paymentId: p.paymentId,
+        serviceReason,
+        service: new URL(p.request.url).origin,
+      },
+    );
+    return { kind: 'retry', reason, contended: true };
+  }
+  return undefined;
+}
+
+/** An error no layer foresaw (not an X402Error), where it is caught: its message, stack and cause are logged. */
+function logUnexpected(pctx: PaymentContext, p: QueuedPayment, doing: string, error: unknown): void {
+  const e = error as { message?: unknown; stack?: unknown; cause?: unknown } | undefined;
+  pctx.flows.logger.log('error', `unexpected error ${doing}`, {
+    paymentId: p.paymentId,
+    error: typeof e?.message === 'string' ? e.message : String(error),
+    ...(typeof e?.stack === 'string' && { stack: e.stack }),
+    ...(e?.cause !== undefined && { cause: String((e.cause as Error)?.stack ?? e.cause) }),
+  });
 }
 
 /** The facilitator waits for the ledger before answering; allow a few ledgers for our RPC to agree. */

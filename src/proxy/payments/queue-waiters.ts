@@ -15,7 +15,7 @@ import type { PaymentRecords } from './records.ts';
 const JOURNAL_AFTER_MS = 5000;
 
 export interface QueueWaitersDeps {
-  flows: Pick<FlowContext, 'journal'>;
+  flows: Pick<FlowContext, 'journal' | 'clock'>;
   records: PaymentRecords;
   /** This replica's float commitment for a payment ends (its outcome is known here). */
   uncommit(paymentId: string): void;
@@ -52,7 +52,7 @@ export class QueueWaiters {
 
   /** The outcome of a payment just queued, once known (its state at `waitMs` at the latest). */
   wait(paymentId: string, waitMs: number): Promise<PaymentOutcome> {
-    const now = Date.now();
+    const now = this.#deps.flows.clock();
     const outcome = new Promise<PaymentOutcome>((resolve) => {
       this.#waiters.set(paymentId, { resolve, since: now, deadline: now + waitMs });
     });
@@ -70,7 +70,7 @@ export class QueueWaiters {
   async poll(): Promise<void> {
     if (this.#waiters.size === 0) return;
     await this.#collect([...this.#waiters.keys()]);
-    const now = Date.now();
+    const now = this.#deps.flows.clock();
     for (const [paymentId, w] of this.#waiters) {
       if (now - w.since < this.#journalAfterMs) continue;
       const record = await this.#deps.flows.journal.get(paymentId).catch(() => undefined);

@@ -45,7 +45,7 @@ export interface ReplicatedBatchesOptions {
 
 /** What the operator needs of the payment side: the store and journal, the payment records, the float. */
 export interface ReplicatedBatchesDeps extends QueueWaitersDeps {
-  flows: Pick<FlowContext, 'store' | 'journal'>;
+  flows: Pick<FlowContext, 'store' | 'journal' | 'clock'>;
 }
 
 export class ReplicatedBatches implements PaymentBatches {
@@ -205,6 +205,7 @@ export class ReplicatedBatches implements PaymentBatches {
         else
           await this.#cluster.notifications.notify(ANSWERED, this.#queue.idOf(p.paymentId)).catch(() => {});
       },
+      this.#pctx.flows.clock,
     );
     this.#o.logger.log('info', 'batch executed', { ...summary });
   }
@@ -228,8 +229,8 @@ export class ReplicatedBatches implements PaymentBatches {
   /** Every second: the leader looks for waiting payments, the waiting requests for their outcomes. */
   async #tick(): Promise<void> {
     void this.#check();
-    if (this.#epoch !== undefined && Date.now() - this.#lastSweep > SWEEP_EVERY_MS) {
-      this.#lastSweep = Date.now();
+    if (this.#epoch !== undefined && this.#pctx.flows.clock() - this.#lastSweep > SWEEP_EVERY_MS) {
+      this.#lastSweep = this.#pctx.flows.clock();
       void this.#queue.sweep().catch(() => {});
     }
     await this.#waiters.poll();

@@ -84,10 +84,10 @@ async function replay(pctx: PaymentContext, existing: KeyRecord, print: string):
       extra: { paymentId: existing.paymentId },
     });
   // The first request may still be waiting for its batch: wait as long as it would, then say `pending`.
-  const deadline = Date.now() + pctx.config.batchWindowMs + REPLAY_WAIT_MS;
+  const deadline = pctx.flows.clock() + pctx.config.batchWindowMs + REPLAY_WAIT_MS;
   for (;;) {
     const outcome = await outcomeOf(pctx, existing.paymentId);
-    if (outcome.paymentStatus !== 'pending' || Date.now() > deadline) return outcome;
+    if (outcome.paymentStatus !== 'pending' || pctx.flows.clock() > deadline) return outcome;
     await new Promise((resolve) => setTimeout(resolve, REPLAY_POLL_MS));
   }
 }

@@ -68,6 +68,7 @@ export function createPayments(
     queueMax: config.queueMax,
     concurrency: config.batchConcurrency,
     logger: flows.logger,
+    clock: flows.clock,
     execute: (p: QueuedPayment, batchId: string) => executePayment(pctx, p, batchId),
   };
   pctx.batches =

@@ -4,6 +4,7 @@
 // never submitted leaves nothing here.
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
+import type { Clock } from '../util/clock.ts';
 
 import { OPERATOR_OWNER } from '../../api/agent-id.ts';
 
@@ -19,8 +20,12 @@ export class AgentRegistry {
   readonly #store: EncryptedStore;
   readonly #mutex;
 
-  constructor(store: EncryptedStore) {
+  readonly #clock: Clock;
+
+  /** `clock`: the proxy's, which dates each agent's first confirmation. */
+  constructor(store: EncryptedStore, clock: Clock) {
     this.#store = store;
+    this.#clock = clock;
     this.#mutex = store.mutex('agent');
   }
 
@@ -40,7 +45,7 @@ export class AgentRegistry {
       const created: AgentRecord = {
         owner: ref.owner,
         agentId: ref.agentId,
-        createdAt: new Date().toISOString(),
+        createdAt: new Date(this.#clock()).toISOString(),
       };
       await this.#store.put(this.#key(ref), created);
       return created;

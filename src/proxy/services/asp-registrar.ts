@@ -32,15 +32,27 @@
 // whose root moved is refused as stale without being sent. A slot whose insert fails (nothing applied) moves
 // its keys to the next slot on the clock, inserted at that slot's time and never early, so a lasting cause
 // costs one attempt per slot.
+//
+// This file decides when keys are inserted and what a proof may rely on; its parts are in registrar/: the
+// slots (slots.ts), the promises of validity (promises.ts) and the turns after a slot (turns.ts), the deposits
+// under way (holds.ts), failed inserts and `registration_pending` (retries.ts), and the measured times the
+// bounds are sized by (estimates.ts).
 import type { RegistrationSchedule } from '../config.ts';
 import type { AgentRef } from '../domain/agent-ref.ts';
 import { scopedId } from '../domain/agent-ref.ts';
 import { ProblemError } from '../../api/problem.ts';
+import type { Clock } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
 import type { AgentKeyring } from './agent-keyring.ts';
 import type { Deployment } from './deployment.ts';
 import type { ChainClient } from './chain-client.ts';
 import type { PoolIndexer } from './pool-indexer.ts';
+import { Estimates, TURN_MARGIN_MS } from './registrar/estimates.ts';
+import { Holds } from './registrar/holds.ts';
+import { Promises } from './registrar/promises.ts';
+import { registrationPending, retryAtNextSlot } from './registrar/retries.ts';
+import { type Slot, Slots } from './registrar/slots.ts';
+import { Turns } from './registrar/turns.ts';
 import { nativeToScVal } from '@stellar/stellar-sdk';
 
 export interface AspRegistrarDeps {
@@ -50,23 +62,8 @@ export interface AspRegistrarDeps {
   keyring: AgentKeyring;
   logger: Logger;
   schedule: RegistrationSchedule;
-}
-
-interface Slot {
-  index: number;
-  /** scoped id → leaf, in the order they were queued */
-  leaves: Map<string, bigint>;
-  /** a deposit was promised validity past this slot while it was empty: it takes no keys */
-  closed: boolean;
-  /** holds keys whose insert failed: inserted at the slot's time, never early (no retry loop) */
-  retry: boolean;
-  /** settles once the slot's keys are inserted and indexed (rejects when the insert failed) */
-  landed: Promise<void>;
-  /** wallet deposits (scoped agent ids) waiting for this slot before they are proved: each gets a turn */
-  waiting: Set<string>;
-  /** those of them answered `registration_pending` while waiting → the landing time they were told */
-  told: Map<string, number>;
-  settle: (error?: unknown) => void;
+  /** The proxy's clock: slot times, promises, holds and estimates all read it. */
+  clock: Clock;
 }
 
 /** What a proof made now may rely on: the membership root it commits to and until when it stays current. */
@@ -75,36 +72,17 @@ export interface ProofWindow {
   validUntil: number;
 }
 
-/** First guess of a wallet deposit's proof and simulation, refined by measurement. */
-const INITIAL_PROOF_MS = 2000;
-/** First guess of one `insert_leaf`'s time to confirmation, refined by measurement. */
-const INITIAL_INSERT_MS = 2000;
-/** Beyond the signing window and a proof, what a newcomer's promise after its slot landed is given. */
-const TURN_MARGIN_MS = 1000;
-/** A client retrying after `registration_pending` asks again within this of its Retry-After (whole seconds). */
-const RETRY_SLACK_MS = 2000;
-
 export class AspRegistrar {
   readonly #d: AspRegistrarDeps;
   readonly #s: RegistrationSchedule;
-  readonly #slots = new Map<number, Slot>();
-  /** wallet deposit sends under way, proved against the current root */
-  readonly #holds = new Set<Promise<unknown>>();
-  /** deposits proved or being proved against the current root → until when they were promised it (ms) */
-  readonly #promises = new Map<string, number>();
-  /** promises made on a turn (deposit id → until when, ms): the next insert waits for them */
-  readonly #priority = new Map<string, number>();
-  /**
-   * Turns after a slot landed: the deposits that waited for it (scoped agent id → until when its turn is kept,
-   * ms) are promised their window first, and the next insert waits for them — at most until `#turnsEnd`.
-   */
-  readonly #turns = new Map<string, number>();
-  #turnsEnd = 0;
+  readonly #slots: Slots;
+  /** wallet deposit proofs and sends under way, against the current root */
+  readonly #holds = new Holds();
+  readonly #promises = new Promises();
+  readonly #estimates: Estimates;
+  readonly #turns: Turns;
   #promiseTimer: NodeJS.Timeout | undefined;
   #inserting: { slot: Slot; done: Promise<void>; endsBy: number } | undefined;
-  #insertMs = INITIAL_INSERT_MS;
-  /** how long proving and simulating a wallet deposit takes (ms), measured */
-  #proofMs = INITIAL_PROOF_MS;
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
 
@@ -113,6 +91,9 @@ export class AspRegistrar {
     this.#s = deps.schedule;
     if (!(this.#s.slotMs > this.#s.windowMs))
       throw new RangeError('the registration slot must be longer than the signing window');
+    this.#slots = new Slots(this.#s.slotMs, this.#s.perSlot);
+    this.#estimates = new Estimates(this.#s);
+    this.#turns = new Turns(this.#estimates);
   }
 
   /** Starts the slot clock. */
@@ -124,9 +105,7 @@ export class AspRegistrar {
     this.#stopped = true;
     clearTimeout(this.#timer);
     clearTimeout(this.#promiseTimer);
-    for (const slot of this.#slots.values())
-      slot.settle(new ProblemError('service_unavailable', 'the service is stopping; retry'));
-    this.#slots.clear();
+    this.#slots.abandon(() => new ProblemError('service_unavailable', 'the service is stopping; retry'));
   }
 
   /** The allowlist root proofs commit to now (as indexed). */
@@ -154,7 +133,7 @@ export class AspRegistrar {
     const scoped = scopedId(agent);
     let slot = this.#queuedIn(scoped);
     if (slot === undefined) {
-      slot = this.#openSlotFrom(this.#nextIndex(Date.now()));
+      slot = this.#slots.openFrom(this.#slots.nextIndex(this.#d.clock()));
       slot.leaves.set(scoped, this.#leafOf(agent));
       this.#insertEarly();
     }
@@ -164,23 +143,9 @@ export class AspRegistrar {
       : this.#waitFor(slot, 'the agent’s key is queued for the allowlist', holdUntil));
   }
 
-  /**
-   * The longest a new agent's first prepare may take from its first request, as measured here: a slot
-   * interval and the turns after the run before its key's (or the signing window and a proof, when its slot was
-   * closed just before), that run's inserts and its own slot's, its own proof, and a retry after
-   * `registration_pending`. Holds while no more than `perSlot` new agents arrive per slot.
-   */
+  /** The longest a new agent's first prepare may take from its first request, as measured here. */
   waitBoundMs(): number {
-    const { slotMs, perSlot } = this.#s;
-    const fullSlot = (perSlot + 1) * this.#insertMs;
-    // after a run lands, the next one may wait this long for the turns (#turnsEnd)
-    const turns = this.#turnWindowMs();
-    return slotMs + turns + 2 * fullSlot + this.#proofMs + RETRY_SLACK_MS;
-  }
-
-  /** How long after a slot landed its turns may hold the next insert back (ms). */
-  #turnWindowMs(): number {
-    return RETRY_SLACK_MS + this.#proofMs + this.#s.windowMs + 2 * TURN_MARGIN_MS;
+    return this.#estimates.waitBoundMs();
   }
 
   /**
@@ -192,29 +157,28 @@ export class AspRegistrar {
     const scoped = agent === undefined ? undefined : scopedId(agent);
     for (;;) {
       this.#refuseIfStopped();
-      const now = Date.now();
+      const now = this.#d.clock();
       // Its turn after a slot it waited for (here, for its key, or in an earlier request told to retry).
-      const until = now + this.#proofMs + this.#s.windowMs + TURN_MARGIN_MS;
-      if (scoped !== undefined && this.#inserting === undefined && (this.#turns.get(scoped) ?? 0) > now) {
-        this.#turns.delete(scoped);
-        if (until <= this.#turnsEnd) {
-          this.#priority.set(id, until);
-          return this.#promise(id, until);
+      const until = now + this.#estimates.proofMs + this.#s.windowMs + TURN_MARGIN_MS;
+      if (scoped !== undefined && this.#inserting === undefined && this.#turns.take(scoped, now)) {
+        if (until <= this.#turns.end) {
+          this.#promises.makeOnTurn(id, until);
+          return { aspRoot: this.root, validUntil: until };
         }
       }
-      const due = this.#inserting?.slot ?? this.#dueSlot(now);
+      const due = this.#inserting?.slot ?? this.#slots.due(now);
       if (due !== undefined) {
         await this.#waitInLine(due, scoped, 'allowlist registrations are being inserted', holdUntil);
         continue;
       }
-      const index = this.#nextIndex(now);
-      const at = this.#at(index);
+      const index = this.#slots.nextIndex(now);
+      const at = this.#slots.at(index);
       // The wallet gets the signing window after the proof is made.
-      if (now < at - this.#s.windowMs - this.#proofMs) return this.#promise(id, at);
-      const slot = this.#slots.get(index) ?? this.#newSlot(index);
+      if (now < at - this.#s.windowMs - this.#estimates.proofMs) return this.#promise(id, at);
+      const slot = this.#slots.getOrNew(index);
       if (slot.leaves.size === 0) {
         slot.closed = true;
-        return this.#promise(id, this.#at(index + 1));
+        return this.#promise(id, this.#slots.at(index + 1));
       }
       await this.#waitInLine(slot, scoped, 'allowlist registrations are about to be inserted', holdUntil);
     }
@@ -255,32 +219,23 @@ export class AspRegistrar {
       );
     }
     const sending = send();
-    const tracked = sending.then(
-      () => {},
-      () => {},
-    );
-    this.#holds.add(tracked);
-    void tracked.finally(() => {
-      this.#holds.delete(tracked);
-      this.#insertEarly();
-    });
+    this.#holds.track(sending, () => this.#insertEarly());
     return sending;
   }
 
   /** Feeds the time a wallet deposit's proof and simulation took into the registrar's estimate. */
   recordProof(ms: number): void {
-    this.#proofMs = boundEstimate(this.#proofMs, ms);
+    this.#estimates.recordProof(ms);
   }
 
   /** Restores a promise made before a restart (a prepared deposit still open). */
   restore(id: string, validUntil: number): void {
-    if (validUntil > Date.now()) this.#promises.set(id, validUntil);
+    this.#promises.restore(id, validUntil, this.#d.clock());
   }
 
   /** The deposit under `id` no longer needs its root (sent, expired or failed). */
   release(id: string): void {
-    this.#priority.delete(id);
-    if (this.#promises.delete(id)) this.#insertEarly();
+    if (this.#promises.release(id)) this.#insertEarly();
   }
 
   /** Resolves once an insert under way (if any) has landed; keys queued for later slots are not waited for. */
@@ -295,19 +250,15 @@ export class AspRegistrar {
   }
 
   #promise(id: string, validUntil: number): ProofWindow {
-    this.#promises.set(id, validUntil);
+    this.#promises.make(id, validUntil);
     return { aspRoot: this.root, validUntil };
   }
 
   /** Inserts the earliest queued keys now if no promise, proof or send stands in the way. */
   #insertEarly(): void {
     if (this.#stopped || this.#inserting !== undefined || this.#holds.size > 0) return;
-    const now = Date.now();
-    let latest = 0;
-    for (const [id, until] of this.#promises) {
-      if (until <= now) this.#promises.delete(id);
-      else latest = Math.max(latest, until);
-    }
+    const now = this.#d.clock();
+    const latest = this.#promises.latest(now);
     clearTimeout(this.#promiseTimer);
     if (latest > 0) {
       // Promises end by themselves at the latest at their time.
@@ -315,10 +266,7 @@ export class AspRegistrar {
       this.#promiseTimer.unref();
       return;
     }
-    let first: Slot | undefined;
-    for (const slot of this.#slots.values())
-      if (slot.leaves.size > 0 && !slot.retry && (first === undefined || slot.index < first.index))
-        first = slot;
+    const first = this.#slots.earliestEarly();
     if (first !== undefined) void this.#run(first.index);
   }
 
@@ -333,25 +281,24 @@ export class AspRegistrar {
   async #waitFor(slot: Slot, why: string, holdUntil: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), Math.max(0, holdUntil - Date.now()));
+      timer = setTimeout(() => resolve('timeout'), Math.max(0, holdUntil - this.#d.clock()));
     });
     try {
       if ((await Promise.race([slot.landed.then(() => 'landed' as const), timeout])) === 'landed') return;
     } finally {
       clearTimeout(timer);
     }
-    const eta = this.#landsBy(slot);
-    const seconds = Math.max(1, Math.ceil((eta - Date.now()) / 1000));
-    throw new ProblemError(
-      'registration_pending',
-      `${why}; the slot at ${new Date(this.#at(slot.index)).toISOString()} inserts them (expected within ${seconds} s); retry then`,
-      { headers: { 'Retry-After': String(seconds) }, extra: { registrationAt: new Date(eta).toISOString() } },
+    const slotAt = new Date(this.#slots.at(slot.index)).toISOString();
+    throw registrationPending(
+      this.#landsBy(slot),
+      this.#d.clock(),
+      (seconds) => `${why}; the slot at ${slotAt} inserts them (expected within ${seconds} s); retry then`,
     );
   }
 
   /** The latest time (ms) a request arriving now may be held for a slot. */
-  holdUntil(now = Date.now()): number {
-    return now + this.#s.holdMs;
+  holdUntil(): number {
+    return this.#d.clock() + this.#s.holdMs;
   }
 
   /** When the slot's keys are expected to be inserted and indexed (ms). */
@@ -362,71 +309,26 @@ export class AspRegistrar {
     const afterInsert =
       inserting === undefined
         ? 0
-        : inserting.endsBy + (inserting.slot.waiting.size > 0 ? this.#turnWindowMs() : 0);
-    const turns = this.#turns.size > 0 || this.#priority.size > 0 ? this.#turnsEnd : 0;
-    const start = Math.max(this.#at(slot.index), afterInsert, turns);
-    return start + (slot.leaves.size + 1) * this.#insertMs;
-  }
-
-  /** A slot whose time has come and whose keys are not inserted yet (it may wait for the one before). */
-  #dueSlot(now: number): Slot | undefined {
-    for (const slot of this.#slots.values())
-      if (this.#at(slot.index) <= now && slot.leaves.size > 0) return slot;
-    return undefined;
+        : inserting.endsBy + (inserting.slot.waiting.size > 0 ? this.#estimates.turnWindowMs() : 0);
+    const turns = this.#turns.size > 0 || this.#promises.anyOnTurn ? this.#turns.end : 0;
+    const start = Math.max(this.#slots.at(slot.index), afterInsert, turns);
+    return start + (slot.leaves.size + 1) * this.#estimates.insertMs;
   }
 
   #queuedIn(scoped: string): Slot | undefined {
     if (this.#inserting?.slot.leaves.has(scoped)) return this.#inserting.slot;
-    for (const slot of this.#slots.values()) if (slot.leaves.has(scoped)) return slot;
-    return undefined;
-  }
-
-  /** The first slot from `index` on that still takes keys. */
-  #openSlotFrom(index: number): Slot {
-    for (let i = index; ; i++) {
-      const slot = this.#slots.get(i) ?? this.#newSlot(i);
-      if (!slot.closed && slot.leaves.size < this.#s.perSlot) return slot;
-    }
-  }
-
-  #newSlot(index: number): Slot {
-    let settle!: (error?: unknown) => void;
-    const landed = new Promise<void>((resolve, reject) => {
-      settle = (error) => (error === undefined ? resolve() : reject(error));
-    });
-    landed.catch(() => {});
-    const slot: Slot = {
-      index,
-      leaves: new Map(),
-      closed: false,
-      retry: false,
-      landed,
-      settle,
-      waiting: new Set(),
-      told: new Map(),
-    };
-    this.#slots.set(index, slot);
-    return slot;
-  }
-
-  #at(index: number): number {
-    return index * this.#s.slotMs;
-  }
-
-  /** The first slot strictly after `now`. */
-  #nextIndex(now: number): number {
-    return Math.floor(now / this.#s.slotMs) + 1;
+    return this.#slots.queuedIn(scoped);
   }
 
   #arm(): void {
     if (this.#stopped) return;
-    const index = this.#nextIndex(Date.now());
+    const index = this.#slots.nextIndex(this.#d.clock());
     this.#timer = setTimeout(
       () => {
         this.#arm();
         void this.#run(index);
       },
-      this.#at(index) - Date.now(),
+      this.#slots.at(index) - this.#d.clock(),
     );
     this.#timer.unref();
   }
@@ -434,12 +336,7 @@ export class AspRegistrar {
   async #run(index: number): Promise<void> {
     const slot = this.#slots.get(index);
     // Slots that passed without keys are forgotten.
-    const now = Date.now();
-    for (const [i, passed] of this.#slots)
-      if (this.#at(i) <= now && passed.leaves.size === 0) {
-        this.#slots.delete(i);
-        passed.settle();
-      }
+    this.#slots.forgetPassedEmpty(this.#d.clock());
     if (slot === undefined || slot.leaves.size === 0) {
       if (slot !== undefined) {
         this.#slots.delete(index);
@@ -457,20 +354,14 @@ export class AspRegistrar {
     }
     if (this.#slots.get(index) !== slot) return; // run meanwhile (early and by its timer)
     this.#slots.delete(index);
-    const started = Date.now();
+    const started = this.#d.clock();
     const done = this.#insert(slot);
-    this.#inserting = { slot, done, endsBy: started + (slot.leaves.size + 1) * this.#insertMs };
+    this.#inserting = { slot, done, endsBy: started + (slot.leaves.size + 1) * this.#estimates.insertMs };
     try {
       await done;
       // The deposits that waited for it take their turns next; the following insert waits for them
       // (#turnsWait), those told to retry until a little after they were told to come back.
-      const landedAt = Date.now();
-      this.#turnsEnd = landedAt + this.#turnWindowMs();
-      this.#turns.clear();
-      for (const scoped of slot.waiting)
-        this.#turns.set(scoped, landedAt + 2 * this.#proofMs + TURN_MARGIN_MS);
-      for (const [scoped, eta] of slot.told)
-        this.#turns.set(scoped, Math.min(Math.max(landedAt, eta) + RETRY_SLACK_MS, this.#turnsEnd));
+      this.#turns.open(slot, this.#d.clock());
       slot.settle();
     } catch (error) {
       slot.settle(this.#requeue(slot, error));
@@ -482,25 +373,17 @@ export class AspRegistrar {
 
   /** How long an insert must still wait for the turns after the slot before it (0: not at all), at most. */
   #turnsWait(): number {
-    const now = Date.now();
-    let until = 0;
-    for (const [scoped, end] of this.#turns) {
-      if (end <= now) this.#turns.delete(scoped);
-      else until = Math.max(until, end);
-    }
-    for (const [id, end] of this.#priority) {
-      if (end <= now) this.#priority.delete(id);
-      else until = Math.max(until, end);
-    }
-    return Math.max(0, Math.min(until, this.#turnsEnd) - now);
+    const now = this.#d.clock();
+    const until = Math.max(this.#turns.latest(now), this.#promises.latestOnTurn(now));
+    return Math.max(0, Math.min(until, this.#turns.end) - now);
   }
 
   async #insert(slot: Slot): Promise<void> {
     // Deposits already being sent against the current root land first (each is bounded by its confirmation).
-    await Promise.all([...this.#holds]);
+    await this.#holds.settled();
     let lastLedger = 0;
     let inserted = 0;
-    const started = Date.now();
+    const started = this.#d.clock();
     try {
       for (const leaf of slot.leaves.values()) {
         if (this.#indexOf(leaf) !== undefined) continue;
@@ -515,7 +398,7 @@ export class AspRegistrar {
       }
     } finally {
       if (lastLedger > 0) await this.#d.indexer.waitForLedger(lastLedger);
-      if (inserted > 0) this.#insertMs = boundEstimate(this.#insertMs, (Date.now() - started) / inserted);
+      if (inserted > 0) this.#estimates.recordInsert((this.#d.clock() - started) / inserted);
     }
     this.#d.logger.log('info', 'allowlist registrations inserted', { count: inserted, slot: slot.index });
     for (const leaf of slot.leaves.values()) {
@@ -524,34 +407,16 @@ export class AspRegistrar {
     }
   }
 
-  /**
-   * A slot whose insert failed (refused or failed on the ledger, or not confirmed in time): its keys not in
-   * the allowlist yet go to the next open slot on the clock, which inserts them at its time and not earlier
-   * (an early insert would retry at once, again and again while the cause lasts, each failure pushing the
-   * keys one slot further). The requests waiting for them are answered `registration_pending` with the time
-   * to retry, instead of the insert's error. Each failed insert thus adds at most one slot interval.
-   */
+  /** A slot whose insert failed: its keys not in the allowlist yet retry at the next slot (registrar/retries.ts). */
   #requeue(failed: Slot, error: unknown): unknown {
     const missing = [...failed.leaves].filter(([, leaf]) => this.#indexOf(leaf) === undefined);
     if (missing.length === 0 || this.#stopped) return error;
-    let next = this.#openSlotFrom(this.#nextIndex(Date.now()));
-    for (const [scoped, leaf] of missing) {
-      if (next.leaves.size >= this.#s.perSlot) next = this.#openSlotFrom(next.index + 1);
-      next.leaves.set(scoped, leaf);
-      next.retry = true;
-    }
-    const reason = (error as Error).message;
-    this.#d.logger.log('warn', 'allowlist insert failed; its keys are queued for the next slot', {
-      slot: failed.index,
-      error: reason,
+    return retryAtNextSlot(failed, missing, error, {
+      slots: this.#slots,
+      now: this.#d.clock(),
+      logger: this.#d.logger,
+      landsBy: (slot) => this.#landsBy(slot),
     });
-    const eta = this.#landsBy(next);
-    const seconds = Math.max(1, Math.ceil((eta - Date.now()) / 1000));
-    return new ProblemError(
-      'registration_pending',
-      `the allowlist insert failed (${reason}); the key is queued again for the slot at ${new Date(this.#at(next.index)).toISOString()} (expected within ${seconds} s); retry then`,
-      { headers: { 'Retry-After': String(seconds) }, extra: { registrationAt: new Date(eta).toISOString() } },
-    );
   }
 
   #leafOf(agent: AgentRef): bigint {
@@ -563,12 +428,4 @@ export class AspRegistrar {
     for (let i = tree.nextIndex - 1; i >= 0; i--) if (tree.leaf(i) === leaf) return i;
     return undefined;
   }
-}
-
-/**
- * An estimate that a promised bound is built on: it rises at once to a slower observation (a loaded machine
- * must not break the promise) and comes down slowly, a quarter of the way to each faster one.
- */
-function boundEstimate(estimate: number, observed: number): number {
-  return Math.round(Math.max(observed, estimate - (estimate - observed) / 4));
 }

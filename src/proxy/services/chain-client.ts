@@ -160,7 +160,8 @@ export class ChainClient {
 
   /** Polls getTransaction until the ledger decides or the confirm timeout passes. */
   async waitFor(hash: string): Promise<Confirmed> {
-    const deadline = Date.now() + this.settings.confirmTimeoutMs;
+    // A timeout on waiting for the network (monotonic, as a timer is), not a time decision: not the proxy's clock.
+    const deadline = performance.now() + this.settings.confirmTimeoutMs;
     for (;;) {
       const status = await rpcCall('getTransaction', () => this.server.getTransaction(hash));
       if (status.status === rpc.Api.GetTransactionStatus.SUCCESS) {
@@ -177,7 +178,7 @@ export class ChainClient {
         rejected.hostError = hostError;
         throw rejected;
       }
-      if (Date.now() > deadline) throw new UncertainOutcome(hash, undefined);
+      if (performance.now() > deadline) throw new UncertainOutcome(hash, undefined);
       await new Promise((r) => setTimeout(r, 250));
     }
   }

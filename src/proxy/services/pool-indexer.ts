@@ -164,9 +164,10 @@ export class PoolIndexer {
    * now. Waits ledger by ledger (`waitForLedger`) until the leaf is here or `timeoutMs` has passed.
    */
   async waitForLeaf(index: number, timeoutMs = 30_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
+    // A timeout on waiting for the network (monotonic, as a timer is), not a time decision: not the proxy's clock.
+    const deadline = performance.now() + timeoutMs;
     while (this.poolTree.nextIndex <= index) {
-      const left = deadline - Date.now();
+      const left = deadline - performance.now();
       if (left <= 0) throw new Error(`indexer did not reach pool leaf ${index}`);
       await this.waitForLedger(this.#ledger + 1, left);
     }
