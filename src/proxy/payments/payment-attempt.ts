@@ -101,7 +101,8 @@ export async function attemptPayment(
     if (error instanceof X402Error && error.code === 'payment_rejected') {
       const serviceReason = String(error.details?.reason ?? '');
       const withService = { ...reason, ...(serviceReason && { serviceReason }) };
-      return classify(pctx, p, serviceReason, withService) ?? { kind: 'over', reason: withService };
+      const said = (error.details?.settlement as { errorMessage?: string } | undefined)?.errorMessage;
+      return classify(pctx, p, serviceReason, withService, said) ?? { kind: 'over', reason: withService };
     }
     if (!(error instanceof X402Error)) logUnexpected(pctx, p, 'sending the paid request', error);
     // no answer: the facilitator may have settled; the same nonce offered again cannot pay twice
@@ -119,7 +120,13 @@ export async function attemptPayment(
         : `the service answered ${res.status} without settling the payment`,
       ...(serviceReason && { serviceReason }),
     };
-    return (serviceReason && classify(pctx, p, serviceReason, reason)) || { kind: 'over', reason, res };
+    return (
+      (serviceReason && classify(pctx, p, serviceReason, reason, settled?.errorMessage)) || {
+        kind: 'over',
+        reason,
+        res,
+      }
+    );
   }
   const confirmed = await confirmSoon(pctx, settled.transaction, signed);
   if (confirmed instanceof X402Error) {
@@ -142,13 +149,15 @@ export async function attemptPayment(
 
 /**
  * A facilitator's reason for not settling, by its exact code: offered again (contended or stale), or
- * undefined when the payment is over. An unexpected facilitator error is logged.
+ * undefined when the payment is over. An unexpected facilitator error is logged with the facilitator's own
+ * message about it (x402's `errorMessage`), when it sent one.
  */
 function classify(
   pctx: PaymentContext,
   p: QueuedPayment,
   serviceReason: string,
   reason: Reason,
+  serviceMessage?: string,
 ): AttemptResult | undefined {
   if (CONTENTION.has(serviceReason)) return { kind: 'retry', reason, contended: true };
   if (STALE.has(serviceReason)) return { kind: 'retry', reason, contended: false };
@@ -159,6 +168,7 @@ function classify(
       {
         paymentId: p.paymentId,
         serviceReason,
+        ...(serviceMessage !== undefined && { serviceMessage }),
         service: new URL(p.request.url).origin,
       },
     );

@@ -305,8 +305,9 @@ export class ExactStellarFacilitatorScheme implements SchemeNetworkFacilitator {
           return fail('settle_exact_stellar_transaction_failed', parsed.payer, sent.hash);
         return { success: true, transaction: sent.hash, network: req.network, payer: parsed.payer };
       });
-    } catch {
-      return fail('unexpected_settle_error', parsed.payer);
+    } catch (error) {
+      // The cause travels with the answer (x402's errorMessage), so whoever reads the refusal can log it.
+      return { ...fail('unexpected_settle_error', parsed.payer), errorMessage: String(error) };
     } finally {
       this.#inFlight.delete(key);
     }
