@@ -1,6 +1,8 @@
 // The wallet page in real headless Chromium against `pool-proxy start`: a Freighter stand-in signs with a
 // sandbox keypair; the page connects, funds the wallet, logs in, deposits, shows the balance and withdraws,
 // and the destination's USDC is checked on chain; a payment of the wallet's agent shows with its receipt. The
+// owner sets the agent's policy (problems at the field), freezes and unfreezes it, issues, uses and revokes an
+// agent token and exports its payments, at 1280 and 390 px (WEB_SCREENSHOTS=<folder> saves screenshots). The
 // withdraw destination starts empty and warns before linking a withdrawal to its deposit; a ledger refusal is one
 // plain sentence; the layout holds at 390 and 768 px. A switch of account or network in the wallet clears
 // everything of the previous account and sends no signature request for the wrong network; Log out ends the
@@ -337,9 +339,12 @@ test.serial(
 );
 
 /** With WEB_SCREENSHOTS=<folder>, saves the whole page there as `<name>.png` (for docs/screenshots). */
-async function screenshot(page: Page, name: string): Promise<void> {
+async function screenshot(page: Page, name: string, part?: string): Promise<void> {
   const folder = process.env.WEB_SCREENSHOTS;
-  if (folder) await page.screenshot({ path: join(folder, `${name}.png`), fullPage: true });
+  if (!folder) return;
+  const path = join(folder, `${name}.png`);
+  if (part) await page.locator(part).screenshot({ path });
+  else await page.screenshot({ path, fullPage: true });
 }
 
 /** The page scrolls sideways at 390 px? (its content width, which must not exceed the viewport's). */
@@ -418,7 +423,8 @@ test.serial(
     await page.locator('#tokens-list li[data-token]').first().waitFor();
     t.is(await page.locator('#tokens-list li[data-token]').count(), 1);
     t.is((await fetch(policyUrl, { headers: bearer(agentToken) })).status, 200, 'the agent token reads');
-    await screenshot(page, 'wallet-390');
+    await screenshot(page, 'wallet-390-agents', '#agents');
+    await screenshot(page, 'wallet-390-tokens', '#tokens');
     await page
       .locator('#tokens-list')
       .getByRole('button', { name: /^Revoke token/ })
@@ -577,6 +583,8 @@ test.serial(
     const info = await (await fetch(`${service.proxyUrl}/api/pool/info`)).json();
     t.true(notice.includes(`RPC URL: ${info.rpcUrl}`), notice);
     t.true(notice.includes(`Passphrase: ${service.networkPassphrase}`), notice);
+    await wrong.page.setViewportSize({ width: 390, height: 844 });
+    await screenshot(wrong.page, 'wrong-network-390', '#wallet');
     t.true(await wrong.page.getByRole('button', { name: 'Log in' }).isDisabled());
     t.true(await wrong.page.getByRole('button', { name: 'Deposit' }).isDisabled());
     t.false(

@@ -11,7 +11,7 @@ import type {
 } from '../../src/api/types.ts';
 import { Problem } from './problem.ts';
 
-export type { AgentTokenIssued, PoolInfo } from '../../src/api/types.ts';
+export type { PoolInfo } from '../../src/api/types.ts';
 export type AgentPolicy = AgentPolicyView;
 export type PolicyChange = AgentPolicyRequest;
 export type AgentToken = AgentTokenList['tokens'][number];

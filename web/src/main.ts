@@ -270,7 +270,7 @@ function stillCurrent(epoch: number): void {
 async function loadInfo(): Promise<void> {
   state.info = await api.poolInfo();
   $('proxy-network').textContent = `${state.info.network} (${state.info.networkPassphrase})`;
-  $('stat-pool').textContent = state.info.contracts.pool;
+  $('stat-pool').replaceChildren(shortened(state.info.contracts.pool, 'pool contract id'));
 }
 
 async function loadStats(): Promise<void> {
@@ -285,7 +285,7 @@ async function loadStats(): Promise<void> {
           .slice(0, 5)
           .map((b) => {
             const size = b.payments;
-            return `${size} payment${size === 1 ? '' : 's'} at ${new Date(b.executedAt).toLocaleString()}`;
+            return `${size} payment${size === 1 ? '' : 's'} at ${dateTime(b.executedAt)}`;
           })
           .join('; ');
 }
@@ -307,7 +307,8 @@ async function onConnect(): Promise<void> {
   setNotice('');
   state.stopWatching ??= watchWallet((next) => void walletChanged(next));
   if (networkMatches()) setStatus('wallet', 'Wallet connected. Log in to use the pool.', true);
-  else setStatus('wallet', 'Wallet connected on another network: login and deposits are disabled.', true);
+  // On another network, the notice above says what to do; a second message would only repeat it.
+  else setStatus('wallet', '');
 }
 
 async function onFund(): Promise<void> {
@@ -560,6 +561,7 @@ function renderAgents(agents: AgentBalance[]): void {
 
 async function loadAgents(): Promise<void> {
   const epoch = state.epoch;
+  if (state.agents.length === 0) $('agents-list').replaceChildren(el('li', 'Loading your agents…', 'empty'));
   const { agents } = await api.agents();
   if (epoch !== state.epoch) return;
   renderAgents(agents);
@@ -617,6 +619,8 @@ function receiptCell(p: Payment): HTMLTableCellElement {
 
 async function loadPayments(): Promise<void> {
   const epoch = state.epoch;
+  const body = $('payments-table').querySelector('tbody')!;
+  if (body.querySelector('tr[data-payment]') === null) body.replaceChildren(emptyRow('Loading payments…', 6));
   const { payments } = await api.payments(20);
   if (epoch === state.epoch) renderPayments(payments);
 }

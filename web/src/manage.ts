@@ -184,8 +184,8 @@ function onRevoke(tokenId: string): void {
   void deps.guarded('tokens', async () => {
     const agentId = current();
     await api.revokeAgentToken(agentId, tokenId);
-    setStatus('tokens', `Token ${shortAddress(tokenId)} revoked: the proxy refuses it from now on.`, true);
     await loadTokens();
+    setStatus('tokens', `Token ${shortAddress(tokenId)} revoked: the proxy refuses it from now on.`, true);
   });
 }
 

@@ -4,6 +4,7 @@
 // `allowedServices.1`) alike.
 import type { AgentPolicy, PolicyChange } from './api.ts';
 import { $ } from './dom.ts';
+import { usdc } from './format.ts';
 import type { FieldIssue } from './problem.ts';
 
 const AMOUNTS = [
@@ -23,7 +24,10 @@ const FIELD_IDS: Record<string, string> = Object.fromEntries(
 const AMOUNT = /^\d{1,15}(\.\d{1,7})?$/;
 
 export function fillPolicyForm(policy: AgentPolicy | undefined): void {
-  for (const [id, field] of AMOUNTS) $<HTMLInputElement>(id).value = policy?.[field] ?? '';
+  for (const [id, field] of AMOUNTS) {
+    const value = policy?.[field];
+    $<HTMLInputElement>(id).value = value ? usdc(value) : '';
+  }
   for (const [id, field] of LISTS) $<HTMLTextAreaElement>(id).value = (policy?.[field] ?? []).join('\n');
   clearFieldIssues();
 }
