@@ -182,6 +182,7 @@ test.serial(
         step: (await page.locator('#deposit-step').textContent()) ?? '',
         done: await page.locator('#deposit-steps li.done').allTextContents(),
       };
+      await screenshot(page, 'deposit-signing', '#deposit');
     };
     // Deposit 10 USDC by keyboard: type into the labelled field and submit with Enter.
     await page.getByLabel('Amount (USDC)', { exact: true }).first().fill('10');
@@ -679,6 +680,7 @@ test.serial('without the Freighter extension, the page says so on load, with a l
   t.is(await missing.getByRole('link').getAttribute('href'), 'https://www.freighter.app/');
   await checkLayout(t, page);
   t.true(await page.locator('#wallet-checking').isHidden(), 'the search for it is over');
+  await screenshot(page, 'freighter-missing', '#wallet');
   // Connect points at that box instead of saying it again.
   await page.getByRole('button', { name: 'Connect Freighter' }).click();
   await page.locator('#wallet-missing:focus').waitFor();

@@ -379,7 +379,15 @@ async function onLogout(): Promise<void> {
   await clearAccount('Logged out: the token was ended on the server.');
 }
 
+/** What happens after each step, said while it runs. */
+const NEXT: Record<string, string> = {
+  prove: 'This takes a few seconds; then Freighter asks you to sign the deposit.',
+  sign: 'Approve the transaction in Freighter: nothing leaves your wallet until you do.',
+  submit: 'The ledger confirms in a few seconds; your agent’s balance updates then.',
+};
+
 function markStep(step: string | undefined): void {
+  $('deposit-next').textContent = step === undefined ? '' : (NEXT[step] ?? '');
   const order = ['prove', 'sign', 'submit'];
   const at = step === undefined ? order.length : order.indexOf(step);
   for (const li of $('deposit-steps').querySelectorAll<HTMLLIElement>('li')) {
