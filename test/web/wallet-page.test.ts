@@ -432,6 +432,7 @@ test.serial(
       .click();
     await page.locator('#tokens-status').filter({ hasText: 'revoked' }).waitFor();
     t.is(await page.locator('#tokens-list li[data-token]').count(), 0);
+    t.true(await issued.isHidden(), 'the revoked token is no longer on screen');
     t.is(
       (await fetch(policyUrl, { headers: bearer(agentToken) })).status,
       401,

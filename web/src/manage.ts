@@ -22,6 +22,8 @@ interface Deps {
 
 const policies = new Map<string, AgentPolicy>();
 let selected: string | undefined;
+/** The id of the token whose text is on screen (shown once, after it was issued). */
+let shownTokenId: string | undefined;
 let deps: Deps;
 
 export function policyOf(agentId: string): AgentPolicy | undefined {
@@ -176,6 +178,7 @@ async function onIssueToken(): Promise<void> {
   const issued = await api.issueAgentToken(agentId, seconds);
   if (epoch !== deps.epoch() || agentId !== selected) return;
   showNewToken(issued.token);
+  shownTokenId = issued.tokenId;
   setStatus('tokens', '');
   await loadTokens();
 }
@@ -184,6 +187,8 @@ function onRevoke(tokenId: string): void {
   void deps.guarded('tokens', async () => {
     const agentId = current();
     await api.revokeAgentToken(agentId, tokenId);
+    // A revoked token is of no use to anyone: its text goes from the screen too.
+    if (tokenId === shownTokenId) showNewToken('');
     await loadTokens();
     setStatus('tokens', `Token ${shortAddress(tokenId)} revoked: the proxy refuses it from now on.`, true);
   });
