@@ -398,6 +398,16 @@ test.serial(
     t.is(await day.locator('[role="meter"]').getAttribute('aria-valuenow'), '0.0100000');
     t.regex((await card.locator('.policy-facts').textContent()) ?? '', /Cap 0\.50 USDC per payment/);
     await screenshot(page, 'wallet-1280');
+    // An edit under way survives a refresh of the balances (which fetches the policies again).
+    await page.getByLabel('Budget per hour (USDC)').fill('0.3');
+    const refreshed = page.waitForResponse(
+      (r) => r.url().endsWith(`/api/agents/${address}/policy`) && r.request().method() === 'GET',
+    );
+    await page.getByRole('button', { name: 'Refresh balances' }).click();
+    await refreshed;
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 100)));
+    t.is(await page.locator('#policy-hour').inputValue(), '0.3');
+    await page.getByLabel('Budget per hour (USDC)').fill('');
 
     // Freeze: the agent's payments are refused at once; unfreeze restores it.
     await page.getByRole('button', { name: 'Freeze agent' }).click();

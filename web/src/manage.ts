@@ -24,6 +24,8 @@ const policies = new Map<string, AgentPolicy>();
 let selected: string | undefined;
 /** The id of the token whose text is on screen (shown once, after it was issued). */
 let shownTokenId: string | undefined;
+/** The agent whose saved policy the form was filled with: a refresh does not overwrite edits under way. */
+let formFor: string | undefined;
 let deps: Deps;
 
 export function policyOf(agentId: string): AgentPolicy | undefined {
@@ -65,6 +67,7 @@ export function agentsChanged(agentIds: readonly string[]): void {
 export function resetManage(): void {
   policies.clear();
   selected = undefined;
+  formFor = undefined;
   agentsChanged([]);
   fillPolicyForm(undefined);
   renderTokens([], () => {});
@@ -78,9 +81,14 @@ export function setManageEnabled(enabled: boolean): void {
     $<HTMLButtonElement>(id).disabled = !enabled;
 }
 
-function showSelected(): void {
+/** Shows the selected agent's freeze state, and its policy in the form unless the form already holds it
+ * (`refill`: it was just saved). */
+function showSelected(refill = false): void {
   const policy = selected === undefined ? undefined : policies.get(selected);
-  fillPolicyForm(policy);
+  if (refill || formFor !== selected) {
+    fillPolicyForm(policy);
+    formFor = policy === undefined ? undefined : selected;
+  }
   const toggle = $('freeze-toggle');
   toggle.textContent = policy?.frozen ? 'Unfreeze agent' : 'Freeze agent';
   toggle.className = policy?.frozen ? 'btn btn-primary' : 'btn btn-danger';
@@ -109,10 +117,10 @@ function current(): string {
   return selected;
 }
 
-function accept(view: AgentPolicy): void {
+function accept(view: AgentPolicy, refill = false): void {
   policies.set(view.agentId, view);
   deps.redraw();
-  if (view.agentId === selected) showSelected();
+  if (view.agentId === selected) showSelected(refill);
 }
 
 async function onSavePolicy(): Promise<void> {
@@ -131,7 +139,7 @@ async function onSavePolicy(): Promise<void> {
   try {
     const view = await api.setPolicy(agentId, form.change);
     if (epoch !== deps.epoch()) return;
-    accept(view);
+    accept(view, true);
     setStatus('policy', `Policy saved for ${shortAddress(agentId)}.`, true);
   } catch (error) {
     if (!(error instanceof Problem) || error.issues.length === 0) throw error;
