@@ -5,19 +5,11 @@
 // Freighter (watched, and checked again before every signature) or the end of the session clears it and ends
 // the token on the server. One action runs at a time; each runs through `guarded`, so any failure is shown as
 // one sentence with whether anything moved.
-import {
-  type AgentBalance,
-  api,
-  forgetToken,
-  friendbot,
-  loggedIn,
-  type Payment,
-  type PoolInfo,
-} from './api.ts';
+import { type AgentBalance, api, forgetToken, friendbot, loggedIn, type PoolInfo } from './api.ts';
 import { agentCard } from './agent-cards.ts';
 import { copyButton, shortened } from './copy.ts';
 import { $, clearProblem, el, setStatus, showProblem } from './dom.ts';
-import { dateTime, shortAddress, transactionUrl, usdc } from './format.ts';
+import { dateTime, shortAddress, usdc } from './format.ts';
 import {
   agentsChanged,
   loadPolicies,
@@ -29,6 +21,7 @@ import {
   wireManage,
 } from './manage.ts';
 import { withdrawWarnings } from './privacy.ts';
+import { emptyRow, renderPayments, transactionRef } from './payments-table.ts';
 import { explain, outcomeUnknown, Problem, toProblem } from './problem.ts';
 import {
   connect,
@@ -177,7 +170,7 @@ async function clearAccount(notice: string, revoke = true): Promise<void> {
   state.deposits.clear();
   resetManage();
   renderAgents([]);
-  renderPayments([]);
+  renderPayments([], 'Log in to see your payments.');
   for (const section of SECTIONS) clearProblem(section);
   for (const section of STATUS_SECTIONS) setStatus(section, '');
   $<HTMLFormElement>('deposit-form').reset();
@@ -358,22 +351,6 @@ function confirmWithTransaction(section: string, text: string, hash: string): vo
   $(`${section}-status`).append(transactionRef(hash, state.info?.payments.x402Network ?? ''));
 }
 
-function transactionRef(hash: string, network: string): HTMLElement {
-  const url = transactionUrl(network, hash);
-  if (url === undefined) {
-    const wrap = el('span', 'Transaction ', 'nowrap');
-    wrap.append(shortened(hash, 'transaction hash'));
-    return wrap;
-  }
-  const link = el('a', `Transaction ${shortAddress(hash)}`);
-  link.href = url;
-  link.target = '_blank';
-  link.rel = 'noopener noreferrer';
-  link.title = hash;
-  link.dataset.full = hash;
-  return link;
-}
-
 async function onLogout(): Promise<void> {
   await endSession();
   await clearAccount('Logged out: the token was ended on the server.');
@@ -521,21 +498,6 @@ async function onDeposit(): Promise<void> {
   void guarded('stats', loadStats);
 }
 
-function emptyRow(text: string, columns: number): HTMLTableRowElement {
-  const row = el('tr');
-  const cell = el('td', text);
-  cell.colSpan = columns;
-  row.append(cell);
-  return row;
-}
-
-/** A table cell with the column's name, which narrow screens show beside the value. */
-function cell(label: string, text: string, className?: string): HTMLTableCellElement {
-  const td = el('td', text, className);
-  td.dataset.label = label;
-  return td;
-}
-
 function drawAgentCards(): void {
   const list = $('agents-list');
   const selected = selectedAgent();
@@ -578,59 +540,13 @@ async function loadAgents(): Promise<void> {
   if (selected !== undefined) selectAgent(selected);
 }
 
-function renderPayments(payments: Payment[]): void {
-  const body = $('payments-table').querySelector('tbody')!;
-  body.replaceChildren(
-    ...payments.map((p) => {
-      const row = el('tr');
-      row.dataset.payment = p.paymentId;
-      const when = cell('When', '');
-      const time = el('time', dateTime(p.createdAt));
-      time.dateTime = p.createdAt;
-      when.append(time);
-      const agent = cell('Agent', '');
-      agent.append(shortened(p.agentId, 'agent id'));
-      const status = cell('Status', '');
-      const tone = { confirmed: 'badge-ok', failed: 'badge-bad', pending: 'badge-warn' }[p.paymentStatus];
-      status.append(el('span', p.paymentStatus, `badge ${tone}`));
-      row.append(
-        when,
-        agent,
-        cell('Service', p.serviceUrl, 'service mono'),
-        cell('Amount', `${usdc(p.amount)} USDC`, 'num'),
-        status,
-        receiptCell(p),
-      );
-      return row;
-    }),
-  );
-  if (payments.length === 0)
-    body.append(emptyRow(sessionActive() ? 'No payments yet.' : 'Log in to see your payments.', 6));
-}
-
-/** The receipt in words: what was paid in USDC, to whom, settled when, and its transaction. */
-function receiptCell(p: Payment): HTMLTableCellElement {
-  const td = cell('Receipt', '');
-  if (!p.receipt) {
-    td.textContent = '—';
-    return td;
-  }
-  const r = p.receipt;
-  td.dataset.network = r.network;
-  const paid = el('span', `${usdc(r.amount)} USDC to `, 'nowrap');
-  paid.append(shortened(r.payTo, 'payee address'));
-  const settled = el('time', `settled ${dateTime(r.settledAt)}`);
-  settled.dateTime = r.settledAt;
-  td.append(paid, el('br'), transactionRef(r.transaction, r.network), el('br'), settled);
-  return td;
-}
-
 async function loadPayments(): Promise<void> {
   const epoch = state.epoch;
   const body = $('payments-table').querySelector('tbody')!;
   if (body.querySelector('tr[data-payment]') === null) body.replaceChildren(emptyRow('Loading payments…', 6));
   const { payments } = await api.payments(20);
-  if (epoch === state.epoch) renderPayments(payments);
+  if (epoch === state.epoch)
+    renderPayments(payments, sessionActive() ? 'No payments yet.' : 'Log in to see your payments.');
 }
 
 /** Shows what the withdrawal as typed would reveal, before it is sent. */
@@ -713,7 +629,7 @@ function wire(): void {
     redraw: drawAgentCards,
   });
   renderAgents([]);
-  renderPayments([]);
+  renderPayments([], 'Log in to see your payments.');
   refreshControls();
   void guarded('wallet', loadInfo);
   void guarded('stats', loadStats);
