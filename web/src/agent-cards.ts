@@ -37,6 +37,7 @@ function budgetBar(
   fill.style.width = `${(share * 100).toFixed(1)}%`;
   fill.classList.toggle('is-low', share >= 0.8 && share < 1);
   fill.classList.toggle('is-out', share >= 1);
+  fill.classList.toggle('is-some', spent > 0);
   bar.append(fill);
   item.append(head, bar);
   item.dataset.window = label;
