@@ -8,6 +8,10 @@ import type {
   AgentList,
   AgentPolicyRequest,
   AgentPolicyView,
+  AgentTokenIssued,
+  AgentTokenList,
+  AgentTokenRequest,
+  AgentTokenRevoked,
   AuthChallenge,
   AuthToken,
   AuthVerifyRequest,
@@ -20,6 +24,7 @@ import type {
   LogoutResult,
   OperatorDepositRequest,
   PayRequest,
+  PaymentExport,
   PaymentList,
   PaymentResult,
   PoolInfo,
@@ -208,10 +213,42 @@ export class PoolApi {
     return this.#call('POST', `/api/agents/${encodeURIComponent(agentId)}/${frozen ? 'freeze' : 'unfreeze'}`);
   }
 
-  async #call<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<T> {
+  /** Issues a token for one agent (its owner only); the answer holds the token, shown this once. */
+  issueAgentToken(agentId: string, request: AgentTokenRequest = {}): Promise<AgentTokenIssued> {
+    return this.#call('POST', `/api/agents/${encodeURIComponent(agentId)}/tokens`, request);
+  }
+
+  /** An agent's live tokens (their ids and lifetimes, never the tokens). */
+  agentTokens(agentId: string): Promise<AgentTokenList> {
+    return this.#call('GET', `/api/agents/${encodeURIComponent(agentId)}/tokens`);
+  }
+
+  revokeAgentToken(agentId: string, tokenId: string): Promise<AgentTokenRevoked> {
+    return this.#call(
+      'DELETE',
+      `/api/agents/${encodeURIComponent(agentId)}/tokens/${encodeURIComponent(tokenId)}`,
+    );
+  }
+
+  /** An agent's payments asked for in [from, to) (ISO 8601; absent: from the beginning, until now), as JSON. */
+  exportPayments(agentId: string, period: ExportPeriod = {}): Promise<PaymentExport> {
+    return this.#call('GET', exportPath(agentId, 'json', period));
+  }
+
+  /** The same record as CSV text (a cell a spreadsheet would read as a formula starts with an apostrophe). */
+  exportPaymentsCsv(agentId: string, period: ExportPeriod = {}): Promise<string> {
+    return this.#call('GET', exportPath(agentId, 'csv', period), undefined, 'text');
+  }
+
+  async #call<T>(
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    path: string,
+    body?: unknown,
+    answer: 'json' | 'text' = 'json',
+  ): Promise<T> {
     const headers: Record<string, string> = {
       ...this.#headers,
-      accept: 'application/json, application/problem+json',
+      accept: answer === 'json' ? 'application/json, application/problem+json' : '*/*',
     };
     if (this.#caller.kind === 'wallet' || (this.#caller.kind === 'operator' && this.#caller.token))
       headers.authorization = `Bearer ${this.#caller.token}`;
@@ -244,9 +281,23 @@ export class PoolApi {
       );
     }
     const json = await readJson(response);
+    if (answer === 'text' && response.ok && typeof json === 'string') return json as T;
     if (response.ok && json !== null && typeof json === 'object') return json as T;
     throw problemOf(response, json, `${method} ${path}`);
   }
+}
+
+/** The period of a payment export: ISO 8601 instants, `from` included, `to` not. */
+export interface ExportPeriod {
+  from?: string;
+  to?: string;
+}
+
+function exportPath(agentId: string, format: 'csv' | 'json', period: ExportPeriod): string {
+  const query = new URLSearchParams({ format });
+  if (period.from) query.set('from', period.from);
+  if (period.to) query.set('to', period.to);
+  return `/api/agents/${encodeURIComponent(agentId)}/payments/export?${query}`;
 }
 
 /**

@@ -12,6 +12,7 @@ export type OperatorDepositRequest = z.input<ReturnType<typeof S.operatorDeposit
 export type WithdrawRequest = z.input<ReturnType<typeof S.withdrawRequest>>;
 export type PayRequest = z.input<ReturnType<typeof S.payRequest>>;
 export type AgentPolicyRequest = z.input<ReturnType<typeof S.policyRequest>>;
+export type AgentTokenRequest = z.input<typeof S.AgentTokenRequest>;
 
 // ---- answers ----
 export type Health = z.infer<typeof S.Health>;
@@ -32,3 +33,7 @@ export type BatchSummary = z.infer<typeof S.BatchSummary>;
 export type PoolStats = z.infer<typeof S.PoolStats>;
 export type PoolInfo = z.infer<typeof S.PoolInfo>;
 export type AgentPolicyView = z.infer<typeof S.AgentPolicyView>;
+export type AgentTokenIssued = z.infer<typeof S.AgentTokenIssued>;
+export type AgentTokenList = z.infer<typeof S.AgentTokenList>;
+export type AgentTokenRevoked = z.infer<typeof S.AgentTokenRevoked>;
+export type PaymentExport = z.infer<typeof S.PaymentExport>;

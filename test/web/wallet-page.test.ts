@@ -1,12 +1,16 @@
 // The wallet page in real headless Chromium against `pool-proxy start`: a Freighter stand-in signs with a
 // sandbox keypair; the page connects, funds the wallet, logs in, deposits, shows the balance and withdraws,
 // and the destination's USDC is checked on chain; a payment of the wallet's agent shows with its receipt. The
+// owner sets the agent's policy (problems at the field), freezes and unfreezes it, issues, uses and revokes an
+// agent token and exports its payments, at 1280 and 390 px (WEB_SCREENSHOTS=<folder> saves screenshots). The
 // withdraw destination starts empty and warns before linking a withdrawal to its deposit; a ledger refusal is one
 // plain sentence; the layout holds at 390 and 768 px. A switch of account or network in the wallet clears
 // everything of the previous account and sends no signature request for the wrong network; Log out ends the
 // token on the server. A wallet on another network is refused, and a refused deposit signature cancels the
 // prepared deposit. Without the extension, the page says so on load.
 import anyTest, { type TestFn } from 'ava';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { Keypair, TransactionBuilder } from '@stellar/stellar-sdk';
 import { buildWeb } from '../../scripts/build-web.ts';
@@ -153,7 +157,8 @@ test.serial(
     await page.locator('#connect').focus();
     await page.keyboard.press('Enter');
     const address = wallet.keypair.publicKey();
-    await page.locator('#address').filter({ hasText: address }).waitFor();
+    await page.locator(`#address [data-full="${address}"]`).waitFor();
+    t.is(await page.locator('#address').innerText(), `${address.slice(0, 1)}…${address.slice(-4)}\nCopy`);
     t.regex((await page.locator('#wallet-network').textContent()) ?? '', /Standalone Network/);
     t.true(await page.locator('#network-warning').isHidden());
 
@@ -162,7 +167,10 @@ test.serial(
     t.is(await service.usdcBalance(address), 100n * USDC);
 
     await page.getByRole('button', { name: 'Log in' }).click();
-    await page.locator('#session').filter({ hasText: 'logged in (' }).waitFor();
+    await page
+      .locator('#session')
+      .filter({ hasText: /^Logged in$/ })
+      .waitFor();
     t.true(wallet.requests.some((r) => r.type === 'SUBMIT_BLOB' && String(r.blob).includes(address)));
 
     // While Freighter is asked to sign, the page shows the deposit's progress at the signing step.
@@ -174,6 +182,7 @@ test.serial(
         step: (await page.locator('#deposit-step').textContent()) ?? '',
         done: await page.locator('#deposit-steps li.done').allTextContents(),
       };
+      await screenshot(page, 'deposit-signing', '#deposit');
     };
     // Deposit 10 USDC by keyboard: type into the labelled field and submit with Enter.
     await page.getByLabel('Amount (USDC)', { exact: true }).first().fill('10');
@@ -191,8 +200,8 @@ test.serial(
     t.true(await page.locator('#deposit-progress').isHidden());
     t.is(await service.usdcBalance(address), 90n * USDC);
 
-    const row = page.locator(`#agents-table tr[data-agent="${address}"] .balance`);
-    await row.filter({ hasText: '10.0000000 USDC' }).waitFor();
+    const row = page.locator(`#agents-list [data-agent="${address}"] .balance`);
+    await row.filter({ hasText: '10.00 USDC' }).waitFor();
 
     // A second agent of the same wallet: the list shows both, from the proxy's GET /api/agents.
     await page.locator('#deposit-amount').fill('3');
@@ -200,13 +209,13 @@ test.serial(
     await page.getByRole('button', { name: 'Deposit' }).click();
     await page
       .locator('#deposit-status')
-      .filter({ hasText: 'Deposit confirmed: 3.0000000 USDC to web-savings' })
+      .filter({ hasText: 'Deposit confirmed: 3.00 USDC to web-savings' })
       .waitFor({ timeout: CONFIRM_MS });
     await page
-      .locator('#agents-table tr[data-agent="web-savings"] .balance')
-      .filter({ hasText: '3.0000000 USDC' })
+      .locator('#agents-list [data-agent="web-savings"] .balance')
+      .filter({ hasText: '3.00 USDC' })
       .waitFor();
-    t.is(await page.locator('#agents-table tbody tr').count(), 2);
+    t.is(await page.locator('#agents-list li[data-agent]').count(), 2);
 
     // Withdraw: the destination starts empty; the depositing wallet's own address, or exactly what the agent
     // holds, is warned about before anything is sent.
@@ -244,8 +253,11 @@ test.serial(
       .locator('#withdraw-status')
       .filter({ hasText: 'Withdrawal confirmed' })
       .waitFor({ timeout: CONFIRM_MS });
-    t.regex((await page.locator('#withdraw-status').textContent()) ?? '', new RegExp(destination));
-    await row.filter({ hasText: '7.5000000 USDC' }).waitFor();
+    t.regex(
+      (await page.locator('#withdraw-status').textContent()) ?? '',
+      new RegExp(`2\\.50 USDC to G…${destination.slice(-4)}`),
+    );
+    await row.filter({ hasText: '7.50 USDC' }).waitFor();
     t.is(await service.usdcBalance(destination), 25_000_000n);
     t.deepEqual(
       [await page.locator('#withdraw-amount').inputValue(), await destinationField.inputValue()],
@@ -282,13 +294,21 @@ test.serial(
     const payment = page.locator('#payments-table tbody tr').filter({ hasText: demoUrl });
     await payment.waitFor();
     const cells = await payment.locator('td').allTextContents();
-    t.is(cells[1], address);
-    t.is(cells[3], paid.receipt.amount);
+    t.is(await payment.locator('td[data-label="Agent"] [data-full]').getAttribute('data-full'), address);
+    t.is(cells[3], '0.01 USDC');
+    t.is(paid.receipt.amount, '0.0100000');
     t.is(cells[4], 'confirmed');
-    t.true(cells[5]!.includes(paid.receipt.transaction), 'the receipt shows the transaction hash');
-    t.true(cells[5]!.includes(info.payments.x402Network), 'and the network');
+    const receipt = payment.locator('td[data-label="Receipt"]');
+    t.is(
+      await receipt.locator(`[data-full="${paid.receipt.transaction}"]`).count(),
+      1,
+      'the receipt names its transaction',
+    );
+    t.is(await receipt.getAttribute('data-network'), info.payments.x402Network, 'on its network');
+    t.regex(cells[5]!, /^0\.01 USDC to /, 'named in USDC');
+    t.false((await payment.innerHTML()).includes(service.token), "never by the token's contract id");
     await page.getByRole('button', { name: 'Refresh balances' }).click();
-    await row.filter({ hasText: '7.4900000 USDC' }).waitFor();
+    await row.filter({ hasText: '7.49 USDC' }).waitFor();
     await page.getByRole('button', { name: 'Refresh pool stats' }).click();
     await page.locator('#stat-batches').filter({ hasText: '1 payment at' }).waitFor();
     t.is(await page.locator('#stat-services').textContent(), '1');
@@ -319,6 +339,152 @@ test.serial(
   },
 );
 
+/** With WEB_SCREENSHOTS=<folder>, saves the whole page there as `<name>.png` (for docs/screenshots). */
+async function screenshot(page: Page, name: string, part?: string): Promise<void> {
+  const folder = process.env.WEB_SCREENSHOTS;
+  if (!folder) return;
+  const path = join(folder, `${name}.png`);
+  if (part) await page.locator(part).screenshot({ path });
+  else await page.screenshot({ path, fullPage: true });
+}
+
+/** The page scrolls sideways at 390 px? (its content width, which must not exceed the viewport's). */
+const scrollWidth = (page: Page) => page.evaluate(() => document.scrollingElement!.scrollWidth);
+
+test.serial(
+  'the owner sets a policy, freezes and unfreezes, issues and revokes an agent token and exports, at 1280 and 390 px',
+  async (t) => {
+    const { service } = t.context;
+    if (journey === undefined) return t.fail('the first test did not leave its page');
+    const { page, address, pageErrors, apiRequests, token } = journey;
+    const bearer = (value: string | undefined) => ({ authorization: `Bearer ${value}` });
+    const policyUrl = `${service.proxyUrl}/api/agents/${address}/policy`;
+    const info = await (await fetch(`${service.proxyUrl}/api/pool/info`)).json();
+    const demoOrigin = new URL(info.payments.demoServiceUrl).origin;
+
+    await page.setViewportSize({ width: 1280, height: 900 });
+    const card = page.locator(`#agents-list [data-agent="${address}"]`);
+    await card.getByRole('button', { name: 'Manage' }).click();
+    await page.locator('#manage').waitFor();
+    t.is(await page.locator('#manage-agent').inputValue(), address);
+
+    // The page's own check: a malformed amount is shown at its field and nothing is sent.
+    const puts = () => apiRequests.filter((r) => r === `PUT /api/agents/${address}/policy`).length;
+    await page.getByLabel('Budget per hour (USDC)').fill('lots');
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await page.locator('#policy-hour-error').filter({ hasText: 'write an amount' }).waitFor();
+    t.is(await page.locator('#policy-hour').getAttribute('aria-invalid'), 'true');
+    t.is(puts(), 0);
+    // The proxy's: a cap above the operator's (1 USDC) is refused, and said at the cap field.
+    await page.getByLabel('Budget per hour (USDC)').fill('');
+    await page.getByLabel('Per-payment cap (USDC)').fill('5');
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await page.locator('#policy-cap-error').waitFor({ state: 'visible' });
+    t.true(await page.locator('#policy-hour-error').isHidden(), 'only the field it applies to');
+    t.is(puts(), 1);
+    t.is((await (await fetch(policyUrl, { headers: bearer(token()) })).json()).perPaymentCap, null);
+
+    await page.getByLabel('Per-payment cap (USDC)').fill('0.5');
+    await page.getByLabel('Budget per day (USDC)').fill('2');
+    await page.getByLabel('Allowed services (one per line; empty: any)').fill(demoOrigin);
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await page.locator('#policy-status').filter({ hasText: 'Policy saved' }).waitFor();
+    t.true(await page.locator('#policy-cap-error').isHidden());
+    const saved = await (await fetch(policyUrl, { headers: bearer(token()) })).json();
+    t.like(saved, { perPaymentCap: '0.5000000', budgetPerDay: '2.0000000', allowedServices: [demoOrigin] });
+    // The card draws what is left of the day's budget (the demo payment spent 0.01).
+    const day = card.locator('[data-window="Last 24 hours"]');
+    await day.filter({ hasText: '1.99 of 2.00 USDC left' }).waitFor();
+    t.is(await day.locator('[role="meter"]').getAttribute('aria-valuenow'), '0.0100000');
+    t.regex((await card.locator('.policy-facts').textContent()) ?? '', /Cap 0\.50 USDC per payment/);
+    await screenshot(page, 'wallet-1280');
+    // An edit under way survives a refresh of the balances (which fetches the policies again).
+    await page.getByLabel('Budget per hour (USDC)').fill('0.3');
+    const refreshed = page.waitForResponse(
+      (r) => r.url().endsWith(`/api/agents/${address}/policy`) && r.request().method() === 'GET',
+    );
+    await page.getByRole('button', { name: 'Refresh balances' }).click();
+    await refreshed;
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 100)));
+    t.is(await page.locator('#policy-hour').inputValue(), '0.3');
+    await page.getByLabel('Budget per hour (USDC)').fill('');
+
+    // Freeze: the agent's payments are refused at once; unfreeze restores it.
+    await page.getByRole('button', { name: 'Freeze agent' }).click();
+    await card.locator('.badge').filter({ hasText: 'Frozen' }).waitFor();
+    const pay = await fetch(`${service.proxyUrl}/api/pay`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...bearer(token()) },
+      body: JSON.stringify({ serviceUrl: info.payments.demoServiceUrl, method: 'GET' }),
+    });
+    t.is(pay.status, 403);
+    t.is((await pay.json()).code, 'agent_frozen');
+    await page.getByRole('button', { name: 'Unfreeze agent' }).click();
+    await card.locator('.badge').filter({ hasText: 'Active' }).waitFor();
+    t.false((await (await fetch(policyUrl, { headers: bearer(token()) })).json()).frozen);
+
+    // On a phone: issue an agent token (shown once, with Copy), use it, revoke it.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole('button', { name: 'Issue token' }).click();
+    const issued = page.locator('#tokens-new');
+    await issued.waitFor();
+    t.regex((await issued.textContent()) ?? '', /shown only now/);
+    const agentToken = (await page.locator('#tokens-new-value').textContent()) ?? '';
+    t.is(await page.locator('#tokens-new-copy').getAttribute('data-copy'), agentToken);
+    await page.locator('#tokens-list li[data-token]').first().waitFor();
+    t.is(await page.locator('#tokens-list li[data-token]').count(), 1);
+    t.is((await fetch(policyUrl, { headers: bearer(agentToken) })).status, 200, 'the agent token reads');
+    await screenshot(page, 'wallet-390-agents', '#agents');
+    await screenshot(page, 'wallet-390-tokens', '#tokens');
+    await page
+      .locator('#tokens-list')
+      .getByRole('button', { name: /^Revoke token/ })
+      .click();
+    await page.locator('#tokens-status').filter({ hasText: 'revoked' }).waitFor();
+    t.is(await page.locator('#tokens-list li[data-token]').count(), 0);
+    t.true(await issued.isHidden(), 'the revoked token is no longer on screen');
+    t.is(
+      (await fetch(policyUrl, { headers: bearer(agentToken) })).status,
+      401,
+      'and is refused once revoked',
+    );
+
+    // Export today's payments as CSV, then as JSON: a download of the proxy's record.
+    const today = new Date().toISOString().slice(0, 10);
+    await page.getByLabel('From (UTC, included)').fill(today);
+    await page.getByLabel('Until (UTC, included)').fill(today);
+    const download = async () => {
+      const [file] = await Promise.all([
+        page.waitForEvent('download'),
+        page.getByRole('button', { name: 'Download' }).click(),
+      ]);
+      return { name: file.suggestedFilename(), text: readFileSync((await file.path())!, 'utf8') };
+    };
+    const csv = await download();
+    t.regex(csv.name, new RegExp(`^payments-${address.slice(-8)}-${today}-to-${today}\\.csv$`));
+    t.regex(csv.text, /^time,service,amount,status,batch,transaction,paymentId/);
+    t.true(csv.text.includes(info.payments.demoServiceUrl), 'the demo payment is in it');
+    await page.getByLabel('Format').selectOption('json');
+    const json = JSON.parse((await download()).text);
+    t.is(json.payments.length, 1);
+    t.like(json.payments[0], {
+      service: info.payments.demoServiceUrl,
+      amount: '0.0100000',
+      status: 'confirmed',
+    });
+
+    t.true((await scrollWidth(page)) <= 390, 'no sideways scrolling at 390 px');
+    t.deepEqual(await layoutProblems(page), [], 'at 390 px');
+    await page.setViewportSize({ width: 1280, height: 720 });
+    t.deepEqual(await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie]), [
+      0,
+      0,
+      '',
+    ]);
+    t.deepEqual(pageErrors, []);
+  },
+);
+
 test.serial(
   'a switch of network or account clears the previous account and signs nothing; Log out ends the token',
   async (t) => {
@@ -327,7 +493,7 @@ test.serial(
     const { context, page, wallet, apiRequests, token, address, pageErrors } = journey;
     t.teardown(() => context.close());
     const leftovers = async () => ({
-      agentRows: await page.locator('#agents-table tbody tr[data-agent]').count(),
+      agentRows: await page.locator('#agents-list [data-agent]').count(),
       withdrawOptions: await page.locator('#withdraw-agent option').count(),
       paymentRows: await page.locator('#payments-table tbody td[data-label]').count(),
       messages: await page.evaluate(() =>
@@ -335,7 +501,8 @@ test.serial(
           .map((id) => document.getElementById(id)?.textContent ?? '')
           .filter((text) => text !== ''),
       ),
-      balances: /\d+\.\d{7}/.test((await page.locator('main').textContent()) ?? ''),
+      balances: /\d\.\d+ USDC/.test((await page.locator('main').textContent()) ?? ''),
+      manage: await page.locator('#manage').isVisible(),
       session: await page.locator('#session').textContent(),
     });
     const cleared = {
@@ -344,7 +511,8 @@ test.serial(
       paymentRows: 0,
       messages: [],
       balances: false,
-      session: 'not logged in',
+      manage: false,
+      session: 'Not logged in',
     };
 
     // The network changes in Freighter, and the user submits a deposit before the page polled the wallet.
@@ -355,7 +523,7 @@ test.serial(
     await page.locator('#deposit-amount').fill('1');
     await page.locator('#deposit-form').evaluate((form) => (form as HTMLFormElement).requestSubmit());
     await page.locator('#network-warning').waitFor({ state: 'visible' });
-    await page.locator('#session').filter({ hasText: 'not logged in' }).waitFor();
+    await page.locator('#session').filter({ hasText: 'Not logged in' }).waitFor();
     t.deepEqual(await leftovers(), cleared, 'nothing of the session on the old network remains');
     const signing = wallet.requests.slice(asked).filter((r) => /^SUBMIT_/.test(r.type));
     t.deepEqual(signing, [], 'no signature request was sent for the wrong network');
@@ -371,17 +539,17 @@ test.serial(
     wallet.walletPassphrase = service.networkPassphrase;
     await page.locator('#network-warning').waitFor({ state: 'hidden' });
     await page.getByRole('button', { name: 'Log in' }).click();
-    await page.locator(`#agents-table tr[data-agent="${address}"]`).waitFor();
+    await page.locator(`#agents-list [data-agent="${address}"]`).waitFor();
     const second = token();
     t.not(second, first);
 
     // Another account in Freighter: none of the first account's ids, balances or messages remain.
     const other = Keypair.random();
     wallet.keypair = other;
-    await page.locator('#address').filter({ hasText: other.publicKey() }).waitFor();
-    await page.locator('#session').filter({ hasText: 'not logged in' }).waitFor();
+    await page.locator(`#address [data-full="${other.publicKey()}"]`).waitFor();
+    await page.locator('#session').filter({ hasText: 'Not logged in' }).waitFor();
     t.deepEqual(await leftovers(), cleared);
-    const text = (await page.locator('body').textContent()) ?? '';
+    const text = await page.content();
     t.false(text.includes(address), "the first account's address and agent id are gone");
     t.false(text.includes('web-savings'));
     t.regex((await page.locator('#wallet-notice').textContent()) ?? '', /switched to account/);
@@ -392,7 +560,10 @@ test.serial(
 
     // The new account logs in, then out: its token answers 401 at once, and the page holds nothing of it.
     await page.getByRole('button', { name: 'Log in' }).click();
-    await page.locator('#session').filter({ hasText: 'logged in (' }).waitFor();
+    await page
+      .locator('#session')
+      .filter({ hasText: /^Logged in$/ })
+      .waitFor();
     const third = token();
     t.is(await tokenStatus(service, third), 200);
     t.true(
@@ -402,7 +573,7 @@ test.serial(
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.locator('#wallet-notice').filter({ hasText: 'Logged out' }).waitFor();
     t.is(await tokenStatus(service, third), 401, 'the old token answers 401 after Log out');
-    t.is(await page.locator('#session').textContent(), 'not logged in');
+    t.is(await page.locator('#session').textContent(), 'Not logged in');
     t.true(await page.getByRole('button', { name: 'Log out' }).isDisabled());
     t.deepEqual(pageErrors, []);
   },
@@ -418,10 +589,14 @@ test.serial(
     await wrong.page.getByRole('button', { name: 'Connect Freighter' }).click();
     const warning = wrong.page.locator('#network-warning');
     await warning.waitFor({ state: 'visible' });
-    t.regex(
-      (await warning.textContent()) ?? '',
-      /Wrong network.*Test SDF Network ; September 2015.*Standalone/,
-    );
+    const notice = (await warning.textContent()) ?? '';
+    t.regex(notice, /Wrong network.*Test SDF Network ; September 2015.*Standalone/);
+    // It names what to add in the wallet: the network's RPC URL and passphrase.
+    const info = await (await fetch(`${service.proxyUrl}/api/pool/info`)).json();
+    t.true(notice.includes(`RPC URL: ${info.rpcUrl}`), notice);
+    t.true(notice.includes(`Passphrase: ${service.networkPassphrase}`), notice);
+    await wrong.page.setViewportSize({ width: 390, height: 844 });
+    await screenshot(wrong.page, 'wrong-network-390', '#wallet');
     t.true(await wrong.page.getByRole('button', { name: 'Log in' }).isDisabled());
     t.true(await wrong.page.getByRole('button', { name: 'Deposit' }).isDisabled());
     t.false(
@@ -436,7 +611,10 @@ test.serial(
     await service.fund(wallet.keypair.publicKey(), 0);
     await page.getByRole('button', { name: 'Connect Freighter' }).click();
     await page.getByRole('button', { name: 'Log in' }).click();
-    await page.locator('#session').filter({ hasText: 'logged in (' }).waitFor();
+    await page
+      .locator('#session')
+      .filter({ hasText: /^Logged in$/ })
+      .waitFor();
 
     // A malformed amount: one sentence naming the field, said once, and nothing moved.
     await page.locator('#deposit-amount').fill('ten');
@@ -512,11 +690,13 @@ test.serial('without the Freighter extension, the page says so on load, with a l
   t.regex((await missing.textContent()) ?? '', /Freighter not found/);
   t.is(await missing.getByRole('link').getAttribute('href'), 'https://www.freighter.app/');
   await checkLayout(t, page);
+  t.true(await page.locator('#wallet-checking').isHidden(), 'the search for it is over');
+  await screenshot(page, 'freighter-missing', '#wallet');
+  // Connect points at that box instead of saying it again.
   await page.getByRole('button', { name: 'Connect Freighter' }).click();
-  t.like(await problemOf(page, 'wallet'), {
-    title: 'Freighter not found',
-    detail: 'Install the Freighter browser extension (freighter.app), unlock it, and reload this page.',
-  });
+  await page.locator('#wallet-missing:focus').waitFor();
+  t.true(await page.locator('#wallet-problem').isHidden());
+  t.is(((await page.locator('body').innerText()).match(/Freighter not found/g) ?? []).length, 1, 'said once');
   t.is(await page.locator('#address').textContent(), 'not connected');
   t.true(await page.getByRole('button', { name: 'Log in' }).isDisabled());
   // The favicon is served: the page has no console error at all.

@@ -2,10 +2,19 @@
 // (src/api/client.ts). The login token lives in this module's memory only: never in localStorage,
 // sessionStorage or a cookie, so closing or reloading the page logs out. Refusals become a Problem.
 import { friendbot as askFriendbot, PoolApi, PoolApiError } from '../../src/api/client.ts';
-import type { Balance, PaymentListEntry } from '../../src/api/types.ts';
+import type {
+  AgentPolicyRequest,
+  AgentPolicyView,
+  AgentTokenList,
+  Balance,
+  PaymentListEntry,
+} from '../../src/api/types.ts';
 import { Problem } from './problem.ts';
 
 export type { PoolInfo } from '../../src/api/types.ts';
+export type AgentPolicy = AgentPolicyView;
+export type PolicyChange = AgentPolicyRequest;
+export type AgentToken = AgentTokenList['tokens'][number];
 export type AgentBalance = Balance;
 export type Payment = PaymentListEntry;
 
@@ -82,6 +91,22 @@ export const api = {
     call((a) => a.withdraw(agentId ? { amount, destination, agentId } : { amount, destination }), true),
   agents: () => call((a) => a.agents(), true),
   payments: (limit: number) => call((a) => a.payments(limit), true),
+  policy: (agentId: string) => call((a) => a.policy(agentId), true),
+  setPolicy: (agentId: string, change: AgentPolicyRequest) => call((a) => a.setPolicy(agentId, change), true),
+  setFrozen: (agentId: string, frozen: boolean) => call((a) => a.setFrozen(agentId, frozen), true),
+  issueAgentToken: (agentId: string, expiresInSeconds: number) =>
+    call((a) => a.issueAgentToken(agentId, { expiresInSeconds }), true),
+  agentTokens: (agentId: string) => call((a) => a.agentTokens(agentId), true),
+  revokeAgentToken: (agentId: string, tokenId: string) =>
+    call((a) => a.revokeAgentToken(agentId, tokenId), true),
+  exportPayments: (agentId: string, format: 'csv' | 'json', period: { from?: string; to?: string }) =>
+    call(
+      (a) =>
+        format === 'csv'
+          ? a.exportPaymentsCsv(agentId, period)
+          : a.exportPayments(agentId, period).then((record) => JSON.stringify(record, null, 2)),
+      true,
+    ),
 };
 
 /** The sandbox friendbot: creates the account (test XLM) and mints test USDC to it. */

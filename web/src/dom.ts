@@ -41,7 +41,3 @@ export function setStatus(section: string, text: string, focus = false): void {
   status.textContent = text;
   if (focus) status.focus();
 }
-
-export function shortAddress(address: string): string {
-  return address.length > 16 ? `${address.slice(0, 6)}…${address.slice(-6)}` : address;
-}

@@ -1,20 +1,27 @@
 // The wallet page's controller: connect Freighter, check its network against the proxy's, log in (SEP-53),
-// deposit with progress, list agents and payments, withdraw, show pool stats, fund the wallet on the sandbox,
-// and log out. Everything shown belongs to the connected, logged-in account: a change of account or network in
+// deposit with progress, show each agent as a card, list payments with their receipts, withdraw, show pool
+// stats, fund the wallet on the sandbox, and log out; the agent controls (policy, freeze, tokens, export) live in
+// manage.ts. Everything shown belongs to the connected, logged-in account: a change of account or network in
 // Freighter (watched, and checked again before every signature) or the end of the session clears it and ends
 // the token on the server. One action runs at a time; each runs through `guarded`, so any failure is shown as
 // one sentence with whether anything moved.
+import { type AgentBalance, api, forgetToken, friendbot, loggedIn, type PoolInfo } from './api.ts';
+import { agentCard } from './agent-cards.ts';
+import { copyButton, shortened } from './copy.ts';
+import { $, clearProblem, el, setStatus, showProblem } from './dom.ts';
+import { dateTime, shortAddress, usdc } from './format.ts';
 import {
-  type AgentBalance,
-  api,
-  forgetToken,
-  friendbot,
-  loggedIn,
-  type Payment,
-  type PoolInfo,
-} from './api.ts';
-import { $, clearProblem, el, setStatus, shortAddress, showProblem } from './dom.ts';
+  agentsChanged,
+  loadPolicies,
+  policyOf,
+  resetManage,
+  selectAgent,
+  selectedAgent,
+  setManageEnabled,
+  wireManage,
+} from './manage.ts';
 import { withdrawWarnings } from './privacy.ts';
+import { emptyRow, renderPayments, transactionRef } from './payments-table.ts';
 import { explain, outcomeUnknown, Problem, toProblem } from './problem.ts';
 import {
   connect,
@@ -29,7 +36,17 @@ import {
 
 const FUND_USDC = 100;
 /** Sections with a problem box, and those of them with a status line. */
-const SECTIONS = ['wallet', 'deposit', 'agents', 'withdraw', 'payments'] as const;
+const SECTIONS = [
+  'wallet',
+  'deposit',
+  'agents',
+  'withdraw',
+  'payments',
+  'policy',
+  'freeze',
+  'tokens',
+  'export',
+] as const;
 const STATUS_SECTIONS = ['wallet', 'deposit', 'withdraw'] as const;
 
 interface State {
@@ -79,7 +96,11 @@ function refreshControls(): void {
   for (const id of ['deposit-submit', 'withdraw-submit'])
     $<HTMLButtonElement>(id).disabled = !idle || !session;
   for (const id of ['agents-refresh', 'payments-refresh']) $<HTMLButtonElement>(id).disabled = !session;
-  $('session').textContent = session ? 'logged in (token kept in this page only)' : 'not logged in';
+  setManageEnabled(idle && session);
+  const badge = $('session');
+  badge.textContent = session ? 'Logged in' : 'Not logged in';
+  badge.title = session ? 'The token is kept in this page only: reloading or closing it logs you out.' : '';
+  badge.className = session ? 'badge badge-ok' : 'badge';
 }
 
 /** Thrown by an action that finds the account or network changed under it. */
@@ -147,8 +168,9 @@ async function clearAccount(notice: string, revoke = true): Promise<void> {
   state.session = undefined;
   state.agents = [];
   state.deposits.clear();
+  resetManage();
   renderAgents([]);
-  renderPayments([]);
+  renderPayments([], 'Log in to see your payments.');
   for (const section of SECTIONS) clearProblem(section);
   for (const section of STATUS_SECTIONS) setStatus(section, '');
   $<HTMLFormElement>('deposit-form').reset();
@@ -164,18 +186,37 @@ async function clearAccount(notice: string, revoke = true): Promise<void> {
 }
 
 function showWallet(wallet: Wallet | undefined): void {
-  $('address').textContent = wallet?.address || 'not connected';
+  const address = $('address');
+  if (wallet?.address) address.replaceChildren(shortened(wallet.address, 'wallet address'));
+  else address.textContent = 'not connected';
   $('wallet-network').textContent = wallet?.address
     ? `${wallet.network || 'custom'} (${wallet.networkPassphrase})`
     : '—';
   const warning = $('network-warning');
   const wrong = wallet?.address && state.info && !networkMatches();
   warning.hidden = !wrong;
-  warning.textContent = wrong
-    ? `Wrong network: Freighter is on "${wallet.networkPassphrase}", but this proxy runs on ` +
-      `"${state.info!.networkPassphrase}". Switch Freighter's network (Settings → Network): login and ` +
-      'deposits stay disabled until then.'
-    : '';
+  warning.replaceChildren();
+  if (wrong) warning.append(...networkNotice(wallet.networkPassphrase, state.info!));
+}
+
+/** What to add in Freighter to reach the proxy's network: its RPC URL and passphrase, each with Copy. */
+function networkNotice(walletPassphrase: string, info: PoolInfo): HTMLElement[] {
+  const fact = (label: string, value: string, what: string) => {
+    const line = el('p');
+    line.append(el('span', `${label}: `), el('code', value, 'mono'), ' ', copyButton(value, what));
+    return line;
+  };
+  return [
+    el('strong', 'Wrong network.'),
+    el(
+      'p',
+      `Freighter is on "${walletPassphrase}", but this proxy runs on "${info.networkPassphrase}". In Freighter, ` +
+        'open Settings → Network, add a network with these values (or pick it if you have it), and select it. ' +
+        'Login and deposits stay disabled until then.',
+    ),
+    fact('RPC URL', info.rpcUrl, 'RPC URL'),
+    fact('Passphrase', info.networkPassphrase, 'network passphrase'),
+  ];
 }
 
 /** Freighter now reports `next`: anything shown for another account or network goes. */
@@ -222,7 +263,7 @@ function stillCurrent(epoch: number): void {
 async function loadInfo(): Promise<void> {
   state.info = await api.poolInfo();
   $('proxy-network').textContent = `${state.info.network} (${state.info.networkPassphrase})`;
-  $('stat-pool').textContent = state.info.contracts.pool;
+  $('stat-pool').replaceChildren(shortened(state.info.contracts.pool, 'pool contract id'));
 }
 
 async function loadStats(): Promise<void> {
@@ -237,20 +278,30 @@ async function loadStats(): Promise<void> {
           .slice(0, 5)
           .map((b) => {
             const size = b.payments;
-            return `${size} payment${size === 1 ? '' : 's'} at ${new Date(b.executedAt).toLocaleString()}`;
+            return `${size} payment${size === 1 ? '' : 's'} at ${dateTime(b.executedAt)}`;
           })
           .join('; ');
 }
 
 async function onConnect(): Promise<void> {
   if (!state.info) await loadInfo();
-  const wallet = await connect();
+  let wallet: Wallet;
+  try {
+    wallet = await connect();
+  } catch (error) {
+    if (!(error instanceof Problem) || error.code !== 'wallet_missing') throw error;
+    // Said once, in the box shown on load: point at it instead of repeating it.
+    showFreighterMissing();
+    $('wallet-missing').focus();
+    return;
+  }
   $('wallet-missing').hidden = true;
   await walletChanged(wallet);
   setNotice('');
   state.stopWatching ??= watchWallet((next) => void walletChanged(next));
   if (networkMatches()) setStatus('wallet', 'Wallet connected. Log in to use the pool.', true);
-  else setStatus('wallet', 'Wallet connected on another network: login and deposits are disabled.', true);
+  // On another network, the notice above says what to do; a second message would only repeat it.
+  else setStatus('wallet', '');
 }
 
 async function onFund(): Promise<void> {
@@ -286,12 +337,34 @@ async function onLogin(): Promise<void> {
   void guarded('stats', loadStats);
 }
 
+/** Shows the one "Freighter not found" box (on load, or when Connect finds no extension). */
+function showFreighterMissing(): void {
+  $('wallet-checking').hidden = true;
+  const box = $('wallet-missing');
+  box.tabIndex = -1;
+  box.hidden = false;
+}
+
+/** A confirmation with its transaction: linked to the explorer where the network has one, else with Copy. */
+function confirmWithTransaction(section: string, text: string, hash: string): void {
+  setStatus(section, `${text} `, true);
+  $(`${section}-status`).append(transactionRef(hash, state.info?.payments.x402Network ?? ''));
+}
+
 async function onLogout(): Promise<void> {
   await endSession();
   await clearAccount('Logged out: the token was ended on the server.');
 }
 
+/** What happens after each step, said while it runs. */
+const NEXT: Record<string, string> = {
+  prove: 'This takes a few seconds; then Freighter asks you to sign the deposit.',
+  sign: 'Approve the transaction in Freighter: nothing leaves your wallet until you do.',
+  submit: 'The ledger confirms in a few seconds; your agent’s balance updates then.',
+};
+
 function markStep(step: string | undefined): void {
+  $('deposit-next').textContent = step === undefined ? '' : (NEXT[step] ?? '');
   const order = ['prove', 'sign', 'submit'];
   const at = step === undefined ? order.length : order.indexOf(step);
   for (const li of $('deposit-steps').querySelectorAll<HTMLLIElement>('li')) {
@@ -409,11 +482,11 @@ async function onDeposit(): Promise<void> {
     state.deposits.set(agentId, [...(state.deposits.get(agentId) ?? []), credited]);
     $<HTMLFormElement>('deposit-form').reset();
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
-    const to = agentId === wallet.address ? 'your wallet agent' : agentId;
-    setStatus(
+    const to = agentId === wallet.address ? 'your wallet agent' : shortAddress(agentId);
+    confirmWithTransaction(
       'deposit',
-      `Deposit confirmed: ${credited} USDC to ${to} in ${seconds} s (transaction ${result.txHash}).`,
-      true,
+      `Deposit confirmed: ${usdc(credited)} USDC to ${to} in ${seconds} s.`,
+      result.txHash,
     );
   } finally {
     // A deposit prepared but never signed (the wallet changed, or the page stopped) is cancelled now.
@@ -425,41 +498,29 @@ async function onDeposit(): Promise<void> {
   void guarded('stats', loadStats);
 }
 
-function emptyRow(text: string, columns: number): HTMLTableRowElement {
-  const row = el('tr');
-  const cell = el('td', text);
-  cell.colSpan = columns;
-  row.append(cell);
-  return row;
-}
-
-/** A table cell with the column's name, which narrow screens show beside the value. */
-function cell(label: string, text: string, className?: string): HTMLTableCellElement {
-  const td = el('td', text, className);
-  td.dataset.label = label;
-  return td;
+function drawAgentCards(): void {
+  const list = $('agents-list');
+  const selected = selectedAgent();
+  list.replaceChildren(
+    ...state.agents.map((a) =>
+      agentCard(a, policyOf(a.agentId), a.agentId === selected, (id) => selectAgent(id, true)),
+    ),
+  );
+  if (state.agents.length === 0)
+    list.append(
+      el('li', sessionActive() ? 'No agents yet: deposit first.' : 'Log in to see your agents.', 'empty'),
+    );
 }
 
 function renderAgents(agents: AgentBalance[]): void {
   state.agents = agents;
-  const body = $('agents-table').querySelector('tbody')!;
-  body.replaceChildren(
-    ...agents.map((a) => {
-      const row = el('tr');
-      row.dataset.agent = a.agentId;
-      row.append(cell('Agent', a.agentId, 'mono'), cell('Balance', `${a.balance} ${a.currency}`, 'balance'));
-      return row;
-    }),
-  );
-  if (agents.length === 0)
-    body.append(
-      emptyRow(sessionActive() ? 'No agents yet: deposit first.' : 'Log in to see your agents.', 2),
-    );
+  agentsChanged(agents.map((a) => a.agentId));
+  drawAgentCards();
   const select = $<HTMLSelectElement>('withdraw-agent');
   const previous = select.value;
   select.replaceChildren(
     ...agents.map((a) => {
-      const option = el('option', `${a.agentId} (${a.balance} ${a.currency})`);
+      const option = el('option', `${shortAddress(a.agentId)} (${usdc(a.balance)} ${a.currency})`);
       option.value = a.agentId;
       return option;
     }),
@@ -470,38 +531,22 @@ function renderAgents(agents: AgentBalance[]): void {
 
 async function loadAgents(): Promise<void> {
   const epoch = state.epoch;
+  if (state.agents.length === 0) $('agents-list').replaceChildren(el('li', 'Loading your agents…', 'empty'));
   const { agents } = await api.agents();
-  if (epoch === state.epoch) renderAgents(agents);
-}
-
-function renderPayments(payments: Payment[]): void {
-  const body = $('payments-table').querySelector('tbody')!;
-  body.replaceChildren(
-    ...payments.map((p) => {
-      const row = el('tr');
-      const receipt = p.receipt
-        ? `${p.receipt.amount} ${shortAddress(p.receipt.asset)} to ${shortAddress(p.receipt.payTo)} on ${p.receipt.network}, ` +
-          `transaction ${p.receipt.transaction}, settled ${new Date(p.receipt.settledAt).toLocaleString()}`
-        : '—';
-      row.append(
-        cell('When', new Date(p.createdAt).toLocaleString()),
-        cell('Agent', p.agentId, 'mono'),
-        cell('Service', p.serviceUrl, 'mono'),
-        cell('Amount', p.amount),
-        cell('Status', p.paymentStatus),
-        cell('Receipt', receipt, 'mono'),
-      );
-      return row;
-    }),
-  );
-  if (payments.length === 0)
-    body.append(emptyRow(sessionActive() ? 'No payments yet.' : 'Log in to see your payments.', 6));
+  if (epoch !== state.epoch) return;
+  renderAgents(agents);
+  await loadPolicies(agents.map((a) => a.agentId));
+  const selected = selectedAgent();
+  if (selected !== undefined) selectAgent(selected);
 }
 
 async function loadPayments(): Promise<void> {
   const epoch = state.epoch;
+  const body = $('payments-table').querySelector('tbody')!;
+  if (body.querySelector('tr[data-payment]') === null) body.replaceChildren(emptyRow('Loading payments…', 6));
   const { payments } = await api.payments(20);
-  if (epoch === state.epoch) renderPayments(payments);
+  if (epoch === state.epoch)
+    renderPayments(payments, sessionActive() ? 'No payments yet.' : 'Log in to see your payments.');
 }
 
 /** Shows what the withdrawal as typed would reveal, before it is sent. */
@@ -541,10 +586,10 @@ async function onWithdraw(): Promise<void> {
     stillCurrent(epoch);
     $<HTMLFormElement>('withdraw-form').reset();
     updateWithdrawWarning();
-    setStatus(
+    confirmWithTransaction(
       'withdraw',
-      `Withdrawal confirmed: ${result.amount} USDC to ${result.destination} (transaction ${result.txHash}).`,
-      true,
+      `Withdrawal confirmed: ${usdc(result.amount)} USDC to ${shortAddress(result.destination)}.`,
+      result.txHash,
     );
   } finally {
     progress.hidden = true;
@@ -555,7 +600,9 @@ async function onWithdraw(): Promise<void> {
 
 /** On load: say at once when the extension is missing, instead of after a click. */
 async function checkFreighter(): Promise<void> {
-  if (!(await freighterPresent())) $('wallet-missing').hidden = false;
+  const present = await freighterPresent();
+  $('wallet-checking').hidden = true;
+  if (!present && state.wallet === undefined) showFreighterMissing();
 }
 
 function wire(): void {
@@ -576,8 +623,13 @@ function wire(): void {
   $('agents-refresh').addEventListener('click', () => void guarded('agents', loadAgents));
   $('payments-refresh').addEventListener('click', () => void guarded('payments', loadPayments));
   $('stats-refresh').addEventListener('click', () => void guarded('stats', loadStats));
+  wireManage({
+    guarded: (section, action) => guarded(section, action),
+    epoch: () => state.epoch,
+    redraw: drawAgentCards,
+  });
   renderAgents([]);
-  renderPayments([]);
+  renderPayments([], 'Log in to see your payments.');
   refreshControls();
   void guarded('wallet', loadInfo);
   void guarded('stats', loadStats);
