@@ -21,6 +21,7 @@ import { registerAccountRoutes } from './routes/account-routes.ts';
 import { registerAuthRoutes } from './routes/auth-routes.ts';
 import { registerFlowRoutes } from './routes/flow-routes.ts';
 import { registerPaymentRoutes } from './routes/payment-routes.ts';
+import { registerApprovalRoutes } from './routes/approval-routes.ts';
 import { registerServiceRoutes } from './routes/service-routes.ts';
 import { registerPolicyRoutes } from './routes/policy-routes.ts';
 import { registerAgentTokenRoutes } from './routes/agent-token-routes.ts';
@@ -175,6 +176,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     registration: config.registration,
   });
   registerPaymentRoutes(api, pool, config.limits.paymentCap);
+  registerApprovalRoutes(api, pool);
   registerPolicyRoutes(api, {
     agents,
     policies: new AgentPolicies(store),

@@ -1,6 +1,7 @@
 // pool_pay: pays an x402 service from the agent's private balance (POST /api/pay) and returns the service's
 // answer. The payment joins a batch made by the pool wallet; a retry with the same idempotencyKey pays at
-// most once. A payment that failed in its batch is an isError result with its reason.
+// most once. A payment that failed in its batch is an isError result with its reason; one above the owner's
+// approval threshold answers that it waits for approval, with its id.
 import { PoolApiError } from '../../api/client.ts';
 import {
   agentIdInput,
@@ -57,6 +58,14 @@ export function registerPay({ server, api, mode, agentOf, forWhom }: ToolContext
           );
           const { reason: _reason, ...answer } = result;
           const structured = { ...answer, paymentStatus: result.paymentStatus };
+          if (result.paymentStatus === 'awaiting_approval') {
+            return success(
+              structured,
+              `Payment ${result.paymentId} waits for the owner's approval (its price is above the owner's approval ` +
+                `threshold); nothing is paid unless the owner approves it before ${result.expiresAt}. Call pool_pay ` +
+                'again with the same idempotencyKey to learn its state (it will not be paid twice).',
+            );
+          }
           if (result.paymentStatus === 'pending') {
             return success(
               structured,

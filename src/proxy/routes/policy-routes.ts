@@ -3,7 +3,12 @@
 // than the operator's limits is refused with the fields that would not hold (domain/agent-policy.ts).
 import { formatAmount, parseAmount } from '../../api/amount.ts';
 import { ProblemError } from '../../api/problem.ts';
-import { AgentPolicyView, BalanceParams, policyRequest } from '../../api/schemas.ts';
+import {
+  AgentPolicyView,
+  APPROVAL_TIMEOUT_DEFAULT_S,
+  BalanceParams,
+  policyRequest,
+} from '../../api/schemas.ts';
 import type { AgentPolicyRequest } from '../../api/types.ts';
 import {
   type AgentPolicy,
@@ -70,7 +75,8 @@ export function registerPolicyRoutes(api: ApiRouter, deps: PolicyRouteDeps): voi
     path: '/api/agents/:agentId/policy',
     summary: "Replace an agent's policy (its owner only)",
     description:
-      'Sets the owner’s per-payment cap, budgets (rolling hour, 24 hours, 30 days) and allowed/denied services; ' +
+      'Sets the owner’s per-payment cap, budgets (rolling hour, 24 hours, 30 days), allowed/denied services and ' +
+      'approval threshold (a payment above it waits for the owner’s approval up to `approvalTimeoutSeconds`); ' +
       'an absent or null field sets none of the owner’s own (the operator’s default applies). `frozen` changes ' +
       'the frozen flag when given. A cap or budget above the operator’s is refused (`invalid_request`, naming ' +
       'the field) and nothing changes: an owner can only tighten the operator’s limits.',
@@ -136,8 +142,12 @@ function policyOf(body: AgentPolicyRequest, current: AgentPolicy, max: bigint, n
   if (day !== undefined) budgets.day = day;
   if (days30 !== undefined) budgets.days30 = days30;
   const perPaymentCap = amount(body.perPaymentCap);
+  const approvalThreshold = amount(body.approvalThreshold);
+  const approvalTimeoutSeconds = body.approvalTimeoutSeconds ?? undefined;
   return {
     ...(perPaymentCap !== undefined && { perPaymentCap }),
+    ...(approvalThreshold !== undefined && { approvalThreshold }),
+    ...(approvalTimeoutSeconds !== undefined && { approvalTimeoutSeconds }),
     budgets,
     allowedServices: services(body.allowedServices ?? [], 'allowedServices'),
     deniedServices: services(body.deniedServices ?? [], 'deniedServices'),
@@ -191,7 +201,8 @@ function policyView(
     allowedServices: policy.allowedServices,
     deniedServices: policy.deniedServices,
     frozen: policy.frozen,
-    approvalThreshold: null,
+    approvalThreshold: opt(policy.approvalThreshold),
+    approvalTimeoutSeconds: policy.approvalTimeoutSeconds ?? APPROVAL_TIMEOUT_DEFAULT_S,
     effective: {
       perPaymentCap: formatAmount(effective.perPaymentCap),
       budgets: { hour: state('hour'), day: state('day'), days30: state('days30') },
