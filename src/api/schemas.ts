@@ -94,14 +94,53 @@ export const DepositSubmitRequest = z
 export const operatorDepositRequest = (max: bigint) =>
   z.strictObject({ agentId, amount: amountField(max) }).openapi('OperatorDepositRequest');
 
+/** A wallet's SEP-53 signature of a confirmation message (POST /api/agents/{agentId}/wallet-confirmation). */
+const walletConfirmation = z
+  .strictObject({
+    nonce: z
+      .string()
+      .regex(/^[0-9a-f]{48}$/, 'nonce must be the 48 hex characters of the confirmation message')
+      .openapi({ description: 'the confirmation message’s nonce (single use)' }),
+    signature: z.string().min(1).max(200).openapi({ description: 'SEP-53 signature, base64 or hex' }),
+  })
+  .openapi('WalletConfirmation', {
+    description: 'required when the agent’s policy asks for a fresh wallet signature (docs/POLICY.md)',
+  });
+
 export const withdrawRequest = (max: bigint) =>
   z
     .strictObject({
       amount: amountField(max),
       destination: accountAddress('Recipient of the USDC'),
       agentId: agentId.optional().openapi({ description: 'Agent to debit; defaults to the wallet address' }),
+      confirmation: walletConfirmation.optional(),
     })
     .openapi('WithdrawRequest');
+
+export const walletConfirmationRequest = (max: bigint) =>
+  z
+    .strictObject({
+      withdraw: z
+        .strictObject({ amount: amountField(max), destination: accountAddress('Recipient') })
+        .optional(),
+      withdrawalSettings: z
+        .strictObject({
+          requireWithdrawalSignature: z.boolean(),
+          withdrawalDestinations: z.array(accountAddress('an allowed destination')).max(20),
+        })
+        .optional(),
+    })
+    .refine((b) => (b.withdraw === undefined) !== (b.withdrawalSettings === undefined), {
+      message: 'name exactly one action: withdraw or withdrawalSettings',
+    })
+    .openapi('WalletConfirmationRequest');
+export const WalletConfirmationMessage = z
+  .object({
+    message: z.string().openapi({ description: 'the text for the wallet to sign (SEP-53 signMessage)' }),
+    nonce: z.string(),
+    expiresAt: z.string(),
+  })
+  .openapi('WalletConfirmationMessage');
 
 export const BalanceParams = z.strictObject({ agentId });
 
@@ -191,6 +230,15 @@ export const policyRequest = (max: bigint) =>
         .openapi({
           description: `how long a payment waits for approval before it expires unpaid (seconds, ${APPROVAL_TIMEOUT_MIN_S}–${APPROVAL_TIMEOUT_MAX_S}); null/absent: ${APPROVAL_TIMEOUT_DEFAULT_S}`,
         }),
+      requireWithdrawalSignature: z.boolean().optional().openapi({
+        description:
+          'each withdrawal needs a fresh wallet signature (a wallet’s agents only); absent: unchanged. Turning it off needs one too',
+      }),
+      withdrawalDestinations: z.array(accountAddress('an allowed destination')).max(20).optional().openapi({
+        description:
+          'the only accounts withdrawals may go to; empty: any; absent: unchanged. Adding one while signatures are required needs one',
+      }),
+      confirmation: walletConfirmation.optional(),
     })
     .openapi('AgentPolicyRequest');
 
@@ -406,6 +454,12 @@ export const AgentPolicyView = z
       .number()
       .int()
       .openapi({ description: 'how long a payment waits for approval before it expires unpaid' }),
+    requireWithdrawalSignature: z
+      .boolean()
+      .openapi({ description: 'each withdrawal needs a fresh wallet signature' }),
+    withdrawalDestinations: z
+      .array(z.string())
+      .openapi({ description: 'the only accounts withdrawals may go to; empty: any' }),
     effective: z
       .object({
         perPaymentCap: z

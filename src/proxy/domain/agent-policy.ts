@@ -30,6 +30,10 @@ export interface AgentPolicy {
   approvalThreshold?: bigint;
   /** How long such a payment waits before it expires unpaid (seconds; api/schemas.ts APPROVAL_TIMEOUT_DEFAULT_S when unset). */
   approvalTimeoutSeconds?: number;
+  /** Each withdrawal needs a fresh signature of the owner's wallet (auth/wallet-confirmation.ts). */
+  requireWithdrawalSignature?: boolean;
+  /** The only accounts withdrawals may go to; empty or absent: any. */
+  withdrawalDestinations?: string[];
   /** When the owner last changed it (ms since the epoch, the proxy's clock). */
   updatedAt: number;
 }
