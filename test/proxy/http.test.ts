@@ -110,6 +110,12 @@ test('GET /openapi.json documents every route from the request schemas', async (
   t.regex(doc.paths['/api/approvals/{paymentId}/approve'].post.responses['403'].description, /agent_frozen/);
   t.truthy(doc.paths['/api/payments/{paymentId}'].get);
   t.truthy(doc.components.schemas.PaymentResult.properties.expiresAt);
+  // withdrawals that need the wallet: the message to sign, and the refusals of a withdrawal without it
+  t.truthy(doc.paths['/api/agents/{agentId}/wallet-confirmation'].post);
+  t.regex(
+    doc.paths['/api/withdraw'].post.responses['403'].description,
+    /policy_destination_not_allowed.*wallet_signature_required.*wallet_signature_invalid/,
+  );
 });
 
 test('GET /metrics exposes Prometheus text with request counters, to the operator only', async (t) => {
