@@ -123,6 +123,7 @@ export const outputs = {
     budgetPerHour: orNone('the owner’s budget over any rolling hour'),
     budgetPerDay: orNone('the owner’s budget over any rolling 24 hours'),
     budgetPer30Days: orNone('the owner’s budget over any rolling 30 days'),
+    approvalThreshold: orNone('a payment above this price (USDC) waits for the owner’s approval'),
     updatedAt: orNone('when the owner last changed the policy'),
   },
 };
