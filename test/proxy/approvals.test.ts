@@ -8,6 +8,7 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { type PayStack, startPayStack } from '../mcp/pay-stack.ts';
+import { runCli } from '../helpers/cli.ts';
 import { getJson, postJson, rawRequest, type RawResponse } from './helpers/http.ts';
 
 const AGENT = 'appr';
@@ -198,4 +199,30 @@ test.serial('bad or unknown ids are refused with clear problems and change nothi
   t.is((await rawRequest(url(`/api/approvals/${id}/approve`), { method: 'POST' })).status, 401);
   t.is((await paymentOf(id)).json.paymentStatus, 'awaiting_approval');
   t.is((await decide(id, 'deny')).status, 200);
+});
+
+test.serial('the operator sets the threshold from the command line, keeping the rest', async (t) => {
+  const cli = async (...args: string[]) => {
+    const run = runCli([
+      'agents',
+      'policy',
+      AGENT,
+      ...args,
+      '--proxy',
+      pay.proxy.url,
+      '--data-dir',
+      pay.stack.env.POOL_PROXY_DATA_DIR!,
+    ]);
+    return { code: await run.exited, out: run.stdout() };
+  };
+  const changed = await cli('--approval-threshold', '0.02', '--cap', '0.5');
+  t.is(changed.code, 0);
+  t.regex(changed.out, /approval: above 0\.0200000 USDC, waits up to 60 s/, 'the deadline kept');
+  t.like((await getJson(url(`/api/agents/${AGENT}/policy`), operator)).json, {
+    approvalThreshold: '0.0200000',
+    approvalTimeoutSeconds: 60,
+    perPaymentCap: '0.5000000',
+  });
+  const off = await cli('--approval-threshold', 'none');
+  t.regex(off.out, /approval: none needed/);
 });
