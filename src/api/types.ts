@@ -32,3 +32,5 @@ export type BatchSummary = z.infer<typeof S.BatchSummary>;
 export type PoolStats = z.infer<typeof S.PoolStats>;
 export type PoolInfo = z.infer<typeof S.PoolInfo>;
 export type AgentPolicyView = z.infer<typeof S.AgentPolicyView>;
+export type ApprovalList = z.infer<typeof S.ApprovalList>;
+export type ApprovalDecision = z.infer<typeof S.ApprovalDecision>;
