@@ -1,6 +1,7 @@
 // `pool-proxy mcp` over stdio, driven by the MCP SDK's own Client (StdioClientTransport spawns the CLI), against a
 // real proxy on the sandbox ledger with the native prover daemon. Every value is checked against the REST API
-// and the chain. One stack for the file; the flows are serial because they share one agent and one ledger.
+// and the chain. One stack for the file; the flows are serial because they share one agent and one ledger. A
+// payment above its agent's approval threshold is put to the operator through MCP elicitation.
 import test from 'ava';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -537,6 +538,7 @@ test.serial(
         ...(process.env as Record<string, string>),
         POOL_PROXY_DATA_DIR: stack.env.POOL_PROXY_DATA_DIR!,
       },
+      stderr: 'pipe',
     });
     const asking = new Client(
       { name: 'elicit-test', version: '1.0.0' },
