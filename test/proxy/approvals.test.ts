@@ -3,11 +3,12 @@
 // `awaiting_approval`, is reserved and listed and paid by nobody until its owner approves it; approved it is
 // paid exactly once; denied, or past its deadline (the clock moved, no sleeping), it pays nothing and its
 // reservation comes back; a frozen agent's waiting payment cannot be approved; an agent token lists its own
-// but cannot decide; bad ids and bodies are refused and change nothing. (kill -9 while one waits:
-// approvals-crash.test.ts.)
+// but cannot decide; bad ids and bodies are refused and change nothing; after a restart one still waits and
+// expires on its deadline. (kill -9 while one waits: approvals-crash.test.ts.)
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { type PayStack, startPayStack } from '../mcp/pay-stack.ts';
+import { localX402Env } from '../../src/x402/local-services.ts';
 import { runCli } from '../helpers/cli.ts';
 import { getJson, postJson, rawRequest, type RawResponse } from './helpers/http.ts';
 
@@ -226,3 +227,32 @@ test.serial('the operator sets the threshold from the command line, keeping the 
   const off = await cli('--approval-threshold', 'none');
   t.regex(off.out, /approval: none needed/);
 });
+
+test.serial(
+  'after a restart a waiting payment still waits, reserved, and expires on its deadline',
+  async (t) => {
+    const set = await putJson(`/api/agents/${AGENT}/policy`, {
+      approvalThreshold: '0.005',
+      approvalTimeoutSeconds: 60,
+    });
+    t.is(set.status, 200, set.text);
+    const before = await balance();
+    const id = (await payDemo()).json.paymentId as string;
+    // the same store, ledger and services; reconciliation on start must leave it waiting
+    await pay.proxy.close();
+    const restarted = await pay.stack.startProxy(
+      {
+        ...localX402Env(pay.x402, undefined),
+        POOL_PROXY_POOL_WALLET_SECRET: pay.stack.sandbox.secrets().poolWallet,
+      },
+      { clock },
+    );
+    pay.proxy = restarted.proxy;
+    t.teardown(() => restarted.proxy.close()); // (pay.close() closes the first proxy only)
+    t.like((await paymentOf(id)).json, { paymentStatus: 'awaiting_approval' });
+    t.is(await balance(), before - PRICE);
+    offset += 61_000;
+    t.like((await paymentOf(id)).json, { paymentStatus: 'failed', reason: { code: 'approval_expired' } });
+    t.is(await balance(), before);
+  },
+);
