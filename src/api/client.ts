@@ -12,6 +12,8 @@ import type {
   AgentTokenList,
   AgentTokenRequest,
   AgentTokenRevoked,
+  ApprovalDecision,
+  ApprovalList,
   AuthChallenge,
   AuthToken,
   AuthVerifyRequest,
@@ -196,6 +198,24 @@ export class PoolApi {
 
   pay(request: PayRequest): Promise<PaymentResult> {
     return this.#call('POST', '/api/pay', request);
+  }
+
+  /** One payment's state now (its answer once decided). */
+  payment(paymentId: string): Promise<PaymentResult> {
+    return this.#call('GET', `/api/payments/${encodeURIComponent(paymentId)}`);
+  }
+
+  /** The caller's payments waiting for its approval. */
+  approvals(): Promise<ApprovalList> {
+    return this.#call('GET', '/api/approvals');
+  }
+
+  /** Approves (`true`) or denies (`false`) a payment waiting for the owner's approval. */
+  decideApproval(paymentId: string, approve: boolean): Promise<ApprovalDecision> {
+    return this.#call(
+      'POST',
+      `/api/approvals/${encodeURIComponent(paymentId)}/${approve ? 'approve' : 'deny'}`,
+    );
   }
 
   /** An agent's policy, with what is left of each budget. */

@@ -94,14 +94,53 @@ export const DepositSubmitRequest = z
 export const operatorDepositRequest = (max: bigint) =>
   z.strictObject({ agentId, amount: amountField(max) }).openapi('OperatorDepositRequest');
 
+/** A wallet's SEP-53 signature of a confirmation message (POST /api/agents/{agentId}/wallet-confirmation). */
+const walletConfirmation = z
+  .strictObject({
+    nonce: z
+      .string()
+      .regex(/^[0-9a-f]{48}$/, 'nonce must be the 48 hex characters of the confirmation message')
+      .openapi({ description: 'the confirmation message’s nonce (single use)' }),
+    signature: z.string().min(1).max(200).openapi({ description: 'SEP-53 signature, base64 or hex' }),
+  })
+  .openapi('WalletConfirmation', {
+    description: 'required when the agent’s policy asks for a fresh wallet signature (docs/POLICY.md)',
+  });
+
 export const withdrawRequest = (max: bigint) =>
   z
     .strictObject({
       amount: amountField(max),
       destination: accountAddress('Recipient of the USDC'),
       agentId: agentId.optional().openapi({ description: 'Agent to debit; defaults to the wallet address' }),
+      confirmation: walletConfirmation.optional(),
     })
     .openapi('WithdrawRequest');
+
+export const walletConfirmationRequest = (max: bigint) =>
+  z
+    .strictObject({
+      withdraw: z
+        .strictObject({ amount: amountField(max), destination: accountAddress('Recipient') })
+        .optional(),
+      withdrawalSettings: z
+        .strictObject({
+          requireWithdrawalSignature: z.boolean(),
+          withdrawalDestinations: z.array(accountAddress('an allowed destination')).max(20),
+        })
+        .optional(),
+    })
+    .refine((b) => (b.withdraw === undefined) !== (b.withdrawalSettings === undefined), {
+      message: 'name exactly one action: withdraw or withdrawalSettings',
+    })
+    .openapi('WalletConfirmationRequest');
+export const WalletConfirmationMessage = z
+  .object({
+    message: z.string().openapi({ description: 'the text for the wallet to sign (SEP-53 signMessage)' }),
+    nonce: z.string(),
+    expiresAt: z.string(),
+  })
+  .openapi('WalletConfirmationMessage');
 
 export const BalanceParams = z.strictObject({ agentId });
 
@@ -148,6 +187,11 @@ const servicePattern = z.string().min(1).max(512).openapi({
 const policyAmount = (max: bigint, description: string) =>
   amountField(max).nullable().optional().openapi({ description });
 
+/** How long a payment waits for approval when its owner set no deadline, and the bounds of one it sets. */
+export const APPROVAL_TIMEOUT_DEFAULT_S = 900;
+const APPROVAL_TIMEOUT_MIN_S = 30;
+const APPROVAL_TIMEOUT_MAX_S = 86_400;
+
 export const policyRequest = (max: bigint) =>
   z
     .strictObject({
@@ -172,6 +216,29 @@ export const policyRequest = (max: bigint) =>
         .boolean()
         .optional()
         .openapi({ description: 'freeze (true) or unfreeze (false) the agent; absent: unchanged' }),
+      approvalThreshold: policyAmount(
+        max,
+        'a payment whose quoted price is above this waits for the owner’s approval; null/absent: none waits',
+      ),
+      approvalTimeoutSeconds: z
+        .number()
+        .int()
+        .min(APPROVAL_TIMEOUT_MIN_S)
+        .max(APPROVAL_TIMEOUT_MAX_S)
+        .nullable()
+        .optional()
+        .openapi({
+          description: `how long a payment waits for approval before it expires unpaid (seconds, ${APPROVAL_TIMEOUT_MIN_S}–${APPROVAL_TIMEOUT_MAX_S}); null/absent: ${APPROVAL_TIMEOUT_DEFAULT_S}`,
+        }),
+      requireWithdrawalSignature: z.boolean().optional().openapi({
+        description:
+          'each withdrawal needs a fresh wallet signature (a wallet’s agents only); absent: unchanged. Turning it off needs one too',
+      }),
+      withdrawalDestinations: z.array(accountAddress('an allowed destination')).max(20).optional().openapi({
+        description:
+          'the only accounts withdrawals may go to; empty: any; absent: unchanged. Adding one while signatures are required needs one',
+      }),
+      confirmation: walletConfirmation.optional(),
     })
     .openapi('AgentPolicyRequest');
 
@@ -308,11 +375,17 @@ export const PaymentReceipt = z
     settledAt: z.string(),
   })
   .openapi('PaymentReceipt');
+/** A payment's status: `awaiting_approval` while it waits for its owner (nothing signed, its price reserved). */
+const paymentStatus = z.enum(['confirmed', 'failed', 'pending', 'awaiting_approval']);
 export const PaymentResult = z
   .object({
     paymentId: z.string(),
-    paymentStatus: z.enum(['confirmed', 'failed', 'pending']),
+    paymentStatus,
     batchId: z.string(),
+    expiresAt: z.string().optional().openapi({
+      description:
+        'while `awaiting_approval`: when it expires unpaid unless its owner approves it (POST /api/approvals/{paymentId}/approve)',
+    }),
     receipt: PaymentReceipt.optional(),
     serviceStatus: z.number().int().optional(),
     contentType: z.string().optional(),
@@ -336,7 +409,7 @@ export const PaymentList = z
         agentId: z.string(),
         serviceUrl: z.string(),
         amount: z.string(),
-        paymentStatus: z.enum(['confirmed', 'failed', 'pending']),
+        paymentStatus,
         batchId: z.string(),
         receipt: PaymentReceipt.optional(),
         createdAt: z.string(),
@@ -374,9 +447,19 @@ export const AgentPolicyView = z
     allowedServices: z.array(z.string()),
     deniedServices: z.array(z.string()),
     frozen: z.boolean(),
-    approvalThreshold: z.null().openapi({
-      description: 'reserved: payments above a threshold waiting for the owner’s approval (not offered yet)',
+    approvalThreshold: z.string().nullable().openapi({
+      description: 'a payment above this waits for the owner’s approval; null: none waits',
     }),
+    approvalTimeoutSeconds: z
+      .number()
+      .int()
+      .openapi({ description: 'how long a payment waits for approval before it expires unpaid' }),
+    requireWithdrawalSignature: z
+      .boolean()
+      .openapi({ description: 'each withdrawal needs a fresh wallet signature' }),
+    withdrawalDestinations: z
+      .array(z.string())
+      .openapi({ description: 'the only accounts withdrawals may go to; empty: any' }),
     effective: z
       .object({
         perPaymentCap: z
@@ -425,7 +508,7 @@ export const PaymentExport = z
         time: z.string().openapi({ description: 'when the payment was asked for (ISO 8601, UTC)' }),
         service: z.string().openapi({ description: 'the URL paid' }),
         amount: z.string(),
-        status: z.enum(['confirmed', 'failed', 'pending']),
+        status: paymentStatus,
         batch: z.string().openapi({ description: 'the batch it ran in ("" before one)' }),
         transaction: z
           .string()
@@ -435,6 +518,30 @@ export const PaymentExport = z
     ),
   })
   .openapi('PaymentExport');
+export const ApprovalParams = z.strictObject({
+  paymentId: z
+    .string()
+    .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'paymentId must be a UUID'),
+});
+const pendingApproval = z.object({
+  paymentId: z.string().openapi({ description: 'the payment (and approval) id' }),
+  agentId: z.string(),
+  serviceUrl: z.string(),
+  method: z.string(),
+  amount: z.string().openapi({ description: 'the price the service quoted (USDC), reserved while it waits' }),
+  createdAt: z.string(),
+  expiresAt: z.string(),
+});
+export const ApprovalList = z.object({ approvals: z.array(pendingApproval) }).openapi('ApprovalList');
+export const ApprovalDecision = z
+  .object({
+    paymentId: z.string(),
+    decision: z.enum(['approved', 'denied']),
+    paymentStatus: paymentStatus.openapi({
+      description: 'approved: `pending` (it joined the next batch); denied: `failed` (nothing was paid)',
+    }),
+  })
+  .openapi('ApprovalDecision');
 export const AgentList = z.object({ agents: z.array(Balance) }).openapi('AgentList');
 export const BatchSummary = z
   .object({

@@ -37,3 +37,5 @@ export type AgentTokenIssued = z.infer<typeof S.AgentTokenIssued>;
 export type AgentTokenList = z.infer<typeof S.AgentTokenList>;
 export type AgentTokenRevoked = z.infer<typeof S.AgentTokenRevoked>;
 export type PaymentExport = z.infer<typeof S.PaymentExport>;
+export type ApprovalList = z.infer<typeof S.ApprovalList>;
+export type ApprovalDecision = z.infer<typeof S.ApprovalDecision>;

@@ -101,9 +101,13 @@ export const outputs = {
   pay: {
     paymentId: z.string(),
     paymentStatus: z
-      .enum(['confirmed', 'pending'])
-      .describe('pending: still being decided; call again with the same idempotencyKey for the result'),
+      .enum(['confirmed', 'pending', 'awaiting_approval'])
+      .describe(
+        'pending: still being decided; call again with the same idempotencyKey for the result. awaiting_approval: ' +
+          'the price is above the owner’s approval threshold; nothing is paid unless the owner approves it by expiresAt',
+      ),
     batchId: z.string(),
+    expiresAt: z.string().optional().describe('while awaiting_approval: when it expires unpaid'),
     content: z.string().optional().describe("the paid service's response body"),
     contentEncoding: z.enum(['utf8', 'base64']).optional().describe('base64 for a binary body'),
     serviceStatus: z.number().int().optional(),
@@ -119,6 +123,7 @@ export const outputs = {
     budgetPerHour: orNone('the owner’s budget over any rolling hour'),
     budgetPerDay: orNone('the owner’s budget over any rolling 24 hours'),
     budgetPer30Days: orNone('the owner’s budget over any rolling 30 days'),
+    approvalThreshold: orNone('a payment above this price (USDC) waits for the owner’s approval'),
     updatedAt: orNone('when the owner last changed the policy'),
   },
 };

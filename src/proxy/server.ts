@@ -21,6 +21,9 @@ import { registerAccountRoutes } from './routes/account-routes.ts';
 import { registerAuthRoutes } from './routes/auth-routes.ts';
 import { registerFlowRoutes } from './routes/flow-routes.ts';
 import { registerPaymentRoutes } from './routes/payment-routes.ts';
+import { registerApprovalRoutes } from './routes/approval-routes.ts';
+import { registerWalletConfirmationRoutes } from './routes/wallet-confirmation-routes.ts';
+import { WalletConfirmations } from './auth/wallet-confirmation.ts';
 import { registerServiceRoutes } from './routes/service-routes.ts';
 import { registerPolicyRoutes } from './routes/policy-routes.ts';
 import { registerAgentTokenRoutes } from './routes/agent-token-routes.ts';
@@ -167,7 +170,14 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     clock,
     archive,
   });
+  const policies = new AgentPolicies(store);
+  const confirmations = new WalletConfirmations(
+    store,
+    { domain: publicUrl.host, network: config.ledger.network },
+    clock,
+  );
   registerFlowRoutes(api, pool, {
+    withdrawals: { policies, confirmations },
     maxDeposit: config.limits.maxDeposit,
     maxWithdraw: config.limits.maxWithdraw,
     paymentCap: config.limits.paymentCap,
@@ -175,9 +185,10 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     registration: config.registration,
   });
   registerPaymentRoutes(api, pool, config.limits.paymentCap);
+  registerApprovalRoutes(api, pool);
   registerPolicyRoutes(api, {
     agents,
-    policies: new AgentPolicies(store),
+    policies,
     records: new PaymentRecords(store),
     runtime: pool,
     operator: {
@@ -186,6 +197,12 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
       budgetPerDay: config.payments.budgetPerDay,
     },
     maxAmount: MAX_POLICY_AMOUNT,
+    confirmations,
+  });
+  registerWalletConfirmationRoutes(api, {
+    agents,
+    confirmations,
+    maxWithdraw: config.limits.maxWithdraw,
   });
   registerExportRoutes(api, agents, pool);
   const agentTokens = new AgentTokens(store);
@@ -228,6 +245,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
   const sweeper = setInterval(() => {
     Promise.all([
       login.sweepExpired(),
+      confirmations.sweepExpired(),
       tokens.sweepRevocations(),
       agentTokens.sweepExpired(clock() / 1000),
       pool.sweep(),

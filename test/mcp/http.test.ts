@@ -490,6 +490,32 @@ test.serial(
 );
 
 test.serial(
+  'pool_pay above the owner’s approval threshold answers that it waits, with its id to poll',
+  async (t) => {
+    const own = { authorization: `Bearer ${token}` };
+    const policy = (body: unknown) =>
+      rawRequest(`${pay.proxy.url}/api/agents/${me()}/policy`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json', ...own },
+        body: JSON.stringify(body),
+      });
+    t.is((await policy({ approvalThreshold: '0.005' })).status, 200);
+    const args = { url: pay.x402.demo.quoteUrl, idempotencyKey: 'http-wait-0001' };
+    const result = await callTool(client, 'pool_pay', args);
+    const waiting = structured(t, result);
+    t.like(waiting, { paymentStatus: 'awaiting_approval' });
+    t.truthy(waiting.expiresAt);
+    const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
+    t.true(text.includes(waiting.paymentId as string) && /approv/.test(text), text);
+    const again = structured(t, await callTool(client, 'pool_pay', args));
+    t.like(again, { paymentId: waiting.paymentId, paymentStatus: 'awaiting_approval' });
+    const denied = await postJson(`${pay.proxy.url}/api/approvals/${waiting.paymentId}/deny`, {}, own);
+    t.is(denied.status, 200, denied.text);
+    t.is((await policy({})).status, 200);
+  },
+);
+
+test.serial(
   'a payment the service refuses is an isError result with its reason; the service gets nothing; a retry pays nothing',
   async (t) => {
     // Without its facilitator the demo service can neither verify nor settle the payment it is offered.

@@ -4,6 +4,7 @@
 // the x402 pair (same store, same ledger, same prover daemon).
 import type { Env } from '../../src/proxy/config.ts';
 import type { ProxyHandle } from '../../src/proxy/server.ts';
+import type { Clock } from '../../src/proxy/util/clock.ts';
 import { type LocalX402, localX402Env, startLocalX402 } from '../../src/x402/local-services.ts';
 import { type Stack, startStack } from '../proxy/helpers/stack.ts';
 
@@ -16,7 +17,8 @@ export interface PayStack {
   close(): Promise<void>;
 }
 
-export async function startPayStack(env: Env = {}): Promise<PayStack> {
+/** `clock`: the proxy's clock, for a test that moves time instead of sleeping. */
+export async function startPayStack(env: Env = {}, options: { clock?: Clock } = {}): Promise<PayStack> {
   const stack = await startStack({
     POOL_PROXY_BATCH_WINDOW_MS: '300',
     // No settlement run during a test file: it would move pool USDC between a test's before and after.
@@ -36,10 +38,10 @@ export async function startPayStack(env: Env = {}): Promise<PayStack> {
     facilitator: { host: '127.0.0.1', port: 0 },
     demo: { host: '127.0.0.1', port: 0 },
   });
-  const { proxy } = await stack.startProxy({
-    ...localX402Env(x402, undefined),
-    POOL_PROXY_POOL_WALLET_SECRET: sandbox.secrets().poolWallet,
-  });
+  const { proxy } = await stack.startProxy(
+    { ...localX402Env(x402, undefined), POOL_PROXY_POOL_WALLET_SECRET: sandbox.secrets().poolWallet },
+    options,
+  );
   return {
     stack,
     x402,

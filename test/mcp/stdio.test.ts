@@ -1,13 +1,14 @@
 // `pool-proxy mcp` over stdio, driven by the MCP SDK's own Client (StdioClientTransport spawns the CLI), against a
 // real proxy on the sandbox ledger with the native prover daemon. Every value is checked against the REST API
-// and the chain. One stack for the file; the flows are serial because they share one agent and one ledger.
+// and the chain. One stack for the file; the flows are serial because they share one agent and one ledger. A
+// payment above its agent's approval threshold is put to the operator through MCP elicitation.
 import test from 'ava';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { Progress } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { Keypair, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
 import { InvalidArgumentError } from 'commander';
 import { parseAgentId, parseProxyUrl } from '../../src/cli/commands/mcp.ts';
@@ -511,5 +512,52 @@ test.serial(
     t.is(stats.servicesUsed, 1);
     const batch = (stats.recentBatches as Record<string, unknown>[]).find((b) => b.batchId === paid.batchId);
     t.like(batch, { payments: 1 });
+  },
+);
+
+test.serial(
+  'pool_pay above the approval threshold asks the operator through elicitation; approved, it is paid once',
+  async (t) => {
+    const agent = 'mcp-elicit';
+    const deposit = await postJson(
+      `${pay.proxy.url}/api/deposit`,
+      { agentId: agent, amount: '0.1' },
+      stack.operator,
+    );
+    t.is(deposit.status, 200, deposit.text);
+    const policy = await fetch(`${pay.proxy.url}/api/agents/${agent}/policy`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', ...stack.operator },
+      body: JSON.stringify({ approvalThreshold: '0.005' }),
+    });
+    t.is(policy.status, 200, await policy.text());
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'mcp', '--proxy', pay.proxy.url, '--agent-id', agent],
+      env: {
+        ...(process.env as Record<string, string>),
+        POOL_PROXY_DATA_DIR: stack.env.POOL_PROXY_DATA_DIR!,
+      },
+      stderr: 'pipe',
+    });
+    const asking = new Client(
+      { name: 'elicit-test', version: '1.0.0' },
+      { capabilities: { elicitation: {} } },
+    );
+    const questions: string[] = [];
+    asking.setRequestHandler(ElicitRequestSchema, async (request) => {
+      questions.push(request.params.message);
+      return { action: 'accept', content: { approve: true } };
+    });
+    await asking.connect(transport);
+    t.teardown(() => asking.close());
+    const payTo = pay.x402.demoPayTo;
+    const payToBefore = await stack.usdcBalance(payTo);
+    const paid = structured(t, await callTool(asking, 'pool_pay', { url: pay.x402.demo.quoteUrl }));
+    t.is(questions.length, 1);
+    t.regex(questions[0]!, /mcp-elicit.*0\.0100000 USDC.*Approve it\?/);
+    t.like(paid, { paymentStatus: 'confirmed' });
+    t.is(await stack.usdcBalance(payTo), payToBefore + 100_000n, 'paid once');
+    t.is((await getJson(`${pay.proxy.url}/api/balance/${agent}`, stack.operator)).json.balance, '0.0900000');
   },
 );

@@ -99,6 +99,23 @@ test('GET /openapi.json documents every route from the request schemas', async (
   t.truthy(exported.responses['200'].content['application/json']);
   t.regex(doc.paths['/api/pay'].post.responses['429'].description, /budget_exceeded.*policy_budget_30d/);
   t.regex(doc.paths['/api/pay'].post.responses['403'].description, /agent_frozen.*policy_service_denied/);
+  // approvals: listed for agent tokens too, decided by the owner only; a payment's state polled by its id
+  t.truthy(doc.paths['/api/pay'].post.responses['202']);
+  t.truthy(doc.paths['/api/approvals'].get);
+  for (const decision of ['approve', 'deny'])
+    t.regex(
+      doc.paths[`/api/approvals/{paymentId}/${decision}`].post.responses['409'].description,
+      /approval_not_pending/,
+    );
+  t.regex(doc.paths['/api/approvals/{paymentId}/approve'].post.responses['403'].description, /agent_frozen/);
+  t.truthy(doc.paths['/api/payments/{paymentId}'].get);
+  t.truthy(doc.components.schemas.PaymentResult.properties.expiresAt);
+  // withdrawals that need the wallet: the message to sign, and the refusals of a withdrawal without it
+  t.truthy(doc.paths['/api/agents/{agentId}/wallet-confirmation'].post);
+  t.regex(
+    doc.paths['/api/withdraw'].post.responses['403'].description,
+    /policy_destination_not_allowed.*wallet_signature_required.*wallet_signature_invalid/,
+  );
 });
 
 test('GET /metrics exposes Prometheus text with request counters, to the operator only', async (t) => {

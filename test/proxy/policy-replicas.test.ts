@@ -3,7 +3,8 @@
 // USDC): twenty concurrent payments spread over both replicas against a daily budget of five prices pay
 // exactly five (the budget is reserved under a PostgreSQL advisory lock), and a freeze asked of one replica
 // stops payments queued through the other before the batch leader signs them; an agent token revoked on one
-// replica is refused by the other.
+// replica is refused by the other; a payment waiting for approval, approved on both replicas at once, is paid
+// once.
 import test from 'ava';
 import type { ProxyHandle } from '../../src/proxy/server.ts';
 import { type LocalX402, localX402Env, startLocalX402 } from '../../src/x402/local-services.ts';
@@ -132,3 +133,37 @@ test.serial('an agent token revoked on one replica is refused by the other', asy
   const paid = await postJson(`${replica(1)}/api/pay`, { serviceUrl: x402.demo.quoteUrl }, agent);
   t.is(paid.status, 401);
 });
+
+test.serial(
+  'a waiting payment approved on both replicas at once joins one batch and is paid once',
+  async (t) => {
+    await operatorDeposit('waiting', '1');
+    const set = await rawRequest(`${replica(0)}/api/agents/waiting/policy`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', ...operator },
+      body: JSON.stringify({ approvalThreshold: '0.005' }),
+    });
+    t.is(set.status, 200, set.text);
+    const asked = await payDemo('waiting', 1);
+    t.is(asked.status, 202, asked.text);
+    const id = asked.json.paymentId as string;
+    const listed = (await getJson(`${replica(0)}/api/approvals`, operator)).json.approvals;
+    t.true(
+      listed.some((a: { paymentId: string }) => a.paymentId === id),
+      'listed by the other replica',
+    );
+    const demoBefore = await stack.usdcBalance(x402.demoPayTo);
+    const decided = await Promise.all(
+      [0, 1].map((i) => postJson(`${replica(i)}/api/approvals/${id}/approve`, {}, operator)),
+    );
+    t.deepEqual(decided.map((r) => r.status).sort(), [200, 409], decided.map((r) => r.text).join(' | '));
+    let status = 'pending';
+    for (let i = 0; i < 150 && status === 'pending'; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      status = (await getJson(`${replica(i)}/api/payments/${id}`, operator)).json.paymentStatus;
+    }
+    t.is(status, 'confirmed');
+    t.is(await stack.usdcBalance(x402.demoPayTo), demoBefore + 100_000n, 'paid exactly once');
+    t.is(await balanceOf('waiting'), '0.9900000');
+  },
+);

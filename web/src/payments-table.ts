@@ -34,8 +34,14 @@ export function renderPayments(payments: readonly Payment[], emptyText: string):
       const agent = cell('Agent', '');
       agent.append(shortened(p.agentId, 'agent id'));
       const status = cell('Status', '');
-      const tone = { confirmed: 'badge-ok', failed: 'badge-bad', pending: 'badge-warn' }[p.paymentStatus];
-      status.append(el('span', p.paymentStatus, `badge ${tone}`));
+      const tone = {
+        confirmed: 'badge-ok',
+        failed: 'badge-bad',
+        pending: 'badge-warn',
+        awaiting_approval: 'badge-warn',
+      }[p.paymentStatus];
+      const label = p.paymentStatus === 'awaiting_approval' ? 'awaiting approval' : p.paymentStatus;
+      status.append(el('span', label, `badge ${tone}`));
       row.append(
         when,
         agent,

@@ -22,6 +22,8 @@ interface PolicyFlags extends CommonFlags {
   budget30d?: string;
   allow?: string;
   deny?: string;
+  approvalThreshold?: string;
+  approvalTimeout?: string;
 }
 
 export function registerAgents(program: Command): void {
@@ -48,7 +50,9 @@ export function registerAgents(program: Command): void {
         '--allow <urls>',
         'comma-separated services it may pay (origins, optionally path prefixes); "" for any',
       )
-      .option('--deny <urls>', 'comma-separated services it may never pay; "" for none'),
+      .option('--deny <urls>', 'comma-separated services it may never pay; "" for none')
+      .option('--approval-threshold <usdc>', 'a payment above this price waits for your approval')
+      .option('--approval-timeout <seconds>', 'how long such a payment waits before it expires unpaid'),
   ).action((agentId: string, opts: PolicyFlags) => run(opts, (api) => policy(api, agentId, opts)));
   for (const [name, frozen] of [
     ['freeze', true],
@@ -85,7 +89,16 @@ async function run(opts: CommonFlags, action: (api: PoolApi) => Promise<AgentPol
 
 async function policy(api: PoolApi, agentId: string, opts: PolicyFlags): Promise<AgentPolicyView> {
   const current = await api.policy(agentId);
-  const changes = [opts.cap, opts.budgetHour, opts.budgetDay, opts.budget30d, opts.allow, opts.deny];
+  const changes = [
+    opts.cap,
+    opts.budgetHour,
+    opts.budgetDay,
+    opts.budget30d,
+    opts.allow,
+    opts.deny,
+    opts.approvalThreshold,
+    opts.approvalTimeout,
+  ];
   if (changes.every((c) => c === undefined)) return current;
   const amount = (flag: string | undefined, now: string | null) =>
     flag === undefined ? now : flag === 'none' ? null : flag;
@@ -103,6 +116,13 @@ async function policy(api: PoolApi, agentId: string, opts: PolicyFlags): Promise
     budgetPer30Days: amount(opts.budget30d, current.budgetPer30Days),
     allowedServices: list(opts.allow, current.allowedServices),
     deniedServices: list(opts.deny, current.deniedServices),
+    approvalThreshold: amount(opts.approvalThreshold, current.approvalThreshold),
+    approvalTimeoutSeconds:
+      opts.approvalTimeout === undefined
+        ? current.approvalTimeoutSeconds
+        : opts.approvalTimeout === 'none'
+          ? null
+          : Number(opts.approvalTimeout),
   };
   return api.setPolicy(agentId, request);
 }
@@ -118,5 +138,8 @@ function describe(view: AgentPolicyView): string {
     );
   lines.push(`  allowed services: ${view.allowedServices.join(', ') || 'any'}`);
   lines.push(`  denied services: ${view.deniedServices.join(', ') || 'none'}`);
+  lines.push(
+    `  approval: ${view.approvalThreshold === null ? 'none needed' : `above ${view.approvalThreshold} USDC, waits up to ${view.approvalTimeoutSeconds} s`}`,
+  );
   return `${lines.join('\n')}\n`;
 }

@@ -1,6 +1,8 @@
 // pool_pay: pays an x402 service from the agent's private balance (POST /api/pay) and returns the service's
 // answer. The payment joins a batch made by the pool wallet; a retry with the same idempotencyKey pays at
-// most once. A payment that failed in its batch is an isError result with its reason.
+// most once. A payment that failed in its batch is an isError result with its reason; one above the owner's
+// approval threshold answers that it waits for approval, with its id, unless the client lets the owner be asked
+// at once (approval-prompt.ts).
 import { PoolApiError } from '../../api/client.ts';
 import {
   agentIdInput,
@@ -13,6 +15,7 @@ import {
 } from '../fields.ts';
 import { checkServiceUrl, guarded, normaliseAmount, success, type ToolContext } from '../tool-kit.ts';
 import { z } from 'zod';
+import { askOwner } from './approval-prompt.ts';
 
 export function registerPay({ server, api, mode, agentOf, forWhom }: ToolContext): void {
   server.registerTool(
@@ -44,7 +47,7 @@ export function registerPay({ server, api, mode, agentOf, forWhom }: ToolContext
           const maxAmount =
             args.maxAmount === undefined ? undefined : normaliseAmount(args.maxAmount, 'maxAmount');
           const agentId = agentOf(args);
-          const result = await payOrExplain(() =>
+          const asked = await payOrExplain(() =>
             api.pay({
               agentId,
               serviceUrl,
@@ -55,8 +58,21 @@ export function registerPay({ server, api, mode, agentOf, forWhom }: ToolContext
               ...(args.idempotencyKey !== undefined ? { idempotencyKey: args.idempotencyKey } : {}),
             }),
           );
+          // above the owner's approval threshold: the owner may be asked here (elicitation)
+          const result =
+            asked.paymentStatus === 'awaiting_approval'
+              ? ((await askOwner(server, api, mode, asked, serviceUrl)) ?? asked)
+              : asked;
           const { reason: _reason, ...answer } = result;
           const structured = { ...answer, paymentStatus: result.paymentStatus };
+          if (result.paymentStatus === 'awaiting_approval') {
+            return success(
+              structured,
+              `Payment ${result.paymentId} waits for the owner's approval (its price is above the owner's approval ` +
+                `threshold); nothing is paid unless the owner approves it before ${result.expiresAt}. Call pool_pay ` +
+                'again with the same idempotencyKey to learn its state (it will not be paid twice).',
+            );
+          }
           if (result.paymentStatus === 'pending') {
             return success(
               structured,

@@ -26,10 +26,21 @@ export interface AgentPolicy {
   /** Services the agent may never pay; a denial wins over an allowance. */
   deniedServices: string[];
   frozen: boolean;
-  /** Reserved for payments that wait for the owner's approval above this price; not enforced yet. */
+  /** A payment whose quoted price is above this waits for the owner's approval (payments/approvals.ts). */
   approvalThreshold?: bigint;
+  /** How long such a payment waits before it expires unpaid (seconds; api/schemas.ts APPROVAL_TIMEOUT_DEFAULT_S when unset). */
+  approvalTimeoutSeconds?: number;
+  /** Each withdrawal needs a fresh signature of the owner's wallet (auth/wallet-confirmation.ts). */
+  requireWithdrawalSignature?: boolean;
+  /** The only accounts withdrawals may go to; empty or absent: any. */
+  withdrawalDestinations?: string[];
   /** When the owner last changed it (ms since the epoch, the proxy's clock). */
   updatedAt: number;
+}
+
+/** Whether a payment at `price` must wait for the owner's approval. */
+export function needsApproval(policy: AgentPolicy | undefined, price: bigint): boolean {
+  return policy?.approvalThreshold !== undefined && price > policy.approvalThreshold;
 }
 
 /** What an agent without a policy has: the operator's defaults alone. */

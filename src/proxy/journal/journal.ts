@@ -3,7 +3,8 @@
 // through explicit states:
 //
 //   reserved → proving → submitted(txHash, maxTime) → confirmed | failed | released | expired
-//   (a wallet deposit: proving → prepared → submitted → …; a payment: reserved → signed → sent → …)
+//   (a wallet deposit: proving → prepared → submitted → …; a payment: reserved → signed → sent → …; a payment
+//   above its owner's approval threshold: awaiting_approval → reserved (approved) | released (denied, expired))
 //
 // A reservation or note lock in the note book is always keyed by the id of the operation that owns it, so
 // whatever a crash leaves behind, `reconcile` (on start and periodically) finds the owning record and either
@@ -24,6 +25,7 @@ export type OperationKind =
 
 export type OperationState =
   | 'reserved'
+  | 'awaiting_approval'
   | 'proving'
   | 'prepared'
   | 'submitted'
@@ -183,7 +185,8 @@ export class Journal {
   async transition(
     opId: string,
     from: OperationState[],
-    patch: Partial<Omit<OperationRecord, 'opId' | 'kind' | 'createdAt' | 'runId'>>,
+    /** (`runId` hands the operation to this run, e.g. an approved payment's request is this process) */
+    patch: Partial<Omit<OperationRecord, 'opId' | 'kind' | 'createdAt'>>,
     extra: StoreOp[] = [],
   ): Promise<{ applied: boolean; record: OperationRecord }> {
     return this.#mutex.run(opId, async () => {

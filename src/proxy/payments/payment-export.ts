@@ -10,7 +10,7 @@ export interface ExportRow {
   time: string;
   service: string;
   amount: string;
-  status: 'confirmed' | 'failed' | 'pending';
+  status: ReturnType<typeof paymentStatusOf>;
   batch: string;
   transaction: string;
   paymentId: string;

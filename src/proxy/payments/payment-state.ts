@@ -6,11 +6,17 @@ import type { StoreOp } from '../store/encrypted-store.ts';
 import type { FlowContext } from '../flows/context.ts';
 import type { PaymentContext } from './context.ts';
 import type { PaymentRecords } from './records.ts';
-import { isFinal, type OperationState } from '../journal/journal.ts';
+import { isFinal, type OperationRecord, type OperationState } from '../journal/journal.ts';
 
-/** confirmed; failed (any other final state: nothing was paid); pending while it may still pay. */
-export function paymentStatusOf(state: OperationState): 'confirmed' | 'failed' | 'pending' {
+/**
+ * confirmed; failed (any other final state: nothing was paid); awaiting_approval while its owner has not
+ * decided (nothing signed); pending while it may still pay.
+ */
+export function paymentStatusOf(
+  state: OperationState,
+): 'confirmed' | 'failed' | 'pending' | 'awaiting_approval' {
   if (state === 'confirmed') return 'confirmed';
+  if (state === 'awaiting_approval') return 'awaiting_approval';
   return isFinal(state) ? 'failed' : 'pending';
 }
 
@@ -41,6 +47,8 @@ export async function outcomeOf(
   const kept = await pctx.records.result(paymentId);
   if (kept !== undefined && kept.paymentStatus === status) return kept;
   const batchId = String(record?.data?.batchId ?? '');
+  if (status === 'awaiting_approval')
+    return { paymentId, batchId, paymentStatus: status, expiresAt: expiresAtOf(record!) };
   if (record === undefined || status !== 'failed') return { paymentId, batchId, paymentStatus: 'pending' };
   return {
     paymentId,
@@ -48,4 +56,9 @@ export async function outcomeOf(
     paymentStatus: 'failed',
     reason: record.reason ?? { code: 'payment_failed', detail: 'the payment did not go through' },
   };
+}
+
+/** When a payment waiting for approval expires unpaid (ISO 8601). */
+export function expiresAtOf(record: OperationRecord): string {
+  return new Date(Number(record.data?.approvalExpiresAt ?? 0)).toISOString();
 }

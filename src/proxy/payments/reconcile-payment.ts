@@ -1,4 +1,5 @@
 // Reconciling a payment left unfinished (a crash, a refused or unanswered paid request):
+//   waiting for its owner's approval         → left alone until its deadline, then released (approvals.ts)
 //   queued, or executing under a live leader → left alone
 //   never signed                             → released (also when the batch leader that took it died)
 //   settled by a transaction we know         → confirmed if our RPC shows the transfer
@@ -12,9 +13,11 @@ import type { OperationRecord } from '../journal/journal.ts';
 import type { PaymentContext } from './context.ts';
 import { confirmPayment } from './execute-payment.ts';
 import { settlePaymentFailure } from './payment-state.ts';
+import { expireIfDue } from './approvals.ts';
 
 export async function reconcilePayment(pctx: PaymentContext, record: OperationRecord): Promise<boolean> {
   const { paymentId, data } = { paymentId: record.opId, data: record.data ?? {} };
+  if (record.state === 'awaiting_approval') return expireIfDue(pctx, record);
   const queued = await pctx.batches.queueState(paymentId);
   if (queued === 'live') return false;
   if (record.state === 'reserved') {

@@ -4,8 +4,10 @@
 // one of the deployment's own accounts or contracts (services/deployment.ts, ownAddresses), a price above
 // `maxAmount`, the per-payment cap or the agent's budget, a rule of its owner's policy (policy-check.ts), a
 // float or a balance too low. Then the price is reserved (a journaled `payment` operation) and the payment
-// joins the current batch; the answer comes once the batch ran. The same idempotency key returns the first
-// payment's answer, never a second payment.
+// joins the current batch; the answer comes once the batch ran. A price above the owner's approval threshold
+// is reserved the same way but journaled `awaiting_approval` and answered at once: it joins a batch only
+// when its owner approves it (approvals.ts). The same idempotency key returns the first payment's answer (or
+// its current state), never a second payment.
 import { randomUUID } from 'node:crypto';
 import { isX402Error, type Quote, quote, type SafeRequest, X402Error } from '../../x402/index.ts';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
@@ -23,6 +25,8 @@ import { fingerprint, type KeyRecord } from './records.ts';
 const REPLAY_WAIT_MS = 90_000;
 const REPLAY_POLL_MS = 200;
 import { checkBeforeQuote, checkBeforeReserve, checkQuotedPrice, isBudgeted } from './policy-check.ts';
+import { needsApproval } from '../domain/agent-policy.ts';
+import { waitingData } from './approvals.ts';
 
 export interface PayRequest {
   agentId: string;
@@ -118,13 +122,17 @@ async function pay(
   // store's).
   const budgeted = isBudgeted(pctx, policy);
   const paymentId = randomUUID();
+  // Above the owner's approval threshold: reserved and journaled as waiting, not queued (approvals.ts).
+  const waiting = needsApproval(policy, q.amount)
+    ? waitingData(pctx, policy!, { paymentId, agent, quote: q, request, idempotencyKey: idempotency?.key })
+    : undefined;
   const reserve = async () => {
     if (idempotency !== undefined) {
       const taken = await pctx.records.lookupKey(ref.owner, idempotency.key);
       if (taken !== undefined) throw new KeyTaken(taken);
     }
     // A refused reservation is returned, not thrown, so the failed operation it journaled is kept.
-    return checkAndReserve(pctx, ref, req, q, paymentId, idempotency);
+    return checkAndReserve(pctx, ref, req, q, paymentId, idempotency, waiting);
   };
   const keyed = () =>
     idempotency === undefined
@@ -132,6 +140,10 @@ async function pay(
       : pctx.records.keyLock.run(`${ref.owner}\u0000${idempotency.key}`, reserve);
   const refused = await (budgeted ? pctx.records.budgetLock.run(agent, keyed) : keyed());
   if (refused !== undefined) throw refused;
+  if (waiting !== undefined) {
+    flows.logger.log('info', 'payment awaits approval', { paymentId });
+    return outcomeOf(pctx, paymentId);
+  }
   pctx.float.commit(paymentId, q.amount);
   let queued: { outcome: Promise<PaymentOutcome> };
   try {
@@ -161,6 +173,7 @@ async function checkAndReserve(
   q: Quote,
   paymentId: string,
   idempotency: { key: string; fingerprint: string } | undefined,
+  waiting: Record<string, unknown> | undefined,
 ): Promise<Error | undefined> {
   const { flows } = pctx;
   const agent = scopedId(ref);
@@ -182,7 +195,7 @@ async function checkAndReserve(
     );
   }
 
-  return reserveJournaled(pctx, ref, req, q, paymentId, idempotency);
+  return reserveJournaled(pctx, ref, req, q, paymentId, idempotency, waiting);
 }
 
 /** Journals the payment (binding its key) and reserves its price; a refused reservation is returned. */
@@ -193,6 +206,7 @@ async function reserveJournaled(
   q: Quote,
   paymentId: string,
   idempotency: { key: string; fingerprint: string } | undefined,
+  waiting: Record<string, unknown> | undefined,
 ): Promise<Error | undefined> {
   const { flows } = pctx;
   const agent = scopedId(ref);
@@ -201,7 +215,7 @@ async function reserveJournaled(
       opId: paymentId,
       kind: 'payment',
       agent,
-      state: 'reserved',
+      state: waiting === undefined ? 'reserved' : 'awaiting_approval',
       amount: q.amount,
       data: {
         owner: ref.owner,
@@ -211,6 +225,7 @@ async function reserveJournaled(
         payTo: q.payTo,
         asset: q.asset,
         network: q.network,
+        ...waiting,
       },
     },
     pctx.records.newPaymentOps(ref.owner, paymentId, idempotency),

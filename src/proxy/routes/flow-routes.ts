@@ -22,6 +22,10 @@ import { operatorDeposit } from '../flows/operator-deposit.ts';
 import { prepareDeposit } from '../flows/prepare-deposit.ts';
 import { submitDeposit } from '../flows/submit-deposit.ts';
 import { withdraw } from '../flows/withdraw.ts';
+import { checkWithdrawal } from '../flows/withdrawal-policy.ts';
+import { requireAgent } from '../flows/require-agent.ts';
+import type { WalletConfirmations } from '../auth/wallet-confirmation.ts';
+import type { AgentPolicies } from '../services/agent-policies.ts';
 import { OPERATOR_OWNER } from '../services/agents.ts';
 import type { PoolAccess } from './pool-access.ts';
 
@@ -32,6 +36,8 @@ export interface FlowLimits {
   payments: PaymentsConfig;
   /** The allowlist's registration slots, which bound a new agent's wait for its registration. */
   registration: RegistrationSchedule;
+  /** The owners' policies (a withdrawal's address book and wallet signature) and the signatures' nonces. */
+  withdrawals: { policies: AgentPolicies; confirmations: WalletConfirmations };
 }
 
 export function registerFlowRoutes(api: ApiRouter, runtime: PoolAccess, limits: FlowLimits): void {
@@ -148,12 +154,23 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolAccess, limits: 
     summary: 'Withdraw USDC from the pool to a Stellar account',
     description:
       'Selects the agent’s unspent notes (consolidating first when more than two are needed), proves, and the operator relays ' +
-      'transact() with a negative external amount. The balance falls only after confirmation.',
+      'transact() with a negative external amount. The balance falls only after confirmation. When the owner’s policy ' +
+      'has an address book, the destination must be in it; when it asks for a wallet signature, `confirmation` must ' +
+      'carry a fresh one for exactly this withdrawal (POST /api/agents/{agentId}/wallet-confirmation), used once.',
     tag: 'withdraw',
     access: 'wallet-or-operator',
     body: withdrawRequest(limits.maxWithdraw),
     response: WithdrawResult,
-    errors: ['not_found', 'insufficient_balance', 'proof_failed', 'ledger_rejected', 'service_unavailable'],
+    errors: [
+      'not_found',
+      'insufficient_balance',
+      'policy_destination_not_allowed',
+      'wallet_signature_required',
+      'wallet_signature_invalid',
+      'proof_failed',
+      'ledger_rejected',
+      'service_unavailable',
+    ],
     handler: async ({ body, auth }) => {
       const amount = parseAmount(body.amount, limits.maxWithdraw);
       if (auth!.sub === OPERATOR_OWNER && body.agentId === undefined) {
@@ -161,12 +178,13 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolAccess, limits: 
           issues: [{ path: 'agentId', message: 'required without a wallet token' }],
         });
       }
-      const result = await withdraw(
-        runtime.require(),
-        { owner: auth!.sub, agentId: body.agentId ?? auth!.sub },
-        amount,
-        body.destination,
-      );
+      const ref = { owner: auth!.sub, agentId: body.agentId ?? auth!.sub };
+      const flows = runtime.require();
+      await requireAgent(flows, ref);
+      const { policies, confirmations } = limits.withdrawals;
+      const policy = await policies.find(ref);
+      await checkWithdrawal(policy, confirmations, ref, amount, body.destination, body.confirmation);
+      const result = await withdraw(flows, ref, amount, body.destination);
       return {
         status: 'confirmed' as const,
         txHash: result.txHash,

@@ -1,11 +1,20 @@
-// Payments: pay an x402 service from an agent's pool balance (answered after the batch ran), and the recent
-// payments of the caller's agents with their receipts.
+// Payments: pay an x402 service from an agent's pool balance (answered after the batch ran, or at once when it
+// waits for its owner's approval), the recent payments of the caller's agents with their receipts, and one
+// payment's status.
 import { formatAmount, parseAmount } from '../../api/amount.ts';
 import { ProblemError } from '../../api/problem.ts';
 import type { ApiRouter } from '../http/api-router.ts';
-import { paymentStatusOf } from '../payments/payment-state.ts';
+import { outcomeOf, paymentStatusOf } from '../payments/payment-state.ts';
+import { ownedPayment } from '../payments/approvals.ts';
 import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
-import { OperatorBooks, PaymentList, PaymentResult, PaymentsQuery, payRequest } from '../../api/schemas.ts';
+import {
+  ApprovalParams,
+  OperatorBooks,
+  PaymentList,
+  PaymentResult,
+  PaymentsQuery,
+  payRequest,
+} from '../../api/schemas.ts';
 import { requestPayment } from '../payments/request-payment.ts';
 import { OPERATOR_OWNER } from '../services/agents.ts';
 import type { PoolAccess } from './pool-access.ts';
@@ -22,7 +31,9 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
       'service’s content, `paymentStatus` and a receipt. The pool wallet pays the service, never the agent. A payment that ' +
       'did not happen (nothing was paid) is a `payment_failed` problem (502) with `reason` (our code), `serviceReason` (the ' +
       'service’s or its facilitator’s), `paymentId`, `batchId` and what the service answered; one not decided by its ' +
-      'deadline answers 202 with `paymentStatus: "pending"`. A retry with the same idempotencyKey returns the same answer ' +
+      'deadline answers 202 with `paymentStatus: "pending"`. A price above the owner’s approval threshold is reserved and ' +
+      'answered at once, 202 with `paymentStatus: "awaiting_approval"` and `expiresAt`: nothing is paid unless the owner ' +
+      'approves it (`/api/approvals`); poll `GET /api/payments/{paymentId}`. A retry with the same idempotencyKey returns the same answer ' +
       'and never pays twice.',
     tag: 'pay',
     access: 'wallet-or-operator',
@@ -49,7 +60,7 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
       'service_unavailable',
       'payment_failed',
     ],
-    status: (result) => (result.paymentStatus === 'pending' ? 202 : 200),
+    status: (result) => (result.paymentStatus === 'confirmed' ? 200 : 202),
     handler: async ({ body, auth }) => {
       const owner = auth!.sub;
       // an agent token pays for its own agent (api-router.ts refuses another agentId)
@@ -103,13 +114,34 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
             agentId: String(data.agentId),
             serviceUrl: String(data.serviceUrl),
             amount: formatAmount(r.amount),
-            paymentStatus: status as 'confirmed' | 'failed' | 'pending',
+            paymentStatus: status,
             batchId: String(data.batchId ?? ''),
             receipt: data.receipt as never,
             createdAt: new Date(r.createdAt).toISOString(),
           };
         }),
       };
+    },
+  });
+
+  api.add({
+    method: 'get',
+    path: '/api/payments/:paymentId',
+    summary: 'One payment of the caller’s agents: its status now, and its answer once decided',
+    description:
+      '`awaiting_approval` (with `expiresAt`) while its owner has not decided, `pending` while it may still pay, ' +
+      '`confirmed` with its receipt, or `failed` with `reason` (nothing was paid; e.g. `approval_denied`, ' +
+      '`approval_expired`). An agent token reads its own agent’s payments only.',
+    tag: 'pay',
+    access: 'wallet-or-operator',
+    agentToken: 'own-agent',
+    params: ApprovalParams,
+    response: PaymentResult,
+    errors: ['invalid_request', 'not_found', 'service_unavailable'],
+    handler: async ({ params, auth }) => {
+      const pctx = runtime.requirePayments();
+      await ownedPayment(pctx, auth!.sub, params.paymentId, auth!.agt);
+      return outcomeOf(pctx, params.paymentId);
     },
   });
 

@@ -3,7 +3,12 @@
 // than the operator's limits is refused with the fields that would not hold (domain/agent-policy.ts).
 import { formatAmount, parseAmount } from '../../api/amount.ts';
 import { ProblemError } from '../../api/problem.ts';
-import { AgentPolicyView, BalanceParams, policyRequest } from '../../api/schemas.ts';
+import {
+  AgentPolicyView,
+  APPROVAL_TIMEOUT_DEFAULT_S,
+  BalanceParams,
+  policyRequest,
+} from '../../api/schemas.ts';
 import type { AgentPolicyRequest } from '../../api/types.ts';
 import {
   type AgentPolicy,
@@ -21,6 +26,9 @@ import type { PaymentRecords } from '../payments/records.ts';
 import type { AgentPolicies } from '../services/agent-policies.ts';
 import type { AgentRegistry } from '../services/agents.ts';
 import type { PoolAccess } from './pool-access.ts';
+import type { WalletConfirmations } from '../auth/wallet-confirmation.ts';
+import { checkSettingsChange } from '../flows/withdrawal-policy.ts';
+import { OPERATOR_OWNER } from '../services/agents.ts';
 
 export interface PolicyRouteDeps {
   agents: AgentRegistry;
@@ -30,6 +38,8 @@ export interface PolicyRouteDeps {
   operator: OperatorLimits;
   /** the largest amount a policy field may hold (the REST API's amount limit) */
   maxAmount: bigint;
+  /** the wallet signatures that loosening the withdrawal settings needs */
+  confirmations: WalletConfirmations;
 }
 
 export function registerPolicyRoutes(api: ApiRouter, deps: PolicyRouteDeps): void {
@@ -70,21 +80,38 @@ export function registerPolicyRoutes(api: ApiRouter, deps: PolicyRouteDeps): voi
     path: '/api/agents/:agentId/policy',
     summary: "Replace an agent's policy (its owner only)",
     description:
-      'Sets the owner’s per-payment cap, budgets (rolling hour, 24 hours, 30 days) and allowed/denied services; ' +
+      'Sets the owner’s per-payment cap, budgets (rolling hour, 24 hours, 30 days), allowed/denied services and ' +
+      'approval threshold (a payment above it waits for the owner’s approval up to `approvalTimeoutSeconds`); ' +
       'an absent or null field sets none of the owner’s own (the operator’s default applies). `frozen` changes ' +
-      'the frozen flag when given. A cap or budget above the operator’s is refused (`invalid_request`, naming ' +
+      'the frozen flag when given, and the withdrawal settings change only when named; loosening them while a wallet ' +
+      'signature is required needs one (`confirmation`, else `wallet_signature_required`). A cap or budget above the operator’s is refused (`invalid_request`, naming ' +
       'the field) and nothing changes: an owner can only tighten the operator’s limits.',
     tag: 'policy',
     access: 'wallet-or-operator',
     params: BalanceParams,
     body: policyRequest(deps.maxAmount),
     response: AgentPolicyView,
-    errors: ['not_found', 'invalid_request', 'service_unavailable'],
+    errors: [
+      'not_found',
+      'invalid_request',
+      'wallet_signature_required',
+      'wallet_signature_invalid',
+      'service_unavailable',
+    ],
     handler: async ({ params, auth, body }) => {
       const ref = await owned(auth, params.agentId);
       const now = deps.runtime.require().clock();
       const next = (current: AgentPolicy) => policyOf(body, current, deps.maxAmount, now);
-      const checked = next(await policies.get(ref));
+      const current = await policies.get(ref);
+      const checked = next(current);
+      if (ref.owner === OPERATOR_OWNER && checked.requireWithdrawalSignature === true)
+        throw new ProblemError(
+          'invalid_request',
+          'the operator’s agents have no wallet to sign withdrawals',
+          {
+            issues: [{ path: 'requireWithdrawalSignature', message: 'a wallet’s agents only' }],
+          },
+        );
       const loose = loosenings(checked, operator);
       if (loose.length > 0)
         throw new ProblemError(
@@ -92,6 +119,7 @@ export function registerPolicyRoutes(api: ApiRouter, deps: PolicyRouteDeps): voi
           `the policy is looser than the operator's limits: ${loose.map((l) => `${l.path}: ${l.message}`).join('; ')}`,
           { issues: loose },
         );
+      await checkSettingsChange(current, checked, deps.confirmations, ref, body.confirmation);
       return view(ref, await policies.update(ref, next));
     },
   });
@@ -136,12 +164,20 @@ function policyOf(body: AgentPolicyRequest, current: AgentPolicy, max: bigint, n
   if (day !== undefined) budgets.day = day;
   if (days30 !== undefined) budgets.days30 = days30;
   const perPaymentCap = amount(body.perPaymentCap);
+  const approvalThreshold = amount(body.approvalThreshold);
+  const approvalTimeoutSeconds = body.approvalTimeoutSeconds ?? undefined;
   return {
     ...(perPaymentCap !== undefined && { perPaymentCap }),
+    ...(approvalThreshold !== undefined && { approvalThreshold }),
+    ...(approvalTimeoutSeconds !== undefined && { approvalTimeoutSeconds }),
     budgets,
     allowedServices: services(body.allowedServices ?? [], 'allowedServices'),
     deniedServices: services(body.deniedServices ?? [], 'deniedServices'),
     frozen: body.frozen ?? current.frozen,
+    // the withdrawal settings change only when named (turning them off may need the wallet)
+    requireWithdrawalSignature:
+      body.requireWithdrawalSignature ?? current.requireWithdrawalSignature ?? false,
+    withdrawalDestinations: body.withdrawalDestinations ?? current.withdrawalDestinations ?? [],
     updatedAt: now,
   };
 }
@@ -191,7 +227,10 @@ function policyView(
     allowedServices: policy.allowedServices,
     deniedServices: policy.deniedServices,
     frozen: policy.frozen,
-    approvalThreshold: null,
+    approvalThreshold: opt(policy.approvalThreshold),
+    approvalTimeoutSeconds: policy.approvalTimeoutSeconds ?? APPROVAL_TIMEOUT_DEFAULT_S,
+    requireWithdrawalSignature: policy.requireWithdrawalSignature ?? false,
+    withdrawalDestinations: policy.withdrawalDestinations ?? [],
     effective: {
       perPaymentCap: formatAmount(effective.perPaymentCap),
       budgets: { hour: state('hour'), day: state('day'), days30: state('days30') },

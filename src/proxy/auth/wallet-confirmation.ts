@@ -1,0 +1,109 @@
+// A fresh wallet signature for one money-out action, when the agent's owner asked for it in its policy: a
+// withdrawal (amount, destination) or a change that loosens the withdrawal settings. The proxy issues a
+// message (SEP-53 text naming the service, the wallet, the action, the network, a single-use nonce and a short
+// expiry) and keeps its nonce with the action; the wallet signs the message; the request that does the action
+// sends the nonce and the signature. The nonce is consumed by the first attempt that names it, whether the
+// signature verifies or not, so a signature is never accepted twice; an action other than the one signed is
+// refused. A bearer token alone can no longer move the money elsewhere.
+import { randomBytes } from 'node:crypto';
+import { Keypair } from '@stellar/stellar-sdk';
+import { ProblemError } from '../../api/problem.ts';
+import type { EncryptedStore } from '../store/encrypted-store.ts';
+import type { Clock } from '../util/clock.ts';
+import { decodeSignature } from './signature.ts';
+
+/** How long a confirmation message may be signed and used. */
+const TTL_MS = 5 * 60_000;
+const SCOPE = 'wallet-confirm';
+
+interface Pending {
+  owner: string;
+  action: string;
+  message: string;
+  expiresAt: number;
+}
+
+export interface Confirmation {
+  message: string;
+  nonce: string;
+  expiresAt: string;
+}
+
+export class WalletConfirmations {
+  readonly #store: EncryptedStore;
+  readonly #settings: { domain: string; network: string };
+  readonly #clock: Clock;
+  readonly #mutex;
+
+  constructor(store: EncryptedStore, settings: { domain: string; network: string }, clock: Clock) {
+    this.#store = store;
+    this.#settings = settings;
+    this.#clock = clock;
+    this.#mutex = store.mutex(SCOPE);
+  }
+
+  /** A message for `owner` (a G address) to sign for `action`; its nonce is kept until used or expired. */
+  async issue(owner: string, action: string): Promise<Confirmation> {
+    const nonce = randomBytes(24).toString('hex');
+    const expiresAt = this.#clock() + TTL_MS;
+    const message = [
+      `${this.#settings.domain} asks you to confirm with your Stellar account:`,
+      owner,
+      '',
+      action,
+      '',
+      `Chain ID: ${this.#settings.network}`,
+      `Nonce: ${nonce}`,
+      `Expiration Time: ${new Date(expiresAt).toISOString()}`,
+    ].join('\n');
+    await this.#store.put(this.#store.key(SCOPE, nonce), { owner, action, message, expiresAt } as Pending);
+    return { message, nonce, expiresAt: new Date(expiresAt).toISOString() };
+  }
+
+  /**
+   * Consumes `nonce` and checks that it was issued to `owner` for exactly `action`, unexpired, and that
+   * `signature` is the owner's SEP-53 signature of its message. Every refusal is `wallet_signature_invalid`.
+   */
+  async consume(owner: string, action: string, nonce: string, signature: string): Promise<void> {
+    const refuse = (why: string) =>
+      new ProblemError('wallet_signature_invalid', `the wallet confirmation is refused: ${why}`);
+    const bytes = decodeSignature(signature);
+    const pending = await this.#mutex.run(nonce, async () => {
+      const key = this.#store.key(SCOPE, nonce);
+      const found = await this.#store.get<Pending>(key);
+      if (found !== undefined) await this.#store.del(key);
+      return found;
+    });
+    if (pending === undefined || pending.owner !== owner)
+      throw refuse('unknown or already used nonce; ask for a new message');
+    if (this.#clock() > pending.expiresAt) throw refuse('the message expired; ask for a new one');
+    if (pending.action !== action) throw refuse(`it was signed for another action ("${pending.action}")`);
+    if (!Keypair.fromPublicKey(owner).verifyMessage(pending.message, Buffer.from(bytes)))
+      throw refuse('the signature does not verify for this wallet and message (SEP-53)');
+  }
+
+  /** Forgets issued messages that expired unused. */
+  async sweepExpired(): Promise<number> {
+    const now = this.#clock();
+    const expired = (await this.#store.entries<Pending>(this.#store.prefix(SCOPE))).filter(
+      ([, p]) => p.expiresAt < now,
+    );
+    await this.#store.batch(expired.map(([key]) => ({ type: 'del' as const, key })));
+    return expired.length;
+  }
+}
+
+/** The action a withdrawal's confirmation names. */
+export function withdrawalAction(agentId: string, amount: string, destination: string): string {
+  return `Withdraw ${amount} USDC from agent ${agentId} to ${destination}.`;
+}
+
+/** The action that loosens an agent's withdrawal settings (turns the signature off, or adds destinations). */
+export function withdrawalSettingsAction(
+  agentId: string,
+  requireSignature: boolean,
+  destinations: string[],
+): string {
+  const book = destinations.length === 0 ? 'any' : destinations.join(', ');
+  return `Set the withdrawal settings of agent ${agentId}: wallet signature ${requireSignature ? 'required' : 'not required'}; destinations: ${book}.`;
+}
