@@ -32,6 +32,8 @@ import type {
   PoolInfo,
   PoolStats,
   PreparedDeposit,
+  WalletConfirmationMessage,
+  WalletConfirmationRequest,
   WithdrawRequest,
   WithdrawResult,
 } from './types.ts';
@@ -194,6 +196,15 @@ export class PoolApi {
 
   withdraw(request: WithdrawRequest): Promise<WithdrawResult> {
     return this.#call('POST', '/api/withdraw', request);
+  }
+
+  /** A message for the wallet to sign (SEP-53), confirming one withdrawal or one loosening of the withdrawal
+   * settings of an agent; its nonce and the signature go as `confirmation` with that request. */
+  walletConfirmation(
+    agentId: string,
+    request: WalletConfirmationRequest,
+  ): Promise<WalletConfirmationMessage> {
+    return this.#call('POST', `/api/agents/${encodeURIComponent(agentId)}/wallet-confirmation`, request);
   }
 
   pay(request: PayRequest): Promise<PaymentResult> {

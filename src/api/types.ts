@@ -13,6 +13,7 @@ export type WithdrawRequest = z.input<ReturnType<typeof S.withdrawRequest>>;
 export type PayRequest = z.input<ReturnType<typeof S.payRequest>>;
 export type AgentPolicyRequest = z.input<ReturnType<typeof S.policyRequest>>;
 export type AgentTokenRequest = z.input<typeof S.AgentTokenRequest>;
+export type WalletConfirmationRequest = z.input<ReturnType<typeof S.walletConfirmationRequest>>;
 
 // ---- answers ----
 export type Health = z.infer<typeof S.Health>;
@@ -39,3 +40,4 @@ export type AgentTokenRevoked = z.infer<typeof S.AgentTokenRevoked>;
 export type PaymentExport = z.infer<typeof S.PaymentExport>;
 export type ApprovalList = z.infer<typeof S.ApprovalList>;
 export type ApprovalDecision = z.infer<typeof S.ApprovalDecision>;
+export type WalletConfirmationMessage = z.infer<typeof S.WalletConfirmationMessage>;

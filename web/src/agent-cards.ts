@@ -51,6 +51,8 @@ function policySummary(policy: AgentPolicy): HTMLElement {
       `pays only ${policy.allowedServices.length} service${policy.allowedServices.length > 1 ? 's' : ''}`,
     );
   if (policy.deniedServices.length > 0) parts.push(`${policy.deniedServices.length} denied`);
+  if (policy.approvalThreshold) parts.push(`asks you above ${usdc(policy.approvalThreshold)} USDC`);
+  if (policy.requireWithdrawalSignature) parts.push('withdrawals signed by your wallet');
   return el('p', parts.join(' · '), 'policy-facts');
 }
 

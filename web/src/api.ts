@@ -4,6 +4,7 @@
 import { friendbot as askFriendbot, PoolApi, PoolApiError } from '../../src/api/client.ts';
 import type {
   AgentPolicyRequest,
+  ApprovalList,
   AgentPolicyView,
   AgentTokenList,
   Balance,
@@ -17,6 +18,15 @@ export type PolicyChange = AgentPolicyRequest;
 export type AgentToken = AgentTokenList['tokens'][number];
 export type AgentBalance = Balance;
 export type Payment = PaymentListEntry;
+export type Approval = ApprovalList['approvals'][number];
+/** A wallet's signature of a confirmation message, sent with the withdrawal or policy change it names. */
+export interface Confirmation {
+  nonce: string;
+  signature: string;
+}
+export type Confirmable =
+  | { withdraw: { amount: string; destination: string } }
+  | { withdrawalSettings: { requireWithdrawalSignature: boolean; withdrawalDestinations: string[] } };
 
 const publicApi = new PoolApi({ baseUrl: location.origin });
 let walletApi: PoolApi | undefined;
@@ -87,8 +97,13 @@ export const api = {
   },
   submitDeposit: (prepareId: string, signedTransactionXDR: string) =>
     call((a) => a.submitDeposit({ prepareId, signedTransactionXDR }), true),
-  withdraw: (amount: string, destination: string, agentId?: string) =>
-    call((a) => a.withdraw(agentId ? { amount, destination, agentId } : { amount, destination }), true),
+  withdraw: (amount: string, destination: string, agentId: string, confirmation: Confirmation) =>
+    call((a) => a.withdraw({ amount, destination, agentId, confirmation }), true),
+  walletConfirmation: (agentId: string, action: Confirmable) =>
+    call((a) => a.walletConfirmation(agentId, action), true),
+  approvals: () => call((a) => a.approvals(), true),
+  decideApproval: (paymentId: string, approve: boolean) =>
+    call((a) => a.decideApproval(paymentId, approve), true),
   agents: () => call((a) => a.agents(), true),
   payments: (limit: number) => call((a) => a.payments(limit), true),
   policy: (agentId: string) => call((a) => a.policy(agentId), true),

@@ -1,12 +1,23 @@
 // The wallet page's controller: connect Freighter, check its network against the proxy's, log in (SEP-53),
 // deposit with progress, show each agent as a card, list payments with their receipts, withdraw, show pool
 // stats, fund the wallet on the sandbox, and log out; the agent controls (policy, freeze, tokens, export) live in
-// manage.ts. Everything shown belongs to the connected, logged-in account: a change of account or network in
+// manage.ts, the payments waiting for approval in approvals.ts. Every withdrawal is confirmed by a fresh wallet
+// signature of the proxy's message naming it (required or not by the agent's policy). Everything shown belongs to the connected, logged-in account: a change of account or network in
 // Freighter (watched, and checked again before every signature) or the end of the session clears it and ends
 // the token on the server. One action runs at a time; each runs through `guarded`, so any failure is shown as
 // one sentence with whether anything moved.
-import { type AgentBalance, api, forgetToken, friendbot, loggedIn, type PoolInfo } from './api.ts';
+import {
+  type AgentBalance,
+  api,
+  type Confirmable,
+  type Confirmation,
+  forgetToken,
+  friendbot,
+  loggedIn,
+  type PoolInfo,
+} from './api.ts';
 import { agentCard } from './agent-cards.ts';
+import { loadApprovals, resetApprovals, wireApprovals } from './approvals.ts';
 import { copyButton, shortened } from './copy.ts';
 import { $, clearProblem, el, setStatus, showProblem } from './dom.ts';
 import { dateTime, shortAddress, usdc } from './format.ts';
@@ -28,7 +39,7 @@ import {
   freighterPresent,
   readWallet,
   sameWallet,
-  signLogin,
+  signText,
   signTx,
   type Wallet,
   watchWallet,
@@ -38,6 +49,7 @@ const FUND_USDC = 100;
 /** Sections with a problem box, and those of them with a status line. */
 const SECTIONS = [
   'wallet',
+  'approvals',
   'deposit',
   'agents',
   'withdraw',
@@ -169,6 +181,7 @@ async function clearAccount(notice: string, revoke = true): Promise<void> {
   state.agents = [];
   state.deposits.clear();
   resetManage();
+  resetApprovals();
   renderAgents([]);
   renderPayments([], 'Log in to see your payments.');
   for (const section of SECTIONS) clearProblem(section);
@@ -320,7 +333,7 @@ async function onLogin(): Promise<void> {
   stillCurrent(epoch);
   await confirmWallet();
   setStatus('wallet', 'Sign the login message in Freighter…');
-  const signature = await signLogin(challenge, wallet);
+  const signature = await signText(challenge, wallet);
   stillCurrent(epoch);
   await api.verify(wallet.address, challenge, signature);
   if (epoch !== state.epoch) {
@@ -335,6 +348,19 @@ async function onLogin(): Promise<void> {
   void guarded('agents', loadAgents);
   void guarded('payments', loadPayments);
   void guarded('stats', loadStats);
+}
+
+/** Has the wallet sign the proxy's message confirming `action` of `agentId` (a withdrawal, or a loosening). */
+async function confirmWithWallet(agentId: string, action: Confirmable): Promise<Confirmation> {
+  const epoch = state.epoch;
+  await confirmWallet();
+  const { message, nonce } = await api.walletConfirmation(agentId, action);
+  stillCurrent(epoch);
+  // Freighter is asked again right before it signs: another account or network gets no request.
+  const wallet = await confirmWallet();
+  const signature = await signText(message, wallet);
+  stillCurrent(epoch);
+  return { nonce, signature };
 }
 
 /** Shows the one "Freighter not found" box (on load, or when Connect finds no extension). */
@@ -532,6 +558,7 @@ function renderAgents(agents: AgentBalance[]): void {
 async function loadAgents(): Promise<void> {
   const epoch = state.epoch;
   if (state.agents.length === 0) $('agents-list').replaceChildren(el('li', 'Loading your agents…', 'empty'));
+  void guarded('approvals', loadApprovals);
   const { agents } = await api.agents();
   if (epoch !== state.epoch) return;
   renderAgents(agents);
@@ -567,17 +594,19 @@ function updateWithdrawWarning(): void {
 
 async function onWithdraw(): Promise<void> {
   const epoch = state.epoch;
-  await confirmWallet();
-  const agentId = $<HTMLSelectElement>('withdraw-agent').value || undefined;
+  const { address } = await confirmWallet();
+  const agentId = $<HTMLSelectElement>('withdraw-agent').value || address;
   const amount = $<HTMLInputElement>('withdraw-amount').value.trim();
   const destination = $<HTMLInputElement>('withdraw-destination').value.trim();
+  setStatus('withdraw', 'Confirm the withdrawal: sign its message in Freighter…');
+  const confirmation = await confirmWithWallet(agentId, { withdraw: { amount, destination } });
   setStatus('withdraw', '');
   const progress = $('withdraw-progress');
   progress.hidden = false;
   try {
     let result;
     try {
-      result = await api.withdraw(amount, destination, agentId);
+      result = await api.withdraw(amount, destination, agentId, confirmation);
     } catch (error) {
       const problem = toProblem(error);
       if (outcomeUnknown(problem)) problem.moved = 'unknown';
@@ -627,6 +656,14 @@ function wire(): void {
     guarded: (section, action) => guarded(section, action),
     epoch: () => state.epoch,
     redraw: drawAgentCards,
+    confirm: confirmWithWallet,
+  });
+  wireApprovals({
+    epoch: () => state.epoch,
+    refresh: () => {
+      void guarded('agents', loadAgents);
+      void guarded('payments', loadPayments);
+    },
   });
   renderAgents([]);
   renderPayments([], 'Log in to see your payments.');

@@ -1,12 +1,13 @@
-// The agent controls: which agent they act on, its policy (form, save, problems at the fields), freeze and
-// unfreeze, its agent tokens (issue — shown once —, list, revoke) and the export of its payments for a period.
-// The policies fetched here also feed the agent cards. Each action runs through the page's `guarded`, so a
-// failure shows in its own panel; results for an account the page no longer shows are dropped.
-import { type AgentPolicy, api } from './api.ts';
+// The agent controls: which agent they act on, its policy (form, save, problems at the fields; a loosening of
+// the withdrawal settings is signed by the wallet first), freeze and unfreeze, its agent tokens (issue — shown
+// once —, list, revoke) and the export of its payments for a period. The policies fetched here also feed the
+// agent cards. Each action runs through the page's `guarded`, so a failure shows in its own panel; results for
+// an account the page no longer shows are dropped.
+import { type AgentPolicy, api, type Confirmable, type Confirmation } from './api.ts';
 import { $, setStatus } from './dom.ts';
 import { saveFile } from './download.ts';
 import { shortAddress } from './format.ts';
-import { clearFieldIssues, fillPolicyForm, readPolicyForm, showFieldIssues } from './policy-form.ts';
+import { clearFieldIssues, fillPolicyForm, loosens, readPolicyForm, showFieldIssues } from './policy-form.ts';
 import { Problem } from './problem.ts';
 import { renderTokens, showNewToken } from './token-list.ts';
 
@@ -18,6 +19,8 @@ interface Deps {
   epoch: () => number;
   /** Draws the agent cards again (a policy or the selection changed). */
   redraw: () => void;
+  /** Has the wallet sign the proxy's confirmation message for `action` of `agentId`. */
+  confirm: (agentId: string, action: Confirmable) => Promise<Confirmation>;
 }
 
 const policies = new Map<string, AgentPolicy>();
@@ -136,8 +139,19 @@ async function onSavePolicy(): Promise<void> {
     );
   }
   clearFieldIssues();
+  const change = form.change;
+  if (loosens(policies.get(agentId), change)) {
+    setStatus('policy', 'This loosens the withdrawal settings: sign it in Freighter…');
+    change.confirmation = await deps.confirm(agentId, {
+      withdrawalSettings: {
+        requireWithdrawalSignature: change.requireWithdrawalSignature === true,
+        withdrawalDestinations: change.withdrawalDestinations ?? [],
+      },
+    });
+    setStatus('policy', '');
+  }
   try {
-    const view = await api.setPolicy(agentId, form.change);
+    const view = await api.setPolicy(agentId, change);
     if (epoch !== deps.epoch()) return;
     accept(view, true);
     setStatus('policy', `Policy saved for ${shortAddress(agentId)}.`, true);

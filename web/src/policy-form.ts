@@ -1,7 +1,8 @@
 // The policy form of the agent controls: fills it from the proxy's view, reads it back into a PUT body
 // (empty field: no limit of the owner's own), checks amounts before sending, and shows each problem at its
-// field — the page's own checks and the proxy's (`errors[].path` such as `perPaymentCap` or
-// `allowedServices.1`) alike.
+// field — the page's own checks and the proxy's (`errors[].path` such as `perPaymentCap` or `allowedServices.1`)
+// alike. The approval deadline is typed in minutes and sent in seconds; `loosens` says when a change of the
+// withdrawal settings needs the wallet's signature (docs/POLICY.md, "Withdrawals need the wallet").
 import type { AgentPolicy, PolicyChange } from './api.ts';
 import { $ } from './dom.ts';
 import { usdc } from './format.ts';
@@ -12,14 +13,20 @@ const AMOUNTS = [
   ['policy-hour', 'budgetPerHour'],
   ['policy-day', 'budgetPerDay'],
   ['policy-30d', 'budgetPer30Days'],
+  ['policy-approval', 'approvalThreshold'],
 ] as const;
 const LISTS = [
   ['policy-allowed', 'allowedServices'],
   ['policy-denied', 'deniedServices'],
+  ['policy-destinations', 'withdrawalDestinations'],
 ] as const;
-const FIELD_IDS: Record<string, string> = Object.fromEntries(
-  [...AMOUNTS, ...LISTS].map(([id, f]) => [f, id]),
-);
+const FIELD_IDS: Record<string, string> = Object.fromEntries([
+  ...[...AMOUNTS, ...LISTS].map(([id, f]) => [f, id]),
+  ['approvalTimeoutSeconds', 'policy-approval-minutes'],
+  ['requireWithdrawalSignature', 'policy-signature'],
+]);
+/** The proxy's bounds of the approval deadline, in seconds (30 s to 24 h). */
+const WAIT_S = [30, 86_400] as const;
 
 const AMOUNT = /^\d{1,15}(\.\d{1,7})?$/;
 
@@ -29,6 +36,9 @@ export function fillPolicyForm(policy: AgentPolicy | undefined): void {
     $<HTMLInputElement>(id).value = value ? usdc(value) : '';
   }
   for (const [id, field] of LISTS) $<HTMLTextAreaElement>(id).value = (policy?.[field] ?? []).join('\n');
+  const wait = policy?.approvalTimeoutSeconds;
+  $<HTMLInputElement>('policy-approval-minutes').value = wait === undefined ? '' : String(wait / 60);
+  $<HTMLInputElement>('policy-signature').checked = policy?.requireWithdrawalSignature ?? false;
   clearFieldIssues();
 }
 
@@ -50,7 +60,23 @@ export function readPolicyForm(): { change: PolicyChange } | { issues: FieldIssu
       .value.split('\n')
       .map((line) => line.trim())
       .filter((line) => line !== '');
+  const minutes = $<HTMLInputElement>('policy-approval-minutes').value.trim();
+  const seconds = Math.round(Number(minutes) * 60);
+  if (minutes === '') change.approvalTimeoutSeconds = null;
+  else if (!/^\d+(\.\d+)?$/.test(minutes) || seconds < WAIT_S[0] || seconds > WAIT_S[1])
+    issues.push({ path: 'approvalTimeoutSeconds', message: 'write minutes from 0.5 to 1440 (24 hours)' });
+  else change.approvalTimeoutSeconds = seconds;
+  change.requireWithdrawalSignature = $<HTMLInputElement>('policy-signature').checked;
   return issues.length > 0 ? { issues } : { change: change as PolicyChange };
+}
+
+/** Whether `change` loosens the withdrawal settings of `current` while they require the wallet's signature. */
+export function loosens(current: AgentPolicy | undefined, change: PolicyChange): boolean {
+  if (current?.requireWithdrawalSignature !== true) return false;
+  if (change.requireWithdrawalSignature !== true) return true;
+  const before = current.withdrawalDestinations;
+  const after = change.withdrawalDestinations ?? [];
+  return before.length > 0 && (after.length === 0 || after.some((d) => !before.includes(d)));
 }
 
 export function clearFieldIssues(): void {

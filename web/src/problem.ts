@@ -51,6 +51,8 @@ export function toProblem(error: unknown): Problem {
 const FIELD_LABELS: Record<string, string> = {
   amount: 'Amount',
   destination: 'To Stellar address',
+  'withdraw.amount': 'Amount',
+  'withdraw.destination': 'To Stellar address',
   agentId: 'Agent',
   publicKey: 'Wallet address',
 };
@@ -123,6 +125,26 @@ export function explain(problem: Problem): Problem {
       );
     case 'unauthorized':
       return rewritten(problem, 'Your session ended', 'Log in again to continue.');
+    case 'approval_not_pending':
+      return rewritten(
+        problem,
+        'Already decided',
+        'This payment was already approved, denied or expired: refresh to see the list as it is now.',
+      );
+    case 'agent_frozen':
+      return rewritten(
+        problem,
+        'The agent is frozen',
+        'Unfreeze it in the agent controls to approve; the payment keeps waiting until its deadline.',
+      );
+    case 'wallet_signature_required':
+    case 'wallet_signature_invalid':
+      return rewritten(
+        problem,
+        'Your wallet must confirm this',
+        "The agent's policy asks for a fresh signature of your wallet, and this one was not accepted. Try " +
+          'again and sign the message in Freighter.',
+      );
     case 'rate_limited':
       return rewritten(problem, 'Too many requests', 'Wait a moment, then try again.');
     default:

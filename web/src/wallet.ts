@@ -92,8 +92,9 @@ export function watchWallet(onChange: (wallet: Wallet) => void): () => void {
   };
 }
 
-/** SEP-53 signature of `message` by `address`, base64. */
-export async function signLogin(message: string, wallet: Wallet): Promise<string> {
+/** SEP-53 signature of `message` by `address`, base64: the login challenge, and each confirmation the proxy asks
+ * of the wallet (a withdrawal, a loosening of the withdrawal settings). */
+export async function signText(message: string, wallet: Wallet): Promise<string> {
   const result = await signMessage(message, {
     address: wallet.address,
     networkPassphrase: wallet.networkPassphrase,
