@@ -1,8 +1,11 @@
 // The wallet page in real headless Chromium against `pool-proxy start`: a Freighter stand-in signs with a
-// sandbox keypair; the page connects, funds the wallet, logs in, deposits, shows the balance and withdraws,
-// and the destination's USDC is checked on chain; a payment of the wallet's agent shows with its receipt. The
-// owner sets the agent's policy (problems at the field), freezes and unfreezes it, issues, uses and revokes an
-// agent token and exports its payments, at 1280 and 390 px (WEB_SCREENSHOTS=<folder> saves screenshots). The
+// sandbox keypair; the page connects, funds the wallet, logs in, deposits, shows the balance and withdraws
+// (with the policy requiring the wallet's signature, which the page asks Freighter for), and the destination's
+// USDC is checked on chain; a payment of the wallet's agent shows with its receipt. The owner sets the agent's
+// policy (problems at the field), freezes and unfreezes it, issues, uses and revokes an agent token, exports its
+// payments, sets an approval threshold and denies, approves and sees a refusal on payments waiting for it, and
+// loosens the withdrawal settings with the wallet's signature, at 1280 and 390 px (WEB_SCREENSHOTS=<folder>
+// saves screenshots). The
 // withdraw destination starts empty and warns before linking a withdrawal to its deposit; a ledger refusal is one
 // plain sentence; the layout holds at 390 and 768 px. A switch of account or network in the wallet clears
 // everything of the previous account and sends no signature request for the wrong network; Log out ends the
@@ -243,8 +246,21 @@ test.serial(
       /HostError|Error\(Contract|#\d+/,
     );
 
-    // Withdraw 2.5 USDC to a fresh account; the form is empty again afterwards.
+    // The owner asks for its wallet's signature on every withdrawal (through the agent controls): a bearer token
+    // alone no longer withdraws; the page's withdrawal carries a fresh signature of the proxy's message.
+    await page.getByLabel("Require my wallet's signature for every withdrawal").check();
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await page.locator('#policy-status').filter({ hasText: 'Policy saved' }).waitFor();
     const destination = Keypair.random().publicKey();
+    const unsigned = await fetch(`${service.proxyUrl}/api/withdraw`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${opened.token()}` },
+      body: JSON.stringify({ amount: '1', destination }),
+    });
+    t.is(unsigned.status, 403);
+    t.is((await unsigned.json()).code, 'wallet_signature_required');
+
+    // Withdraw 2.5 USDC to a fresh account; the form is empty again afterwards.
     await service.fund(destination, 0);
     await page.locator('#withdraw-amount').fill('2.5');
     await destinationField.fill(destination);
@@ -259,6 +275,14 @@ test.serial(
     );
     await row.filter({ hasText: '7.50 USDC' }).waitFor();
     t.is(await service.usdcBalance(destination), 25_000_000n);
+    t.true(
+      wallet.requests.some(
+        (r) =>
+          r.type === 'SUBMIT_BLOB' &&
+          String(r.blob).includes(`Withdraw 2.5000000 USDC from agent ${address} to ${destination}.`),
+      ),
+      'the wallet signed exactly this withdrawal',
+    );
     t.deepEqual(
       [await page.locator('#withdraw-amount').inputValue(), await destinationField.inputValue()],
       ['', ''],
@@ -356,7 +380,7 @@ test.serial(
   async (t) => {
     const { service } = t.context;
     if (journey === undefined) return t.fail('the first test did not leave its page');
-    const { page, address, pageErrors, apiRequests, token } = journey;
+    const { page, address, pageErrors, apiRequests, token, wallet } = journey;
     const bearer = (value: string | undefined) => ({ authorization: `Bearer ${value}` });
     const policyUrl = `${service.proxyUrl}/api/agents/${address}/policy`;
     const info = await (await fetch(`${service.proxyUrl}/api/pool/info`)).json();
@@ -369,7 +393,10 @@ test.serial(
     t.is(await page.locator('#manage-agent').inputValue(), address);
 
     // The page's own check: a malformed amount is shown at its field and nothing is sent.
-    const puts = () => apiRequests.filter((r) => r === `PUT /api/agents/${address}/policy`).length;
+    const policyPuts = () => apiRequests.filter((r) => r === `PUT /api/agents/${address}/policy`).length;
+    const putsBefore = policyPuts();
+    const puts = () => policyPuts() - putsBefore;
+    t.true(await page.getByLabel("Require my wallet's signature for every withdrawal").isChecked());
     await page.getByLabel('Budget per hour (USDC)').fill('lots');
     await page.getByRole('button', { name: 'Save policy' }).click();
     await page.locator('#policy-hour-error').filter({ hasText: 'write an amount' }).waitFor();
@@ -473,6 +500,73 @@ test.serial(
       status: 'confirmed',
     });
 
+    // Approvals: a payment above the threshold set through the page waits at the top of the page.
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.getByLabel('Ask my approval above (USDC)').fill('0.005');
+    await page.getByLabel('Approval waits (minutes; empty: 15)').fill('10');
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await page.locator('#policy-status').filter({ hasText: 'Policy saved' }).waitFor();
+    t.like(await (await fetch(policyUrl, { headers: bearer(token()) })).json(), {
+      approvalThreshold: '0.0050000',
+      approvalTimeoutSeconds: 600,
+      requireWithdrawalSignature: true,
+    });
+    const payDemo = async () => {
+      const res = await fetch(`${service.proxyUrl}/api/pay`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...bearer(token()) },
+        body: JSON.stringify({ serviceUrl: info.payments.demoServiceUrl, method: 'GET' }),
+      });
+      const body = await res.json();
+      t.is(res.status, 202, JSON.stringify(body));
+      t.is(body.paymentStatus, 'awaiting_approval');
+      await page.getByRole('button', { name: 'Refresh balances' }).click();
+      const waiting = page.locator(`#approvals-list [data-payment="${body.paymentId}"]`);
+      await waiting.waitFor();
+      return { paymentId: body.paymentId as string, waiting };
+    };
+    const paymentState = async (paymentId: string) =>
+      (await fetch(`${service.proxyUrl}/api/payments/${paymentId}`, { headers: bearer(token()) })).json();
+    const denied = await payDemo();
+    const shown = (await denied.waiting.textContent()) ?? '';
+    t.true(shown.includes('0.01 USDC') && shown.includes(info.payments.demoServiceUrl), shown);
+    await screenshot(page, 'wallet-approvals', '#approvals');
+    await denied.waiting.getByRole('button', { name: /^Deny/ }).click();
+    await page.locator('#approvals-status').filter({ hasText: 'Denied' }).waitFor();
+    await denied.waiting.waitFor({ state: 'detached' });
+    t.like(await paymentState(denied.paymentId), { paymentStatus: 'failed' });
+    const approved = await payDemo();
+    await approved.waiting.getByRole('button', { name: /^Approve/ }).click();
+    await page.locator('#approvals-status').filter({ hasText: 'Approved' }).waitFor();
+    for (let i = 0; (await paymentState(approved.paymentId)).paymentStatus !== 'confirmed'; i++) {
+      if (i > 300) return t.fail('the approved payment was not paid');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // Decided elsewhere meanwhile: the refusal shows on its row.
+    const decided = await payDemo();
+    const elsewhere = await fetch(`${service.proxyUrl}/api/approvals/${decided.paymentId}/deny`, {
+      method: 'POST',
+      headers: bearer(token()),
+    });
+    t.is(elsewhere.status, 200);
+    await decided.waiting.getByRole('button', { name: /^Approve/ }).click();
+    await decided.waiting.locator('.approval-problem').filter({ hasText: 'Already decided' }).waitFor();
+
+    // Loosening the withdrawal settings asks the wallet to sign them too.
+    const signedBefore = wallet.requests.length;
+    await page.getByLabel("Require my wallet's signature for every withdrawal").uncheck();
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await page.locator('#policy-status').filter({ hasText: 'Policy saved' }).waitFor();
+    t.true(
+      wallet.requests
+        .slice(signedBefore)
+        .some((r) => r.type === 'SUBMIT_BLOB' && /Set the withdrawal settings/.test(String(r.blob))),
+    );
+    t.false((await (await fetch(policyUrl, { headers: bearer(token()) })).json()).requireWithdrawalSignature);
+    t.deepEqual(await layoutProblems(page), [], 'at 1280 px');
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    await screenshot(page, 'wallet-390-approvals', '#approvals');
     t.true((await scrollWidth(page)) <= 390, 'no sideways scrolling at 390 px');
     t.deepEqual(await layoutProblems(page), [], 'at 390 px');
     await page.setViewportSize({ width: 1280, height: 720 });
