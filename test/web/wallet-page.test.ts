@@ -249,8 +249,7 @@ test.serial(
     // The owner asks for its wallet's signature on every withdrawal (through the agent controls): a bearer token
     // alone no longer withdraws; the page's withdrawal carries a fresh signature of the proxy's message.
     await page.getByLabel("Require my wallet's signature for every withdrawal").check();
-    await page.getByRole('button', { name: 'Save policy' }).click();
-    await page.locator('#policy-status').filter({ hasText: 'Policy saved' }).waitFor();
+    await savePolicy(page);
     const destination = Keypair.random().publicKey();
     const unsigned = await fetch(`${service.proxyUrl}/api/withdraw`, {
       method: 'POST',
@@ -372,11 +371,19 @@ async function screenshot(page: Page, name: string, part?: string): Promise<void
   else await page.screenshot({ path, fullPage: true });
 }
 
+/** Saves the policy form and waits for the proxy's answer and the page's confirmation of that save. */
+async function savePolicy(page: Page): Promise<void> {
+  const put = page.waitForResponse((r) => r.url().endsWith('/policy') && r.request().method() === 'PUT');
+  await page.getByRole('button', { name: 'Save policy' }).click();
+  if ((await put).status() !== 200) throw new Error(`the policy was refused: ${await (await put).text()}`);
+  await page.locator('#policy-status').filter({ hasText: 'Policy saved' }).waitFor();
+}
+
 /** The page scrolls sideways at 390 px? (its content width, which must not exceed the viewport's). */
 const scrollWidth = (page: Page) => page.evaluate(() => document.scrollingElement!.scrollWidth);
 
 test.serial(
-  'the owner sets a policy, freezes and unfreezes, issues and revokes an agent token and exports, at 1280 and 390 px',
+  'the owner sets a policy, freezes and unfreezes, issues and revokes an agent token, exports and decides approvals, at 1280 and 390 px',
   async (t) => {
     const { service } = t.context;
     if (journey === undefined) return t.fail('the first test did not leave its page');
@@ -414,8 +421,7 @@ test.serial(
     await page.getByLabel('Per-payment cap (USDC)').fill('0.5');
     await page.getByLabel('Budget per day (USDC)').fill('2');
     await page.getByLabel('Allowed services (one per line; empty: any)').fill(demoOrigin);
-    await page.getByRole('button', { name: 'Save policy' }).click();
-    await page.locator('#policy-status').filter({ hasText: 'Policy saved' }).waitFor();
+    await savePolicy(page);
     t.true(await page.locator('#policy-cap-error').isHidden());
     const saved = await (await fetch(policyUrl, { headers: bearer(token()) })).json();
     t.like(saved, { perPaymentCap: '0.5000000', budgetPerDay: '2.0000000', allowedServices: [demoOrigin] });
@@ -504,8 +510,7 @@ test.serial(
     await page.setViewportSize({ width: 1280, height: 900 });
     await page.getByLabel('Ask my approval above (USDC)').fill('0.005');
     await page.getByLabel('Approval waits (minutes; empty: 15)').fill('10');
-    await page.getByRole('button', { name: 'Save policy' }).click();
-    await page.locator('#policy-status').filter({ hasText: 'Policy saved' }).waitFor();
+    await savePolicy(page);
     t.like(await (await fetch(policyUrl, { headers: bearer(token()) })).json(), {
       approvalThreshold: '0.0050000',
       approvalTimeoutSeconds: 600,
@@ -555,8 +560,7 @@ test.serial(
     // Loosening the withdrawal settings asks the wallet to sign them too.
     const signedBefore = wallet.requests.length;
     await page.getByLabel("Require my wallet's signature for every withdrawal").uncheck();
-    await page.getByRole('button', { name: 'Save policy' }).click();
-    await page.locator('#policy-status').filter({ hasText: 'Policy saved' }).waitFor();
+    await savePolicy(page);
     t.true(
       wallet.requests
         .slice(signedBefore)

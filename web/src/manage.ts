@@ -129,6 +129,7 @@ function accept(view: AgentPolicy, refill = false): void {
 async function onSavePolicy(): Promise<void> {
   const agentId = current();
   const epoch = deps.epoch();
+  setStatus('policy', '');
   const form = readPolicyForm();
   if ('issues' in form) {
     showFieldIssues(form.issues);
