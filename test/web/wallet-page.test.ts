@@ -1,16 +1,15 @@
 // The wallet page in real headless Chromium against `pool-proxy start`: a Freighter stand-in signs with a
-// sandbox keypair; the page connects, funds the wallet, logs in, deposits, shows the balance and withdraws
-// (with the policy requiring the wallet's signature, which the page asks Freighter for), and the destination's
-// USDC is checked on chain; a payment of the wallet's agent shows with its receipt. The owner sets the agent's
-// policy (problems at the field), freezes and unfreezes it, issues, uses and revokes an agent token, exports its
-// payments, sets an approval threshold and denies, approves and sees a refusal on payments waiting for it, and
-// loosens the withdrawal settings with the wallet's signature, at 1280 and 390 px (WEB_SCREENSHOTS=<folder>
-// saves screenshots). The
-// withdraw destination starts empty and warns before linking a withdrawal to its deposit; a ledger refusal is one
-// plain sentence; the layout holds at 390 and 768 px. A switch of account or network in the wallet clears
-// everything of the previous account and sends no signature request for the wrong network; Log out ends the
-// token on the server. A wallet on another network is refused, and a refused deposit signature cancels the
-// prepared deposit. Without the extension, the page says so on load.
+// sandbox keypair; the page connects, funds the wallet, logs in, deposits (a new agent requires the wallet's
+// signature for withdrawals from the start), shows the balance and withdraws (signed in Freighter), and the
+// destination's USDC is checked on chain; a payment of the wallet's agent shows with its receipt. The owner sets
+// the agent's policy (problems at the field), freezes and unfreezes it, issues, uses and revokes an agent token,
+// exports its payments, sets an approval threshold and denies, approves and sees a refusal on payments waiting
+// for it, and loosens the withdrawal settings with the wallet's signature, at 1280 and 390 px
+// (WEB_SCREENSHOTS=<folder> saves screenshots). The withdraw destination starts empty and warns before linking
+// a withdrawal to its deposit; a ledger refusal is one plain sentence; the layout holds at 390 and 768 px. A
+// switch of account or network in the wallet clears everything of the previous account and sends no signature
+// request for the wrong network; Log out ends the token on the server. A wallet on another network is refused,
+// and a refused deposit signature cancels the prepared deposit. Without the extension, the page says so on load.
 import anyTest, { type TestFn } from 'ava';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -246,10 +245,16 @@ test.serial(
       /HostError|Error\(Contract|#\d+/,
     );
 
-    // The owner asks for its wallet's signature on every withdrawal (through the agent controls): a bearer token
-    // alone no longer withdraws; the page's withdrawal carries a fresh signature of the proxy's message.
-    await page.getByLabel("Require my wallet's signature for every withdrawal").check();
-    await savePolicy(page);
+    // The agents the page created require the wallet's signature for every withdrawal from the start (shown in
+    // the agent controls): a bearer token alone does not withdraw; the page's withdrawal carries a fresh
+    // signature of the proxy's message.
+    await page.locator('#policy-signature:checked').waitFor();
+    for (const agent of [address, 'web-savings']) {
+      const policy = await fetch(`${service.proxyUrl}/api/agents/${agent}/policy`, {
+        headers: { authorization: `Bearer ${opened.token()}` },
+      });
+      t.true((await policy.json()).requireWithdrawalSignature, `on by default for ${agent}`);
+    }
     const destination = Keypair.random().publicKey();
     const unsigned = await fetch(`${service.proxyUrl}/api/withdraw`, {
       method: 'POST',

@@ -459,7 +459,8 @@ async function onDeposit(): Promise<void> {
   const progress = $('deposit-progress');
   const wait = $('deposit-wait');
   wait.textContent = registrationWait();
-  wait.hidden = state.agents.some((a) => a.agentId === agentId);
+  const isNew = !state.agents.some((a) => a.agentId === agentId);
+  wait.hidden = !isNew;
   progress.hidden = false;
   const started = Date.now();
   let prepareId: string | undefined;
@@ -520,8 +521,33 @@ async function onDeposit(): Promise<void> {
     progress.hidden = true;
     wait.hidden = true;
   }
+  if (isNew) await requireSignatureOf(agentId);
   void guarded('agents', loadAgents);
   void guarded('stats', loadStats);
+}
+
+/**
+ * A new agent's withdrawals need the wallet's signature from the start: when its owner has set nothing of its
+ * policy yet, the page turns the requirement on (tightening needs no signature; turning it off later does).
+ * Best effort: the deposit is done either way, and the policy form shows what holds.
+ */
+async function requireSignatureOf(agentId: string): Promise<void> {
+  try {
+    const view = await api.policy(agentId);
+    const untouched =
+      !view.requireWithdrawalSignature &&
+      [
+        view.perPaymentCap,
+        view.budgetPerHour,
+        view.budgetPerDay,
+        view.budgetPer30Days,
+        view.approvalThreshold,
+      ].every((v) => v === null) &&
+      view.allowedServices.length + view.deniedServices.length + view.withdrawalDestinations.length === 0;
+    if (untouched) await api.setPolicy(agentId, { requireWithdrawalSignature: true });
+  } catch {
+    // Not set: the agent controls still offer it.
+  }
 }
 
 function drawAgentCards(): void {
