@@ -49,7 +49,11 @@ export async function operatorDeposit(ctx: FlowContext, ref: AgentRef, amount: b
     return { txHash: confirmed.hash, amount, proveMs };
   } catch (error) {
     await settleFailure(ctx, opId, error);
-    ctx.logger.log('warn', 'operator deposit failed', { opId, code: (error as ProblemError).code });
+    ctx.logger.log('warn', 'operator deposit failed', {
+      opId,
+      code: (error as ProblemError).code,
+      detail: (error as Error).message,
+    });
     throw error;
   }
 }
