@@ -681,7 +681,8 @@ test.serial(
     const books = async (p: ProxyHandle) => (await getJson(at(p, '/api/operator/books'), operator)).json;
     const balance = async (p: ProxyHandle) =>
       (await getJson(at(p, '/api/balance/lost'), operator)).json.balance as string;
-    t.is((await postJson(at(a, '/api/deposit'), { agentId: 'lost', amount: '0.5' }, operator)).status, 200);
+    const deposited = await postJson(at(a, '/api/deposit'), { agentId: 'lost', amount: '0.5' }, operator);
+    t.is(deposited.status, 200, deposited.text);
     const body = {
       agentId: 'lost',
       serviceUrl: local.demo.quoteUrl,
