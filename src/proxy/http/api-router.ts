@@ -58,23 +58,26 @@ const REQUEST_ID_DOC = {
   },
 };
 
-export interface RouteInput<B, Q, P> {
+/** What a route's handler knows of its caller: nothing on a public route, verified claims on every other. */
+export type AuthFor<A extends Access> = A extends 'public' ? undefined : TokenClaims;
+
+export interface RouteInput<B, Q, P, A extends Access = Access> {
   body: B;
   query: Q;
   params: P;
-  /** Claims of the verified token (wallet routes only). */
-  auth: TokenClaims | undefined;
+  /** Claims of the verified token (the operator's on its routes), by the route's access rule. */
+  auth: AuthFor<A>;
   ctx: Context;
 }
 
-export interface RouteDefinition<B, Q, P, R> {
+export interface RouteDefinition<B, Q, P, R, A extends Access = Access> {
   method: 'get' | 'post' | 'put' | 'delete';
   /** Koa path, e.g. /api/balance/:agentId */
   path: string;
   summary: string;
   description?: string;
   tag: string;
-  access: Access;
+  access: A;
   /** Whether an agent-scoped token may call it (default: refused with `forbidden_for_agent_token`). */
   agentToken?: AgentTokenRule;
   body?: z.ZodType<B>;
@@ -83,7 +86,7 @@ export interface RouteDefinition<B, Q, P, R> {
   response: z.ZodType<R>;
   /** Problem codes this route can answer with (documented in OpenAPI). */
   errors: ProblemCode[];
-  handler: (input: RouteInput<B, Q, P>) => Promise<R>;
+  handler: (input: RouteInput<B, Q, P, A>) => Promise<R>;
   /**
    * Answers a result as text instead of JSON when `render` gives a body (e.g. a CSV download, by a query
    * parameter); `contentType` is what the body is, also in the OpenAPI document.
@@ -166,7 +169,9 @@ export class ApiRouter {
     });
   }
 
-  add<B = undefined, Q = undefined, P = undefined, R = unknown>(def: RouteDefinition<B, Q, P, R>): void {
+  add<B = undefined, Q = undefined, P = undefined, R = unknown, A extends Access = Access>(
+    def: RouteDefinition<B, Q, P, R, A>,
+  ): void {
     this.#document(def);
     this.router[def.method](def.path, async (ctx: Context) => {
       const auth = await this.#authorize(ctx, def.access);
@@ -186,7 +191,8 @@ export class ApiRouter {
         body = validate(def.body, raw, 'request body');
       }
       if (auth?.agt !== undefined) checkOwnAgent(auth.agt, params, body);
-      const result = await def.handler({ body, query, params, auth, ctx });
+      // #authorize answers claims for every access rule but 'public' (or throws): what AuthFor<A> says.
+      const result = await def.handler({ body, query, params, auth: auth as AuthFor<A>, ctx });
       const text = def.text?.render(result, query);
       if (text !== undefined) {
         ctx.status = 200;

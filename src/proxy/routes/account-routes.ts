@@ -29,7 +29,7 @@ export function registerAccountRoutes(
     response: Balance,
     errors: ['not_found', 'invalid_request'],
     handler: async ({ params, auth }) => {
-      const ref = { owner: auth!.sub, agentId: params.agentId };
+      const ref = { owner: auth.sub, agentId: params.agentId };
       if ((await agents.get(ref)) === undefined) throw unknownAgent(params.agentId);
       return {
         agentId: params.agentId,
@@ -48,7 +48,7 @@ export function registerAccountRoutes(
     response: AgentList,
     errors: [],
     handler: async ({ auth }) => {
-      const mine = await agents.ofOwner(auth!.sub);
+      const mine = await agents.ofOwner(auth.sub);
       mine.sort((a, b) => a.agentId.localeCompare(b.agentId));
       return {
         agents: await Promise.all(

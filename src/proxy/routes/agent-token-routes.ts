@@ -52,7 +52,7 @@ export function registerAgentTokenRoutes(api: ApiRouter, deps: AgentTokenRouteDe
     response: AgentTokenIssued,
     errors: ['not_found', 'invalid_request'],
     handler: async ({ params, body, auth }) => {
-      const ref = await owned(auth!.sub, params.agentId);
+      const ref = await owned(auth.sub, params.agentId);
       const ttl = body.expiresInSeconds ?? DEFAULT_TTL_SECONDS;
       const { token, claims } = await tokens.issueForAgent(ref.owner, ref.agentId, ttl);
       await records.add(ref, {
@@ -81,7 +81,7 @@ export function registerAgentTokenRoutes(api: ApiRouter, deps: AgentTokenRouteDe
     response: AgentTokenList,
     errors: ['not_found', 'invalid_request'],
     handler: async ({ params, auth }) => {
-      const ref = await owned(auth!.sub, params.agentId);
+      const ref = await owned(auth.sub, params.agentId);
       const live = await records.list(ref, clock() / 1000);
       return {
         tokens: live.map((r) => ({
@@ -104,7 +104,7 @@ export function registerAgentTokenRoutes(api: ApiRouter, deps: AgentTokenRouteDe
     response: AgentTokenRevoked,
     errors: ['not_found', 'invalid_request'],
     handler: async ({ params, auth }) => {
-      const ref = await owned(auth!.sub, params.agentId);
+      const ref = await owned(auth.sub, params.agentId);
       const record = await records.get(ref, params.tokenId);
       if (record === undefined)
         throw new ProblemError('not_found', `no token ${params.tokenId} for agent ${params.agentId}`);

@@ -21,7 +21,7 @@ export function registerApprovalRoutes(api: ApiRouter, runtime: PoolAccess): voi
     response: ApprovalList,
     errors: ['service_unavailable'],
     handler: async ({ auth }) => {
-      const pending = await pendingApprovals(runtime.requirePayments(), auth!.sub, auth!.agt);
+      const pending = await pendingApprovals(runtime.requirePayments(), auth.sub, auth.agt);
       return { approvals: pending.map(approvalView) };
     },
   });
@@ -52,8 +52,8 @@ export function registerApprovalRoutes(api: ApiRouter, runtime: PoolAccess): voi
       ],
       handler: async ({ params, auth }) => {
         const pctx = runtime.requirePayments();
-        if (decision === 'approve') await approvePayment(pctx, auth!.sub, params.paymentId);
-        else await denyPayment(pctx, auth!.sub, params.paymentId);
+        if (decision === 'approve') await approvePayment(pctx, auth.sub, params.paymentId);
+        else await denyPayment(pctx, auth.sub, params.paymentId);
         return {
           paymentId: params.paymentId,
           decision: decision === 'approve' ? ('approved' as const) : ('denied' as const),

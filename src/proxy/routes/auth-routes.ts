@@ -54,9 +54,9 @@ export function registerAuthRoutes(api: ApiRouter, login: LoginService, tokens: 
     response: LogoutResult,
     errors: [],
     handler: async ({ auth, ctx }) => {
-      await tokens.revoke(auth!);
-      requestLog(ctx).log('info', 'logout', { wallet: auth!.sub });
-      return { loggedOut: true as const, tokenExpiresAt: new Date(auth!.exp * 1000).toISOString() };
+      await tokens.revoke(auth);
+      requestLog(ctx).log('info', 'logout', { wallet: auth.sub });
+      return { loggedOut: true as const, tokenExpiresAt: new Date(auth.exp * 1000).toISOString() };
     },
   });
 }

@@ -36,7 +36,7 @@ export function registerExportRoutes(api: ApiRouter, agents: AgentRegistry, runt
           : undefined,
     },
     handler: async ({ params, query, auth }) => {
-      const ref = { owner: auth!.sub, agentId: params.agentId };
+      const ref = { owner: auth.sub, agentId: params.agentId };
       if ((await agents.get(ref)) === undefined) throw unknownAgent(params.agentId);
       const pctx = runtime.requirePayments();
       const from = query.from === undefined ? 0 : Date.parse(query.from);

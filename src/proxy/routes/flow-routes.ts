@@ -54,11 +54,11 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolAccess, limits: 
     response: PreparedDeposit,
     errors: ['forbidden', 'proof_failed', 'ledger_rejected', 'service_unavailable'],
     handler: async ({ body, auth }) => {
-      if (body.publicKey !== auth!.sub)
+      if (body.publicKey !== auth.sub)
         throw new ProblemError('forbidden', 'publicKey must be the wallet you logged in with');
       return prepareDeposit(
         runtime.require(),
-        { owner: auth!.sub, agentId: body.agentId ?? auth!.sub },
+        { owner: auth.sub, agentId: body.agentId ?? auth.sub },
         parseAmount(body.amount, limits.maxDeposit),
       );
     },
@@ -77,7 +77,7 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolAccess, limits: 
     params: PrepareIdParams,
     response: CancelledDeposit,
     errors: ['not_found', 'conflict', 'service_unavailable'],
-    handler: async ({ params, auth }) => cancelDeposit(runtime.require(), auth!.sub, params.prepareId),
+    handler: async ({ params, auth }) => cancelDeposit(runtime.require(), auth.sub, params.prepareId),
   });
 
   api.add({
@@ -108,7 +108,7 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolAccess, limits: 
     handler: async ({ body, auth }) => {
       const result = await submitDeposit(
         runtime.require(),
-        auth!.sub,
+        auth.sub,
         body.prepareId,
         body.signedTransactionXDR,
       );
@@ -173,12 +173,12 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolAccess, limits: 
     ],
     handler: async ({ body, auth }) => {
       const amount = parseAmount(body.amount, limits.maxWithdraw);
-      if (auth!.sub === OPERATOR_OWNER && body.agentId === undefined) {
+      if (auth.sub === OPERATOR_OWNER && body.agentId === undefined) {
         throw new ProblemError('invalid_request', 'operator withdrawals must name the agentId', {
           issues: [{ path: 'agentId', message: 'required without a wallet token' }],
         });
       }
-      const ref = { owner: auth!.sub, agentId: body.agentId ?? auth!.sub };
+      const ref = { owner: auth.sub, agentId: body.agentId ?? auth.sub };
       const flows = runtime.require();
       await requireAgent(flows, ref);
       const { policies, confirmations } = limits.withdrawals;

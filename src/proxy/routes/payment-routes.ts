@@ -62,9 +62,9 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
     ],
     status: (result) => (result.paymentStatus === 'confirmed' ? 200 : 202),
     handler: async ({ body, auth }) => {
-      const owner = auth!.sub;
+      const owner = auth.sub;
       // an agent token pays for its own agent (api-router.ts refuses another agentId)
-      const agentId = body.agentId ?? auth!.agt;
+      const agentId = body.agentId ?? auth.agt;
       if (owner === OPERATOR_OWNER && agentId === undefined) {
         throw new ProblemError('invalid_request', 'operator payments must name the agentId', {
           issues: [{ path: 'agentId', message: 'required without a wallet token' }],
@@ -98,10 +98,10 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
       const pctx = runtime.requirePayments();
       const limit = Number(query.limit ?? 50);
       const records = [];
-      for (const id of await pctx.records.paymentsOf(auth!.sub)) {
+      for (const id of await pctx.records.paymentsOf(auth.sub)) {
         const record = await pctx.flows.journal.get(id);
         // an agent token reads its own agent's payments only
-        if (record === undefined || (auth!.agt !== undefined && record.data?.agentId !== auth!.agt)) continue;
+        if (record === undefined || (auth.agt !== undefined && record.data?.agentId !== auth.agt)) continue;
         records.push(record);
       }
       records.sort((a, b) => b.createdAt - a.createdAt);
@@ -140,7 +140,7 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
     errors: ['invalid_request', 'not_found', 'service_unavailable'],
     handler: async ({ params, auth }) => {
       const pctx = runtime.requirePayments();
-      await ownedPayment(pctx, auth!.sub, params.paymentId, auth!.agt);
+      await ownedPayment(pctx, auth.sub, params.paymentId, auth.agt);
       return outcomeOf(pctx, params.paymentId);
     },
   });

@@ -44,8 +44,8 @@ export interface PolicyRouteDeps {
 
 export function registerPolicyRoutes(api: ApiRouter, deps: PolicyRouteDeps): void {
   const { agents, policies, operator } = deps;
-  const owned = async (auth: { sub: string } | undefined, agentId: string): Promise<AgentRef> => {
-    const ref = { owner: auth!.sub, agentId };
+  const owned = async (auth: { sub: string }, agentId: string): Promise<AgentRef> => {
+    const ref = { owner: auth.sub, agentId };
     if ((await agents.get(ref)) === undefined) throw unknownAgent(agentId);
     return ref;
   };

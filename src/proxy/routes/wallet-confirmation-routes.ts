@@ -32,7 +32,7 @@ export function registerWalletConfirmationRoutes(
     response: WalletConfirmationMessage,
     errors: ['not_found', 'invalid_request'],
     handler: async ({ params, body, auth }) => {
-      const ref = { owner: auth!.sub, agentId: params.agentId };
+      const ref = { owner: auth.sub, agentId: params.agentId };
       if ((await deps.agents.get(ref)) === undefined) throw unknownAgent(ref.agentId);
       const action =
         body.withdraw !== undefined
