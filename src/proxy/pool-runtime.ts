@@ -5,7 +5,7 @@
 import type { Clock } from './util/clock.ts';
 import { ProverClient } from '../prover/client.ts';
 import type { ProxyConfig } from './config.ts';
-import { ProblemError } from '../api/problem.ts';
+import { DomainError } from './domain/errors.ts';
 import type { ProxyMetrics } from './util/metrics.ts';
 import type { EncryptedStore } from './store/encrypted-store.ts';
 import type { Logger } from './util/logger.ts';
@@ -95,11 +95,11 @@ export class PoolRuntime implements PoolAccess {
 
   require(): FlowContext {
     if (this.#connected === undefined) {
-      throw new ProblemError(
+      throw new DomainError(
         'service_unavailable',
         `the pool is not connected yet (${this.#lastError}); retry shortly`,
         {
-          headers: { 'Retry-After': '2' },
+          retryAfterSeconds: 2,
         },
       );
     }
@@ -111,7 +111,7 @@ export class PoolRuntime implements PoolAccess {
     const payments = this.#connected === undefined ? undefined : this.#connected.payments;
     if (payments === undefined) {
       this.require();
-      throw new ProblemError(
+      throw new DomainError(
         'service_unavailable',
         'payments are not configured on this proxy (set POOL_PROXY_POOL_WALLET_SECRET)',
       );

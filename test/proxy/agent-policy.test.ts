@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import test from 'ava';
 import { SignJWT } from 'jose';
-import { ProblemError } from '../../src/api/problem.ts';
+import { DomainError } from '../../src/proxy/domain/errors.ts';
 import { TokenService } from '../../src/proxy/auth/tokens.ts';
 import {
   type AgentPolicy,
@@ -25,7 +25,7 @@ const codeOf = (f: () => void) => {
     f();
     return undefined;
   } catch (error) {
-    return (error as ProblemError).code;
+    return (error as DomainError).code;
   }
 };
 
@@ -179,7 +179,7 @@ test('agent tokens: the agt claim names one agent; a wallet token is unchanged; 
     [{}, 'operator'],
   ] as const) {
     const error = await t.throwsAsync(tokens.verify(await signer(claims, sub)));
-    t.is((error as ProblemError).code, 'unauthorized', JSON.stringify(claims));
+    t.is((error as DomainError).code, 'unauthorized', JSON.stringify(claims));
   }
 });
 

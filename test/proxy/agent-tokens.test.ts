@@ -4,9 +4,10 @@
 // own client, and is refused (403 forbidden_for_agent_token, nothing changed) everything else: withdrawals,
 // wallet deposits, policy changes, freeze, tokens, other agents and wallet routes. A revoked token is refused
 // everywhere, also after a restart; the operator issues tokens for its own agents the same way.
+import { walletDeposit as deposit } from './helpers/wallet-deposit.ts';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { Keypair, TransactionBuilder } from '@stellar/stellar-sdk';
+import { Keypair } from '@stellar/stellar-sdk';
 import test, { type ExecutionContext } from 'ava';
 import type { ProxyHandle } from '../../src/proxy/server.ts';
 import { localX402Env } from '../../src/x402/local-services.ts';
@@ -33,25 +34,15 @@ const send = (method: string, path: string, token: string, body?: unknown): Prom
 const balanceOf = async (agentId: string) =>
   (await getJson(url(`/api/balance/${agentId}`), bearer(walletToken))).json.balance as string;
 
-async function walletDeposit(agentId: string, amount: string) {
-  const prepared = await postJson(
-    url('/api/deposit/prepare'),
-    { amount, publicKey: wallet.publicKey(), agentId },
-    bearer(walletToken),
-  );
-  if (prepared.status !== 200) throw new Error(`prepare: ${prepared.text}`);
-  const tx = TransactionBuilder.fromXDR(
-    prepared.json.transactionXDR,
-    pay.stack.config.ledger.networkPassphrase,
-  );
-  tx.sign(wallet);
-  const submitted = await postJson(
-    url('/api/deposit/submit'),
-    { prepareId: prepared.json.prepareId, signedTransactionXDR: tx.toXDR() },
-    bearer(walletToken),
-  );
-  if (submitted.status !== 200) throw new Error(`submit: ${submitted.text}`);
-}
+const walletDeposit = (agentId: string, amount: string) =>
+  deposit({
+    proxyUrl: proxy.url,
+    wallet,
+    token: walletToken,
+    networkPassphrase: pay.stack.config.ledger.networkPassphrase,
+    agentId,
+    amount,
+  });
 
 async function mcpClient(token: string): Promise<Client> {
   const transport = new StreamableHTTPClientTransport(new URL('/mcp', proxy.url), {

@@ -9,7 +9,7 @@ import { challengeNonce } from '../../src/proxy/auth/challenge-message.ts';
 import { LoginService } from '../../src/proxy/auth/login.ts';
 import { decodeSignature } from '../../src/proxy/auth/signature.ts';
 import { TokenService } from '../../src/proxy/auth/tokens.ts';
-import { ProblemError } from '../../src/api/problem.ts';
+import { DomainError } from '../../src/proxy/domain/errors.ts';
 import { EncryptedStore } from '../../src/proxy/store/encrypted-store.ts';
 import { getJson, postJson } from './helpers/http.ts';
 import { startTestProxy, type TestProxy } from './helpers/proxy.ts';
@@ -254,7 +254,7 @@ test('an expired challenge is refused (service clock)', async (t) => {
   const error = await t.throwsAsync(
     login.verify({ publicKey: wallet.publicKey(), challenge, signature: sign(wallet, challenge) }),
     {
-      instanceOf: ProblemError,
+      instanceOf: DomainError,
     },
   );
   t.is(error!.code, 'unauthorized');
@@ -299,18 +299,18 @@ test('a remembered (already verified) token is still refused once it expires', a
   now += 4_000; // still within exp + the 5 s tolerance
   t.is((await tokens.verify(token)).sub, wallet, 'served from the verified-token cache');
   now += 2_500;
-  const error = await t.throwsAsync(tokens.verify(token), { instanceOf: ProblemError });
+  const error = await t.throwsAsync(tokens.verify(token), { instanceOf: DomainError });
   t.regex(error!.message, /expired/);
   // a token never seen before, past the same expiry, is refused by the signature check's own lifetime test
   const late = await tokens.issue(wallet, new Date(now - 86_406_000));
-  t.regex((await t.throwsAsync(tokens.verify(late), { instanceOf: ProblemError }))!.message, /expired/);
+  t.regex((await t.throwsAsync(tokens.verify(late), { instanceOf: DomainError }))!.message, /expired/);
   const fresh = await tokens.issue(wallet);
   t.is((await tokens.verify(fresh)).sub, wallet);
   // Change one fully significant signature character (the last ones carry padding bits, so replacing
   // them can leave the signature bytes unchanged).
   const i = fresh.length - 10;
   const tampered = `${fresh.slice(0, i)}${fresh[i] === 'A' ? 'B' : 'A'}${fresh.slice(i + 1)}`;
-  await t.throwsAsync(tokens.verify(tampered), { instanceOf: ProblemError });
+  await t.throwsAsync(tokens.verify(tampered), { instanceOf: DomainError });
 });
 
 test('the Bearer scheme is matched in any case, after one or more spaces (RFC 9110 §11.1)', async (t) => {

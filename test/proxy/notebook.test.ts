@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ProblemError } from '../../src/api/problem.ts';
+import { DomainError } from '../../src/proxy/domain/errors.ts';
 import { type NewNote, NoteBook } from '../../src/proxy/services/notebook.ts';
 import { EncryptedStore } from '../../src/proxy/store/encrypted-store.ts';
 
@@ -33,7 +33,7 @@ test('credits are keyed by commitment: replays add nothing', async (t) => {
 test('reservations: insufficient balance changes nothing; concurrent reservations never overdraw', async (t) => {
   const { notes, store } = await book();
   await notes.credit('a', [note(1n, 100n)]);
-  const error = await t.throwsAsync(notes.reserve('a', 'op-big', 101n), { instanceOf: ProblemError });
+  const error = await t.throwsAsync(notes.reserve('a', 'op-big', 101n), { instanceOf: DomainError });
   t.is(error!.code, 'insufficient_balance');
   t.is(await notes.available('a'), 100n);
   const results = await Promise.allSettled(

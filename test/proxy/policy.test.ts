@@ -4,7 +4,8 @@
 // code before anything is reserved, twenty concurrent payments against a daily budget of five prices paying
 // exactly five, and a freeze while payments wait in an open batch window: they are not paid, their
 // reservations come back, and the owner can still withdraw.
-import { Keypair, TransactionBuilder } from '@stellar/stellar-sdk';
+import { walletDeposit } from './helpers/wallet-deposit.ts';
+import { Keypair } from '@stellar/stellar-sdk';
 import test from 'ava';
 import { type PayStack, startPayStack } from '../mcp/pay-stack.ts';
 import { runCli } from '../helpers/cli.ts';
@@ -46,21 +47,14 @@ test.before(async () => {
   wallet = Keypair.random();
   await pay.stack.fund(wallet.publicKey(), 5);
   walletToken = await pay.stack.login(wallet, pay.proxy.url);
-  const passphrase = pay.stack.config.ledger.networkPassphrase;
-  const prepared = await postJson(
-    url('/api/deposit/prepare'),
-    { amount: '1', publicKey: wallet.publicKey(), agentId: 'w-agent' },
-    bearer(walletToken),
-  );
-  if (prepared.status !== 200) throw new Error(`prepare: ${prepared.text}`);
-  const tx = TransactionBuilder.fromXDR(prepared.json.transactionXDR, passphrase);
-  tx.sign(wallet);
-  const submitted = await postJson(
-    url('/api/deposit/submit'),
-    { prepareId: prepared.json.prepareId, signedTransactionXDR: tx.toXDR() },
-    bearer(walletToken),
-  );
-  if (submitted.status !== 200) throw new Error(`submit: ${submitted.text}`);
+  await walletDeposit({
+    proxyUrl: pay.proxy.url,
+    wallet,
+    token: walletToken,
+    networkPassphrase: pay.stack.config.ledger.networkPassphrase,
+    agentId: 'w-agent',
+    amount: '1',
+  });
   await operatorDeposit('rules', '1');
   await operatorDeposit('twenty', '1');
   await operatorDeposit('frozen', '1');

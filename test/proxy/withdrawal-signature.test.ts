@@ -3,7 +3,8 @@
 // signature and holds an address book; then a withdrawal without a signature, with a wrong one, one signed
 // for another withdrawal or one replayed is refused and moves nothing, a destination outside the book is
 // refused, a fresh signature goes through once, and turning the setting off needs the wallet too.
-import { Keypair, TransactionBuilder } from '@stellar/stellar-sdk';
+import { walletDeposit } from './helpers/wallet-deposit.ts';
+import { Keypair } from '@stellar/stellar-sdk';
 import test from 'ava';
 import { type Stack, startStack } from './helpers/stack.ts';
 import { getJson, postJson, rawRequest } from './helpers/http.ts';
@@ -42,21 +43,16 @@ test.before(async () => {
   wallet = Keypair.random();
   await stack.fund(wallet.publicKey(), 5);
   for (const k of [dest, other]) await stack.fund(k.publicKey(), 1);
-  own = { authorization: `Bearer ${await stack.login(wallet)}` };
-  const prepared = await postJson(
-    url('/api/deposit/prepare'),
-    { amount: '1', publicKey: wallet.publicKey(), agentId: AGENT },
-    own,
-  );
-  if (prepared.status !== 200) throw new Error(`prepare: ${prepared.text}`);
-  const tx = TransactionBuilder.fromXDR(prepared.json.transactionXDR, stack.config.ledger.networkPassphrase);
-  tx.sign(wallet);
-  const submitted = await postJson(
-    url('/api/deposit/submit'),
-    { prepareId: prepared.json.prepareId, signedTransactionXDR: tx.toXDR() },
-    own,
-  );
-  if (submitted.status !== 200) throw new Error(`submit: ${submitted.text}`);
+  const token = await stack.login(wallet);
+  own = { authorization: `Bearer ${token}` };
+  await walletDeposit({
+    proxyUrl: stack.proxy.url,
+    wallet,
+    token,
+    networkPassphrase: stack.config.ledger.networkPassphrase,
+    agentId: AGENT,
+    amount: '1',
+  });
 });
 
 test.after.always(async () => {

@@ -6,7 +6,7 @@
 // stored, until the challenge expires (`sweepExpired` removes it then).
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Keypair } from '@stellar/stellar-sdk';
-import { ProblemError } from '../../api/problem.ts';
+import { DomainError } from '../domain/errors.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
 import { type ChallengeFields, formatChallenge, parseChallenge } from './challenge-message.ts';
 import { decodeSignature } from './signature.ts';
@@ -78,11 +78,11 @@ export class LoginService {
   }): Promise<{ token: string; expiresIn: number }> {
     const fields = parseChallenge(input.challenge);
     if (fields === undefined)
-      throw new ProblemError('unauthorized', 'challenge was not issued by this service');
+      throw new DomainError('unauthorized', 'challenge was not issued by this service');
     const random = fields.nonce.slice(0, RANDOM_BYTES * 2);
     const mac = Buffer.from(fields.nonce.slice(RANDOM_BYTES * 2), 'hex');
     if (!timingSafeEqual(mac, this.#mac(fields, random))) {
-      throw new ProblemError(
+      throw new DomainError(
         'unauthorized',
         'challenge text was altered or the challenge was not issued by this service',
       );
@@ -92,20 +92,20 @@ export class LoginService {
       fields.uri !== this.#settings.uri ||
       fields.network !== this.#settings.network
     ) {
-      throw new ProblemError('unauthorized', 'challenge was issued for another domain or network');
+      throw new DomainError('unauthorized', 'challenge was issued for another domain or network');
     }
     const expiresAt = fields.expiresAt.getTime();
     if (this.#now() > expiresAt)
-      throw new ProblemError('unauthorized', 'challenge expired; request a new one');
+      throw new DomainError('unauthorized', 'challenge expired; request a new one');
     if (fields.address !== input.publicKey) {
-      throw new ProblemError('unauthorized', 'challenge was issued for another account');
+      throw new DomainError('unauthorized', 'challenge was issued for another account');
     }
     if (!(await this.#consume(fields.nonce, expiresAt))) {
-      throw new ProblemError('unauthorized', 'challenge was already used; request a new one');
+      throw new DomainError('unauthorized', 'challenge was already used; request a new one');
     }
     const signature = decodeSignature(input.signature);
     if (!Keypair.fromPublicKey(input.publicKey).verifyMessage(input.challenge, signature)) {
-      throw new ProblemError(
+      throw new DomainError(
         'unauthorized',
         'signature does not verify for this account and challenge (SEP-53)',
       );

@@ -1,5 +1,5 @@
 // Wallets return SEP-53 signatures as base64 (Freighter) or hex (SEP-43 text); both carry 64 bytes.
-import { ProblemError } from '../../api/problem.ts';
+import { DomainError } from '../domain/errors.ts';
 
 const HEX = /^[0-9a-fA-F]{128}$/;
 const BASE64 = /^[A-Za-z0-9+/]{86}==$/;
@@ -11,7 +11,7 @@ export function decodeSignature(signature: string): Uint8Array {
   else if (BASE64.test(signature)) bytes = Buffer.from(signature, 'base64');
   else if (BASE64URL.test(signature)) bytes = Buffer.from(signature, 'base64url');
   if (bytes === undefined || bytes.length !== 64) {
-    throw new ProblemError(
+    throw new DomainError(
       'invalid_request',
       'signature must be the 64-byte SEP-53 signature as base64 (88 characters) or hex (128 characters)',
       { issues: [{ path: 'signature', message: 'not a 64-byte base64 or hex signature' }] },

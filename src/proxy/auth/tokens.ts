@@ -8,7 +8,7 @@ import { createPrivateKey, createPublicKey, type KeyObject, randomUUID } from 'n
 import { decodeProtectedHeader, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { isAccountAddress } from '../../api/address.ts';
 import { isAgentId, OPERATOR_OWNER } from '../../api/agent-id.ts';
-import { ProblemError } from '../../api/problem.ts';
+import { DomainError } from '../domain/errors.ts';
 import { deriveEpochKey } from '../store/derived-keys.ts';
 import type { TokenRevocations } from './revocations.ts';
 import { type Clock, systemClock } from '../util/clock.ts';
@@ -111,14 +111,11 @@ export class TokenService {
   async verify(token: string): Promise<TokenClaims> {
     const claims = await this.#verifyUnrevoked(token);
     if (await this.#revocations?.isRevoked(claims.jti, this.#now()))
-      throw new ProblemError(
+      throw new DomainError(
         'unauthorized',
         claims.agt === undefined
           ? 'token was ended by Log out; log in again'
           : 'this agent token was revoked by its owner',
-        {
-          headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
-        },
       );
     return claims;
   }
@@ -141,9 +138,7 @@ export class TokenService {
     if (cached !== undefined) {
       if (cached.exp + CLOCK_TOLERANCE_SECONDS > this.#now() / 1000) return cached;
       this.#verified.delete(token);
-      throw new ProblemError('unauthorized', 'token expired', {
-        headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
-      });
+      throw new DomainError('unauthorized', 'token expired');
     }
     const claims = await this.#verifySignature(token);
     if (this.#verified.size >= VERIFIED_CACHE_SIZE) {
@@ -163,10 +158,9 @@ export class TokenService {
       kid = null;
     }
     if (kid !== null && (kid ?? '') !== this.#epoch)
-      throw new ProblemError(
+      throw new DomainError(
         'unauthorized',
         'token was issued before this service’s store was recovered; log in again',
-        { headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } },
       );
     try {
       ({ payload } = await jwtVerify(token, this.#publicKey, {
@@ -178,16 +172,14 @@ export class TokenService {
         currentDate: new Date(this.#now()),
       }));
     } catch (error) {
-      throw new ProblemError('unauthorized', describeJwtError(error), {
-        headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
-      });
+      throw new DomainError('unauthorized', describeJwtError(error));
     }
     const agt = payload.agt;
     if (agt !== undefined && !isAgentId(agt))
-      throw new ProblemError('unauthorized', 'token agent claim is not an agent id');
+      throw new DomainError('unauthorized', 'token agent claim is not an agent id');
     const owner = payload.sub === OPERATOR_OWNER && agt !== undefined ? payload.sub : undefined;
     if ((owner === undefined && !isAccountAddress(payload.sub)) || typeof payload.jti !== 'string') {
-      throw new ProblemError('unauthorized', 'token subject is not a Stellar account address');
+      throw new DomainError('unauthorized', 'token subject is not a Stellar account address');
     }
     return {
       sub: payload.sub as string,

@@ -7,7 +7,7 @@
 // refused. A bearer token alone can no longer move the money elsewhere.
 import { randomBytes } from 'node:crypto';
 import { Keypair } from '@stellar/stellar-sdk';
-import { ProblemError } from '../../api/problem.ts';
+import { DomainError } from '../domain/errors.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
 import type { Clock } from '../util/clock.ts';
 import { decodeSignature } from './signature.ts';
@@ -66,7 +66,7 @@ export class WalletConfirmations {
    */
   async consume(owner: string, action: string, nonce: string, signature: string): Promise<void> {
     const refuse = (why: string) =>
-      new ProblemError('wallet_signature_invalid', `the wallet confirmation is refused: ${why}`);
+      new DomainError('wallet_signature_invalid', `the wallet confirmation is refused: ${why}`);
     const bytes = decodeSignature(signature);
     const pending = await this.#mutex.run(nonce, async () => {
       const key = this.#store.key(SCOPE, nonce);

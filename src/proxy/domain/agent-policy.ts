@@ -4,7 +4,7 @@
 // payment. The store keeps policies (services/agent-policies.ts); payments enforce them
 // (payments/policy-check.ts). docs/POLICY.md describes the rules for owners.
 import { formatAmount } from '../../api/amount.ts';
-import { ProblemError } from '../../api/problem.ts';
+import { DomainError } from './errors.ts';
 
 /** The rolling windows a policy can budget, with their lengths. */
 export const BUDGET_WINDOWS = {
@@ -126,8 +126,8 @@ export function matchesService(pattern: string, serviceUrl: URL): boolean {
 }
 
 /** Raised when an agent is frozen by its owner: nothing is paid for it until it is unfrozen. */
-export function frozenRefusal(agentId: string): ProblemError {
-  return new ProblemError(
+export function frozenRefusal(agentId: string): DomainError {
+  return new DomainError(
     'agent_frozen',
     `agent ${agentId} is frozen by its owner: it pays nothing until it is unfrozen`,
     { extra: { rule: 'frozen' } },
@@ -144,11 +144,11 @@ export function checkService(policy: AgentPolicy, serviceUrl: string): void {
   }
   const denied = policy.deniedServices.find((p) => matchesService(p, url));
   if (denied !== undefined)
-    throw new ProblemError('policy_service_denied', `the owner's policy denies payments to ${denied}`, {
+    throw new DomainError('policy_service_denied', `the owner's policy denies payments to ${denied}`, {
       extra: { rule: 'deniedServices', service: denied },
     });
   if (policy.allowedServices.length > 0 && !policy.allowedServices.some((p) => matchesService(p, url)))
-    throw new ProblemError(
+    throw new DomainError(
       'policy_service_not_allowed',
       `the owner's policy allows payments only to ${policy.allowedServices.join(', ')}`,
       { extra: { rule: 'allowedServices' } },
@@ -158,7 +158,7 @@ export function checkService(policy: AgentPolicy, serviceUrl: string): void {
 /** The owner's per-payment cap against the price the service quoted. */
 export function checkPerPaymentCap(policy: AgentPolicy, price: bigint): void {
   if (policy.perPaymentCap !== undefined && price > policy.perPaymentCap)
-    throw new ProblemError(
+    throw new DomainError(
       'policy_per_payment_cap',
       `the service asks ${formatAmount(price)} USDC, more than the owner's per-payment cap of ${formatAmount(policy.perPaymentCap)} USDC`,
       { extra: { rule: 'perPaymentCap' } },
@@ -176,7 +176,7 @@ export function checkBudgets(policy: AgentPolicy, spent: Record<BudgetWindow, bi
   for (const window of Object.keys(BUDGET_CODES) as BudgetWindow[]) {
     const budget = policy.budgets[window];
     if (budget === undefined || spent[window] + price <= budget) continue;
-    throw new ProblemError(
+    throw new DomainError(
       BUDGET_CODES[window],
       `this agent spent ${formatAmount(spent[window])} USDC in the last ${WINDOW_NAMES[window]}; ${formatAmount(price)} more would pass its owner's budget of ${formatAmount(budget)} USDC`,
       { extra: { rule: `budget:${window}`, remaining: formatAmount(budget - spent[window]) } },

@@ -1,6 +1,6 @@
 // After a confirmation: wait until the indexer has credited the transaction's outputs to the agent (or to each
 // output's own owner, e.g. the float account's note of a settlement).
-import { ProblemError } from '../../api/problem.ts';
+import { DomainError } from '../domain/errors.ts';
 import type { FlowContext } from './context.ts';
 
 export async function awaitCredit(
@@ -15,7 +15,7 @@ export async function awaitCredit(
     const owner = o.owner ?? agent;
     if (!(await ctx.notes.hasNote(owner, o.commitment))) await ctx.indexer.sync();
     if (!(await ctx.notes.hasNote(owner, o.commitment))) {
-      throw new ProblemError(
+      throw new DomainError(
         'service_unavailable',
         'the transaction is confirmed but not indexed yet; the balance will follow',
       );

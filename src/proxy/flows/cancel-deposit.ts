@@ -4,7 +4,7 @@
 // Nothing moved at prepare, so cancelling releases nothing but the prepared operation itself; a deposit
 // already submitted can no longer be cancelled. The claim is the journal's `prepared → released` transition,
 // so a submit and a cancel of the same prepareId racing each other end with exactly one winner.
-import { ProblemError } from '../../api/problem.ts';
+import { DomainError } from '../domain/errors.ts';
 import type { FlowContext } from './context.ts';
 
 /** What became of the prepared deposit: cancelled (now or by an earlier cancel), or it had already ended. */
@@ -20,7 +20,7 @@ export async function cancelDeposit(
   const record = await ctx.journal.get(prepareId);
   // Another wallet's prepareId answers exactly like an unknown one.
   if (record === undefined || record.kind !== 'wallet_deposit' || record.data?.wallet !== wallet)
-    throw new ProblemError('not_found', 'unknown prepareId');
+    throw new DomainError('not_found', 'unknown prepareId');
   const { applied, record: now } = await ctx.journal.transition(prepareId, ['prepared'], {
     state: 'released',
     reason: CANCELLED_REASON,
@@ -40,12 +40,9 @@ export async function cancelDeposit(
     case 'failed':
       return { prepareId, status: 'failed' };
     case 'proving':
-      throw new ProblemError(
-        'conflict',
-        'the deposit is still being prepared; cancel it once it is prepared',
-      );
+      throw new DomainError('conflict', 'the deposit is still being prepared; cancel it once it is prepared');
     default:
-      throw new ProblemError(
+      throw new DomainError(
         'conflict',
         `the deposit was already submitted (${now.state}); it can no longer be cancelled`,
       );

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import { formatAmount } from '../../api/amount.ts';
-import { ProblemError } from '../../api/problem.ts';
+import { DomainError } from '../domain/errors.ts';
 import { fault } from '../util/faults.ts';
 import type { FlowContext } from './context.ts';
 import { proveAndRelay } from './relay.ts';
@@ -18,7 +18,7 @@ export async function operatorDeposit(ctx: FlowContext, ref: AgentRef, amount: b
   const operator = ctx.deployment.operator.publicKey();
   const held = await usdcBalance(ctx, operator);
   if (held < amount) {
-    throw new ProblemError(
+    throw new DomainError(
       'service_unavailable',
       `the operator account holds ${formatAmount(held)} USDC and cannot fund ${formatAmount(amount)} USDC; top it up`,
     );
@@ -51,7 +51,7 @@ export async function operatorDeposit(ctx: FlowContext, ref: AgentRef, amount: b
     await settleFailure(ctx, opId, error);
     ctx.logger.log('warn', 'operator deposit failed', {
       opId,
-      code: (error as ProblemError).code,
+      code: (error as DomainError).code,
       detail: (error as Error).message,
     });
     throw error;

@@ -10,7 +10,7 @@ import { Address, type Transaction } from '@stellar/stellar-sdk';
 import { POLICY_CIRCUIT } from '../../circuit/index.ts';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import { formatAmount } from '../../api/amount.ts';
-import { ProblemError } from '../../api/problem.ts';
+import { DomainError } from '../domain/errors.ts';
 import { txHashOf } from '../services/chain-client.ts';
 import type { ProvedTransaction } from '../services/pool-transaction.ts';
 import type { FlowContext } from './context.ts';
@@ -38,7 +38,7 @@ export async function prepareDeposit(
     // Checked before proving, so an unfunded wallet learns it at once instead of after a proof.
     const held = await usdcBalance(ctx, wallet);
     if (held < amount) {
-      throw new ProblemError(
+      throw new DomainError(
         'ledger_rejected',
         `the wallet holds ${formatAmount(held)} USDC, less than the ${formatAmount(amount)} USDC to deposit`,
       );

@@ -4,7 +4,7 @@
 // made again (the service signs these itself), a bounded number of times, after any allowlist inserts under
 // way have landed.
 import { Address } from '@stellar/stellar-sdk';
-import { ProblemError } from '../../api/problem.ts';
+import { DomainError } from '../domain/errors.ts';
 import type { Confirmed } from '../services/chain-client.ts';
 import type { ProvedTransaction } from '../services/pool-transaction.ts';
 import { fault } from '../util/faults.ts';
@@ -69,7 +69,7 @@ export async function proveAndRelay(
       await awaitCredit(ctx, op.agent, confirmed.ledger, proved.outputs);
       return { confirmed, proveMs: proved.proveMs };
     } catch (error) {
-      if (error instanceof ProblemError && error.code === 'ledger_rejected') {
+      if (error instanceof DomainError && error.code === 'ledger_rejected') {
         // Definitely not applied: forget the outputs; the operation is back to "not sent".
         await ctx.journal.update(
           op.opId,

@@ -1,7 +1,7 @@
 // An agent the caller may use: one that exists for this owner. An agent of another owner and an agent that
 // does not exist get the same answer (status and body), so the API is no oracle for who uses the pool.
 import type { AgentRef } from '../domain/agent-ref.ts';
-import { ProblemError } from '../../api/problem.ts';
+import { DomainError } from '../domain/errors.ts';
 import type { AgentRecord } from '../services/agents.ts';
 import type { FlowContext } from './context.ts';
 
@@ -11,6 +11,6 @@ export async function requireAgent(ctx: Pick<FlowContext, 'agents'>, ref: AgentR
   return agent;
 }
 
-export function unknownAgent(agentId: string): ProblemError {
-  return new ProblemError('not_found', `no agent ${agentId} for this account (deposit to it first)`);
+export function unknownAgent(agentId: string): DomainError {
+  return new DomainError('not_found', `no agent ${agentId} for this account (deposit to it first)`);
 }

@@ -2,7 +2,7 @@
 // outputs) and closes it; an uncertain one (sent, not decided in time) keeps everything held — the journal
 // says `submitted` — and reconciliation decides it by hash, so a late landing can never overdraw.
 import { FLOAT_ACCOUNT_ID } from '../domain/float-account.ts';
-import { ProblemError } from '../../api/problem.ts';
+import { DomainError } from '../domain/errors.ts';
 import { UncertainOutcome } from '../services/chain-client.ts';
 import type { FlowContext } from './context.ts';
 
@@ -11,7 +11,7 @@ export async function settleFailure(ctx: FlowContext, opId: string, error: unkno
   const record = await ctx.journal.get(opId);
   if (record === undefined) return;
   const reason =
-    error instanceof ProblemError
+    error instanceof DomainError
       ? { code: error.code, detail: error.message }
       : { code: 'internal_error', detail: 'unexpected error' };
   await releaseOperation(ctx, opId, 'failed', reason);

@@ -4,7 +4,7 @@
 // at a time per agent: note selection and change depend on the last result.
 import type { AgentRef } from '../domain/agent-ref.ts';
 import { scopedId } from '../domain/agent-ref.ts';
-import { ProblemError } from '../../api/problem.ts';
+import { DomainError } from '../domain/errors.ts';
 import type { Confirmed } from '../services/chain-client.ts';
 import type { NoteRecord } from '../services/notebook.ts';
 import { consolidate } from './consolidate.ts';
@@ -63,6 +63,6 @@ export async function selectNotes(
       if (notes[i].amount + notes[j].amount >= amount) return [notes[i], notes[j]];
   }
   if (notes.length <= 2)
-    throw new ProblemError('insufficient_balance', 'the agent notes do not cover the amount');
+    throw new DomainError('insufficient_balance', 'the agent notes do not cover the amount');
   return undefined;
 }

@@ -5,7 +5,7 @@
 // prepared deposit's state. A deposit whose allowlist root was replaced, or that the chain still found stale,
 // is answered `409 prepare_stale` ("prepare again"), never a host error.
 import { FeeBumpTransaction, Keypair, type Transaction, TransactionBuilder } from '@stellar/stellar-sdk';
-import { ProblemError } from '../../api/problem.ts';
+import { DomainError } from '../domain/errors.ts';
 import { parseScopedId } from '../domain/agent-ref.ts';
 import type { OperationRecord } from '../journal/journal.ts';
 import { txHashOf } from '../services/chain-client.ts';
@@ -33,7 +33,7 @@ export async function submitDeposit(
   const record = await ctx.journal.get(prepareId);
   // Another wallet's prepareId answers exactly like an unknown one.
   if (record === undefined || record.kind !== 'wallet_deposit' || record.data?.wallet !== wallet)
-    throw new ProblemError('not_found', 'unknown prepareId');
+    throw new DomainError('not_found', 'unknown prepareId');
   const tx = parseSigned(ctx, signedXdr);
   checkSigned(tx, record, wallet);
   return submitSigned(ctx, record, tx);
@@ -86,7 +86,7 @@ async function resend(
   onChain: 'FAILED' | 'NOT_FOUND',
 ): Promise<DepositResult> {
   if (onChain === 'FAILED') {
-    const error = new ProblemError(
+    const error = new DomainError(
       'ledger_rejected',
       'the deposit’s transaction failed on the ledger; nothing moved',
     );
@@ -95,7 +95,7 @@ async function resend(
   }
   if (record.maxTime !== undefined && record.maxTime > 0 && ctx.clock() / 1000 > record.maxTime) {
     // Reconciliation releases it once the ledger can no longer take it.
-    throw new ProblemError(
+    throw new DomainError(
       'prepare_expired',
       'the deposit was sent but did not land before its time bound; nothing moved; prepare a new one',
     );
@@ -123,7 +123,7 @@ async function send(ctx: FlowContext, claimed: OperationRecord, tx: Transaction)
     return { ...resultOf(claimed), txHash: confirmed.hash };
   } catch (error) {
     const definite =
-      error instanceof ProblemError && (error.code === 'ledger_rejected' || error.code === 'prepare_stale');
+      error instanceof DomainError && (error.code === 'ledger_rejected' || error.code === 'prepare_stale');
     if (!definite) throw error;
     // Refused as sent: maybe because someone else's copy of it landed first (txBadSeq).
     const after = await ctx.ledger.status(claimed.txHash!);
@@ -131,7 +131,7 @@ async function send(ctx: FlowContext, claimed: OperationRecord, tx: Transaction)
     await settleFailure(ctx, prepareId, error);
     ctx.metrics.ledgerOperations.inc({ kind: 'deposit', outcome: 'rejected' });
     if (error.code === 'prepare_stale' || isStaleRoot(error)) {
-      throw new ProblemError('prepare_stale', STALE_DETAIL, { extra: { txHash: claimed.txHash ?? '' } });
+      throw new DomainError('prepare_stale', STALE_DETAIL, { extra: { txHash: claimed.txHash ?? '' } });
     }
     throw error;
   } finally {
@@ -145,19 +145,19 @@ async function send(ctx: FlowContext, claimed: OperationRecord, tx: Transaction)
  * expired (by the sweeper, at submit, or sent and never landed before its time bound) → 410
  * `prepare_expired`; cancelled → 409 `prepare_cancelled`; refused as stale → 409 `prepare_stale`.
  */
-function ended(record: OperationRecord): ProblemError {
+function ended(record: OperationRecord): DomainError {
   const reason = record.reason?.code;
   if (record.state === 'released' && reason === CANCELLED_REASON.code)
-    return new ProblemError('prepare_cancelled', 'the prepared deposit was cancelled; prepare a new one');
+    return new DomainError('prepare_cancelled', 'the prepared deposit was cancelled; prepare a new one');
   if (record.state === 'expired' || reason === 'expired' || reason === 'interrupted')
-    return new ProblemError('prepare_expired', 'the prepared deposit expired; prepare a new one');
-  if (reason === 'prepare_stale') return new ProblemError('prepare_stale', STALE_DETAIL);
+    return new DomainError('prepare_expired', 'the prepared deposit expired; prepare a new one');
+  if (reason === 'prepare_stale') return new DomainError('prepare_stale', STALE_DETAIL);
   if (record.state === 'failed')
-    return new ProblemError(
+    return new DomainError(
       'ledger_rejected',
       `the deposit was refused by the ledger (${record.reason?.detail ?? 'no reason'}); nothing moved; prepare a new one`,
     );
-  return new ProblemError('conflict', 'the deposit is still being prepared; submit it once it is prepared');
+  return new DomainError('conflict', 'the deposit is still being prepared; submit it once it is prepared');
 }
 
 /** The last moment the prepared deposit may be submitted (ms). */
@@ -196,7 +196,7 @@ function resultOf(record: OperationRecord): DepositResult {
 
 function checkSigned(tx: Transaction, record: OperationRecord, wallet: string): void {
   if (record.txHash === undefined || txHashOf(tx) !== record.txHash) {
-    throw new ProblemError(
+    throw new DomainError(
       'prepare_mismatch',
       'the signed transaction differs from the prepared one (operations, amounts, fees or bounds changed)',
     );
@@ -206,7 +206,7 @@ function checkSigned(tx: Transaction, record: OperationRecord, wallet: string): 
     signatures.length !== 1 ||
     !Keypair.fromPublicKey(wallet).verify(tx.hash(), signatures[0].signature.toBytes())
   ) {
-    throw new ProblemError(
+    throw new DomainError(
       'prepare_mismatch',
       'the transaction must carry exactly one valid signature of the depositing wallet',
     );
@@ -218,10 +218,10 @@ function parseSigned(ctx: FlowContext, signedXdr: string): Transaction {
   try {
     tx = TransactionBuilder.fromXDR(signedXdr, ctx.deployment.networkPassphrase);
   } catch {
-    throw new ProblemError('invalid_request', 'signedTransactionXDR is not a transaction envelope');
+    throw new DomainError('invalid_request', 'signedTransactionXDR is not a transaction envelope');
   }
   if (tx instanceof FeeBumpTransaction)
-    throw new ProblemError(
+    throw new DomainError(
       'prepare_mismatch',
       'fee-bump envelopes are not accepted; sign the prepared transaction',
     );

@@ -1,7 +1,7 @@
 // Bounded cost per wallet: how many deposits a wallet may be preparing at once (each costs a proof), and how
 // many new agents it may register per hour (each costs the operator an allowlist insert). The operator's own
 // agents are not limited here. Counts are kept in memory: a restart forgets them, which only ever allows more.
-import { ProblemError } from '../../api/problem.ts';
+import { DomainError } from '../domain/errors.ts';
 import type { Clock } from '../util/clock.ts';
 
 export interface WalletQuotaLimits {
@@ -52,20 +52,20 @@ export class WalletQuotas implements WalletQuotaPolicy {
 
 export const HOUR_MS = 3_600_000;
 
-export function tooManyPrepares(current: number, limits: WalletQuotaLimits): ProblemError {
-  return new ProblemError(
+export function tooManyPrepares(current: number, limits: WalletQuotaLimits): DomainError {
+  return new DomainError(
     'rate_limited',
     `this wallet already has ${current} deposits being prepared (limit ${limits.concurrentPrepares}); wait for them`,
-    { headers: { 'Retry-After': '5' } },
+    { retryAfterSeconds: 5 },
   );
 }
 
 /** `recent`: the wallet's new-agent times within the last hour, oldest first. */
-export function tooManyNewAgents(recent: number[], limits: WalletQuotaLimits, now: number): ProblemError {
+export function tooManyNewAgents(recent: number[], limits: WalletQuotaLimits, now: number): DomainError {
   const retry = Math.ceil((recent[0]! + HOUR_MS - now) / 1000);
-  return new ProblemError(
+  return new DomainError(
     'rate_limited',
     `this wallet created ${recent.length} new agents in the last hour (limit ${limits.newAgentsPerHour})`,
-    { headers: { 'Retry-After': String(Math.max(1, retry)) } },
+    { retryAfterSeconds: Math.max(1, retry) },
   );
 }

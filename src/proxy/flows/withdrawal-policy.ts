@@ -3,7 +3,7 @@
 // fresh wallet signature of exactly this withdrawal (auth/wallet-confirmation.ts). And which policy changes
 // loosen those settings, so that they too need the wallet: a bearer token alone cannot undo them.
 import { formatAmount } from '../../api/amount.ts';
-import { ProblemError } from '../../api/problem.ts';
+import { DomainError } from '../domain/errors.ts';
 import {
   type WalletConfirmations,
   withdrawalAction,
@@ -17,8 +17,8 @@ export interface Confirmed {
   signature: string;
 }
 
-function required(what: string, agentId: string): ProblemError {
-  return new ProblemError(
+function required(what: string, agentId: string): DomainError {
+  return new DomainError(
     'wallet_signature_required',
     `the owner's policy asks for a fresh wallet signature ${what}: POST /api/agents/${agentId}/wallet-confirmation, sign its message with the wallet, send its nonce and signature as "confirmation"`,
   );
@@ -34,7 +34,7 @@ export async function checkWithdrawal(
 ): Promise<void> {
   const book = policy?.withdrawalDestinations ?? [];
   if (book.length > 0 && !book.includes(destination))
-    throw new ProblemError(
+    throw new DomainError(
       'policy_destination_not_allowed',
       `the owner's policy allows withdrawals only to ${book.join(', ')}`,
     );

@@ -1,8 +1,10 @@
-// Renders every error as RFC 9457 application/problem+json with the stable `code` from errors.ts.
-// Unknown exceptions become a 500 without internals; the log gets the details.
+// Renders every error as RFC 9457 application/problem+json with its stable `code` (src/api/problem.ts): the
+// one place a domain error (domain/errors.ts) becomes an HTTP status and headers. Unknown exceptions become a
+// 500 without internals; the log gets the details.
 import { inspect } from 'node:util';
 import type { Context, Next } from 'koa';
 import { PROBLEM_STATUS, PROBLEM_TITLES, type ProblemCode, ProblemError } from '../../api/problem.ts';
+import { DomainError } from '../domain/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { noteProblem } from './request-context.ts';
 
@@ -21,8 +23,23 @@ export function problemBody(error: ProblemError, instance: string): Record<strin
   };
 }
 
+/** A domain error as the answer says it: the code's status, and the headers the code and its wait call for. */
+function fromDomain(error: DomainError): ProblemError {
+  const headers: Record<string, string> = {};
+  if (error.retryAfterSeconds !== undefined) headers['Retry-After'] = String(error.retryAfterSeconds);
+  // A domain `unauthorized` is about the token presented (expired, revoked, forged, of another epoch).
+  if (error.code === 'unauthorized') headers['WWW-Authenticate'] = 'Bearer error="invalid_token"';
+  return new ProblemError(error.code, error.message, {
+    issues: error.issues,
+    extra: error.extra,
+    headers: Object.keys(headers).length > 0 ? headers : undefined,
+    cause: error,
+  });
+}
+
 function asProblem(error: unknown): ProblemError | undefined {
   if (error instanceof ProblemError) return error;
+  if (error instanceof DomainError) return fromDomain(error);
   // Errors raised by Koa/router themselves carry an HTTP status (e.g. 405 from allowedMethods).
   const status = (error as { status?: number } | null)?.status;
   if (typeof status === 'number' && status >= 400 && status < 500) {

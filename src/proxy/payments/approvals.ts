@@ -9,7 +9,7 @@
 // Each decision runs under a store mutex per payment, so one of them wins, in every replica; the state is the
 // journal's, so a restart finds a waiting payment still waiting.
 import { formatAmount } from '../../api/amount.ts';
-import { ProblemError } from '../../api/problem.ts';
+import { DomainError } from '../domain/errors.ts';
 import { APPROVAL_TIMEOUT_DEFAULT_S } from '../../api/schemas.ts';
 import { type AgentPolicy, frozenRefusal } from '../domain/agent-policy.ts';
 import type { OperationRecord } from '../journal/journal.ts';
@@ -89,16 +89,16 @@ export async function ownedPayment(
     record.data?.owner !== owner ||
     (agentId !== undefined && record.data?.agentId !== agentId)
   )
-    throw new ProblemError('not_found', `no payment ${paymentId}`);
+    throw new DomainError('not_found', `no payment ${paymentId}`);
   if (record.state === 'awaiting_approval' && (await expireIfDue(pctx, record)))
     return (await pctx.flows.journal.get(paymentId)) as OperationRecord;
   return record;
 }
 
-function notPending(record: OperationRecord): ProblemError {
+function notPending(record: OperationRecord): DomainError {
   const status = paymentStatusOf(record.state);
   const why = record.reason?.code === EXPIRED.code ? 'its approval deadline passed' : `it is ${status}`;
-  return new ProblemError(
+  return new DomainError(
     'approval_not_pending',
     `payment ${record.opId} no longer waits for approval: ${why}`,
     {
@@ -115,10 +115,10 @@ export async function approvePayment(pctx: PaymentContext, owner: string, paymen
   if ((await pctx.policies.find({ owner, agentId }))?.frozen === true) throw frozenRefusal(agentId);
   await pctx.batches.checkCapacity();
   if ((await pctx.float.available()) < record.amount)
-    throw new ProblemError(
+    throw new DomainError(
       'service_unavailable',
       `the pool wallet's float cannot pay ${formatAmount(record.amount)} USDC now; approve again after settlement`,
-      { headers: { 'Retry-After': '30' } },
+      { retryAfterSeconds: 30 },
     );
   const queued = record.data?.queued as QueuedPayment;
   const approved = await lockOf(pctx).run(paymentId, async () => {
@@ -136,7 +136,7 @@ export async function approvePayment(pctx: PaymentContext, owner: string, paymen
     outcome.catch(() => {}); // its outcome is journaled; whoever asks reads it there
   } catch (error) {
     await settlePaymentFailure(pctx, paymentId, 'released', {
-      code: error instanceof ProblemError ? error.code : 'internal_error',
+      code: error instanceof DomainError ? error.code : 'internal_error',
       detail: (error as Error).message,
     });
     throw error;

@@ -4,7 +4,7 @@
 // first. The queue is bounded. Each payment's outcome goes back to the request waiting for it. Replicas on a
 // shared store queue in the database instead (replicated-batches.ts).
 import { randomUUID } from 'node:crypto';
-import { ProblemError } from '../../api/problem.ts';
+import { DomainError } from '../domain/errors.ts';
 import type { Clock } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
 import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
@@ -57,10 +57,10 @@ export class BatchOperator implements PaymentBatches {
   }
 
   #checkCapacity(): void {
-    if (this.#stopped) throw new ProblemError('service_unavailable', 'the service is stopping; retry');
+    if (this.#stopped) throw new DomainError('service_unavailable', 'the service is stopping; retry');
     if (this.size >= this.#o.queueMax)
-      throw new ProblemError('queue_full', `the payment queue is full (${this.#o.queueMax}); retry later`, {
-        headers: { 'Retry-After': String(Math.ceil(this.#o.windowMs / 1000)) },
+      throw new DomainError('queue_full', `the payment queue is full (${this.#o.queueMax}); retry later`, {
+        retryAfterSeconds: Math.ceil(this.#o.windowMs / 1000),
       });
   }
 

@@ -4,7 +4,7 @@
 // (the operator's, then the owner's hour, day and 30 days) against what the agent spent. A refusal is a
 // problem naming its rule, thrown before anything is journaled, reserved or signed.
 import { formatAmount } from '../../api/amount.ts';
-import { ProblemError } from '../../api/problem.ts';
+import { DomainError } from '../domain/errors.ts';
 import {
   type AgentPolicy,
   checkBudgets,
@@ -47,7 +47,7 @@ export async function checkBeforeReserve(pctx: PaymentContext, ref: AgentRef, pr
   ];
   for (const [budget, used, name] of operator) {
     if (budget > 0n && used + price > budget)
-      throw new ProblemError(
+      throw new DomainError(
         'budget_exceeded',
         `this agent spent ${formatAmount(used)} USDC in the last ${name}; ${formatAmount(price)} more would pass its budget of ${formatAmount(budget)} USDC`,
       );

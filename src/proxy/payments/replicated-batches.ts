@@ -8,7 +8,7 @@
 // epoch is the one it took the payment under (`fenced`); payments a dead leader took are decided by
 // reconciliation (reconcile-payment.ts), and their waiting requests read the decision from the journal.
 import { randomUUID } from 'node:crypto';
-import { ProblemError } from '../../api/problem.ts';
+import { DomainError } from '../domain/errors.ts';
 import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
 import type { Cluster } from '../cluster/cluster.ts';
 import { type Campaign, FencedError } from '../cluster/leadership.ts';
@@ -102,18 +102,18 @@ export class ReplicatedBatches implements PaymentBatches {
   }
 
   async checkCapacity(): Promise<void> {
-    if (this.#stopped) throw new ProblemError('service_unavailable', 'the service is stopping; retry');
+    if (this.#stopped) throw new DomainError('service_unavailable', 'the service is stopping; retry');
     if ((await this.#queue.unanswered()) >= this.#o.queueMax) throw this.#full();
   }
 
-  #full(): ProblemError {
-    return new ProblemError('queue_full', `the payment queue is full (${this.#o.queueMax}); retry later`, {
-      headers: { 'Retry-After': String(Math.ceil(this.#o.windowMs / 1000)) },
+  #full(): DomainError {
+    return new DomainError('queue_full', `the payment queue is full (${this.#o.queueMax}); retry later`, {
+      retryAfterSeconds: Math.ceil(this.#o.windowMs / 1000),
     });
   }
 
   async enqueue(p: QueuedPayment): Promise<{ outcome: Promise<PaymentOutcome> }> {
-    if (this.#stopped) throw new ProblemError('service_unavailable', 'the service is stopping; retry');
+    if (this.#stopped) throw new DomainError('service_unavailable', 'the service is stopping; retry');
     if (!(await this.#queue.add(p.paymentId, p, this.#o.queueMax))) throw this.#full();
     const outcome = this.#waiters.wait(
       p.paymentId,

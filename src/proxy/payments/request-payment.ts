@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { isX402Error, type Quote, quote, type SafeRequest, X402Error } from '../../x402/index.ts';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import { formatAmount } from '../../api/amount.ts';
-import { ProblemError } from '../../api/problem.ts';
+import { DomainError } from '../domain/errors.ts';
 import { requireAgent } from '../flows/require-agent.ts';
 import { ownAddresses } from '../services/deployment.ts';
 import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
@@ -84,7 +84,7 @@ class KeyTaken extends Error {
 /** A request repeating an idempotency key: the first payment's answer, once it has one. */
 async function replay(pctx: PaymentContext, existing: KeyRecord, print: string): Promise<PaymentOutcome> {
   if (existing.fingerprint !== print)
-    throw new ProblemError('conflict', 'this idempotencyKey was used for another request', {
+    throw new DomainError('conflict', 'this idempotencyKey was used for another request', {
       extra: { paymentId: existing.paymentId },
     });
   // The first request may still be waiting for its batch: wait as long as it would, then say `pending`.
@@ -157,7 +157,7 @@ async function pay(
   } catch (error) {
     // The queue filled up while this payment was being checked: nothing was signed, give the money back.
     await settlePaymentFailure(pctx, paymentId, 'released', {
-      code: error instanceof ProblemError ? error.code : 'internal_error',
+      code: error instanceof DomainError ? error.code : 'internal_error',
       detail: (error as Error).message,
     });
     throw error;
@@ -180,16 +180,16 @@ async function checkAndReserve(
   await checkBeforeReserve(pctx, ref, q.amount);
   const float = await pctx.float.available();
   if (float < q.amount) {
-    throw new ProblemError(
+    throw new DomainError(
       'service_unavailable',
       // (not how much is free: that would tell what the current window's payments hold, before its batch runs)
       `the pool wallet's float cannot pay ${formatAmount(q.amount)} USDC now; retry after settlement`,
-      { headers: { 'Retry-After': '30' } },
+      { retryAfterSeconds: 30 },
     );
   }
   const available = await flows.notes.available(agent);
   if (available < q.amount) {
-    throw new ProblemError(
+    throw new DomainError(
       'insufficient_balance',
       `available balance ${formatAmount(available)} USDC is less than the price ${formatAmount(q.amount)} USDC`,
     );
@@ -236,7 +236,7 @@ async function reserveJournaled(
   } catch (error) {
     await flows.journal.update(paymentId, {
       state: 'failed',
-      reason: { code: (error as ProblemError).code ?? 'internal_error', detail: (error as Error).message },
+      reason: { code: (error as DomainError).code ?? 'internal_error', detail: (error as Error).message },
     });
     return error as Error;
   }
@@ -252,14 +252,14 @@ async function quoteService(pctx: PaymentContext, request: SafeRequest): Promise
 }
 
 /** x402 errors at quoting time, as the caller's problem. */
-function problemOf(error: X402Error): ProblemError {
+function problemOf(error: X402Error): DomainError {
   const detail = error.message;
   const extra = { reason: error.code };
   if (isX402Error(error, 'bad_url', 'forbidden_header', 'private_address'))
-    return new ProblemError('invalid_request', detail, { extra });
+    return new DomainError('invalid_request', detail, { extra });
   if (isX402Error(error, 'not_x402', 'bad_payment_required', 'no_matching_offer', 'requirements_not_ours'))
-    return new ProblemError('service_not_payable', detail, { extra });
-  return new ProblemError('service_unreachable', detail, { extra });
+    return new DomainError('service_not_payable', detail, { extra });
+  return new DomainError('service_unreachable', detail, { extra });
 }
 
 /** A payee that is one of our own accounts or contracts is refused: USDC paid there leaves the books. */
@@ -267,7 +267,7 @@ function checkPayee(pctx: PaymentContext, q: Quote): void {
   const own = ownAddresses(pctx.flows.deployment);
   const what = own.get(q.payTo) ?? (q.payTo === pctx.poolWallet.publicKey() ? 'the pool wallet' : undefined);
   if (what === undefined) return;
-  throw new ProblemError(
+  throw new DomainError(
     'service_not_payable',
     `the service asks to be paid to ${q.payTo}, which is ${what}: the proxy never pays its own accounts or contracts`,
     { extra: { reason: 'own_account' } },
@@ -276,13 +276,13 @@ function checkPayee(pctx: PaymentContext, q: Quote): void {
 
 function checkPrice(pctx: PaymentContext, q: Quote, req: PayRequest): void {
   if (req.maxAmount !== undefined && q.amount > req.maxAmount) {
-    throw new ProblemError(
+    throw new DomainError(
       'price_too_high',
       `the service asks ${formatAmount(q.amount)} USDC, more than maxAmount ${formatAmount(req.maxAmount)} USDC`,
     );
   }
   if (q.amount > pctx.paymentCap) {
-    throw new ProblemError(
+    throw new DomainError(
       'price_too_high',
       `the service asks ${formatAmount(q.amount)} USDC, more than the per-payment cap ${formatAmount(pctx.paymentCap)} USDC`,
     );

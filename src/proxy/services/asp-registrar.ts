@@ -40,7 +40,7 @@
 import type { RegistrationSchedule } from '../config.ts';
 import type { AgentRef } from '../domain/agent-ref.ts';
 import { scopedId } from '../domain/agent-ref.ts';
-import { ProblemError } from '../../api/problem.ts';
+import { DomainError } from '../domain/errors.ts';
 import type { Clock } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
 import type { AgentKeyring } from './agent-keyring.ts';
@@ -105,7 +105,7 @@ export class AspRegistrar {
     this.#stopped = true;
     clearTimeout(this.#timer);
     clearTimeout(this.#promiseTimer);
-    this.#slots.abandon(() => new ProblemError('service_unavailable', 'the service is stopping; retry'));
+    this.#slots.abandon(() => new DomainError('service_unavailable', 'the service is stopping; retry'));
   }
 
   /** The allowlist root proofs commit to now (as indexed). */
@@ -200,7 +200,7 @@ export class AspRegistrar {
     try {
       await this.#waitFor(slot, why, holdUntil);
     } catch (error) {
-      if (error instanceof ProblemError && error.code === 'registration_pending')
+      if (error instanceof DomainError && error.code === 'registration_pending')
         slot.told.set(scoped, this.#landsBy(slot));
       slot.waiting.delete(scoped);
       throw error;
@@ -213,7 +213,7 @@ export class AspRegistrar {
    */
   hold<T>(aspRoot: bigint, send: () => Promise<T>): Promise<T> {
     if (this.#inserting !== undefined || this.root !== aspRoot) {
-      throw new ProblemError(
+      throw new DomainError(
         'prepare_stale',
         'the allowlist root this deposit was proved against has been replaced by new registrations; prepare the deposit again',
       );
@@ -271,7 +271,7 @@ export class AspRegistrar {
   }
 
   #refuseIfStopped(): void {
-    if (this.#stopped) throw new ProblemError('service_unavailable', 'the service is stopping; retry');
+    if (this.#stopped) throw new DomainError('service_unavailable', 'the service is stopping; retry');
   }
 
   /**
@@ -403,7 +403,7 @@ export class AspRegistrar {
     this.#d.logger.log('info', 'allowlist registrations inserted', { count: inserted, slot: slot.index });
     for (const leaf of slot.leaves.values()) {
       if (this.#indexOf(leaf) === undefined)
-        throw new ProblemError('service_unavailable', 'the allowlist registration is not indexed yet; retry');
+        throw new DomainError('service_unavailable', 'the allowlist registration is not indexed yet; retry');
     }
   }
 

@@ -21,7 +21,7 @@ import {
   type HostErrorInfo,
   hostErrorOf,
 } from '../../ledger/contract-errors.ts';
-import { ProblemError } from '../../api/problem.ts';
+import { DomainError } from '../domain/errors.ts';
 import { KeyedMutex } from '../util/keyed-mutex.ts';
 import { rpcServer } from '../../ledger/rpc-server.ts';
 
@@ -78,7 +78,7 @@ export class ChainClient {
       );
     }
     if (rpc.Api.isSimulationRestore(simulation)) {
-      throw new ProblemError('ledger_rejected', `simulation of ${method} needs a state restore first`);
+      throw new DomainError('ledger_rejected', `simulation of ${method} needs a state restore first`);
     }
     return rpc.assembleTransaction(raw, simulation).build();
   }
@@ -153,7 +153,7 @@ export class ChainClient {
     try {
       return await this.waitFor(hash);
     } catch (error) {
-      if (error instanceof ProblemError && error.code === 'ledger_rejected') throw error;
+      if (error instanceof DomainError && error.code === 'ledger_rejected') throw error;
       throw uncertain(hash, error);
     }
   }
@@ -205,7 +205,7 @@ export class ChainClient {
     try {
       return await this.server.getAccount(address);
     } catch (error) {
-      throw new ProblemError(
+      throw new DomainError(
         'ledger_rejected',
         `account ${address} does not exist on the ledger (fund it first)`,
         { cause: error },
@@ -218,7 +218,7 @@ export class ChainClient {
  * The ledger refused: nothing was applied. `contractError` names the contract error that caused it (read from
  * the diagnostic events), when a contract raised one.
  */
-export class LedgerRejected extends ProblemError {
+export class LedgerRejected extends DomainError {
   readonly contractError: ContractError | undefined;
   /** A host error (e.g. Storage/ExceededLimit) when no contract error explains the failure. */
   hostError: HostErrorInfo | undefined;
@@ -254,7 +254,7 @@ export function txHashOf(tx: Transaction | FeeBumpTransaction): string {
  * A transaction that may or may not land (sent, or possibly sent, and not decided in time). The caller
  * must keep its effects pending and reconcile by hash later, never treat it as failed.
  */
-export class UncertainOutcome extends ProblemError {
+export class UncertainOutcome extends DomainError {
   readonly txHash: string;
   constructor(txHash: string, cause: unknown) {
     super(
@@ -278,9 +278,9 @@ async function rpcCall<T>(method: string, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    if (error instanceof ProblemError) throw error;
+    if (error instanceof DomainError) throw error;
     const message = error instanceof Error ? error.message : JSON.stringify(error);
-    throw new ProblemError('service_unavailable', `ledger RPC ${method} failed: ${message}`, {
+    throw new DomainError('service_unavailable', `ledger RPC ${method} failed: ${message}`, {
       cause: error,
     });
   }

@@ -3,7 +3,7 @@
 // Every change is one atomic store batch taken under the agent's lock (in every process sharing the store),
 // so concurrent requests cannot overdraw, and every credit is keyed by commitment, so replays (restart, re-indexing) credit once.
 import { formatAmount } from '../../api/amount.ts';
-import { ProblemError } from '../../api/problem.ts';
+import { DomainError } from '../domain/errors.ts';
 import type { EncryptedStore, StoreOp } from '../store/encrypted-store.ts';
 
 export type NoteState = 'unspent' | 'locked' | 'spent';
@@ -116,7 +116,7 @@ export class NoteBook {
       const account = await this.account(agentId);
       const available = availableOf(account);
       if (available < amount) {
-        throw new ProblemError(
+        throw new DomainError(
           'insufficient_balance',
           `available balance ${formatAmount(available)} USDC is less than ${formatAmount(amount)} USDC`,
         );

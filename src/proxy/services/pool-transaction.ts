@@ -24,7 +24,7 @@ import {
 import { poolProofFromSignals, poolProofToScVal } from '../../ledger/pool-args.ts';
 import type { ProverClient } from '../../prover/client.ts';
 import type { AgentRef } from '../domain/agent-ref.ts';
-import { ProblemError } from '../../api/problem.ts';
+import { DomainError } from '../domain/errors.ts';
 import type { ProxyMetrics } from '../util/metrics.ts';
 import type { NewNote, NoteRecord } from './notebook.ts';
 import type { PoolIndexer } from './pool-indexer.ts';
@@ -186,7 +186,7 @@ export class PoolTransactionProver {
         )
       ).proof;
     } catch (error) {
-      throw new ProblemError(
+      throw new DomainError(
         'proof_failed',
         `the prover could not prove the transaction: ${(error as Error).message}`,
         { cause: error },
@@ -215,7 +215,7 @@ export class PoolTransactionProver {
 
 function findLeaf(indexer: PoolIndexer, leaf: bigint): number {
   for (let i = 0; i < indexer.aspTree.nextIndex; i++) if (indexer.aspTree.leaf(i) === leaf) return i;
-  throw new ProblemError('service_unavailable', 'the agent is not in the ASP allowlist yet');
+  throw new DomainError('service_unavailable', 'the agent is not in the ASP allowlist yet');
 }
 
 /** A confirmed output as a note record (leaf index from the indexer, nullifier from the agent's key). */

@@ -5,7 +5,7 @@
 // cause costs one attempt per slot. A request waiting for them — or one whose hold limit passed before its slot
 // landed — is answered `503 registration_pending` with Retry-After, the whole seconds until its slot is
 // expected to land.
-import { ProblemError } from '../../../api/problem.ts';
+import { DomainError } from '../../domain/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { Slot, Slots } from './slots.ts';
 
@@ -14,10 +14,10 @@ export function registrationPending(
   eta: number,
   now: number,
   detail: (seconds: number) => string,
-): ProblemError {
+): DomainError {
   const seconds = Math.max(1, Math.ceil((eta - now) / 1000));
-  return new ProblemError('registration_pending', detail(seconds), {
-    headers: { 'Retry-After': String(seconds) },
+  return new DomainError('registration_pending', detail(seconds), {
+    retryAfterSeconds: seconds,
     extra: { registrationAt: new Date(eta).toISOString() },
   });
 }
@@ -31,7 +31,7 @@ export function retryAtNextSlot(
   missing: Array<[string, bigint]>,
   error: unknown,
   at: { slots: Slots; now: number; logger: Logger; landsBy: (slot: Slot) => number },
-): ProblemError {
+): DomainError {
   const { slots, now } = at;
   const next = slots.requeue(missing, slots.nextIndex(now));
   const reason = (error as Error).message;
