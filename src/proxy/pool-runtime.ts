@@ -211,13 +211,15 @@ export class PoolRuntime implements PoolAccess {
         this.#deps.archive,
       );
       const flows = this.#flowContext(deployment, ledger, prover, indexer);
-      const payments = createPayments(
+      const payments = createPayments({
         flows,
-        config.payments,
-        config.limits.paymentCap,
-        this.#deps.masterKey,
-        this.#deps.cluster,
-      );
+        config: config.payments,
+        paymentCap: config.limits.paymentCap,
+        masterKey: this.#deps.masterKey,
+        cluster: this.#deps.cluster,
+        // beside other replicas, settlement and refills run on the elected leader (known once caught up)
+        maySettle: async () => (await this.#singletons?.maySettle()) ?? true,
+      });
       const { singletons, reconcileNow } = await this.#catchUp(flows, payments, indexer);
       if (this.#stopped) {
         await singletons?.stop();
@@ -333,10 +335,6 @@ export class PoolRuntime implements PoolAccess {
     if (payments !== undefined)
       await recoverPaymentHistory(payments.pctx, await indexer.firstLedger, (tx) => indexer.ledgerOf(tx));
     if (singletons === undefined) await reconcileNow();
-    if (payments !== undefined && singletons !== undefined) {
-      payments.settlement.gate = singletons.maySettle;
-      payments.refill.gate = singletons.maySettle;
-    }
     return { singletons, reconcileNow };
   }
 

@@ -101,8 +101,9 @@ export class FloatRefillJob {
   #running: Promise<unknown> | undefined;
   #stopped = false;
 
-  constructor(pctx: PaymentContext) {
+  constructor(pctx: PaymentContext, gate: () => Promise<boolean> = async () => true) {
     this.#pctx = pctx;
+    this.#gate = gate;
   }
 
   get running(): boolean {
@@ -110,7 +111,7 @@ export class FloatRefillJob {
   }
 
   /** Asked before every check: false skips it (another replica leads settlement and refills). */
-  gate: () => Promise<boolean> = async () => true;
+  readonly #gate: () => Promise<boolean>;
 
   start(): void {
     this.#schedule();
@@ -127,7 +128,7 @@ export class FloatRefillJob {
     const mean = this.#pctx.config.float.refillIntervalMs;
     const delay = Math.round(mean / 2) + randomInt(Math.max(1, mean));
     this.#timer = setTimeout(() => {
-      this.#running = this.gate()
+      this.#running = this.#gate()
         .then((lead) => (lead ? refillFloat(this.#pctx) : 0n))
         .catch(() => undefined)
         .finally(() => {

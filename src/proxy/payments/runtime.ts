@@ -27,14 +27,28 @@ export interface Payments {
   refill: FloatRefillJob;
 }
 
-export function createPayments(
-  flows: FlowContext,
-  config: PaymentsConfig,
-  paymentCap: bigint,
-  masterKey: Uint8Array,
+export interface PaymentsRequest {
+  flows: FlowContext;
+  config: PaymentsConfig;
+  paymentCap: bigint;
+  masterKey: Uint8Array;
   /** The replicas sharing the store: payments then queue in the database for the elected batch leader. */
-  cluster?: Cluster,
-): Payments | undefined {
+  cluster?: Cluster;
+  /**
+   * Asked before every settlement round and refill check: false skips them (another replica leads them, or
+   * this one lost its leadership). Absent: always (a proxy alone on its store).
+   */
+  maySettle?: () => Promise<boolean>;
+}
+
+export function createPayments({
+  flows,
+  config,
+  paymentCap,
+  masterKey,
+  cluster,
+  maySettle,
+}: PaymentsRequest): Payments | undefined {
   if (config.poolWalletSecret === '') return undefined;
   if (!StrKey.isValidEd25519SecretSeed(config.poolWalletSecret))
     throw new ConfigError('POOL_PROXY_POOL_WALLET_SECRET must be a Stellar secret seed (S…)');
@@ -43,7 +57,7 @@ export function createPayments(
     throw new ConfigError(
       `POOL_PROXY_POOL_WALLET_SECRET is the key of ${poolWallet.publicKey()}, not of the pool wallet ${flows.deployment.poolWallet}`,
     );
-  const pctx = {
+  const base: Omit<PaymentContext, 'batches'> = {
     flows,
     poolWallet,
     payer: {
@@ -61,7 +75,7 @@ export function createPayments(
     nonces: new PaymentNonces(masterKey),
     pacer: new ServicePacer(config.batchConcurrency),
     float: new PoolWalletFloat(flows, poolWallet.publicKey()),
-  } as Omit<PaymentContext, 'batches'> as PaymentContext;
+  };
   const batching = {
     windowMs: config.batchWindowMs,
     batchMax: config.batchMax,
@@ -69,15 +83,21 @@ export function createPayments(
     concurrency: config.batchConcurrency,
     logger: flows.logger,
     clock: flows.clock,
+    // a batch runs only once the context below exists
     execute: (p: QueuedPayment, batchId: string) => executePayment(pctx, p, batchId),
   };
-  pctx.batches =
+  const batches =
     cluster === undefined
       ? new BatchOperator(batching)
       : new ReplicatedBatches(
-          { flows, records: pctx.records, uncommit: (paymentId) => pctx.float.uncommit(paymentId) },
+          { flows, records: base.records, uncommit: (paymentId) => base.float.uncommit(paymentId) },
           cluster,
           { ...batching, payDeadlineMs: config.payDeadlineMs },
         );
-  return { pctx, settlement: new SettlementJob(pctx), refill: new FloatRefillJob(pctx) };
+  const pctx: PaymentContext = { ...base, batches };
+  return {
+    pctx,
+    settlement: new SettlementJob(pctx, maySettle),
+    refill: new FloatRefillJob(pctx, maySettle),
+  };
 }

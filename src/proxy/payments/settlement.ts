@@ -112,8 +112,9 @@ export class SettlementJob {
   #running: Promise<void> | undefined;
   #stopped = false;
 
-  constructor(pctx: PaymentContext) {
+  constructor(pctx: PaymentContext, gate: () => Promise<boolean> = async () => true) {
     this.#pctx = pctx;
+    this.#gate = gate;
   }
 
   /** Whether a round is under way. */
@@ -160,10 +161,10 @@ export class SettlementJob {
    * Asked before every round and every slot: false skips them (another replica leads settlement, or this
    * one lost its leadership meanwhile). Always true for a proxy alone on its store.
    */
-  gate: () => Promise<boolean> = async () => true;
+  readonly #gate: () => Promise<boolean>;
 
   async #round(): Promise<void> {
-    if (!(await this.gate())) return;
+    if (!(await this.#gate())) return;
     const { flows, config } = this.#pctx;
     const owing: AgentRef[] = [];
     for (const a of await flows.agents.all())
@@ -177,7 +178,7 @@ export class SettlementJob {
     await flows.registrar.register(FLOAT_ACCOUNT);
     let slots = 0;
     while (slots < config.settleRoundSize) {
-      if (this.#stopped || !(await this.gate())) return;
+      if (this.#stopped || !(await this.#gate())) return;
       const next = owing.shift();
       try {
         if (next === undefined) {
