@@ -45,14 +45,14 @@ export async function consolidate(
       ctx,
       { opId, flow: opts.flow ?? 'consolidate', agent, owner: ref.owner },
       () =>
-        ctx.prover.prove(
-          ctx.keyring.crypto(agent),
-          notes,
-          total,
-          0n,
-          ctx.deployment.operator.publicKey(),
-          opts.sealed === false ? undefined : sealFor(ctx, ref),
-        ),
+        ctx.prover.prove({
+          agent: ctx.keyring.crypto(agent),
+          inputs: notes,
+          change: total,
+          extAmount: 0n,
+          recipient: ctx.deployment.operator.publicKey(),
+          registration: opts.sealed === false ? undefined : sealFor(ctx, ref),
+        }),
     );
     await markConfirmed(ctx, opId, { txHash: confirmed.hash });
     ctx.metrics.ledgerOperations.inc({ kind: opts.metricKind ?? 'consolidate', outcome: 'confirmed' });

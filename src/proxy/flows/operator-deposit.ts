@@ -34,14 +34,14 @@ export async function operatorDeposit(ctx: FlowContext, ref: AgentRef, amount: b
       ctx,
       { opId, flow: 'operator_deposit', agent, owner: ref.owner },
       () =>
-        ctx.prover.prove(
-          ctx.keyring.crypto(agent),
-          [],
-          amount,
-          amount,
-          operator,
-          ctx.keyring.sealRegistration(ref),
-        ),
+        ctx.prover.prove({
+          agent: ctx.keyring.crypto(agent),
+          inputs: [],
+          change: amount,
+          extAmount: amount,
+          recipient: operator,
+          registration: ctx.keyring.sealRegistration(ref),
+        }),
     );
     await markConfirmed(ctx, opId, { txHash: confirmed.hash });
     ctx.metrics.ledgerOperations.inc({ kind: 'operator_deposit', outcome: 'confirmed' });

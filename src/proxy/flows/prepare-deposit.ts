@@ -111,14 +111,14 @@ async function proveDeposit(
   let started = 0;
   const proved = await ctx.proofLanes.run(wallet, () => {
     started = ctx.clock();
-    return ctx.prover.prove(
-      ctx.keyring.crypto(agent),
-      [],
-      amount,
-      amount,
-      wallet,
-      ctx.keyring.sealRegistration(ref),
-    );
+    return ctx.prover.prove({
+      agent: ctx.keyring.crypto(agent),
+      inputs: [],
+      change: amount,
+      extAmount: amount,
+      recipient: wallet,
+      registration: ctx.keyring.sealRegistration(ref),
+    });
   });
   const simulated = await ctx.ledger.prepareInvocation(wallet, ctx.deployment.contracts.pool, 'transact', [
     proved.args.proof,

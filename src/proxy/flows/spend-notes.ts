@@ -41,7 +41,15 @@ export async function spendNotes(
     const { confirmed, proveMs } = await proveAndRelay(
       ctx,
       { opId, flow, agent, owner: ref.owner, method },
-      () => ctx.prover.prove(crypto, notes, total - amount, -amount, recipient, sealFor(ctx, ref)),
+      () =>
+        ctx.prover.prove({
+          agent: crypto,
+          inputs: notes,
+          change: total - amount,
+          extAmount: -amount,
+          recipient,
+          registration: sealFor(ctx, ref),
+        }),
     );
     return { confirmed, proveMs, consolidations };
   });

@@ -72,13 +72,13 @@ export async function refillFloat(pctx: PaymentContext): Promise<bigint> {
           method: 'disburse',
         },
         () =>
-          flows.prover.prove(
-            flows.keyring.crypto(FLOAT_ACCOUNT_ID),
-            notes,
-            total - amount,
-            -amount,
-            pctx.poolWallet.publicKey(),
-          ),
+          flows.prover.prove({
+            agent: flows.keyring.crypto(FLOAT_ACCOUNT_ID),
+            inputs: notes,
+            change: total - amount,
+            extAmount: -amount,
+            recipient: pctx.poolWallet.publicKey(),
+          }),
       );
       await markConfirmed(flows, opId, { txHash: confirmed.hash });
       flows.metrics.ledgerOperations.inc({ kind: 'float_refill', outcome: 'confirmed' });

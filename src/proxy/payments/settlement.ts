@@ -70,16 +70,16 @@ export async function settleAgent(pctx: PaymentContext, ref: AgentRef): Promise<
         flows,
         { opId, flow: 'settlement', agent, owner: ref.owner },
         () =>
-          flows.prover.proveTransfer(
-            own,
-            merged === undefined ? notes : [...notes, { note: merged, owner: float }],
-            [
+          flows.prover.proveTransfer({
+            spender: own,
+            inputs: merged === undefined ? notes : [...notes, { note: merged, owner: float }],
+            outputs: [
               { amount: total - debt, to: own },
               { amount: debt + (merged?.amount ?? 0n), to: float, owner: FLOAT_ACCOUNT_ID },
             ],
-            0n,
-            flows.deployment.operator.publicKey(),
-          ),
+            extAmount: 0n,
+            recipient: flows.deployment.operator.publicKey(),
+          }),
       );
       await markConfirmed(flows, opId, { txHash: confirmed.hash });
       flows.metrics.ledgerOperations.inc({ kind: 'settlement', outcome: 'confirmed' });

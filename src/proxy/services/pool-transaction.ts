@@ -59,6 +59,30 @@ export interface TransferOutput {
   owner?: string;
 }
 
+/** One agent's transaction: its own notes in, its change and a zero note out, an amount in or out. */
+interface AgentProof {
+  agent: AgentCrypto;
+  /** ≤ 2 of the agent's notes */
+  inputs: NoteRecord[];
+  /** the agent's new note */
+  change: bigint;
+  /** moved into the pool (> 0) or out of it to `recipient` (< 0) */
+  extAmount: bigint;
+  recipient: string;
+  /** the sealed agent registration that replaces the zero note's encrypted output */
+  registration?: Uint8Array;
+}
+
+/** A transfer between note books (settlement): notes of several owners in, two notes out. */
+interface TransferProof {
+  spender: AgentCrypto;
+  inputs: Array<NoteRecord | OwnedNote>;
+  outputs: [TransferOutput, TransferOutput];
+  extAmount: bigint;
+  recipient: string;
+  registration?: Uint8Array;
+}
+
 export interface ProvedTransaction {
   args: { proof: xdr.ScVal; extData: xdr.ScVal };
   /** Output notes (amount > 0 only) with their commitments, to credit once confirmed. */
@@ -89,29 +113,29 @@ export class PoolTransactionProver {
   }
 
   /**
-   * Proves: spend `inputs` (≤ 2 notes of the agent), create two outputs to the agent's key (the second
-   * always zero-valued, its encrypted output replaced by the sealed agent `registration` when given), and move
-   * `extAmount` in (> 0) or out (< 0, to `recipient`).
+   * Proves: spend `inputs` (≤ 2 notes of the agent), create two outputs to the agent's key — `change`, and a
+   * second always zero-valued whose encrypted output is replaced by the sealed agent `registration` when given
+   * — and move `extAmount` in (> 0) or out (< 0, to `recipient`).
    */
-  async prove(
-    agent: AgentCrypto,
-    inputs: NoteRecord[],
-    amount: bigint,
-    extAmount: bigint,
-    recipient: string,
-    registration?: Uint8Array,
-  ): Promise<ProvedTransaction> {
-    return this.proveTransfer(
-      agent,
+  async prove({
+    agent,
+    inputs,
+    change,
+    extAmount,
+    recipient,
+    registration,
+  }: AgentProof): Promise<ProvedTransaction> {
+    return this.proveTransfer({
+      spender: agent,
       inputs,
-      [
-        { amount, to: agent },
+      outputs: [
+        { amount: change, to: agent },
         { amount: 0n, to: agent },
       ],
       extAmount,
       recipient,
       registration,
-    );
+    });
   }
 
   /**
@@ -120,14 +144,14 @@ export class PoolTransactionProver {
    * its own key (`owner`, a scoped id, says whose note book credits it; default: the operation's agent). Both
    * encrypted outputs are 120-byte notes, unless `registration` replaces the second (which must be zero).
    */
-  async proveTransfer(
-    spender: AgentCrypto,
-    inputs: Array<NoteRecord | OwnedNote>,
-    outputs: [TransferOutput, TransferOutput],
-    extAmount: bigint,
-    recipient: string,
-    registration?: Uint8Array,
-  ): Promise<ProvedTransaction> {
+  async proveTransfer({
+    spender,
+    inputs,
+    outputs,
+    extAmount,
+    recipient,
+    registration,
+  }: TransferProof): Promise<ProvedTransaction> {
     if (inputs.length > POLICY_CIRCUIT.nIns) throw new Error('at most two notes per proof');
     if (registration !== undefined && outputs[1].amount !== 0n)
       throw new Error('a registration replaces only a zero-valued second output');
