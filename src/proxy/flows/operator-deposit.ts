@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import { formatAmount } from '../../api/amount.ts';
-import { DomainError } from '../domain/errors.ts';
+import { codeOf, DomainError } from '../domain/errors.ts';
 import { fault } from '../util/faults.ts';
 import type { FlowContext } from './context.ts';
 import { proveAndRelay } from './relay.ts';
@@ -51,7 +51,7 @@ export async function operatorDeposit(ctx: FlowContext, ref: AgentRef, amount: b
     await settleFailure(ctx, opId, error);
     ctx.logger.log('warn', 'operator deposit failed', {
       opId,
-      code: (error as DomainError).code,
+      code: codeOf(error),
       detail: (error as Error).message,
     });
     throw error;

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import { formatAmount } from '../../api/amount.ts';
-import { DomainError } from '../domain/errors.ts';
+import { codeOf, DomainError } from '../domain/errors.ts';
 import { fault } from '../util/faults.ts';
 import type { FlowContext } from './context.ts';
 import { requireAgent } from './require-agent.ts';
@@ -59,7 +59,7 @@ export async function withdraw(
     return { txHash: confirmed.hash, amount, proveMs };
   } catch (error) {
     await settleFailure(ctx, opId, error);
-    ctx.logger.log('warn', 'withdrawal failed', { opId, code: (error as DomainError).code });
+    ctx.logger.log('warn', 'withdrawal failed', { opId, code: codeOf(error) });
     throw error;
   }
 }

@@ -12,7 +12,7 @@
 // notes are locked and the disbursement is proved and sent; reconciliation decides one a crash interrupted.
 import { randomInt, randomUUID } from 'node:crypto';
 import { FLOAT_ACCOUNT, FLOAT_ACCOUNT_ID } from '../domain/float-account.ts';
-import type { DomainError } from '../domain/errors.ts';
+import { codeOf } from '../domain/errors.ts';
 import { settleFailure } from '../flows/settle-failure.ts';
 import { proveAndRelay } from '../flows/relay.ts';
 import { selectNotes } from '../flows/spend-notes.ts';
@@ -88,7 +88,7 @@ export async function refillFloat(pctx: PaymentContext): Promise<bigint> {
       await settleFailure(flows, opId, error);
       flows.logger.log('warn', 'float refill failed; will retry', {
         opId,
-        code: (error as DomainError).code,
+        code: codeOf(error),
       });
       throw error;
     }

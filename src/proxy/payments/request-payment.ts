@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { isX402Error, type Quote, quote, type SafeRequest, X402Error } from '../../x402/index.ts';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import { formatAmount } from '../../api/amount.ts';
-import { DomainError } from '../domain/errors.ts';
+import { codeOf, DomainError } from '../domain/errors.ts';
 import { requireAgent } from '../flows/require-agent.ts';
 import { ownAddresses } from '../services/deployment.ts';
 import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
@@ -157,7 +157,7 @@ async function pay(
   } catch (error) {
     // The queue filled up while this payment was being checked: nothing was signed, give the money back.
     await settlePaymentFailure(pctx, paymentId, 'released', {
-      code: error instanceof DomainError ? error.code : 'internal_error',
+      code: codeOf(error),
       detail: (error as Error).message,
     });
     throw error;
@@ -236,7 +236,7 @@ async function reserveJournaled(
   } catch (error) {
     await flows.journal.update(paymentId, {
       state: 'failed',
-      reason: { code: (error as DomainError).code ?? 'internal_error', detail: (error as Error).message },
+      reason: { code: codeOf(error), detail: (error as Error).message },
     });
     return error as Error;
   }

@@ -20,7 +20,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import { FLOAT_ACCOUNT, FLOAT_ACCOUNT_ID } from '../domain/float-account.ts';
-import type { DomainError } from '../domain/errors.ts';
+import { codeOf } from '../domain/errors.ts';
 import { consolidate } from '../flows/consolidate.ts';
 import { proveAndRelay } from '../flows/relay.ts';
 import { settleFailure } from '../flows/settle-failure.ts';
@@ -87,7 +87,7 @@ export async function settleAgent(pctx: PaymentContext, ref: AgentRef): Promise<
       return 'settled';
     } catch (error) {
       await settleFailure(flows, opId, error);
-      flows.logger.log('warn', 'settlement failed; will retry', { opId, code: (error as DomainError).code });
+      flows.logger.log('warn', 'settlement failed; will retry', { opId, code: codeOf(error) });
       throw error;
     }
   });
@@ -190,7 +190,7 @@ export class SettlementJob {
         }
       } catch (error) {
         flows.logger.log('warn', 'settlement slot failed; the next round retries', {
-          code: (error as DomainError).code,
+          code: codeOf(error),
         });
       }
       slots += 1;
