@@ -13,9 +13,10 @@ import { codeOf, DomainError } from '../domain/errors.ts';
 import { APPROVAL_TIMEOUT_DEFAULT_S } from '../../api/schemas.ts';
 import { type AgentPolicy, frozenRefusal } from '../domain/agent-policy.ts';
 import type { OperationRecord } from '../journal/journal.ts';
-import type { QueuedPayment } from './batches.ts';
 import type { PaymentContext } from './context.ts';
 import { expiresAtOf, paymentStatusOf, settlePaymentFailure } from './payment-state.ts';
+import { paymentData } from './payment-data.ts';
+import type { QueuedPayment } from './batches.ts';
 
 /** The journal fields of a payment that waits: its deadline (ms, the proxy's clock) and its queued form. */
 export function waitingData(
@@ -63,12 +64,12 @@ export async function pendingApprovals(
 
 /** A pending approval as GET /api/approvals lists it. */
 export function approvalView(record: OperationRecord) {
-  const data = record.data ?? {};
+  const data = paymentData(record);
   return {
     paymentId: record.opId,
-    agentId: String(data.agentId),
-    serviceUrl: String(data.serviceUrl),
-    method: String(data.method),
+    agentId: data.agentId ?? '',
+    serviceUrl: data.serviceUrl ?? '',
+    method: data.method ?? '',
     amount: formatAmount(record.amount),
     createdAt: new Date(record.createdAt).toISOString(),
     expiresAt: expiresAtOf(record),
@@ -111,7 +112,7 @@ function notPending(record: OperationRecord): DomainError {
 export async function approvePayment(pctx: PaymentContext, owner: string, paymentId: string): Promise<void> {
   const record = await ownedPayment(pctx, owner, paymentId);
   if (record.state !== 'awaiting_approval') throw notPending(record);
-  const agentId = String(record.data?.agentId);
+  const agentId = paymentData(record).agentId ?? '';
   if ((await pctx.policies.find({ owner, agentId }))?.frozen === true) throw frozenRefusal(agentId);
   await pctx.batches.checkCapacity();
   if ((await pctx.float.available()) < record.amount)
@@ -120,7 +121,7 @@ export async function approvePayment(pctx: PaymentContext, owner: string, paymen
       `the pool wallet's float cannot pay ${formatAmount(record.amount)} USDC now; approve again after settlement`,
       { retryAfterSeconds: 30 },
     );
-  const queued = record.data?.queued as QueuedPayment;
+  const queued = paymentData(record).queued!;
   const approved = await lockOf(pctx).run(paymentId, async () => {
     // this run now owns it (reconciliation leaves a reserved payment of a live run to its batch)
     const { applied, record: now } = await pctx.flows.journal.transition(paymentId, ['awaiting_approval'], {

@@ -1,10 +1,14 @@
 // The record of one agent's payments over a period, for its owner's books: each payment's time, service,
 // amount, status, batch and receipt transaction, oldest first, as JSON rows or as CSV (RFC 4180 quoting; a
-// cell that a spreadsheet would read as a formula is prefixed with an apostrophe).
+// cell that a spreadsheet would read as a formula is prefixed with an apostrophe); and a payment as
+// GET /api/payments lists it.
 import { formatAmount } from '../../api/amount.ts';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import type { PaymentContext } from './context.ts';
 import { paymentStatusOf } from './payment-state.ts';
+import { paymentData } from './payment-data.ts';
+import type { PaymentListEntry } from '../../api/types.ts';
+import type { OperationRecord } from '../journal/journal.ts';
 
 export interface ExportRow {
   time: string;
@@ -39,16 +43,15 @@ export async function exportPayments(
     const record = await pctx.flows.journal.get(paymentId);
     if (record === undefined || record.kind !== 'payment' || record.agent !== agent) continue;
     if (record.createdAt < fromMs || record.createdAt >= toMs) continue;
-    const data = record.data ?? {};
-    const receipt = data.receipt as { transaction?: string } | undefined;
+    const data = paymentData(record);
     rows.push({
       at: record.createdAt,
       time: new Date(record.createdAt).toISOString(),
-      service: String(data.serviceUrl ?? ''),
+      service: data.serviceUrl ?? '',
       amount: formatAmount(record.amount),
       status: paymentStatusOf(record.state),
-      batch: String(data.batchId ?? ''),
-      transaction: receipt?.transaction ?? '',
+      batch: data.batchId ?? '',
+      transaction: data.receipt?.transaction ?? '',
       paymentId,
     });
   }
@@ -64,4 +67,19 @@ function cell(value: string): string {
 export function toCsv(rows: ExportRow[]): string {
   const lines = [COLUMNS.join(','), ...rows.map((row) => COLUMNS.map((c) => cell(row[c])).join(','))];
   return `${lines.join('\r\n')}\r\n`;
+}
+
+/** A payment as GET /api/payments lists it. */
+export function paymentEntry(record: OperationRecord): PaymentListEntry {
+  const data = paymentData(record);
+  return {
+    paymentId: record.opId,
+    agentId: data.agentId ?? '',
+    serviceUrl: data.serviceUrl ?? '',
+    amount: formatAmount(record.amount),
+    paymentStatus: paymentStatusOf(record.state),
+    batchId: data.batchId ?? '',
+    receipt: data.receipt,
+    createdAt: new Date(record.createdAt).toISOString(),
+  };
 }

@@ -6,6 +6,7 @@ import type { StoreOp } from '../store/encrypted-store.ts';
 import type { FlowContext } from '../flows/context.ts';
 import type { PaymentContext } from './context.ts';
 import type { PaymentRecords } from './records.ts';
+import { paymentData } from './payment-data.ts';
 import { isFinal, type OperationRecord, type OperationState } from '../journal/journal.ts';
 
 /**
@@ -60,5 +61,5 @@ export async function outcomeOf(
 
 /** When a payment waiting for approval expires unpaid (ISO 8601). */
 export function expiresAtOf(record: OperationRecord): string {
-  return new Date(Number(record.data?.approvalExpiresAt ?? 0)).toISOString();
+  return new Date(paymentData(record).approvalExpiresAt ?? 0).toISOString();
 }

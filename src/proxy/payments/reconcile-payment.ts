@@ -13,10 +13,11 @@ import type { OperationRecord } from '../journal/journal.ts';
 import type { PaymentContext } from './context.ts';
 import { confirmPayment } from './execute-payment.ts';
 import { settlePaymentFailure } from './payment-state.ts';
+import { paymentData } from './payment-data.ts';
 import { expireIfDue } from './approvals.ts';
 
 export async function reconcilePayment(pctx: PaymentContext, record: OperationRecord): Promise<boolean> {
-  const { paymentId, data } = { paymentId: record.opId, data: record.data ?? {} };
+  const { paymentId, data } = { paymentId: record.opId, data: paymentData(record) };
   if (record.state === 'awaiting_approval') return expireIfDue(pctx, record);
   const queued = await pctx.batches.queueState(paymentId);
   if (queued === 'live') return false;
@@ -32,9 +33,9 @@ export async function reconcilePayment(pctx: PaymentContext, record: OperationRe
     });
     return true;
   }
-  const auth = data.auth as PaymentRecord | undefined;
+  const auth = data.auth;
   // every signed attempt (a record written before attempts were listed has only `auth`)
-  const attempts = (data.attempts as PaymentRecord[] | undefined) ?? (auth ? [auth] : []);
+  const attempts = data.attempts ?? (auth ? [auth] : []);
   if (auth === undefined || attempts.length === 0) {
     await settlePaymentFailure(pctx, paymentId, 'released', { code: 'interrupted', detail: 'never signed' });
     return true;
@@ -82,7 +83,7 @@ export async function reconcilePayment(pctx: PaymentContext, record: OperationRe
   await confirmPayment(pctx, paymentId, record.agent, {
     paymentId,
     paymentStatus: 'confirmed',
-    batchId: String(data.batchId ?? ''),
+    batchId: data.batchId ?? '',
     receipt: {
       amount: formatAmount(BigInt(auth.amount)),
       asset: auth.asset,

@@ -4,8 +4,9 @@
 import { formatAmount, parseAmount } from '../../api/amount.ts';
 import { ProblemError } from '../../api/problem.ts';
 import type { ApiRouter } from '../http/api-router.ts';
-import { outcomeOf, paymentStatusOf } from '../payments/payment-state.ts';
+import { outcomeOf } from '../payments/payment-state.ts';
 import { ownedPayment } from '../payments/approvals.ts';
+import { paymentEntry } from '../payments/payment-export.ts';
 import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
 import {
   ApprovalParams,
@@ -106,20 +107,7 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
       }
       records.sort((a, b) => b.createdAt - a.createdAt);
       return {
-        payments: records.slice(0, limit).map((r) => {
-          const data = r.data ?? {};
-          const status = paymentStatusOf(r.state);
-          return {
-            paymentId: r.opId,
-            agentId: String(data.agentId),
-            serviceUrl: String(data.serviceUrl),
-            amount: formatAmount(r.amount),
-            paymentStatus: status,
-            batchId: String(data.batchId ?? ''),
-            receipt: data.receipt as never,
-            createdAt: new Date(r.createdAt).toISOString(),
-          };
-        }),
+        payments: records.slice(0, limit).map(paymentEntry),
       };
     },
   });
