@@ -7,7 +7,7 @@
 //                                              chain: one used → the transfer is confirmed and the agent
 //                                              debited once; all unused and expired → released; one still
 //                                              valid → decided later
-import { confirmTransfer, findAnyAuthorizationUse, type PaymentRecord, X402Error } from '../../x402/index.ts';
+import { confirmTransfer, findAnyAuthorizationUse, X402Error } from '../../x402/index.ts';
 import { formatAmount } from '../../api/amount.ts';
 import type { OperationRecord } from '../journal/journal.ts';
 import type { PaymentContext } from './context.ts';
