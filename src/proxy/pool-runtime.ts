@@ -288,7 +288,7 @@ export class PoolRuntime implements PoolAccess {
       keyring,
       crediting: new NoteCrediting({ store, notes, agents, indexer, keyring, logger }),
       indexer,
-      ledger,
+      chain: ledger,
       prover: new PoolTransactionProver(
         indexer,
         prover,

@@ -3,8 +3,11 @@
 import { DomainError } from '../domain/errors.ts';
 import type { FlowContext } from './context.ts';
 
+/** What this flow uses of the flows' context. */
+export type AwaitCreditDeps = Pick<FlowContext, 'indexer' | 'notes'>;
+
 export async function awaitCredit(
-  ctx: FlowContext,
+  ctx: AwaitCreditDeps,
   agent: string,
   ledger: number,
   outputs: Array<{ commitment: bigint; owner?: string }>,

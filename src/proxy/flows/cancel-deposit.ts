@@ -7,13 +7,16 @@
 import { DomainError } from '../domain/errors.ts';
 import type { FlowContext } from './context.ts';
 
+/** What this flow uses of the flows' context. */
+export type CancelDepositDeps = Pick<FlowContext, 'journal' | 'registrar' | 'logger'>;
+
 /** What became of the prepared deposit: cancelled (now or by an earlier cancel), or it had already ended. */
 export type CancelledStatus = 'cancelled' | 'expired' | 'failed';
 
 export const CANCELLED_REASON = { code: 'cancelled', detail: 'cancelled by the wallet before signing' };
 
 export async function cancelDeposit(
-  ctx: FlowContext,
+  ctx: CancelDepositDeps,
   wallet: string,
   prepareId: string,
 ): Promise<{ prepareId: string; status: CancelledStatus }> {

@@ -6,10 +6,20 @@
 import { randomUUID } from 'node:crypto';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import type { FlowContext } from './context.ts';
-import { sealFor } from './seal-for.ts';
-import { proveAndRelay } from './relay.ts';
-import { settleFailure } from './settle-failure.ts';
-import { markConfirmed } from './mark-confirmed.ts';
+import { sealFor, type SealForDeps } from './seal-for.ts';
+import { proveAndRelay, type RelayDeps } from './relay.ts';
+import { settleFailure, type SettleFailureDeps } from './settle-failure.ts';
+import { markConfirmed, type MarkConfirmedDeps } from './mark-confirmed.ts';
+
+/** What this flow uses of the flows' context. */
+export type ConsolidateDeps = Pick<
+  FlowContext,
+  'notes' | 'journal' | 'prover' | 'keyring' | 'deployment' | 'metrics'
+> &
+  SealForDeps &
+  RelayDeps &
+  SettleFailureDeps &
+  MarkConfirmedDeps;
 
 export interface ConsolidateOptions {
   /** carry the agent's sealed registration in the zero-valued output (default true) */
@@ -23,7 +33,7 @@ export interface ConsolidateOptions {
 }
 
 export async function consolidate(
-  ctx: FlowContext,
+  ctx: ConsolidateDeps,
   ref: AgentRef,
   opts: ConsolidateOptions = {},
 ): Promise<void> {

@@ -1,6 +1,7 @@
 // What every money flow needs, as one object: the store and its journal, the note book and agents, the
 // ledger, the prover, the deployment, and the service's limits. Built once when the pool connects
-// (`pool-runtime.ts`); each flow is a function of this context and its request.
+// (`pool-runtime.ts`). Each flow declares the part it uses as a `Pick` of this context (with the parts of the
+// flows it calls), so its signature says what it touches and the compiler refuses one reaching for more.
 import type { ProxyMetrics } from '../util/metrics.ts';
 import type { Journal } from '../journal/journal.ts';
 import type { AgentKeyring } from '../services/agent-keyring.ts';
@@ -32,8 +33,7 @@ export interface FlowContext {
   keyring: AgentKeyring;
   crediting: NoteCrediting;
   indexer: PoolIndexer;
-  /** the chain client (the field keeps its older name: payments/float.ts picks it) */
-  ledger: ChainClient;
+  chain: ChainClient;
   prover: PoolTransactionProver;
   registrar: AspRegistrar;
   deployment: Deployment;

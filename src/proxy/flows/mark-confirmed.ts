@@ -4,8 +4,11 @@
 import type { OperationRecord, OperationState } from '../journal/journal.ts';
 import type { FlowContext } from './context.ts';
 
+/** What this flow uses of the flows' context. */
+export type MarkConfirmedDeps = Pick<FlowContext, 'journal' | 'stats'>;
+
 export async function markConfirmed(
-  ctx: Pick<FlowContext, 'journal' | 'stats'>,
+  ctx: MarkConfirmedDeps,
   opId: string,
   patch: Partial<Pick<OperationRecord, 'txHash'>> = {},
   from: OperationState[] = ['submitted'],

@@ -8,13 +8,27 @@ import { formatAmount } from '../../api/amount.ts';
 import { codeOf, DomainError } from '../domain/errors.ts';
 import { fault } from '../util/faults.ts';
 import type { FlowContext } from './context.ts';
-import { proveAndRelay } from './relay.ts';
-import { settleFailure } from './settle-failure.ts';
-import { usdcBalance } from './usdc-balance.ts';
+import { proveAndRelay, type RelayDeps } from './relay.ts';
+import { settleFailure, type SettleFailureDeps } from './settle-failure.ts';
+import { usdcBalance, type UsdcBalanceDeps } from './usdc-balance.ts';
 import type { FlowResult } from './withdraw.ts';
-import { markConfirmed } from './mark-confirmed.ts';
+import { markConfirmed, type MarkConfirmedDeps } from './mark-confirmed.ts';
 
-export async function operatorDeposit(ctx: FlowContext, ref: AgentRef, amount: bigint): Promise<FlowResult> {
+/** What this flow uses of the flows' context. */
+export type OperatorDepositDeps = Pick<
+  FlowContext,
+  'deployment' | 'registrar' | 'journal' | 'prover' | 'keyring' | 'metrics' | 'logger'
+> &
+  UsdcBalanceDeps &
+  RelayDeps &
+  SettleFailureDeps &
+  MarkConfirmedDeps;
+
+export async function operatorDeposit(
+  ctx: OperatorDepositDeps,
+  ref: AgentRef,
+  amount: bigint,
+): Promise<FlowResult> {
   const operator = ctx.deployment.operator.publicKey();
   const held = await usdcBalance(ctx, operator);
   if (held < amount) {

@@ -15,8 +15,25 @@ import { txHashOf } from '../services/chain-client.ts';
 import type { ProvedTransaction } from '../services/pool-transaction.ts';
 import type { FlowContext } from './context.ts';
 import { pinPoolFootprint } from './pin-footprint.ts';
-import { settleFailure } from './settle-failure.ts';
-import { usdcBalance } from './usdc-balance.ts';
+import { settleFailure, type SettleFailureDeps } from './settle-failure.ts';
+import { usdcBalance, type UsdcBalanceDeps } from './usdc-balance.ts';
+
+/** What this flow uses of the flows' context. */
+export type PrepareDepositDeps = Pick<
+  FlowContext,
+  | 'proofLanes'
+  | 'clock'
+  | 'prover'
+  | 'keyring'
+  | 'chain'
+  | 'deployment'
+  | 'quotas'
+  | 'registrar'
+  | 'journal'
+  | 'limits'
+> &
+  UsdcBalanceDeps &
+  SettleFailureDeps;
 
 /** A deposit handed out with less than this left of its promise is proved again after the slot. */
 const MIN_LEFT_MS = 1000;
@@ -29,7 +46,7 @@ export interface PreparedDeposit {
 }
 
 export async function prepareDeposit(
-  ctx: FlowContext,
+  ctx: PrepareDepositDeps,
   ref: AgentRef,
   amount: bigint,
 ): Promise<PreparedDeposit> {
@@ -102,7 +119,7 @@ export async function prepareDeposit(
  * the simulation took (not the wait for the wallet's earlier proofs), which the registrar's windows are sized by.
  */
 async function proveDeposit(
-  ctx: FlowContext,
+  ctx: PrepareDepositDeps,
   ref: AgentRef,
   amount: bigint,
 ): Promise<{ tx: Transaction; proved: ProvedTransaction; ms: number }> {
@@ -120,7 +137,7 @@ async function proveDeposit(
       registration: ctx.keyring.sealRegistration(ref),
     });
   });
-  const simulated = await ctx.ledger.prepareInvocation(wallet, ctx.deployment.contracts.pool, 'transact', [
+  const simulated = await ctx.chain.prepareInvocation(wallet, ctx.deployment.contracts.pool, 'transact', [
     proved.args.proof,
     proved.args.extData,
     new Address(wallet).toScVal(),

@@ -8,9 +8,17 @@
 // Payments and settlements reconcile through their own modules (`reconcilers`), with the same rules.
 import type { OperationRecord } from '../journal/journal.ts';
 import type { FlowContext } from './context.ts';
-import { markConfirmed } from './mark-confirmed.ts';
-import { releaseOperation } from './settle-failure.ts';
+import { markConfirmed, type MarkConfirmedDeps } from './mark-confirmed.ts';
+import { releaseOperation, type SettleFailureDeps } from './settle-failure.ts';
 import { deadlineOf } from './submit-deposit.ts';
+
+/** What this flow uses of the flows' context. */
+export type ReconcileDeps = Pick<
+  FlowContext,
+  'journal' | 'logger' | 'registrar' | 'chain' | 'indexer' | 'notes'
+> &
+  SettleFailureDeps &
+  MarkConfirmedDeps;
 
 /** Seconds past a transaction's time bound before "not found" counts as "will never land". */
 const TIME_BOUND_GRACE_S = 10;
@@ -19,7 +27,7 @@ export type Reconciler = (record: OperationRecord, now: number) => Promise<boole
 
 /** Decides what can be decided now; returns how many operations were closed. */
 export async function reconcile(
-  ctx: FlowContext,
+  ctx: ReconcileDeps,
   now: number,
   reconcilers: Partial<Record<OperationRecord['kind'], Reconciler>> = {},
 ): Promise<number> {
@@ -35,7 +43,7 @@ export async function reconcile(
   return closed;
 }
 
-async function reconcileOne(ctx: FlowContext, record: OperationRecord, now: number): Promise<boolean> {
+async function reconcileOne(ctx: ReconcileDeps, record: OperationRecord, now: number): Promise<boolean> {
   const { opId } = record;
   switch (record.state) {
     case 'reserved':
@@ -59,7 +67,7 @@ async function reconcileOne(ctx: FlowContext, record: OperationRecord, now: numb
       }
       ctx.registrar.release(opId);
       // The wallet may have sent it itself.
-      if (record.txHash !== undefined && (await ctx.ledger.status(record.txHash)).status === 'SUCCESS')
+      if (record.txHash !== undefined && (await ctx.chain.status(record.txHash)).status === 'SUCCESS')
         return reconcileSubmitted(ctx, record, now);
       await releaseOperation(ctx, opId, 'expired');
       return true;
@@ -71,13 +79,17 @@ async function reconcileOne(ctx: FlowContext, record: OperationRecord, now: numb
   }
 }
 
-async function reconcileSubmitted(ctx: FlowContext, record: OperationRecord, now: number): Promise<boolean> {
+async function reconcileSubmitted(
+  ctx: ReconcileDeps,
+  record: OperationRecord,
+  now: number,
+): Promise<boolean> {
   const { opId } = record;
   if (record.txHash === undefined) {
     await releaseOperation(ctx, opId, 'released', { code: 'interrupted', detail: 'no transaction recorded' });
     return true;
   }
-  const { status } = await ctx.ledger.status(record.txHash);
+  const { status } = await ctx.chain.status(record.txHash);
   if (status === 'SUCCESS') {
     await ctx.indexer.sync();
     // The spend consumed its locked notes and reservation; drop whatever a partial apply left behind.

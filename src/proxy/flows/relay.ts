@@ -8,9 +8,24 @@ import { DomainError } from '../domain/errors.ts';
 import type { Confirmed } from '../services/chain-client.ts';
 import type { ProvedTransaction } from '../services/pool-transaction.ts';
 import { fault } from '../util/faults.ts';
-import { awaitCredit } from './await-credit.ts';
+import { awaitCredit, type AwaitCreditDeps } from './await-credit.ts';
 import type { FlowContext } from './context.ts';
 import { isStaleRoot } from './stale-root.ts';
+
+/** What this flow uses of the flows' context. */
+export type RelayDeps = Pick<
+  FlowContext,
+  | 'deployment'
+  | 'journal'
+  | 'registrar'
+  | 'proofLanes'
+  | 'metrics'
+  | 'chain'
+  | 'crediting'
+  | 'logger'
+  | 'indexer'
+> &
+  AwaitCreditDeps;
 
 const MAX_ATTEMPTS = 5;
 
@@ -30,7 +45,7 @@ export interface RelayOperation {
 }
 
 export async function proveAndRelay(
-  ctx: FlowContext,
+  ctx: RelayDeps,
   op: RelayOperation,
   prove: () => Promise<ProvedTransaction>,
 ): Promise<{ confirmed: Confirmed; proveMs: number }> {
@@ -48,7 +63,7 @@ export async function proveAndRelay(
     });
     ctx.metrics.transactionsInFlight.inc();
     try {
-      const confirmed = await ctx.ledger.invokeAndConfirm(
+      const confirmed = await ctx.chain.invokeAndConfirm(
         signer,
         ctx.deployment.contracts.pool,
         method,

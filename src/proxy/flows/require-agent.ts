@@ -5,7 +5,10 @@ import { DomainError } from '../domain/errors.ts';
 import type { AgentRecord } from '../services/agents.ts';
 import type { FlowContext } from './context.ts';
 
-export async function requireAgent(ctx: Pick<FlowContext, 'agents'>, ref: AgentRef): Promise<AgentRecord> {
+/** What this flow uses of the flows' context. */
+export type RequireAgentDeps = Pick<FlowContext, 'agents'>;
+
+export async function requireAgent(ctx: RequireAgentDeps, ref: AgentRef): Promise<AgentRecord> {
   const agent = await ctx.agents.get(ref);
   if (agent === undefined) throw unknownAgent(ref.agentId);
   return agent;

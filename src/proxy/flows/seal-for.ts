@@ -5,6 +5,9 @@ import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import { isInternalAccount } from '../domain/float-account.ts';
 import type { FlowContext } from './context.ts';
 
-export function sealFor(ctx: FlowContext, ref: AgentRef): Uint8Array | undefined {
+/** What this flow uses of the flows' context. */
+export type SealForDeps = Pick<FlowContext, 'keyring'>;
+
+export function sealFor(ctx: SealForDeps, ref: AgentRef): Uint8Array | undefined {
   return isInternalAccount(scopedId(ref)) ? undefined : ctx.keyring.sealRegistration(ref);
 }

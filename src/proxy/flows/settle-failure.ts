@@ -6,7 +6,10 @@ import { DomainError } from '../domain/errors.ts';
 import { UncertainOutcome } from '../services/chain-client.ts';
 import type { FlowContext } from './context.ts';
 
-export async function settleFailure(ctx: FlowContext, opId: string, error: unknown): Promise<void> {
+/** What this flow uses of the flows' context. */
+export type SettleFailureDeps = Pick<FlowContext, 'journal' | 'notes' | 'crediting'>;
+
+export async function settleFailure(ctx: SettleFailureDeps, opId: string, error: unknown): Promise<void> {
   if (error instanceof UncertainOutcome) return;
   const record = await ctx.journal.get(opId);
   if (record === undefined) return;
@@ -19,7 +22,7 @@ export async function settleFailure(ctx: FlowContext, opId: string, error: unkno
 
 /** Releases everything an operation holds and closes it in `state`. */
 export async function releaseOperation(
-  ctx: FlowContext,
+  ctx: SettleFailureDeps,
   opId: string,
   state: 'failed' | 'released' | 'expired',
   reason?: { code: string; detail: string },

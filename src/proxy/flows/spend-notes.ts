@@ -7,13 +7,19 @@ import { scopedId } from '../domain/agent-ref.ts';
 import { DomainError } from '../domain/errors.ts';
 import type { Confirmed } from '../services/chain-client.ts';
 import type { NoteRecord } from '../services/notebook.ts';
-import { consolidate } from './consolidate.ts';
+import { consolidate, type ConsolidateDeps } from './consolidate.ts';
 import type { FlowContext } from './context.ts';
-import { sealFor } from './seal-for.ts';
-import { proveAndRelay } from './relay.ts';
+import { sealFor, type SealForDeps } from './seal-for.ts';
+import { proveAndRelay, type RelayDeps } from './relay.ts';
+
+/** What this flow uses of the flows' context. */
+export type SpendNotesDeps = Pick<FlowContext, 'spendLock' | 'keyring' | 'notes' | 'prover'> &
+  ConsolidateDeps &
+  SealForDeps &
+  RelayDeps;
 
 export async function spendNotes(
-  ctx: FlowContext,
+  ctx: SpendNotesDeps,
   ref: AgentRef,
   opId: string,
   flow: string,
@@ -57,7 +63,7 @@ export async function spendNotes(
 
 /** Up to two unspent notes covering `amount` (smallest sufficient), or undefined when consolidation is needed. */
 export async function selectNotes(
-  ctx: FlowContext,
+  ctx: SpendNotesDeps,
   agent: string,
   amount: bigint,
 ): Promise<NoteRecord[] | undefined> {

@@ -10,13 +10,31 @@ import { parseScopedId } from '../domain/agent-ref.ts';
 import type { OperationRecord } from '../journal/journal.ts';
 import { txHashOf } from '../services/chain-client.ts';
 import { fault } from '../util/faults.ts';
-import { awaitCredit } from './await-credit.ts';
+import { awaitCredit, type AwaitCreditDeps } from './await-credit.ts';
 import type { FlowContext } from './context.ts';
-import { markConfirmed } from './mark-confirmed.ts';
-import { releaseOperation, settleFailure } from './settle-failure.ts';
+import { markConfirmed, type MarkConfirmedDeps } from './mark-confirmed.ts';
+import { releaseOperation, settleFailure, type SettleFailureDeps } from './settle-failure.ts';
 import { isStaleRoot } from './stale-root.ts';
 import { CANCELLED_REASON } from './cancel-deposit.ts';
 import type { FlowResult } from './withdraw.ts';
+
+/** What this flow uses of the flows' context. */
+export type SubmitDepositDeps = Pick<
+  FlowContext,
+  | 'logger'
+  | 'metrics'
+  | 'chain'
+  | 'registrar'
+  | 'notes'
+  | 'journal'
+  | 'crediting'
+  | 'stats'
+  | 'clock'
+  | 'deployment'
+> &
+  SettleFailureDeps &
+  AwaitCreditDeps &
+  MarkConfirmedDeps;
 
 /** A confirmed deposit, naming the agent credited. */
 type DepositResult = FlowResult & { agentId: string };
@@ -25,7 +43,7 @@ const STALE_DETAIL =
   'the pool moved on since this deposit was prepared (a root it was proved against changed, or deposits landing first moved its writes); prepare the deposit again';
 
 export async function submitDeposit(
-  ctx: FlowContext,
+  ctx: SubmitDepositDeps,
   wallet: string,
   prepareId: string,
   signedXdr: string,
@@ -41,14 +59,14 @@ export async function submitDeposit(
 
 /** The signed transaction of `record`, checked: what to do depends on where the prepared deposit stands. */
 async function submitSigned(
-  ctx: FlowContext,
+  ctx: SubmitDepositDeps,
   record: OperationRecord,
   tx: Transaction,
 ): Promise<DepositResult> {
   const prepareId = record.opId;
   if (record.state === 'confirmed') return resultOf(record);
   // Landed already, whoever sent it: confirmed, and its root no longer holds registrations back.
-  const onChain = await ctx.ledger.status(record.txHash!);
+  const onChain = await ctx.chain.status(record.txHash!);
   if (onChain.status === 'SUCCESS') {
     ctx.registrar.release(prepareId);
     return landed(ctx, record, onChain.ledger ?? 0);
@@ -80,7 +98,7 @@ async function submitSigned(
  * on the ledger, or past its time bound.
  */
 async function resend(
-  ctx: FlowContext,
+  ctx: SubmitDepositDeps,
   record: OperationRecord,
   tx: Transaction,
   onChain: 'FAILED' | 'NOT_FOUND',
@@ -105,14 +123,18 @@ async function resend(
 }
 
 /** Sends the claimed deposit and answers once it is confirmed and credited. */
-async function send(ctx: FlowContext, claimed: OperationRecord, tx: Transaction): Promise<DepositResult> {
+async function send(
+  ctx: SubmitDepositDeps,
+  claimed: OperationRecord,
+  tx: Transaction,
+): Promise<DepositResult> {
   const prepareId = claimed.opId;
   const aspRoot = claimed.data?.aspRoot === undefined ? undefined : BigInt(String(claimed.data.aspRoot));
   ctx.metrics.transactionsInFlight.inc();
   try {
     fault('wallet_deposit', 'before-send');
     const submit = () =>
-      ctx.ledger.submitAndConfirm(tx, { sent: () => fault('wallet_deposit', 'after-send') });
+      ctx.chain.submitAndConfirm(tx, { sent: () => fault('wallet_deposit', 'after-send') });
     // The registrar's next insert waits for this send; a root already replaced is refused unsent.
     const confirmed = await (aspRoot === undefined ? submit() : ctx.registrar.hold(aspRoot, submit));
     fault('wallet_deposit', 'after-confirm');
@@ -126,7 +148,7 @@ async function send(ctx: FlowContext, claimed: OperationRecord, tx: Transaction)
       error instanceof DomainError && (error.code === 'ledger_rejected' || error.code === 'prepare_stale');
     if (!definite) throw error;
     // Refused as sent: maybe because someone else's copy of it landed first (txBadSeq).
-    const after = await ctx.ledger.status(claimed.txHash!);
+    const after = await ctx.chain.status(claimed.txHash!);
     if (after.status === 'SUCCESS') return landed(ctx, claimed, after.ledger ?? 0);
     await settleFailure(ctx, prepareId, error);
     ctx.metrics.ledgerOperations.inc({ kind: 'deposit', outcome: 'rejected' });
@@ -166,7 +188,11 @@ export function deadlineOf(record: OperationRecord): number {
 }
 
 /** The prepared transaction is on chain: mark it confirmed (once) and answer after its notes are credited. */
-async function landed(ctx: FlowContext, record: OperationRecord, ledger: number): Promise<DepositResult> {
+async function landed(
+  ctx: SubmitDepositDeps,
+  record: OperationRecord,
+  ledger: number,
+): Promise<DepositResult> {
   const outputs = record.outputs ?? [];
   const uncredited = [];
   for (const o of outputs) if (!(await ctx.notes.hasNote(record.agent, o.commitment))) uncredited.push(o);
@@ -213,7 +239,7 @@ function checkSigned(tx: Transaction, record: OperationRecord, wallet: string): 
   }
 }
 
-function parseSigned(ctx: FlowContext, signedXdr: string): Transaction {
+function parseSigned(ctx: SubmitDepositDeps, signedXdr: string): Transaction {
   let tx: Transaction | FeeBumpTransaction;
   try {
     tx = TransactionBuilder.fromXDR(signedXdr, ctx.deployment.networkPassphrase);

@@ -4,13 +4,13 @@ import { Address, scValToNative } from '@stellar/stellar-sdk';
 import { LedgerRejected } from '../services/chain-client.ts';
 import type { FlowContext } from './context.ts';
 
-export async function usdcBalance(
-  ctx: Pick<FlowContext, 'ledger' | 'deployment'>,
-  address: string,
-): Promise<bigint> {
+/** What this flow uses of the flows' context. */
+export type UsdcBalanceDeps = Pick<FlowContext, 'chain' | 'deployment'>;
+
+export async function usdcBalance(ctx: UsdcBalanceDeps, address: string): Promise<bigint> {
   let value;
   try {
-    value = await ctx.ledger.read(
+    value = await ctx.chain.read(
       ctx.deployment.operator.publicKey(),
       ctx.deployment.contracts.token,
       'balance',

@@ -7,10 +7,17 @@ import { formatAmount } from '../../api/amount.ts';
 import { codeOf, DomainError } from '../domain/errors.ts';
 import { fault } from '../util/faults.ts';
 import type { FlowContext } from './context.ts';
-import { requireAgent } from './require-agent.ts';
-import { spendNotes } from './spend-notes.ts';
-import { settleFailure } from './settle-failure.ts';
-import { markConfirmed } from './mark-confirmed.ts';
+import { requireAgent, type RequireAgentDeps } from './require-agent.ts';
+import { spendNotes, type SpendNotesDeps } from './spend-notes.ts';
+import { settleFailure, type SettleFailureDeps } from './settle-failure.ts';
+import { markConfirmed, type MarkConfirmedDeps } from './mark-confirmed.ts';
+
+/** What this flow uses of the flows' context. */
+export type WithdrawDeps = Pick<FlowContext, 'notes' | 'journal' | 'metrics' | 'logger'> &
+  RequireAgentDeps &
+  SpendNotesDeps &
+  SettleFailureDeps &
+  MarkConfirmedDeps;
 
 export interface FlowResult {
   txHash: string;
@@ -19,7 +26,7 @@ export interface FlowResult {
 }
 
 export async function withdraw(
-  ctx: FlowContext,
+  ctx: WithdrawDeps,
   ref: AgentRef,
   amount: bigint,
   destination: string,

@@ -4,13 +4,13 @@ import { usdcBalance } from '../flows/usdc-balance.ts';
 import type { FlowContext } from '../flows/context.ts';
 
 export class PoolWalletFloat {
-  readonly #ctx: Pick<FlowContext, 'ledger' | 'deployment' | 'clock'>;
+  readonly #ctx: Pick<FlowContext, 'chain' | 'deployment' | 'clock'>;
   readonly #address: string;
   #cached: { at: number; value: bigint } | undefined;
   /** Amounts committed to payments not yet settled on the ledger, by payment id. */
   readonly #committed = new Map<string, bigint>();
 
-  constructor(ctx: Pick<FlowContext, 'ledger' | 'deployment' | 'clock'>, address: string) {
+  constructor(ctx: Pick<FlowContext, 'chain' | 'deployment' | 'clock'>, address: string) {
     this.#ctx = ctx;
     this.#address = address;
   }
