@@ -6,6 +6,7 @@
 // so a submit and a cancel of the same prepareId racing each other end with exactly one winner.
 import { DomainError } from '../domain/errors.ts';
 import type { FlowContext } from './context.ts';
+import { ownDeposit } from './operation-data.ts';
 
 /** What this flow uses of the flows' context. */
 export type CancelDepositDeps = Pick<FlowContext, 'journal' | 'registrar' | 'logger'>;
@@ -22,8 +23,7 @@ export async function cancelDeposit(
 ): Promise<{ prepareId: string; status: CancelledStatus }> {
   const record = await ctx.journal.get(prepareId);
   // Another wallet's prepareId answers exactly like an unknown one.
-  if (record === undefined || record.kind !== 'wallet_deposit' || record.data?.wallet !== wallet)
-    throw new DomainError('not_found', 'unknown prepareId');
+  if (ownDeposit(record, wallet) === undefined) throw new DomainError('not_found', 'unknown prepareId');
   const { applied, record: now } = await ctx.journal.transition(prepareId, ['prepared'], {
     state: 'released',
     reason: CANCELLED_REASON,

@@ -17,6 +17,7 @@ import type { FlowContext } from './context.ts';
 import { pinPoolFootprint } from './pin-footprint.ts';
 import { settleFailure, type SettleFailureDeps } from './settle-failure.ts';
 import { usdcBalance, type UsdcBalanceDeps } from './usdc-balance.ts';
+import type { WalletDepositData } from './operation-data.ts';
 
 /** What this flow uses of the flows' context. */
 export type PrepareDepositDeps = Pick<
@@ -77,7 +78,7 @@ export async function prepareDeposit(
       agent,
       state: 'proving',
       amount,
-      data: { wallet },
+      data: { wallet } satisfies WalletDepositData,
     });
     try {
       for (let attempt = 1; ; attempt++) {
@@ -102,7 +103,12 @@ export async function prepareDeposit(
           txHash: txHashOf(tx),
           maxTime,
           outputs: proved.outputs,
-          data: { proveMs: proved.proveMs, expiresAt, deadline, aspRoot: window.aspRoot.toString() },
+          data: {
+            proveMs: proved.proveMs,
+            expiresAt,
+            deadline,
+            aspRoot: window.aspRoot.toString(),
+          } satisfies Partial<WalletDepositData>,
         });
         return { prepareId, transactionXDR: tx.toXDR(), expiresAt: new Date(expiresAt).toISOString() };
       }

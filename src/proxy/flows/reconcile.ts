@@ -10,7 +10,7 @@ import type { OperationRecord } from '../journal/journal.ts';
 import type { FlowContext } from './context.ts';
 import { markConfirmed, type MarkConfirmedDeps } from './mark-confirmed.ts';
 import { releaseOperation, type SettleFailureDeps } from './settle-failure.ts';
-import { deadlineOf } from './submit-deposit.ts';
+import { deadlineOf, walletDepositData } from './operation-data.ts';
 
 /** What this flow uses of the flows' context. */
 export type ReconcileDeps = Pick<
@@ -58,11 +58,11 @@ async function reconcileOne(ctx: ReconcileDeps, record: OperationRecord, now: nu
       ctx.logger.log('info', 'operation released (never sent)', { opId, kind: record.kind });
       return true;
     case 'prepared': {
-      const rootMoved =
-        record.data?.aspRoot !== undefined && BigInt(String(record.data.aspRoot)) !== ctx.registrar.root;
+      const data = walletDepositData(record);
+      const rootMoved = data?.aspRoot !== undefined && BigInt(data.aspRoot) !== ctx.registrar.root;
       if (now <= deadlineOf(record) && !rootMoved) {
         // After a restart: its promised validity still holds back early inserts.
-        ctx.registrar.restore(opId, Number(record.data?.expiresAt ?? 0));
+        ctx.registrar.restore(opId, data?.expiresAt ?? 0);
         return false;
       }
       ctx.registrar.release(opId);

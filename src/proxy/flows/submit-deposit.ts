@@ -16,6 +16,7 @@ import { markConfirmed, type MarkConfirmedDeps } from './mark-confirmed.ts';
 import { releaseOperation, settleFailure, type SettleFailureDeps } from './settle-failure.ts';
 import { isStaleRoot } from './stale-root.ts';
 import { CANCELLED_REASON } from './cancel-deposit.ts';
+import { deadlineOf, ownDeposit, walletDepositData } from './operation-data.ts';
 import type { FlowResult } from './withdraw.ts';
 
 /** What this flow uses of the flows' context. */
@@ -50,7 +51,7 @@ export async function submitDeposit(
 ): Promise<DepositResult> {
   const record = await ctx.journal.get(prepareId);
   // Another wallet's prepareId answers exactly like an unknown one.
-  if (record === undefined || record.kind !== 'wallet_deposit' || record.data?.wallet !== wallet)
+  if (record === undefined || ownDeposit(record, wallet) === undefined)
     throw new DomainError('not_found', 'unknown prepareId');
   const tx = parseSigned(ctx, signedXdr);
   checkSigned(tx, record, wallet);
@@ -129,7 +130,8 @@ async function send(
   tx: Transaction,
 ): Promise<DepositResult> {
   const prepareId = claimed.opId;
-  const aspRoot = claimed.data?.aspRoot === undefined ? undefined : BigInt(String(claimed.data.aspRoot));
+  const proved = walletDepositData(claimed)?.aspRoot;
+  const aspRoot = proved === undefined ? undefined : BigInt(proved);
   ctx.metrics.transactionsInFlight.inc();
   try {
     fault('wallet_deposit', 'before-send');
@@ -182,11 +184,6 @@ function ended(record: OperationRecord): DomainError {
   return new DomainError('conflict', 'the deposit is still being prepared; submit it once it is prepared');
 }
 
-/** The last moment the prepared deposit may be submitted (ms). */
-export function deadlineOf(record: OperationRecord): number {
-  return Number(record.data?.deadline ?? record.data?.expiresAt ?? 0);
-}
-
 /** The prepared transaction is on chain: mark it confirmed (once) and answer after its notes are credited. */
 async function landed(
   ctx: SubmitDepositDeps,
@@ -216,7 +213,7 @@ function resultOf(record: OperationRecord): DepositResult {
     txHash: record.txHash!,
     agentId: parseScopedId(record.agent).agentId,
     amount: record.amount,
-    proveMs: Number(record.data?.proveMs ?? 0),
+    proveMs: walletDepositData(record)?.proveMs ?? 0,
   };
 }
 

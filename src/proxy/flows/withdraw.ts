@@ -9,6 +9,7 @@ import { fault } from '../util/faults.ts';
 import type { FlowContext } from './context.ts';
 import { requireAgent, type RequireAgentDeps } from './require-agent.ts';
 import { spendNotes, type SpendNotesDeps } from './spend-notes.ts';
+import type { WithdrawalData } from './operation-data.ts';
 import { settleFailure, type SettleFailureDeps } from './settle-failure.ts';
 import { markConfirmed, type MarkConfirmedDeps } from './mark-confirmed.ts';
 
@@ -47,7 +48,7 @@ export async function withdraw(
     agent,
     state: 'reserved',
     amount,
-    data: { destination },
+    data: { destination } satisfies WithdrawalData,
   });
   try {
     await ctx.notes.reserve(agent, opId, amount);

@@ -15,7 +15,7 @@ import { type AgentPolicy, frozenRefusal } from '../domain/agent-policy.ts';
 import type { OperationRecord } from '../journal/journal.ts';
 import type { PaymentContext } from './context.ts';
 import { expiresAtOf, paymentStatusOf, settlePaymentFailure } from './payment-state.ts';
-import { paymentData } from './payment-data.ts';
+import { ownedPaymentData, paymentData } from './payment-data.ts';
 import type { QueuedPayment } from './batches.ts';
 
 /** The journal fields of a payment that waits: its deadline (ms, the proxy's clock) and its queued form. */
@@ -37,7 +37,7 @@ const EXPIRED = {
 
 /** Releases a waiting payment whose deadline passed; whether it did (it is no longer waiting). */
 export async function expireIfDue(pctx: PaymentContext, record: OperationRecord): Promise<boolean> {
-  if (pctx.flows.clock() < Number(record.data?.approvalExpiresAt ?? 0)) return false;
+  if (pctx.flows.clock() < (paymentData(record).approvalExpiresAt ?? 0)) return false;
   return lockOf(pctx).run(record.opId, async () => {
     const now = await pctx.flows.journal.get(record.opId);
     if (now?.state !== 'awaiting_approval') return false;
@@ -55,8 +55,8 @@ export async function pendingApprovals(
 ): Promise<OperationRecord[]> {
   const out: OperationRecord[] = [];
   for (const record of await pctx.flows.journal.open()) {
-    if (record.kind !== 'payment' || record.state !== 'awaiting_approval') continue;
-    if (record.data?.owner !== owner || (agentId !== undefined && record.data?.agentId !== agentId)) continue;
+    if (record.state !== 'awaiting_approval' || ownedPaymentData(record, owner, agentId) === undefined)
+      continue;
     if (!(await expireIfDue(pctx, record))) out.push(record);
   }
   return out.sort((a, b) => a.createdAt - b.createdAt);
@@ -84,12 +84,7 @@ export async function ownedPayment(
   agentId?: string,
 ): Promise<OperationRecord> {
   const record = await pctx.flows.journal.get(paymentId);
-  if (
-    record === undefined ||
-    record.kind !== 'payment' ||
-    record.data?.owner !== owner ||
-    (agentId !== undefined && record.data?.agentId !== agentId)
-  )
+  if (record === undefined || ownedPaymentData(record, owner, agentId) === undefined)
     throw new DomainError('not_found', `no payment ${paymentId}`);
   if (record.state === 'awaiting_approval' && (await expireIfDue(pctx, record)))
     return (await pctx.flows.journal.get(paymentId)) as OperationRecord;

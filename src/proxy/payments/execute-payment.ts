@@ -31,6 +31,7 @@ import { MAX_NONCE_ATTEMPT } from './payment-nonce.ts';
 import { frozenSinceReserved } from './policy-check.ts';
 import { parseScopedId } from '../domain/agent-ref.ts';
 import { frozenRefusal } from '../domain/agent-policy.ts';
+import { type PaymentData, paymentData } from './payment-data.ts';
 
 /** Signatures of one payment at most (same-nonce offers and fresh attempts together). */
 const MAX_SIGNATURES = 16;
@@ -55,12 +56,13 @@ export async function executePayment(
   let nonce = pctx.nonces.derive(p.agent, p.idempotencyKey, attempt);
   let last: { reason: Reason; res?: SendResult } | undefined;
   try {
-    await journal.update(p.paymentId, { data: { batchId } });
+    await journal.update(p.paymentId, { data: { batchId } satisfies Partial<PaymentData> });
     // An agent frozen since this payment was reserved: unless an earlier run already signed for it, it is
     // not paid, and its reservation is released.
     if (attempt === 0 && (await frozenSinceReserved(pctx, parseScopedId(p.agent)))) {
       const record = await journal.get(p.paymentId);
-      if (record?.data?.attempts === undefined && record?.data?.auth === undefined) {
+      const signed = record && paymentData(record);
+      if (signed?.attempts === undefined && signed?.auth === undefined) {
         const reason = {
           code: 'agent_frozen',
           detail: frozenRefusal(parseScopedId(p.agent).agentId).message,
@@ -204,7 +206,7 @@ export async function confirmPayment(
 ): Promise<void> {
   const first = await pctx.flows.notes.commitReservation(agent, paymentId);
   const record = await pctx.flows.journal.get(paymentId);
-  const payTo = outcome.receipt?.payTo ?? record?.data?.payTo;
+  const payTo = outcome.receipt?.payTo ?? (record && paymentData(record).payTo);
   if (first && typeof payTo === 'string')
     await pctx.flows.stats.recordPayment({
       payeeKey: pctx.records.payeeKey(payTo),

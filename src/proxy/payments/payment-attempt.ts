@@ -16,6 +16,7 @@ import {
 import { fault } from '../util/faults.ts';
 import type { QueuedPayment } from './batches.ts';
 import type { PaymentContext } from './context.ts';
+import type { PaymentData } from './payment-data.ts';
 
 /** How long a paid request may take: the service's facilitator settles on the ledger before answering. */
 const SEND_TIMEOUT_MS = 60_000;
@@ -86,7 +87,7 @@ export async function attemptPayment(
   await pctx.batches.fenced(p.paymentId, () =>
     journal.update(p.paymentId, {
       state: 'signed',
-      data: { batchId, auth: signed.record, attempts: [...attempts] },
+      data: { batchId, auth: signed.record, attempts: [...attempts] } satisfies Partial<PaymentData>,
     }),
   );
   fault('payment', 'before-send');

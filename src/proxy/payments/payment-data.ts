@@ -25,6 +25,8 @@ export interface PaymentData {
   /** a payment waiting for approval: its deadline (ms, the proxy's clock) and its queued form */
   approvalExpiresAt?: number;
   queued?: QueuedPayment;
+  /** a payment rebuilt from the chain by `store recover` (its service URL is not on chain) */
+  recovered?: boolean;
 }
 
 /** A payment record's own data, typed. */
@@ -32,4 +34,16 @@ export function paymentData(record: OperationRecord): Partial<PaymentData> {
   if (record.kind !== 'payment')
     throw new Error(`operation ${record.opId} is a ${record.kind}, not a payment`);
   return (record.data ?? {}) as Partial<PaymentData>;
+}
+
+/** A payment record's data when the record is a payment of `owner` (and of `agentId`, when given). */
+export function ownedPaymentData(
+  record: OperationRecord | undefined,
+  owner: string,
+  agentId?: string,
+): Partial<PaymentData> | undefined {
+  if (record === undefined || record.kind !== 'payment') return undefined;
+  const data = paymentData(record);
+  if (data.owner !== owner || (agentId !== undefined && data.agentId !== agentId)) return undefined;
+  return data;
 }

@@ -47,7 +47,7 @@ export async function outcomeOf(
   // the answer kept when it was decided, if it is the journal's (one status in every answer)
   const kept = await pctx.records.result(paymentId);
   if (kept !== undefined && kept.paymentStatus === status) return kept;
-  const batchId = String(record?.data?.batchId ?? '');
+  const batchId = (record && paymentData(record).batchId) ?? '';
   if (status === 'awaiting_approval')
     return { paymentId, batchId, paymentStatus: status, expiresAt: expiresAtOf(record!) };
   if (record === undefined || status !== 'failed') return { paymentId, batchId, paymentStatus: 'pending' };

@@ -16,6 +16,7 @@ import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
 import { MAX_NONCE_ATTEMPT } from './payment-nonce.ts';
 import { FLOAT_ACCOUNT_ID } from '../domain/float-account.ts';
 import type { NoteBook, NoteRecord } from '../services/notebook.ts';
+import type { PaymentData } from './payment-data.ts';
 
 /** Set by `store recover` in the store it creates: the next start rebuilds the payment history. */
 export function historyToRecoverKey(store: EncryptedStore): string {
@@ -79,7 +80,14 @@ export async function recoverPaymentHistory(
           state: 'confirmed',
           amount: transfer.amount,
           txHash: transfer.txHash,
-          data: { owner, agentId, serviceUrl: '', payTo: transfer.payTo, receipt, recovered: true },
+          data: {
+            owner,
+            agentId,
+            serviceUrl: '',
+            payTo: transfer.payTo,
+            receipt,
+            recovered: true,
+          } satisfies Partial<PaymentData>,
         },
         [
           ...pctx.records.newPaymentOps(owner, paymentId),

@@ -27,6 +27,7 @@ const REPLAY_POLL_MS = 200;
 import { checkBeforeQuote, checkBeforeReserve, checkQuotedPrice, isBudgeted } from './policy-check.ts';
 import { needsApproval } from '../domain/agent-policy.ts';
 import { waitingData } from './approvals.ts';
+import type { PaymentData } from './payment-data.ts';
 
 export interface PayRequest {
   agentId: string;
@@ -226,7 +227,7 @@ async function reserveJournaled(
         asset: q.asset,
         network: q.network,
         ...waiting,
-      },
+      } satisfies PaymentData,
     },
     pctx.records.newPaymentOps(ref.owner, paymentId, idempotency),
   );

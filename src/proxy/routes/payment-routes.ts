@@ -19,6 +19,7 @@ import {
 import { requestPayment } from '../payments/request-payment.ts';
 import { OPERATOR_OWNER } from '../services/agents.ts';
 import type { PoolAccess } from './pool-access.ts';
+import { ownedPaymentData } from '../payments/payment-data.ts';
 
 export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, paymentCap: bigint): void {
   api.add({
@@ -102,7 +103,7 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
       for (const id of await pctx.records.paymentsOf(auth.sub)) {
         const record = await pctx.flows.journal.get(id);
         // an agent token reads its own agent's payments only
-        if (record === undefined || (auth.agt !== undefined && record.data?.agentId !== auth.agt)) continue;
+        if (record === undefined || ownedPaymentData(record, auth.sub, auth.agt) === undefined) continue;
         records.push(record);
       }
       records.sort((a, b) => b.createdAt - a.createdAt);
