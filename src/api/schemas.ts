@@ -10,21 +10,25 @@ extendZodWithOpenApi(z);
 
 const AMOUNT_EXAMPLE = '10.0000000';
 
-/** A decimal USDC amount string, > 0, at most 7 decimals and at most `max` stroops. */
+/**
+ * A decimal USDC amount string, > 0, at most 7 decimals and at most `max` stroops, parsed here into stroops
+ * (bigint): handlers receive the amount parsed, and a client's request type keeps the string it sends.
+ */
 export function amountField(max: bigint) {
   return z
     .string()
-    .superRefine((value, ctx) => {
-      try {
-        parseAmount(value, max);
-      } catch (error) {
-        ctx.addIssue({ code: 'custom', message: (error as Error).message });
-      }
-    })
     .openapi({
       description: `USDC amount, \`<int>.<7 digits>\` (a bare integer is accepted), > 0 and ≤ ${formatAmount(max)}`,
       example: AMOUNT_EXAMPLE,
       pattern: AMOUNT_PATTERN.source,
+    })
+    .transform((value, ctx) => {
+      try {
+        return parseAmount(value, max);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+        return z.NEVER;
+      }
     });
 }
 

@@ -12,6 +12,8 @@ export type OperatorDepositRequest = z.input<ReturnType<typeof S.operatorDeposit
 export type WithdrawRequest = z.input<ReturnType<typeof S.withdrawRequest>>;
 export type PayRequest = z.input<ReturnType<typeof S.payRequest>>;
 export type AgentPolicyRequest = z.input<ReturnType<typeof S.policyRequest>>;
+/** A policy request as the proxy reads it: amounts parsed into stroops. */
+export type AgentPolicyChange = z.output<ReturnType<typeof S.policyRequest>>;
 export type AgentTokenRequest = z.input<typeof S.AgentTokenRequest>;
 export type WalletConfirmationRequest = z.input<ReturnType<typeof S.walletConfirmationRequest>>;
 

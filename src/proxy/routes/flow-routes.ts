@@ -1,6 +1,6 @@
 // Money-moving endpoints: wallet deposit (prepare/submit), operator deposit (the operator only), withdrawal,
 // and the public deployment info wallets need to discover the pool.
-import { formatAmount, parseAmount } from '../../api/amount.ts';
+import { formatAmount } from '../../api/amount.ts';
 import { ProblemError } from '../../api/problem.ts';
 import type { ApiRouter } from '../http/api-router.ts';
 import {
@@ -59,7 +59,7 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolAccess, limits: 
       return prepareDeposit(
         runtime.require(),
         { owner: auth.sub, agentId: body.agentId ?? auth.sub },
-        parseAmount(body.amount, limits.maxDeposit),
+        body.amount,
       );
     },
   });
@@ -136,7 +136,7 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolAccess, limits: 
       const result = await operatorDeposit(
         runtime.require(),
         { owner: OPERATOR_OWNER, agentId: body.agentId },
-        parseAmount(body.amount, limits.maxDeposit),
+        body.amount,
       );
       return {
         status: 'confirmed' as const,
@@ -172,7 +172,7 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolAccess, limits: 
       'service_unavailable',
     ],
     handler: async ({ body, auth }) => {
-      const amount = parseAmount(body.amount, limits.maxWithdraw);
+      const amount = body.amount;
       if (auth.sub === OPERATOR_OWNER && body.agentId === undefined) {
         throw new ProblemError('invalid_request', 'operator withdrawals must name the agentId', {
           issues: [{ path: 'agentId', message: 'required without a wallet token' }],

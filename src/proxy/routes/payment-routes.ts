@@ -1,7 +1,7 @@
 // Payments: pay an x402 service from an agent's pool balance (answered after the batch ran, or at once when it
 // waits for its owner's approval), the recent payments of the caller's agents with their receipts, and one
 // payment's status.
-import { formatAmount, parseAmount } from '../../api/amount.ts';
+import { formatAmount } from '../../api/amount.ts';
 import { ProblemError } from '../../api/problem.ts';
 import type { ApiRouter } from '../http/api-router.ts';
 import { outcomeOf } from '../payments/payment-state.ts';
@@ -78,7 +78,7 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
         method: body.method,
         body: body.body,
         headers: body.headers,
-        maxAmount: body.maxAmount === undefined ? undefined : parseAmount(body.maxAmount, paymentCap),
+        maxAmount: body.maxAmount,
         idempotencyKey: body.idempotencyKey,
       });
       if (outcome.paymentStatus === 'failed') throw paymentProblem(outcome);

@@ -1,7 +1,7 @@
 // An agent's policy, for the wallet that owns it (its token) and for the operator's own agents (the operator
 // token): read it with what is left of each budget, replace it, freeze and unfreeze the agent. A policy looser
 // than the operator's limits is refused with the fields that would not hold (domain/agent-policy.ts).
-import { formatAmount, parseAmount } from '../../api/amount.ts';
+import { formatAmount } from '../../api/amount.ts';
 import { ProblemError } from '../../api/problem.ts';
 import {
   AgentPolicyView,
@@ -9,7 +9,7 @@ import {
   BalanceParams,
   policyRequest,
 } from '../../api/schemas.ts';
-import type { AgentPolicyRequest } from '../../api/types.ts';
+import type { AgentPolicyChange } from '../../api/types.ts';
 import {
   type AgentPolicy,
   type BudgetWindow,
@@ -101,7 +101,7 @@ export function registerPolicyRoutes(api: ApiRouter, deps: PolicyRouteDeps): voi
     handler: async ({ params, auth, body }) => {
       const ref = await owned(auth, params.agentId);
       const now = deps.runtime.require().clock();
-      const next = (current: AgentPolicy) => policyOf(body, current, deps.maxAmount, now);
+      const next = (current: AgentPolicy) => policyOf(body, current, now);
       const current = await policies.get(ref);
       const checked = next(current);
       if (ref.owner === OPERATOR_OWNER && checked.requireWithdrawalSignature === true)
@@ -153,9 +153,8 @@ export function registerPolicyRoutes(api: ApiRouter, deps: PolicyRouteDeps): voi
 }
 
 /** The policy a PUT body makes of the current one (only `frozen` is kept when absent). */
-function policyOf(body: AgentPolicyRequest, current: AgentPolicy, max: bigint, now: number): AgentPolicy {
-  const amount = (value: string | null | undefined) =>
-    value === undefined || value === null ? undefined : parseAmount(value, max);
+function policyOf(body: AgentPolicyChange, current: AgentPolicy, now: number): AgentPolicy {
+  const amount = (value: bigint | null | undefined) => value ?? undefined;
   const budgets: Partial<Record<BudgetWindow, bigint>> = {};
   const hour = amount(body.budgetPerHour);
   const day = amount(body.budgetPerDay);

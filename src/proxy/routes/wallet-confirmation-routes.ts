@@ -1,7 +1,7 @@
 // The message a wallet signs to confirm one money-out action of one of its agents, when the agent's policy asks
 // for a fresh wallet signature: a withdrawal (amount, destination) or a change that loosens the withdrawal
 // settings. The wallet's token only: the operator has no wallet, an agent token never moves money out.
-import { formatAmount, parseAmount } from '../../api/amount.ts';
+import { formatAmount } from '../../api/amount.ts';
 import { BalanceParams, walletConfirmationRequest, WalletConfirmationMessage } from '../../api/schemas.ts';
 import {
   type WalletConfirmations,
@@ -36,11 +36,7 @@ export function registerWalletConfirmationRoutes(
       if ((await deps.agents.get(ref)) === undefined) throw unknownAgent(ref.agentId);
       const action =
         body.withdraw !== undefined
-          ? withdrawalAction(
-              ref.agentId,
-              formatAmount(parseAmount(body.withdraw.amount, deps.maxWithdraw)),
-              body.withdraw.destination,
-            )
+          ? withdrawalAction(ref.agentId, formatAmount(body.withdraw.amount), body.withdraw.destination)
           : withdrawalSettingsAction(
               ref.agentId,
               body.withdrawalSettings!.requireWithdrawalSignature,
