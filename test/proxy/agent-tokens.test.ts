@@ -4,6 +4,7 @@
 // own client, and is refused (403 forbidden_for_agent_token, nothing changed) everything else: withdrawals,
 // wallet deposits, policy changes, freeze, tokens, other agents and wallet routes. A revoked token is refused
 // everywhere, also after a restart; the operator issues tokens for its own agents the same way.
+import { walletApi } from './helpers/api.ts';
 import { walletDeposit as deposit } from './helpers/wallet-deposit.ts';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -36,9 +37,8 @@ const balanceOf = async (agentId: string) =>
 
 const walletDeposit = (agentId: string, amount: string) =>
   deposit({
-    proxyUrl: proxy.url,
+    api: walletApi(proxy.url, walletToken),
     wallet,
-    token: walletToken,
     networkPassphrase: pay.stack.config.ledger.networkPassphrase,
     agentId,
     amount,

@@ -1,3 +1,5 @@
+// SEP-53 login: challenges, their signatures and the tokens they buy, through the proxy's REST API (PoolApi, and
+// raw requests for what it never sends), and the login and token services under a clock of the test's.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +13,9 @@ import { decodeSignature } from '../../src/proxy/auth/signature.ts';
 import { TokenService } from '../../src/proxy/auth/tokens.ts';
 import { DomainError } from '../../src/proxy/domain/errors.ts';
 import { EncryptedStore } from '../../src/proxy/store/encrypted-store.ts';
-import { getJson, postJson } from './helpers/http.ts';
+import type { AuthVerifyRequest } from '../../src/api/types.ts';
+import { PoolApi, PoolApiError, refused } from './helpers/api.ts';
+import { getJson, postJson, problemOf } from './helpers/http.ts';
 import { startTestProxy, type TestProxy } from './helpers/proxy.ts';
 
 let proxy: TestProxy;
@@ -22,11 +26,14 @@ test.after.always(async () => {
   await proxy?.close();
 });
 
+/** The proxy's client for the public (no credentials), which logs in. */
+const api = () => new PoolApi({ baseUrl: proxy.url });
+
 async function challengeFor(address: string): Promise<string> {
-  const res = await getJson(`${proxy.url}/api/auth/challenge?publicKey=${address}`);
-  if (res.status !== 200) throw new Error(`challenge failed: ${res.text}`);
-  return res.json.challenge;
+  return (await api().challenge(address)).challenge;
 }
+
+const verify = (body: AuthVerifyRequest) => api().verify(body);
 
 function sign(wallet: Keypair, message: string, encoding: 'base64' | 'hex' = 'base64'): string {
   return Buffer.from(wallet.signMessage(message)).toString(encoding);
@@ -57,16 +64,11 @@ test('login: challenge → signMessage → verify → EdDSA JWT with iss, aud, s
   t.true(expires - issued <= 5 * 60 * 1000 && expires > issued);
   t.true(Math.abs(Date.now() - issued) < 60_000);
 
-  const res = await postJson(`${proxy.url}/api/auth/verify`, {
-    publicKey: wallet.publicKey(),
-    challenge,
-    signature: sign(wallet, challenge),
-  });
-  t.is(res.status, 200, res.text);
-  t.is(res.json.expiresIn, 86400);
-  const header = decodeProtectedHeader(res.json.token);
+  const res = await verify({ publicKey: wallet.publicKey(), challenge, signature: sign(wallet, challenge) });
+  t.is(res.expiresIn, 86400);
+  const header = decodeProtectedHeader(res.token);
   t.is(header.alg, 'EdDSA');
-  const claims = decodeJwt(res.json.token);
+  const claims = decodeJwt(res.token);
   t.is(claims.sub, wallet.publicKey());
   t.is(claims.iss, 'http://proxy.test:8080');
   t.is(claims.aud, 'http://proxy.test:8080/api');
@@ -77,54 +79,54 @@ test('login: challenge → signMessage → verify → EdDSA JWT with iss, aud, s
 test('login accepts a hex signature', async (t) => {
   const wallet = Keypair.random();
   const challenge = await challengeFor(wallet.publicKey());
-  const res = await postJson(`${proxy.url}/api/auth/verify`, {
+  const res = await verify({
     publicKey: wallet.publicKey(),
     challenge,
     signature: sign(wallet, challenge, 'hex'),
   });
-  t.is(res.status, 200, res.text);
-  t.is(decodeJwt(res.json.token).sub, wallet.publicKey());
+  t.is(decodeJwt(res.token).sub, wallet.publicKey());
 });
 
 test('a challenge is single-use: a replay after success is refused', async (t) => {
   const wallet = Keypair.random();
   const challenge = await challengeFor(wallet.publicKey());
   const body = { publicKey: wallet.publicKey(), challenge, signature: sign(wallet, challenge) };
-  t.is((await postJson(`${proxy.url}/api/auth/verify`, body)).status, 200);
+  t.truthy((await verify(body)).token);
+  // raw: the test reads the answer's content type and whole body
   const replay = await postJson(`${proxy.url}/api/auth/verify`, body);
   t.is(replay.status, 401);
-  t.is(replay.json.code, 'unauthorized');
-  t.regex(replay.json.detail, /already used/);
+  const problem = problemOf(replay);
+  t.is(problem.code, 'unauthorized');
+  t.regex(problem.detail, /already used/);
   t.is(replay.headers['content-type'], 'application/problem+json');
-  t.is(replay.json.token, undefined);
+  t.is(problem.token, undefined);
 });
 
 test('concurrent verifies of one challenge issue exactly one token', async (t) => {
   const wallet = Keypair.random();
   const challenge = await challengeFor(wallet.publicKey());
   const body = { publicKey: wallet.publicKey(), challenge, signature: sign(wallet, challenge) };
-  const results = await Promise.all(
-    Array.from({ length: 8 }, () => postJson(`${proxy.url}/api/auth/verify`, body)),
+  const results = await Promise.allSettled(Array.from({ length: 8 }, () => verify(body)));
+  const statuses = results.map((r) =>
+    r.status === 'fulfilled' ? 200 : r.reason instanceof PoolApiError ? r.reason.status : String(r.reason),
   );
-  t.deepEqual(results.map((r) => r.status).sort(), [200, 401, 401, 401, 401, 401, 401, 401]);
+  t.deepEqual(statuses.sort(), [200, 401, 401, 401, 401, 401, 401, 401]);
 });
 
 test('a signature by another key is refused and burns the challenge', async (t) => {
   const wallet = Keypair.random();
   const other = Keypair.random();
   const challenge = await challengeFor(wallet.publicKey());
-  const bad = await postJson(`${proxy.url}/api/auth/verify`, {
-    publicKey: wallet.publicKey(),
-    challenge,
-    signature: sign(other, challenge),
-  });
+  const bad = await refused(
+    t,
+    verify({ publicKey: wallet.publicKey(), challenge, signature: sign(other, challenge) }),
+  );
   t.is(bad.status, 401);
-  t.regex(bad.json.detail, /does not verify/);
-  const good = await postJson(`${proxy.url}/api/auth/verify`, {
-    publicKey: wallet.publicKey(),
-    challenge,
-    signature: sign(wallet, challenge),
-  });
+  t.regex(bad.detail, /does not verify/);
+  const good = await refused(
+    t,
+    verify({ publicKey: wallet.publicKey(), challenge, signature: sign(wallet, challenge) }),
+  );
   t.is(good.status, 401, 'consumed by the failed attempt');
 });
 
@@ -132,26 +134,24 @@ test('a challenge issued for another address is refused', async (t) => {
   const alice = Keypair.random();
   const mallory = Keypair.random();
   const challenge = await challengeFor(alice.publicKey());
-  const res = await postJson(`${proxy.url}/api/auth/verify`, {
-    publicKey: mallory.publicKey(),
-    challenge,
-    signature: sign(mallory, challenge),
-  });
+  const res = await refused(
+    t,
+    verify({ publicKey: mallory.publicKey(), challenge, signature: sign(mallory, challenge) }),
+  );
   t.is(res.status, 401);
-  t.regex(res.json.detail, /another account/);
+  t.regex(res.detail, /another account/);
 });
 
 test('an altered challenge text is refused', async (t) => {
   const wallet = Keypair.random();
   const challenge = await challengeFor(wallet.publicKey());
   const altered = challenge.replace('proxy.test:8080 wants', 'evil.test wants');
-  const res = await postJson(`${proxy.url}/api/auth/verify`, {
-    publicKey: wallet.publicKey(),
-    challenge: altered,
-    signature: sign(wallet, altered),
-  });
+  const res = await refused(
+    t,
+    verify({ publicKey: wallet.publicKey(), challenge: altered, signature: sign(wallet, altered) }),
+  );
   t.is(res.status, 401);
-  t.regex(res.json.detail, /altered/);
+  t.regex(res.detail, /altered/);
 });
 
 test('malformed base64/hex signatures get 400 and burn the challenge', async (t) => {
@@ -164,19 +164,14 @@ test('malformed base64/hex signatures get 400 and burn the challenge', async (t)
     Buffer.alloc(65).toString('hex'),
   ]) {
     const challenge = await challengeFor(wallet.publicKey());
-    const res = await postJson(`${proxy.url}/api/auth/verify`, {
-      publicKey: wallet.publicKey(),
-      challenge,
-      signature,
-    });
+    const res = await refused(t, verify({ publicKey: wallet.publicKey(), challenge, signature }), signature);
     t.is(res.status, 400, signature);
-    t.is(res.json.code, 'invalid_request');
-    t.regex(res.json.detail, /64-byte/);
-    const retry = await postJson(`${proxy.url}/api/auth/verify`, {
-      publicKey: wallet.publicKey(),
-      challenge,
-      signature: sign(wallet, challenge),
-    });
+    t.is(res.code, 'invalid_request');
+    t.regex(res.detail, /64-byte/);
+    const retry = await refused(
+      t,
+      verify({ publicKey: wallet.publicKey(), challenge, signature: sign(wallet, challenge) }),
+    );
     t.is(retry.status, 401);
   }
 });
@@ -185,17 +180,17 @@ test('a challenge never issued (made-up nonce) is refused', async (t) => {
   const wallet = Keypair.random();
   const real = await challengeFor(wallet.publicKey());
   const forged = real.replace(/Nonce: [0-9a-f]+/, `Nonce: ${randomBytes(24).toString('hex')}`);
-  const res = await postJson(`${proxy.url}/api/auth/verify`, {
-    publicKey: wallet.publicKey(),
-    challenge: forged,
-    signature: sign(wallet, forged),
-  });
+  const res = await refused(
+    t,
+    verify({ publicKey: wallet.publicKey(), challenge: forged, signature: sign(wallet, forged) }),
+  );
   t.is(res.status, 401);
 });
 
 test('challenge requests with bad or missing publicKey are refused with 400', async (t) => {
   const good = Keypair.random().publicKey();
   const broken = `${good.slice(0, -1)}${good.endsWith('A') ? 'B' : 'A'}`;
+  // raw: missing, repeated and extra query parameters are what PoolApi never sends
   for (const query of [
     '',
     `?publicKey=${broken}`,
@@ -206,7 +201,7 @@ test('challenge requests with bad or missing publicKey are refused with 400', as
   ]) {
     const res = await getJson(`${proxy.url}/api/auth/challenge${query}`);
     t.is(res.status, 400, query);
-    t.is(res.json.code, 'invalid_request');
+    t.is(problemOf(res).code, 'invalid_request');
   }
 });
 
@@ -215,6 +210,7 @@ test('verify bodies: unknown fields, wrong types and missing fields get 400', as
   const challenge = await challengeFor(wallet.publicKey());
   const signature = sign(wallet, challenge);
   const base = { publicKey: wallet.publicKey(), challenge, signature };
+  // raw: unknown fields, wrong types and missing fields are what PoolApi's types never send
   for (const body of [
     { ...base, extra: true },
     { ...base, signature: 42 },
@@ -223,13 +219,13 @@ test('verify bodies: unknown fields, wrong types and missing fields get 400', as
   ]) {
     const res = await postJson(`${proxy.url}/api/auth/verify`, body);
     t.is(res.status, 400, JSON.stringify(body));
-    t.is(res.json.code, 'invalid_request');
-    t.true(Array.isArray(res.json.errors));
+    t.is(problemOf(res).code, 'invalid_request');
+    t.true(Array.isArray(problemOf(res).errors));
   }
   const unknown = await postJson(`${proxy.url}/api/auth/verify`, { ...base, extra: true });
-  t.regex(unknown.json.detail, /unknown field\(s\): "extra"/);
+  t.regex(problemOf(unknown).detail, /unknown field\(s\): "extra"/);
   // Validation failures happen before the challenge is looked up, so it is still usable.
-  t.is((await postJson(`${proxy.url}/api/auth/verify`, base)).status, 200);
+  t.truthy((await verify(base)).token);
 });
 
 test('an expired challenge is refused (service clock)', async (t) => {
@@ -316,12 +312,12 @@ test('a remembered (already verified) token is still refused once it expires', a
 test('the Bearer scheme is matched in any case, after one or more spaces (RFC 9110 §11.1)', async (t) => {
   const wallet = Keypair.random();
   const challenge = await challengeFor(wallet.publicKey());
-  const login = await postJson(`${proxy.url}/api/auth/verify`, {
+  const { token } = await verify({
     publicKey: wallet.publicKey(),
     challenge,
     signature: sign(wallet, challenge),
   });
-  const token: string = login.json.token;
+  // raw: the test writes the Authorization header itself
   for (const scheme of ['Bearer ', 'bearer ', 'BEARER ', 'bEaReR ', 'Bearer   ']) {
     const res = await getJson(`${proxy.url}/api/agents`, { authorization: `${scheme}${token}` });
     t.is(res.status, 200, `${JSON.stringify(scheme)}: ${res.text}`);
@@ -329,6 +325,6 @@ test('the Bearer scheme is matched in any case, after one or more spaces (RFC 91
   for (const header of [`Bearer${token}`, `Basic ${token}`, `Bearer ${token} x`, `Bearer\t${token}`]) {
     const res = await getJson(`${proxy.url}/api/agents`, { authorization: header });
     t.is(res.status, 401, JSON.stringify(header.slice(0, 8)));
-    t.is(res.json.code, 'unauthorized');
+    t.is(problemOf(res).code, 'unauthorized');
   }
 });

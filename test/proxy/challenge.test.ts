@@ -1,7 +1,7 @@
 // Stateless login challenges against a real proxy and its LevelDB store: issuing challenges (and
 // refusing forged ones) writes nothing; only a consumed nonce is stored, it survives a restart (a replay
 // is still refused), and a challenge is recognised by the MAC alone, so a restarted proxy with the same
-// master key accepts it and one with another key does not.
+// master key accepts it and one with another key does not. Requests go through PoolApi, as the public's.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Keypair } from '@stellar/stellar-sdk';
 import test from 'ava';
 import { EncryptedStore } from '../../src/proxy/store/encrypted-store.ts';
-import { getJson, postJson } from './helpers/http.ts';
+import { PoolApi, refused } from './helpers/api.ts';
 import { startTestProxy } from './helpers/proxy.ts';
 
 function storeFiles(dir: string): Record<string, number> {
@@ -37,6 +37,16 @@ async function countRecords(dir: string, masterKey: Uint8Array): Promise<Record<
 const sign = (wallet: Keypair, message: string) =>
   Buffer.from(wallet.signMessage(message)).toString('base64');
 
+/** The proxy at `url` for the public (no credentials), which logs in. */
+const at = (url: string) => new PoolApi({ baseUrl: url });
+
+/** The verify request of `wallet` for `challenge`, signed by the wallet. */
+const signed = (wallet: Keypair, challenge: string) => ({
+  publicKey: wallet.publicKey(),
+  challenge,
+  signature: sign(wallet, challenge),
+});
+
 test('hundreds of challenges and forged verifies leave the store untouched; one login stores one nonce', async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'pp-challenge-'));
   const masterKey = randomBytes(32).toString('hex');
@@ -50,26 +60,20 @@ test('hundreds of challenges and forged verifies leave the store untouched; one 
   const issued: { wallet: Keypair; challenge: string }[] = [];
   for (let i = 0; i < 300; i++) {
     const wallet = Keypair.random();
-    const res = await getJson(`${proxy.url}/api/auth/challenge?publicKey=${wallet.publicKey()}`);
-    t.is(res.status, 200);
-    issued.push({ wallet, challenge: res.json.challenge });
+    issued.push({ wallet, challenge: (await at(proxy.url).challenge(wallet.publicKey())).challenge });
   }
   // Forged challenges (nonce or expiry changed, then signed by the wallet) are refused and store nothing.
   for (const { wallet, challenge } of issued.slice(0, 50)) {
     const forged = challenge.replace(/Expiration Time: .*/, 'Expiration Time: 2099-01-01T00:00:00.000Z');
-    const res = await postJson(`${proxy.url}/api/auth/verify`, {
-      publicKey: wallet.publicKey(),
-      challenge: forged,
-      signature: sign(wallet, forged),
-    });
+    const res = await refused(t, at(proxy.url).verify(signed(wallet, forged)));
     t.is(res.status, 401);
-    t.regex(res.json.detail, /altered or the challenge was not issued by this service/);
+    t.regex(res.detail, /altered or the challenge was not issued by this service/);
   }
   t.deepEqual(storeFiles(proxy.config.storeDir), before, 'no byte written to the store');
 
   const { wallet, challenge } = issued[299];
-  const body = { publicKey: wallet.publicKey(), challenge, signature: sign(wallet, challenge) };
-  t.is((await postJson(`${proxy.url}/api/auth/verify`, body)).status, 200);
+  const body = signed(wallet, challenge);
+  t.truthy((await at(proxy.url).verify(body)).token);
   await proxy.close();
   const counts = await countRecords(proxy.config.storeDir, Buffer.from(masterKey, 'hex'));
   t.is(counts['login-nonce'], 1, 'exactly the consumed nonce');
@@ -79,16 +83,11 @@ test('hundreds of challenges and forged verifies leave the store untouched; one 
   // before the restart (never used) is accepted: the MAC alone identifies it.
   const again = await startTestProxy(env);
   t.teardown(() => again.close());
-  const replay = await postJson(`${again.url}/api/auth/verify`, body);
+  const replay = await refused(t, at(again.url).verify(body));
   t.is(replay.status, 401);
-  t.regex(replay.json.detail, /already used/);
+  t.regex(replay.detail, /already used/);
   const earlier = issued[100];
-  const res = await postJson(`${again.url}/api/auth/verify`, {
-    publicKey: earlier.wallet.publicKey(),
-    challenge: earlier.challenge,
-    signature: sign(earlier.wallet, earlier.challenge),
-  });
-  t.is(res.status, 200, res.text);
+  t.truthy((await at(again.url).verify(signed(earlier.wallet, earlier.challenge))).token);
 });
 
 test('a proxy with another master key does not accept this proxy’s challenges', async (t) => {
@@ -99,25 +98,19 @@ test('a proxy with another master key does not accept this proxy’s challenges'
     await other.close();
   });
   const wallet = Keypair.random();
-  const { json } = await getJson(`${first.url}/api/auth/challenge?publicKey=${wallet.publicKey()}`);
-  const body = {
-    publicKey: wallet.publicKey(),
-    challenge: json.challenge,
-    signature: sign(wallet, json.challenge),
-  };
-  const res = await postJson(`${other.url}/api/auth/verify`, body);
+  const body = signed(wallet, (await at(first.url).challenge(wallet.publicKey())).challenge);
+  const res = await refused(t, at(other.url).verify(body));
   t.is(res.status, 401);
-  t.is(res.json.code, 'unauthorized');
+  t.is(res.code, 'unauthorized');
   // Both proxies share the public URL of the test helper, so only the MAC tells them apart.
-  t.is((await postJson(`${first.url}/api/auth/verify`, body)).status, 200);
+  t.truthy((await at(first.url).verify(body)).token);
 });
 
 test('challenge text that is not exactly what the service writes is refused', async (t) => {
   const proxy = await startTestProxy();
   t.teardown(() => proxy.close());
   const wallet = Keypair.random();
-  const { json } = await getJson(`${proxy.url}/api/auth/challenge?publicKey=${wallet.publicKey()}`);
-  const challenge: string = json.challenge;
+  const { challenge } = await at(proxy.url).challenge(wallet.publicKey());
   t.regex(challenge, /\nNonce: [0-9a-f]{64}\n/);
   for (const variant of [
     `${challenge}\n`,
@@ -126,19 +119,10 @@ test('challenge text that is not exactly what the service writes is refused', as
     challenge.replace(/Issued At: (.*)Z/, 'Issued At: $1+00:00'),
     challenge.replace('Chain ID: stellar:local', 'Chain ID: stellar:pubnet'),
   ]) {
-    const res = await postJson(`${proxy.url}/api/auth/verify`, {
-      publicKey: wallet.publicKey(),
-      challenge: variant,
-      signature: sign(wallet, variant),
-    });
+    const res = await refused(t, at(proxy.url).verify(signed(wallet, variant)), variant);
     t.is(res.status, 401, variant);
-    t.is(res.json.code, 'unauthorized');
+    t.is(res.code, 'unauthorized');
   }
   // None of those consumed it.
-  const ok = await postJson(`${proxy.url}/api/auth/verify`, {
-    publicKey: wallet.publicKey(),
-    challenge,
-    signature: sign(wallet, challenge),
-  });
-  t.is(ok.status, 200, ok.text);
+  t.truthy((await at(proxy.url).verify(signed(wallet, challenge))).token);
 });

@@ -16,8 +16,10 @@ import {
   type Transaction,
   TransactionBuilder,
 } from '@stellar/stellar-sdk';
+import type { PreparedDeposit } from '../../src/api/types.ts';
 import { ChainClient } from '../../src/proxy/services/chain-client.ts';
-import { getJson, postJson, rawRequest, type RawResponse } from './helpers/http.ts';
+import { PoolApi, PoolApiError, refused, walletApi } from './helpers/api.ts';
+import { getJson, postJson, problemOf, rawRequest } from './helpers/http.ts';
 import { type Stack, startStack, USDC } from './helpers/stack.ts';
 
 /** The operator's token, the same for every proxy of the stack. */
@@ -46,28 +48,43 @@ const poolBalance = () => stack.usdcBalance(stack.sandbox.info.contracts.pool);
 interface Wallet {
   kp: Keypair;
   token: string;
+  /** the proxy's client for this wallet */
+  api: PoolApi;
 }
 
-async function newWallet(usdc = 100): Promise<Wallet> {
+/** `kp` logged in on the first proxy, or on the one at `proxyUrl`. */
+async function loggedIn(kp: Keypair, proxyUrl = stack.proxy.url): Promise<Wallet> {
+  const token = await stack.login(kp, proxyUrl);
+  return { kp, token, api: walletApi(proxyUrl, token) };
+}
+
+/** A funded wallet logged in on the first proxy, or on the one at `proxyUrl`. */
+async function newWallet(usdc = 100, proxyUrl = stack.proxy.url): Promise<Wallet> {
   const kp = Keypair.random();
   await stack.fund(kp.publicKey(), usdc);
-  return { kp, token: await stack.login(kp) };
+  return loggedIn(kp, proxyUrl);
 }
 
-async function balance(wallet: Wallet, agentId = wallet.kp.publicKey()): Promise<string> {
-  const res = await getJson(url(`/api/balance/${agentId}`), bearer(wallet.token));
-  // An agent exists from its first confirmed deposit on.
-  if (res.status === 404 && res.json.code === 'not_found') return 'none';
-  if (res.status !== 200) throw new Error(`balance: ${res.text}`);
-  return res.json.balance;
+/** An agent's balance through `api`; 'none' while it does not exist (its first confirmed deposit makes it). */
+async function balanceVia(api: PoolApi, agentId: string): Promise<string> {
+  try {
+    return (await api.balance(agentId)).balance;
+  } catch (error) {
+    if (error instanceof PoolApiError && error.status === 404 && error.code === 'not_found') return 'none';
+    throw error;
+  }
 }
 
-async function prepare(wallet: Wallet, amount: string, agentId?: string): Promise<RawResponse> {
-  return postJson(
-    url('/api/deposit/prepare'),
-    { amount, publicKey: wallet.kp.publicKey(), ...(agentId ? { agentId } : {}) },
-    bearer(wallet.token),
-  );
+function balance(wallet: Wallet, agentId = wallet.kp.publicKey()): Promise<string> {
+  return balanceVia(wallet.api, agentId);
+}
+
+function prepare(wallet: Wallet, amount: string, agentId?: string): Promise<PreparedDeposit> {
+  return wallet.api.prepareDeposit({
+    amount,
+    publicKey: wallet.kp.publicKey(),
+    ...(agentId ? { agentId } : {}),
+  });
 }
 
 function signPrepared(xdrText: string, signer: Keypair): string {
@@ -76,39 +93,38 @@ function signPrepared(xdrText: string, signer: Keypair): string {
   return tx.toXDR();
 }
 
+/** Submits `prepared` signed by `signer` (the wallet's own key unless a test says otherwise). */
+function submit(wallet: Wallet, prepared: PreparedDeposit, signer = wallet.kp) {
+  return wallet.api.submitDeposit({
+    prepareId: prepared.prepareId,
+    signedTransactionXDR: signPrepared(prepared.transactionXDR, signer),
+  });
+}
+
+/** The wait a `registration_pending` refusal asks for: its Retry-After, whole seconds until `registrationAt`. */
+function retryAfterMs(refusal: PoolApiError): number {
+  const at = Date.parse(String(refusal.extra.registrationAt));
+  return Math.max(1, Math.ceil((at - Date.now()) / 1000)) * 1000;
+}
+
 /** Prepares, retrying after `registration_pending` as a client does (Retry-After). */
-async function prepareRetrying(wallet: Wallet, amount: string, agentId?: string): Promise<RawResponse> {
+async function prepareRetrying(wallet: Wallet, amount: string, agentId?: string): Promise<PreparedDeposit> {
   for (;;) {
-    const prepared = await prepare(wallet, amount, agentId);
-    if (prepared.status !== 503 || prepared.json.code !== 'registration_pending') return prepared;
-    await new Promise((r) => setTimeout(r, Number(prepared.headers['retry-after']) * 1000));
+    try {
+      return await prepare(wallet, amount, agentId);
+    } catch (error) {
+      if (!(error instanceof PoolApiError) || error.code !== 'registration_pending') throw error;
+      await new Promise((r) => setTimeout(r, retryAfterMs(error)));
+    }
   }
 }
 
-async function deposit(wallet: Wallet, amount: string, agentId?: string): Promise<RawResponse> {
-  const prepared = await prepareRetrying(wallet, amount, agentId);
-  if (prepared.status !== 200) throw new Error(`prepare: ${prepared.text}`);
-  return postJson(
-    url('/api/deposit/submit'),
-    {
-      prepareId: prepared.json.prepareId,
-      signedTransactionXDR: signPrepared(prepared.json.transactionXDR, wallet.kp),
-    },
-    bearer(wallet.token),
-  );
+async function deposit(wallet: Wallet, amount: string, agentId?: string) {
+  return submit(wallet, await prepareRetrying(wallet, amount, agentId));
 }
 
-async function withdraw(
-  wallet: Wallet,
-  amount: string,
-  destination: string,
-  agentId?: string,
-): Promise<RawResponse> {
-  return postJson(
-    url('/api/withdraw'),
-    { amount, destination, ...(agentId ? { agentId } : {}) },
-    bearer(wallet.token),
-  );
+function withdraw(wallet: Wallet, amount: string, destination: string, agentId?: string) {
+  return wallet.api.withdraw({ amount, destination, ...(agentId ? { agentId } : {}) });
 }
 
 test.serial(
@@ -117,8 +133,7 @@ test.serial(
     const wallet = await newWallet(100);
     const poolBefore = await poolBalance();
     const prepared = await prepare(wallet, '12.3456789');
-    t.is(prepared.status, 200, prepared.text);
-    t.regex(prepared.json.prepareId, /^[0-9a-f-]{36}$/);
+    t.regex(prepared.prepareId, /^[0-9a-f-]{36}$/);
     t.is(
       await balance(wallet),
       'none',
@@ -126,38 +141,20 @@ test.serial(
     );
     t.is(await poolBalance(), poolBefore, 'nothing moved at prepare');
 
-    const submitted = await postJson(
-      url('/api/deposit/submit'),
-      {
-        prepareId: prepared.json.prepareId,
-        signedTransactionXDR: signPrepared(prepared.json.transactionXDR, wallet.kp),
-      },
-      bearer(wallet.token),
-    );
-    t.is(submitted.status, 200, submitted.text);
-    t.is(submitted.json.status, 'confirmed');
-    t.is(submitted.json.amount, '12.3456789');
-    t.true(
-      submitted.json.zkProof.generated && submitted.json.zkProof.onChain && submitted.json.zkProof.timeMs > 0,
-    );
-    const onChain = await stack.server.getTransaction(submitted.json.txHash);
+    const submitted = await submit(wallet, prepared);
+    t.is(submitted.status, 'confirmed');
+    t.is(submitted.amount, '12.3456789');
+    t.true(submitted.zkProof.generated && submitted.zkProof.onChain && (submitted.zkProof.timeMs ?? 0) > 0);
+    const onChain = await stack.server.getTransaction(submitted.txHash);
     t.is(onChain.status, rpc.Api.GetTransactionStatus.SUCCESS);
     t.is(await poolBalance(), poolBefore + 123_456_789n);
     t.is(await stack.usdcBalance(wallet.kp.publicKey()), 100n * USDC - 123_456_789n);
     t.is(await balance(wallet), '12.3456789');
 
-    const replay = await postJson(
-      url('/api/deposit/submit'),
-      {
-        prepareId: prepared.json.prepareId,
-        signedTransactionXDR: signPrepared(prepared.json.transactionXDR, wallet.kp),
-      },
-      bearer(wallet.token),
-    );
+    const replay = await submit(wallet, prepared);
     // Submitting it again answers what happened: the same confirmed transaction, credited once.
-    t.is(replay.status, 200, replay.text);
-    t.is(replay.json.status, 'confirmed');
-    t.is(replay.json.txHash, submitted.json.txHash);
+    t.is(replay.status, 'confirmed');
+    t.is(replay.txHash, submitted.txHash);
     t.is(await balance(wallet), '12.3456789');
     t.is(await poolBalance(), poolBefore + 123_456_789n, 'sent once');
   },
@@ -170,67 +167,52 @@ test.serial(
     const other = await newWallet(10);
     const poolBefore = await poolBalance();
 
-    const unfunded = await prepare(wallet, '60');
+    const unfunded = await refused(t, prepare(wallet, '60'));
     t.is(unfunded.status, 422);
-    t.is(unfunded.json.code, 'ledger_rejected');
-    t.regex(unfunded.json.detail, /holds 50\.0000000 USDC/);
+    t.is(unfunded.code, 'ledger_rejected');
+    t.regex(unfunded.detail, /holds 50\.0000000 USDC/);
     const first = await prepare(wallet, '5');
     const second = await prepare(wallet, '7');
-    t.is(first.status, 200, first.text);
     // The envelope of another prepared deposit (different amount and proof) under this prepareId.
-    const swapped = await postJson(
-      url('/api/deposit/submit'),
-      {
-        prepareId: first.json.prepareId,
-        signedTransactionXDR: signPrepared(second.json.transactionXDR, wallet.kp),
-      },
-      bearer(wallet.token),
+    const swapped = await refused(
+      t,
+      wallet.api.submitDeposit({
+        prepareId: first.prepareId,
+        signedTransactionXDR: signPrepared(second.transactionXDR, wallet.kp),
+      }),
     );
     t.is(swapped.status, 422);
-    t.is(swapped.json.code, 'prepare_mismatch');
+    t.is(swapped.code, 'prepare_mismatch');
     // Same operations, higher fee.
     const tx = TransactionBuilder.fromXDR(
-      first.json.transactionXDR,
+      first.transactionXDR,
       stack.config.ledger.networkPassphrase,
     ) as Transaction;
     const bumped = TransactionBuilder.cloneFrom(tx, { fee: String(Number(tx.fee) + 1000) }).build();
     bumped.sign(wallet.kp);
-    const changedFee = await postJson(
-      url('/api/deposit/submit'),
-      { prepareId: first.json.prepareId, signedTransactionXDR: bumped.toXDR() },
-      bearer(wallet.token),
+    const changedFee = await refused(
+      t,
+      wallet.api.submitDeposit({ prepareId: first.prepareId, signedTransactionXDR: bumped.toXDR() }),
     );
     t.is(changedFee.status, 422);
     // Signed by another key.
-    const wrongSigner = await postJson(
-      url('/api/deposit/submit'),
-      {
-        prepareId: first.json.prepareId,
-        signedTransactionXDR: signPrepared(first.json.transactionXDR, other.kp),
-      },
-      bearer(wallet.token),
-    );
+    const wrongSigner = await refused(t, submit(wallet, first, other.kp));
     t.is(wrongSigner.status, 422);
-    t.regex(wrongSigner.json.detail, /signature/);
+    t.regex(wrongSigner.detail, /signature/);
     // Another wallet using this wallet's prepareId.
-    const foreign = await postJson(
-      url('/api/deposit/submit'),
-      {
-        prepareId: first.json.prepareId,
-        signedTransactionXDR: signPrepared(first.json.transactionXDR, wallet.kp),
-      },
-      bearer(other.token),
+    const foreign = await refused(
+      t,
+      other.api.submitDeposit({
+        prepareId: first.prepareId,
+        signedTransactionXDR: signPrepared(first.transactionXDR, wallet.kp),
+      }),
     );
     t.is(foreign.status, 404, 'another wallet’s prepareId answers like an unknown one');
-    t.is(foreign.json.detail, 'unknown prepareId');
+    t.is(foreign.detail, 'unknown prepareId');
     // Unknown prepareId.
-    const unknown = await postJson(
-      url('/api/deposit/submit'),
-      {
-        prepareId: '00000000-0000-4000-8000-000000000000',
-        signedTransactionXDR: signPrepared(first.json.transactionXDR, wallet.kp),
-      },
-      bearer(wallet.token),
+    const unknown = await refused(
+      t,
+      submit(wallet, { ...first, prepareId: '00000000-0000-4000-8000-000000000000' }),
     );
     t.is(unknown.status, 404);
     t.is(await balance(wallet), 'none');
@@ -238,7 +220,6 @@ test.serial(
 
     // Reverted on the ledger: the wallet spends its USDC elsewhere between prepare and submit.
     const drained = await prepare(wallet, '40');
-    t.is(drained.status, 200, drained.text);
     const sink = Keypair.random().publicKey();
     await stack.fund(sink, 0);
     await ledger.invokeAndConfirm(wallet.kp, stack.sandbox.info.contracts.token, 'transfer', [
@@ -246,27 +227,16 @@ test.serial(
       new Address(sink).toScVal(),
       nativeToScVal(45n * USDC, { type: 'i128' }),
     ]);
-    const reverted = await postJson(
-      url('/api/deposit/submit'),
-      {
-        prepareId: drained.json.prepareId,
-        signedTransactionXDR: signPrepared(drained.json.transactionXDR, wallet.kp),
-      },
-      bearer(wallet.token),
-    );
-    t.is(reverted.status, 422, reverted.text);
-    t.is(reverted.json.code, 'ledger_rejected');
+    const reverted = await refused(t, submit(wallet, drained));
+    t.is(reverted.status, 422, reverted.detail);
+    t.is(reverted.code, 'ledger_rejected');
     t.is(await balance(wallet), 'none');
     t.is(await poolBalance(), poolBefore);
     t.is(await stack.usdcBalance(wallet.kp.publicKey()), 5n * USDC);
     // The two prepared deposits left are cancelled: their promised roots would hold the next new agent's
     // registration until the registration slot.
-    for (const { json } of [first, second]) {
-      const cancelled = await rawRequest(url(`/api/deposit/prepare/${json.prepareId}`), {
-        method: 'DELETE',
-        headers: bearer(wallet.token),
-      });
-      t.is(cancelled.status, 200, cancelled.text);
+    for (const { prepareId } of [first, second]) {
+      t.is((await wallet.api.cancelDeposit(prepareId)).status, 'cancelled');
     }
   },
 );
@@ -277,8 +247,7 @@ test.serial(
     const wallet = await newWallet(10);
     const poolBefore = await poolBalance();
     const prepared = await prepareRetrying(wallet, '3');
-    t.is(prepared.status, 200, prepared.text);
-    const signed = signPrepared(prepared.json.transactionXDR, wallet.kp);
+    const signed = signPrepared(prepared.transactionXDR, wallet.kp);
     // The wallet sends it through the RPC itself, and it lands.
     const sent = await stack.server.sendTransaction(
       TransactionBuilder.fromXDR(signed, stack.config.ledger.networkPassphrase),
@@ -287,84 +256,61 @@ test.serial(
     const landed = await stack.server.pollTransaction(sent.hash, { attempts: 60 });
     t.is(landed.status, rpc.Api.GetTransactionStatus.SUCCESS);
     for (let i = 0; i < 2; i++) {
-      const submitted = await postJson(
-        url('/api/deposit/submit'),
-        { prepareId: prepared.json.prepareId, signedTransactionXDR: signed },
-        bearer(wallet.token),
-      );
-      t.is(submitted.status, 200, submitted.text);
-      t.is(submitted.json.status, 'confirmed');
-      t.is(submitted.json.txHash, sent.hash);
+      const submitted = await wallet.api.submitDeposit({
+        prepareId: prepared.prepareId,
+        signedTransactionXDR: signed,
+      });
+      t.is(submitted.status, 'confirmed');
+      t.is(submitted.txHash, sent.hash);
     }
     t.is(await balance(wallet), '3.0000000', 'credited once');
     t.is(await poolBalance(), poolBefore + 3n * USDC);
     // A tampered envelope is still refused, landed or not.
-    const other = Keypair.random();
-    const tampered = await postJson(
-      url('/api/deposit/submit'),
-      {
-        prepareId: prepared.json.prepareId,
-        signedTransactionXDR: signPrepared(prepared.json.transactionXDR, other),
-      },
-      bearer(wallet.token),
-    );
-    t.is(tampered.status, 422, tampered.text);
+    const tampered = await refused(t, submit(wallet, prepared, Keypair.random()));
+    t.is(tampered.status, 422, tampered.detail);
   },
 );
 
 test.serial('an expired prepareId is refused with prepare_expired, whoever noticed first', async (t) => {
   // the proxy's clock runs `skipped` ms ahead of the real one: its TTL passes without a wait
   let skipped = 0;
-  const { proxy } = await stack.startProxy(
-    {
-      POOL_PROXY_PREPARE_TTL_SECONDS: '10',
-      POOL_PROXY_DATA_DIR: join(stack.env.POOL_PROXY_DATA_DIR!, 'short-ttl'),
-      POOL_PROXY_RECONCILE_INTERVAL_MS: '200',
-    },
-    { clock: () => Date.now() + skipped },
-  );
+  const clock = () => Date.now() + skipped;
+  const env = {
+    POOL_PROXY_PREPARE_TTL_SECONDS: '10',
+    POOL_PROXY_DATA_DIR: join(stack.env.POOL_PROXY_DATA_DIR!, 'short-ttl'),
+  };
+  let { proxy } = await stack.startProxy(env, { clock });
   try {
-    const kp = Keypair.random();
-    await stack.fund(kp.publicKey(), 10);
-    const token = await stack.login(kp, proxy.url);
-    const prepared = await postJson(
-      `${proxy.url}/api/deposit/prepare`,
-      { amount: '1', publicKey: kp.publicKey() },
-      bearer(token),
-    );
-    t.is(prepared.status, 200, prepared.text);
+    let w = await newWallet(10, proxy.url);
+    const prepared = await prepare(w, '1');
     // Until its TTL the deposit may still be sent while no registration replaced its root; after it, never.
     const ttlEnd = Date.now() + 10_000;
-    const expiresAt = Date.parse(prepared.json.expiresAt);
+    const expiresAt = Date.parse(prepared.expiresAt ?? '');
     t.true(expiresAt <= ttlEnd);
-    // A second prepared deposit of the same wallet, which reconciliation (every 200 ms here) will find expired.
-    const other = await postJson(
-      `${proxy.url}/api/deposit/prepare`,
-      { amount: '2', publicKey: kp.publicKey() },
-      bearer(token),
-    );
-    t.is(other.status, 200, other.text);
+    // A second prepared deposit of the same wallet, which reconciliation will find expired.
+    const other = await prepare(w, '2');
     skipped = ttlEnd - Date.now() + 10_500;
-    const submit = (p: { prepareId: string; transactionXDR: string }) =>
-      postJson(
-        `${proxy.url}/api/deposit/submit`,
-        { prepareId: p.prepareId, signedTransactionXDR: signPrepared(p.transactionXDR, kp) },
-        bearer(token),
-      );
     // noticed at submit, then asked again: the same answer
-    for (const late of [await submit(prepared.json), await submit(prepared.json)]) {
-      t.is(late.status, 410, late.text);
-      t.is(late.json.code, 'prepare_expired');
+    for (const late of [await refused(t, submit(w, prepared)), await refused(t, submit(w, prepared))]) {
+      t.is(late.status, 410, late.detail);
+      t.is(late.code, 'prepare_expired');
     }
-    // noticed by reconciliation first: the same answer
-    await new Promise((r) => setTimeout(r, 1000));
-    for (const late of [await submit(other.json), await submit(other.json)]) {
-      t.is(late.status, 410, late.text);
-      t.is(late.json.code, 'prepare_expired');
+    // noticed by reconciliation first: a proxy reconciles its open operations before it is ready, so the one
+    // started now over the same store has expired the other prepared deposit before any request reaches it
+    // (a cancel answers `expired` for a deposit already expired; it would cancel a deposit still prepared)
+    await proxy.close();
+    ({ proxy } = await stack.startProxy(env, { clock }));
+    w = await loggedIn(w.kp, proxy.url);
+    t.deepEqual(await w.api.cancelDeposit(other.prepareId), {
+      prepareId: other.prepareId,
+      status: 'expired',
+    });
+    for (const late of [await refused(t, submit(w, other)), await refused(t, submit(w, other))]) {
+      t.is(late.status, 410, late.detail);
+      t.is(late.code, 'prepare_expired');
     }
-    const read = await getJson(`${proxy.url}/api/balance/${kp.publicKey()}`, bearer(token));
-    t.is(read.status, 404, 'an abandoned prepare leaves no agent behind');
-    t.is(await stack.usdcBalance(kp.publicKey()), 10n * USDC, 'nothing moved');
+    t.is(await balance(w), 'none', 'an abandoned prepare leaves no agent behind');
+    t.is(await stack.usdcBalance(w.kp.publicKey()), 10n * USDC, 'nothing moved');
   } finally {
     await proxy.close();
   }
@@ -376,57 +322,44 @@ test.serial(
     const wallet = await newWallet(10);
     const other = await newWallet(0);
     const poolBefore = await poolBalance();
-    const cancel = (prepareId: string, headers: Record<string, string>) =>
+    // without a valid token: what PoolApi never sends
+    const unauthorised = (prepareId: string, headers: Record<string, string>) =>
       rawRequest(url(`/api/deposit/prepare/${prepareId}`), { method: 'DELETE', headers });
     const prepared = await prepare(wallet, '2');
-    t.is(prepared.status, 200, prepared.text);
-    const id: string = prepared.json.prepareId;
+    const id = prepared.prepareId;
 
-    t.is((await cancel(id, {})).status, 401, 'no token');
-    t.is((await cancel(id, { authorization: 'Bearer a.b.c' })).status, 401, 'a bad token');
-    const foreign = await cancel(id, bearer(other.token));
+    t.is((await unauthorised(id, {})).status, 401, 'no token');
+    t.is((await unauthorised(id, { authorization: 'Bearer a.b.c' })).status, 401, 'a bad token');
+    const foreign = await refused(t, other.api.cancelDeposit(id));
     t.is(foreign.status, 404, "another wallet's prepareId answers like an unknown one");
-    t.is(foreign.json.code, 'not_found');
-    t.is((await cancel(randomUUID(), bearer(wallet.token))).status, 404);
+    t.is(foreign.code, 'not_found');
+    t.is((await refused(t, wallet.api.cancelDeposit(randomUUID()))).status, 404);
     for (const bad of ['not-a-uuid', id.toUpperCase(), `${id}0`, 'x'.repeat(300)]) {
-      const res = await cancel(bad, bearer(wallet.token));
+      const res = await refused(t, wallet.api.cancelDeposit(bad), bad);
       t.is(res.status, 400, bad);
-      t.is(res.json.code, 'invalid_request', bad);
+      t.is(res.code, 'invalid_request', bad);
     }
 
-    const cancelled = await cancel(id, bearer(wallet.token));
-    t.is(cancelled.status, 200, cancelled.text);
-    t.deepEqual(cancelled.json, { prepareId: id, status: 'cancelled' });
-    const replay = await cancel(id, bearer(wallet.token));
-    t.deepEqual([replay.status, replay.json], [200, { prepareId: id, status: 'cancelled' }], 'same answer');
+    const cancelled = await wallet.api.cancelDeposit(id);
+    t.deepEqual(cancelled, { prepareId: id, status: 'cancelled' });
+    const replay = await wallet.api.cancelDeposit(id);
+    t.deepEqual(replay, { prepareId: id, status: 'cancelled' }, 'same answer');
 
     // The cancelled prepareId can no longer be submitted, and nothing moved.
-    const late = await postJson(
-      url('/api/deposit/submit'),
-      { prepareId: id, signedTransactionXDR: signPrepared(prepared.json.transactionXDR, wallet.kp) },
-      bearer(wallet.token),
-    );
-    t.is(late.status, 409, late.text);
-    t.is(late.json.code, 'prepare_cancelled');
-    t.regex(late.json.detail, /cancelled/);
+    const late = await refused(t, submit(wallet, prepared));
+    t.is(late.status, 409, late.detail);
+    t.is(late.code, 'prepare_cancelled');
+    t.regex(late.detail, /cancelled/);
     t.is(await stack.usdcBalance(wallet.kp.publicKey()), 10n * USDC);
     t.is(await poolBalance(), poolBefore);
     t.is(await balance(wallet), 'none', 'no agent behind a cancelled deposit');
 
     // A deposit already submitted can no longer be cancelled.
     const next = await prepare(wallet, '1');
-    const submitted = await postJson(
-      url('/api/deposit/submit'),
-      {
-        prepareId: next.json.prepareId,
-        signedTransactionXDR: signPrepared(next.json.transactionXDR, wallet.kp),
-      },
-      bearer(wallet.token),
-    );
-    t.is(submitted.status, 200, submitted.text);
-    const tooLate = await cancel(next.json.prepareId, bearer(wallet.token));
+    t.is((await submit(wallet, next)).status, 'confirmed');
+    const tooLate = await refused(t, wallet.api.cancelDeposit(next.prepareId));
     t.is(tooLate.status, 409);
-    t.is(tooLate.json.code, 'conflict');
+    t.is(tooLate.code, 'conflict');
     t.is(await balance(wallet), '1.0000000');
   },
 );
@@ -455,24 +388,30 @@ test.serial(
     const poolBefore = await poolBalance();
     const destination = Keypair.random().publicKey();
     await stack.fund(destination, 0);
-    const asOperator = { 'x-pool-operator': 'true' };
-    const refused = [
+    // Without credentials (raw: PoolApi sends an operator deposit only as the operator; /metrics and the books
+    // are not among its calls).
+    const unauthorised = [
       await postJson(via('/api/deposit'), { agentId: 'mcp-agent-7', amount: '2.5' }),
       await getJson(via('/api/operator/books')),
       await getJson(via('/metrics')),
-      await getJson(via('/api/balance/mcp-agent-7'), asOperator),
-      await postJson(via('/api/withdraw'), { amount: '1', destination, agentId: 'mcp-agent-7' }, asOperator),
-      await postJson(
-        via('/api/deposit'),
-        { agentId: 'mcp-agent-7', amount: '2.5' },
-        { authorization: `Bearer ppo_${'A'.repeat(43)}` },
-      ),
     ];
-    for (const res of refused) {
+    for (const res of unauthorised) {
       t.is(res.status, 401, res.text);
-      t.is(res.json.code, 'unauthorized');
+      t.is(problemOf(res).code, 'unauthorized');
     }
-    // A wallet's token is not the operator's either.
+    // The operator caller without a token (`X-Pool-Operator: true`), and with a forged one.
+    const tokenless = new PoolApi({ baseUrl: relay.url, caller: { kind: 'operator' } });
+    const forged = tokenless.as({ kind: 'operator', token: `ppo_${'A'.repeat(43)}` });
+    for (const call of [
+      () => tokenless.balance('mcp-agent-7'),
+      () => tokenless.withdraw({ amount: '1', destination, agentId: 'mcp-agent-7' }),
+      () => forged.operatorDeposit({ agentId: 'mcp-agent-7', amount: '2.5' }),
+    ]) {
+      const res = await refused(t, call());
+      t.is(res.status, 401, res.detail);
+      t.is(res.code, 'unauthorized');
+    }
+    // A wallet's token is not the operator's either (sent raw: PoolApi never sends a wallet's operator deposit).
     const wallet = await newWallet(0);
     const walletDeposit = await postJson(
       via('/api/deposit'),
@@ -484,24 +423,19 @@ test.serial(
 
     // With the token the operator deposits for its agent, reads and spends it (through the forwarder too: the
     // token decides, not the path).
-    const res = await postJson(via('/api/deposit'), { agentId: 'mcp-agent-7', amount: '2.5' }, operator);
-    t.is(res.status, 200, res.text);
-    t.is(res.json.status, 'confirmed');
-    t.regex(res.json.txHash, /^[0-9a-f]{64}$/);
+    const res = await stack.operatorApi(relay.url).operatorDeposit({ agentId: 'mcp-agent-7', amount: '2.5' });
+    t.is(res.status, 'confirmed');
+    t.regex(res.txHash, /^[0-9a-f]{64}$/);
     t.is(await poolBalance(), poolBefore + 25_000_000n);
-    const read = await getJson(url('/api/balance/mcp-agent-7'), operator);
-    t.is(read.status, 200, read.text);
-    t.is(read.json.balance, '2.5000000');
-    const unnamed = await postJson(url('/api/withdraw'), { amount: '1', destination }, operator);
+    const op = stack.operatorApi();
+    t.is((await op.balance('mcp-agent-7')).balance, '2.5000000');
+    const unnamed = await refused(t, op.withdraw({ amount: '1', destination }));
     t.is(unnamed.status, 400);
-    const spent = await postJson(
-      url('/api/withdraw'),
-      { amount: '1', destination, agentId: 'mcp-agent-7' },
-      operator,
-    );
-    t.is(spent.status, 200, spent.text);
+    const spent = await op.withdraw({ amount: '1', destination, agentId: 'mcp-agent-7' });
+    t.is(spent.status, 'confirmed');
     t.is(await stack.usdcBalance(destination), 10_000_000n);
-    t.is((await getJson(url('/api/balance/mcp-agent-7'), operator)).json.balance, '1.5000000');
+    t.is((await op.balance('mcp-agent-7')).balance, '1.5000000');
+    // (the books have no PoolApi method: an operator-only page of the proxy's own checks)
     t.is((await getJson(via('/api/operator/books'), operator)).status, 200);
   },
 );
@@ -510,22 +444,21 @@ test.serial(
   'withdraw: destination receives USDC, notes spent, change kept, balance falls only after confirmation',
   async (t) => {
     const wallet = await newWallet(100);
-    t.is((await deposit(wallet, '20')).status, 200);
+    t.is((await deposit(wallet, '20')).status, 'confirmed');
     const destination = Keypair.random().publicKey();
     await stack.fund(destination, 0);
     const poolBefore = await poolBalance();
     const res = await withdraw(wallet, '7.25', destination);
-    t.is(res.status, 200, res.text);
-    t.is(res.json.status, 'confirmed');
-    t.is(res.json.amount, '7.2500000');
-    t.is(res.json.destination, destination);
-    t.is((await stack.server.getTransaction(res.json.txHash)).status, rpc.Api.GetTransactionStatus.SUCCESS);
+    t.is(res.status, 'confirmed');
+    t.is(res.amount, '7.2500000');
+    t.is(res.destination, destination);
+    t.is((await stack.server.getTransaction(res.txHash)).status, rpc.Api.GetTransactionStatus.SUCCESS);
     t.is(await stack.usdcBalance(destination), 72_500_000n);
     t.is(await poolBalance(), poolBefore - 72_500_000n);
     t.is(await balance(wallet), '12.7500000');
     // The change note is spendable: withdraw it all.
     const rest = await withdraw(wallet, '12.75', destination);
-    t.is(rest.status, 200, rest.text);
+    t.is(rest.status, 'confirmed');
     t.is(await balance(wallet), '0.0000000');
     t.is(await stack.usdcBalance(destination), 200_000_000n);
   },
@@ -533,46 +466,51 @@ test.serial(
 
 test.serial('insufficient balance → insufficient_balance and nothing changes', async (t) => {
   const wallet = await newWallet(10);
-  t.is((await deposit(wallet, '3')).status, 200);
+  t.is((await deposit(wallet, '3')).status, 'confirmed');
   const destination = Keypair.random().publicKey();
   await stack.fund(destination, 0);
   const poolBefore = await poolBalance();
-  const res = await withdraw(wallet, '3.0000001', destination);
+  const res = await refused(t, withdraw(wallet, '3.0000001', destination));
   t.is(res.status, 409);
-  t.is(res.json.code, 'insufficient_balance');
+  t.is(res.code, 'insufficient_balance');
   t.is(await balance(wallet), '3.0000000');
   t.is(await poolBalance(), poolBefore);
   t.is(await stack.usdcBalance(destination), 0n);
   // An agent that never deposited.
-  const none = await withdraw(wallet, '1', destination, 'never-used-agent');
+  const none = await refused(t, withdraw(wallet, '1', destination, 'never-used-agent'));
   t.is(none.status, 404);
-  t.is(none.json.code, 'not_found');
+  t.is(none.code, 'not_found');
 });
 
 test.serial('10 concurrent withdrawals against one balance never overdraw', async (t) => {
   const wallet = await newWallet(10);
-  t.is((await deposit(wallet, '5')).status, 200);
+  t.is((await deposit(wallet, '5')).status, 'confirmed');
   const destination = Keypair.random().publicKey();
   await stack.fund(destination, 0);
-  const results = await Promise.all(Array.from({ length: 10 }, () => withdraw(wallet, '2', destination)));
-  const ok = results.filter((r) => r.status === 200);
-  const refused = results.filter((r) => r.status === 409);
-  t.is(ok.length, 2, results.map((r) => r.status).join(','));
-  t.is(refused.length, 8);
-  t.true(refused.every((r) => r.json.code === 'insufficient_balance'));
+  const results = await Promise.allSettled(
+    Array.from({ length: 10 }, () => withdraw(wallet, '2', destination)),
+  );
+  const outcome = (r: (typeof results)[number]) =>
+    r.status === 'fulfilled' ? r.value.status : r.reason instanceof PoolApiError ? r.reason.status : r.reason;
+  const ok = results.filter((r) => r.status === 'fulfilled');
+  const declined = results.flatMap((r) =>
+    r.status === 'rejected' && r.reason instanceof PoolApiError && r.reason.status === 409 ? [r.reason] : [],
+  );
+  t.is(ok.length, 2, results.map(outcome).join(','));
+  t.is(declined.length, 8);
+  t.true(declined.every((e) => e.code === 'insufficient_balance'));
   t.is(await stack.usdcBalance(destination), 40_000_000n);
   t.is(await balance(wallet), '1.0000000');
 });
 
 test.serial('a withdrawal that needs more than two notes consolidates first', async (t) => {
   const wallet = await newWallet(20);
-  for (const amount of ['1', '2', '3']) t.is((await deposit(wallet, amount)).status, 200);
+  for (const amount of ['1', '2', '3']) t.is((await deposit(wallet, amount)).status, 'confirmed');
   t.is(await balance(wallet), '6.0000000');
   const destination = Keypair.random().publicKey();
   await stack.fund(destination, 0);
   const metricsBefore = (await getJson(url('/metrics'), operator)).text;
-  const res = await withdraw(wallet, '5.5', destination);
-  t.is(res.status, 200, res.text);
+  t.is((await withdraw(wallet, '5.5', destination)).status, 'confirmed');
   t.is(await stack.usdcBalance(destination), 55_000_000n);
   t.is(await balance(wallet), '0.5000000');
   const count = (text: string) =>
@@ -589,49 +527,50 @@ test.serial(
     const alice = await newWallet(10);
     const bob = await newWallet(10);
     const carol = await newWallet(10);
-    t.is((await deposit(alice, '1', 'alice-bot')).status, 200);
+    t.is((await deposit(alice, '1', 'alice-bot')).status, 'confirmed');
     t.is(await balance(alice, 'alice-bot'), '1.0000000');
     // Bob reading Alice's agent gets exactly what he gets for a name nobody uses (no existence oracle).
-    const foreign = await getJson(url('/api/balance/alice-bot'), bearer(bob.token));
-    const missing = await getJson(url('/api/balance/nobody-bot'), bearer(bob.token));
+    const foreign = await refused(t, bob.api.balance('alice-bot'));
+    const missing = await refused(t, bob.api.balance('nobody-bot'));
     t.is(foreign.status, 404);
-    t.is(foreign.json.code, 'not_found');
-    t.deepEqual(
-      JSON.parse(foreign.text.replaceAll('alice-bot', 'X')),
-      JSON.parse(missing.text.replaceAll('nobody-bot', 'X')),
-    );
-    const operatorRead = await getJson(url('/api/balance/alice-bot'), operator);
-    t.is(operatorRead.status, 404, 'not the operator’s either');
-    t.is((await withdraw(bob, '1', bob.kp.publicKey(), 'alice-bot')).status, 404);
+    t.is(foreign.code, 'not_found');
+    // the whole refusal, its problem document's members included
+    const seen = (e: PoolApiError, name: string) =>
+      JSON.parse(
+        JSON.stringify({
+          ...e.extra,
+          code: e.code,
+          title: e.title,
+          status: e.status,
+          detail: e.detail,
+        }).replaceAll(name, 'X'),
+      );
+    t.deepEqual(seen(foreign, 'alice-bot'), seen(missing, 'nobody-bot'));
+    const op = stack.operatorApi();
+    t.is((await refused(t, op.balance('alice-bot'))).status, 404, 'not the operator’s either');
+    t.is((await refused(t, withdraw(bob, '1', bob.kp.publicKey(), 'alice-bot'))).status, 404);
 
     // The same name is a different agent for another owner: Bob's and the operator's "alice-bot".
-    t.is((await deposit(bob, '2', 'alice-bot')).status, 200);
+    t.is((await deposit(bob, '2', 'alice-bot')).status, 'confirmed');
     t.is(await balance(bob, 'alice-bot'), '2.0000000');
-    t.is(
-      (await postJson(url('/api/deposit'), { agentId: 'alice-bot', amount: '0.5' }, operator)).status,
-      200,
-    );
-    t.is((await getJson(url('/api/balance/alice-bot'), operator)).json.balance, '0.5000000');
+    t.is((await op.operatorDeposit({ agentId: 'alice-bot', amount: '0.5' })).status, 'confirmed');
+    t.is((await op.balance('alice-bot')).balance, '0.5000000');
     t.is(await balance(alice, 'alice-bot'), '1.0000000', 'Alice’s agent is untouched');
 
     // Bob naming Carol's address as an agent id does not take Carol's own default agent.
-    t.is((await deposit(bob, '1', carol.kp.publicKey())).status, 200);
-    t.is((await deposit(carol, '3')).status, 200);
+    t.is((await deposit(bob, '1', carol.kp.publicKey())).status, 'confirmed');
+    t.is((await deposit(carol, '3')).status, 'confirmed');
     t.is(await balance(carol), '3.0000000');
     t.is(await balance(bob, carol.kp.publicKey()), '1.0000000');
 
     // publicKey in the prepare body must be the token's wallet.
-    const spoofed = await postJson(
-      url('/api/deposit/prepare'),
-      { amount: '1', publicKey: alice.kp.publicKey() },
-      bearer(bob.token),
+    const spoofed = await refused(
+      t,
+      bob.api.prepareDeposit({ amount: '1', publicKey: alice.kp.publicKey() }),
     );
     t.is(spoofed.status, 403);
-    const list = await getJson(url('/api/agents'), bearer(bob.token));
-    t.deepEqual(
-      list.json.agents.map((a: { agentId: string }) => a.agentId).sort(),
-      ['alice-bot', carol.kp.publicKey()].sort(),
-    );
+    const list = await bob.api.agents();
+    t.deepEqual(list.agents.map((a) => a.agentId).sort(), ['alice-bot', carol.kp.publicKey()].sort());
   },
 );
 
@@ -647,35 +586,22 @@ test.serial(
       POOL_PROXY_DATA_DIR: join(stack.env.POOL_PROXY_DATA_DIR!, 'short-hold'),
     });
     try {
-      const at = (path: string) => `${proxy.url}${path}`;
-      const wallet = async (): Promise<Wallet> => {
-        const kp = Keypair.random();
-        await stack.fund(kp.publicKey(), 10);
-        return { kp, token: await stack.login(kp, proxy.url) };
+      const wallet = () => newWallet(10, proxy.url);
+      /** The prepared deposit, or `pending` when the proxy answered 503 registration_pending. */
+      const prepareAt = async (w: Wallet, amount: string, agentId: string) => {
+        try {
+          return await prepare(w, amount, agentId);
+        } catch (error) {
+          if (error instanceof PoolApiError && error.status === 503 && error.code === 'registration_pending')
+            return 'pending' as const;
+          throw error;
+        }
       };
-      const prepareAt = (w: Wallet, amount: string, agentId?: string) =>
-        postJson(
-          at('/api/deposit/prepare'),
-          { amount, publicKey: w.kp.publicKey(), ...(agentId ? { agentId } : {}) },
-          bearer(w.token),
-        );
-      const submitAt = (w: Wallet, prepared: RawResponse) =>
-        postJson(
-          at('/api/deposit/submit'),
-          {
-            prepareId: prepared.json.prepareId,
-            signedTransactionXDR: signPrepared(prepared.json.transactionXDR, w.kp),
-          },
-          bearer(w.token),
-        );
-      const balanceAt = async (w: Wallet, agentId: string) =>
-        (await getJson(at(`/api/balance/${agentId}`), bearer(w.token))).json.balance;
 
       const victim = await wallet();
       const others = await Promise.all(Array.from({ length: 5 }, () => wallet()));
       // (the victim is new too: its own key is added before its proof)
-      const prepared = await prepareAt(victim, '2');
-      t.is(prepared.status, 200, prepared.text);
+      const prepared = await prepare(victim, '2');
       const fromLedger = (await stack.server.getLatestLedger()).sequence + 1;
 
       // Each newcomer prepares until its key is queued and held back (503), then waits for the victim's
@@ -687,44 +613,38 @@ test.serial(
         let told!: () => void;
         queued.push(new Promise<void>((resolve) => (told = resolve)));
         return (async () => {
-          const first = await prepareAt(w, '1', `newcomer-${i}`);
-          if (first.status !== 503 || first.json.code !== 'registration_pending') {
-            told();
-            return first;
-          }
-          told();
+          const first = await prepareAt(w, '1', `newcomer-${i}`).finally(told);
+          if (first !== 'pending') return first;
           await afterVictim;
           for (;;) {
             const again = await prepareAt(w, '1', `newcomer-${i}`);
-            if (again.status !== 503 || again.json.code !== 'registration_pending') return again;
+            if (again !== 'pending') return again;
           }
         })();
       });
       await Promise.all(queued);
       const early = await Promise.all(pending.map((p) => Promise.race([p, Promise.resolve(undefined)])));
       t.deepEqual(
-        early.map((r) => r?.status),
+        early.map((r) => r?.prepareId),
         [undefined, undefined, undefined, undefined, undefined],
         'every newcomer was held back by the victim’s prepared deposit (503 registration_pending)',
       );
 
-      const submitted = await submitAt(victim, prepared);
+      const submitted = await submit(victim, prepared);
       victimSubmitted();
-      t.is(submitted.status, 200, submitted.text);
-      t.is(await balanceAt(victim, victim.kp.publicKey()), '2.0000000');
+      t.is(submitted.status, 'confirmed');
+      t.is(await balance(victim), '2.0000000');
       const preparedOthers = await Promise.all(pending);
-      for (const p of preparedOthers) t.is(p.status, 200, p.text);
-      const results = await Promise.all(others.map((w, i) => submitAt(w, preparedOthers[i]!)));
+      const results = await Promise.all(others.map((w, i) => submit(w, preparedOthers[i]!)));
       t.deepEqual(
         results.map((r) => r.status),
-        [200, 200, 200, 200, 200],
-        results.map((r) => r.text).join('\n'),
+        ['confirmed', 'confirmed', 'confirmed', 'confirmed', 'confirmed'],
       );
-      for (const [i, w] of others.entries()) t.is(await balanceAt(w, `newcomer-${i}`), '1.0000000');
+      for (const [i, w] of others.entries()) t.is(await balance(w, `newcomer-${i}`), '1.0000000');
 
       // On the chain: no allowlist key was added between the victim's proof and its deposit; the five
       // newcomers' keys were added after it.
-      const landed = await stack.server.getTransaction(submitted.json.txHash);
+      const landed = await stack.server.getTransaction(submitted.txHash);
       if (landed.status !== rpc.Api.GetTransactionStatus.SUCCESS) throw new Error('victim deposit not found');
       const victimLedger = landed.ledger;
       const { events } = await stack.server.getEvents({
@@ -750,20 +670,10 @@ test.serial(
   async (t) => {
     const wallets = await Promise.all([newWallet(5), newWallet(5), newWallet(5)]);
     // first deposits register the agents; then three prepares at once, submitted in reverse order
-    for (const w of wallets) t.is((await deposit(w, '1')).status, 200);
+    for (const w of wallets) t.is((await deposit(w, '1')).status, 'confirmed');
     const prepared = await Promise.all(wallets.map((w) => prepare(w, '1')));
-    for (const p of prepared) t.is(p.status, 200, p.text);
     for (let i = wallets.length - 1; i >= 0; i--) {
-      const w = wallets[i]!;
-      const submitted = await postJson(
-        url('/api/deposit/submit'),
-        {
-          prepareId: prepared[i]!.json.prepareId,
-          signedTransactionXDR: signPrepared(prepared[i]!.json.transactionXDR, w.kp),
-        },
-        bearer(w.token),
-      );
-      t.is(submitted.status, 200, submitted.text);
+      t.is((await submit(wallets[i]!, prepared[i]!)).status, 'confirmed');
     }
     for (const w of wallets) t.is(await balance(w), '2.0000000');
   },
@@ -776,43 +686,46 @@ test.serial('per-wallet bounds: concurrent prepares and new agents per hour answ
     POOL_PROXY_DATA_DIR: join(stack.env.POOL_PROXY_DATA_DIR!, 'quotas'),
   });
   try {
-    const kp = Keypair.random();
-    await stack.fund(kp.publicKey(), 10);
-    const auth = bearer(await stack.login(kp, proxy.url));
+    const w = await newWallet(10, proxy.url);
+    // raw: the test reads the 429's Retry-After header, which PoolApiError does not carry
     const prep = (agentId: string) =>
-      postJson(`${proxy.url}/api/deposit/prepare`, { amount: '1', publicKey: kp.publicKey(), agentId }, auth);
+      postJson(
+        `${proxy.url}/api/deposit/prepare`,
+        { amount: '1', publicKey: w.kp.publicKey(), agentId },
+        bearer(w.token),
+      );
     const [a, b] = await Promise.all([prep('quota-a'), prep('quota-a')]);
     t.deepEqual([a.status, b.status].sort(), [200, 429], `${a.text}\n${b.text}`);
     const limited = a.status === 429 ? a : b;
-    t.is(limited.json.code, 'rate_limited');
+    t.is(problemOf(limited).code, 'rate_limited');
     t.truthy(limited.headers['retry-after']);
-    const second = await prep('quota-b');
-    t.is(second.status, 429, second.text);
-    t.regex(second.json.detail, /new agents/);
-    t.is((await prep('quota-a')).status, 200, 'an agent already registered is not new');
+    const second = await refused(t, prepare(w, '1', 'quota-b'));
+    t.is(second.status, 429, second.detail);
+    t.regex(second.detail, /new agents/);
+    t.truthy(await prepare(w, '1', 'quota-a'), 'an agent already registered is not new');
   } finally {
     await proxy.close();
   }
 });
 
 test.serial('pool stats and info are public and hold aggregates only', async (t) => {
-  const stats = await getJson(url('/api/pool/stats'));
-  t.is(stats.status, 200);
-  t.deepEqual(Object.keys(stats.json).sort(), [
+  const publicApi = new PoolApi({ baseUrl: stack.proxy.url });
+  const stats = await publicApi.stats();
+  t.deepEqual(Object.keys(stats).sort(), [
     'activeAgents',
     'recentBatches',
     'servicesUsed',
     'totalTransactions',
   ]);
-  t.true(stats.json.activeAgents >= 5);
-  t.true(stats.json.totalTransactions >= 10);
-  t.false(stats.text.includes('alice-bot'));
-  t.false(/G[A-Z2-7]{55}/.test(stats.text), 'no account addresses');
-  const info = await getJson(url('/api/pool/info'));
-  t.is(info.status, 200);
-  t.is(info.json.contracts.pool, stack.sandbox.info.contracts.pool);
-  t.is(info.json.networkPassphrase, 'Standalone Network ; February 2017');
-  t.is(info.json.circuitId, 'policy_tx_2_2');
+  t.true(stats.activeAgents >= 5);
+  t.true(stats.totalTransactions >= 10);
+  const text = JSON.stringify(stats);
+  t.false(text.includes('alice-bot'));
+  t.false(/G[A-Z2-7]{55}/.test(text), 'no account addresses');
+  const info = await publicApi.info();
+  t.is(info.contracts.pool, stack.sandbox.info.contracts.pool);
+  t.is(info.networkPassphrase, 'Standalone Network ; February 2017');
+  t.is(info.circuitId, 'policy_tx_2_2');
 });
 
 test.serial('every money endpoint refuses bad input with a clear 4xx', async (t) => {
@@ -825,57 +738,68 @@ test.serial('every money endpoint refuses bad input with a clear 4xx', async (t)
     { path: '/api/deposit', body: { agentId: 'x', amount: '1' }, headers: operator },
     { path: '/api/withdraw', body: { amount: '1', destination: good }, headers: auth },
   ];
+  // Raw: amounts of the wrong type, unknown fields, broken JSON, another content type, oversized and empty
+  // bodies are what PoolApi's types never send.
   for (const { path, body, headers } of endpoints) {
     const send = (payload: unknown, extra: Record<string, string> = {}) =>
       postJson(url(path), payload, { ...headers, ...extra });
     for (const amount of ['0', '-1', '1e3', '1.00000001', '100000.0000001', ' 1', 1, null]) {
       const res = await send({ ...body, amount });
       t.is(res.status, 400, `${path} amount ${JSON.stringify(amount)}`);
-      t.is(res.json.code, 'invalid_request');
-      t.is(res.json.errors[0].path, 'amount');
+      t.is(problemOf(res).code, 'invalid_request');
+      t.is(problemOf(res).errors?.[0]?.path, 'amount');
     }
     const unknownField = await send({ ...body, surprise: 1 });
     t.is(unknownField.status, 400);
-    t.regex(unknownField.json.detail, /unknown field/);
+    t.regex(problemOf(unknownField).detail, /unknown field/);
     const malformed = await send('{"amount": "1",');
     t.is(malformed.status, 400);
-    const wrongType = await rawPost(path, JSON.stringify(body), { ...headers, 'content-type': 'text/plain' });
+    const wrongType = await rawRequest(url(path), {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'text/plain' },
+      body: JSON.stringify(body),
+    });
     t.is(wrongType.status, 415);
     const oversized = await send({ ...body, pad: 'x'.repeat(70_000) });
     t.is(oversized.status, 413);
     const missing = await send({});
     t.is(missing.status, 400);
   }
-  for (const [field, path, body, headers] of [
-    ['publicKey', '/api/deposit/prepare', { amount: '1', publicKey: badChecksum }, auth],
-    ['destination', '/api/withdraw', { amount: '1', destination: badChecksum }, auth],
-    ['destination', '/api/withdraw', { amount: '1', destination: stack.sandbox.info.contracts.pool }, auth],
-    ['agentId', '/api/deposit', { agentId: 'bad id', amount: '1' }, operator],
+  // Well-typed requests with values the proxy refuses.
+  for (const [field, what, call] of [
+    ['publicKey', 'prepare', () => wallet.api.prepareDeposit({ amount: '1', publicKey: badChecksum })],
+    ['destination', 'withdraw', () => wallet.api.withdraw({ amount: '1', destination: badChecksum })],
+    [
+      'destination',
+      'withdraw to a contract',
+      () => wallet.api.withdraw({ amount: '1', destination: stack.sandbox.info.contracts.pool }),
+    ],
+    [
+      'agentId',
+      'operator deposit',
+      () => stack.operatorApi().operatorDeposit({ agentId: 'bad id', amount: '1' }),
+    ],
   ] as const) {
-    const res = await postJson(url(path), body, headers);
-    t.is(res.status, 400, `${path} ${field}`);
-    t.is(res.json.errors[0].path, field);
+    const res = await refused(t, call(), `${what} ${field}`);
+    t.is(res.status, 400, `${what} ${field}`);
+    t.is(res.issues?.[0]?.path, field);
   }
   const noToken = await postJson(url('/api/withdraw'), { amount: '1', destination: good });
   t.is(noToken.status, 401);
-  const submitBad = await postJson(
-    url('/api/deposit/submit'),
-    { prepareId: 'not-a-uuid', signedTransactionXDR: 'AAAA' },
-    auth,
+  const submitBad = await refused(
+    t,
+    wallet.api.submitDeposit({ prepareId: 'not-a-uuid', signedTransactionXDR: 'AAAA' }),
   );
   t.is(submitBad.status, 400);
-  const submitGarbage = await postJson(
-    url('/api/deposit/submit'),
-    { prepareId: '00000000-0000-4000-8000-000000000000', signedTransactionXDR: 'AAAAAAAA' },
-    auth,
+  const submitGarbage = await refused(
+    t,
+    wallet.api.submitDeposit({
+      prepareId: '00000000-0000-4000-8000-000000000000',
+      signedTransactionXDR: 'AAAAAAAA',
+    }),
   );
   t.true(submitGarbage.status === 400 || submitGarbage.status === 404);
 });
-
-async function rawPost(path: string, body: string, headers: Record<string, string>): Promise<RawResponse> {
-  const { rawRequest } = await import('./helpers/http.ts');
-  return rawRequest(url(path), { method: 'POST', headers, body });
-}
 
 test.serial(
   'crash between submit and confirmation: the restarted proxy credits the deposit exactly once',
@@ -883,26 +807,13 @@ test.serial(
     const dataDir = join(stack.env.POOL_PROXY_DATA_DIR!, 'crash');
     const env = { ...process.env, ...stack.env, POOL_PROXY_DATA_DIR: dataDir };
     const child = await startChild(env);
-    const kp = Keypair.random();
-    await stack.fund(kp.publicKey(), 10);
-    const token = await stack.login(kp, child.url);
-    const prepared = await postJson(
-      `${child.url}/api/deposit/prepare`,
-      { amount: '4', publicKey: kp.publicKey() },
-      bearer(token),
-    );
-    t.is(prepared.status, 200, prepared.text);
+    const w = await newWallet(10, child.url);
+    const kp = w.kp;
+    const prepared = await prepare(w, '4');
     const poolBefore = await poolBalance();
 
     await stack.sandbox.chain.stop(); // the ledger stops closing: the transaction stays pending
-    const submit = postJson(
-      `${child.url}/api/deposit/submit`,
-      {
-        prepareId: prepared.json.prepareId,
-        signedTransactionXDR: signPrepared(prepared.json.transactionXDR, kp),
-      },
-      bearer(token),
-    ).catch(() => undefined);
+    const submitting = submit(w, prepared).catch(() => undefined);
     // Wait until the proxy reports the transaction sent, then kill it before any confirmation.
     for (;;) {
       const metrics = await getJson(`${child.url}/metrics`, operator);
@@ -910,10 +821,10 @@ test.serial(
       await new Promise((r) => setTimeout(r, 20));
     }
     child.kill();
-    await submit;
+    await submitting;
     stack.sandbox.chain.start(250);
     const hash = TransactionBuilder.fromXDR(
-      signPrepared(prepared.json.transactionXDR, kp),
+      signPrepared(prepared.transactionXDR, kp),
       stack.config.ledger.networkPassphrase,
     ).hash();
     await ledger.waitFor(Buffer.from(hash).toString('hex'));
@@ -922,9 +833,7 @@ test.serial(
     for (let restart = 0; restart < 2; restart++) {
       const again = await startChild(env);
       try {
-        const tokenAgain = await stack.login(kp, again.url);
-        const read = await getJson(`${again.url}/api/balance/${kp.publicKey()}`, bearer(tokenAgain));
-        t.is(read.json.balance, '4.0000000', `restart ${restart}`);
+        t.is(await balance(await loggedIn(kp, again.url)), '4.0000000', `restart ${restart}`);
       } finally {
         again.kill();
       }
@@ -942,39 +851,32 @@ test.serial(
     };
     // The proxy kills itself once the deposit is journaled as submitted, before it reaches the ledger.
     const child = await startChild({ ...env, POOL_PROXY_FAULT: 'wallet_deposit:before-send' });
-    const kp = Keypair.random();
-    await stack.fund(kp.publicKey(), 10);
-    const prepared = await postJson(
-      `${child.url}/api/deposit/prepare`,
-      { amount: '4', publicKey: kp.publicKey() },
-      bearer(await stack.login(kp, child.url)),
-    );
-    t.is(prepared.status, 200, prepared.text);
+    const w = await newWallet(10, child.url);
+    const kp = w.kp;
+    const prepared = await prepare(w, '4');
     const body = {
-      prepareId: prepared.json.prepareId,
-      signedTransactionXDR: signPrepared(prepared.json.transactionXDR, kp),
+      prepareId: prepared.prepareId,
+      signedTransactionXDR: signPrepared(prepared.transactionXDR, kp),
     };
     const poolBefore = await poolBalance();
-    const died = await postJson(
-      `${child.url}/api/deposit/submit`,
-      body,
-      bearer(await stack.login(kp, child.url)),
-    ).catch(() => undefined);
+    // No answer at all (an answer, or a refusal, would be what the proxy said before dying).
+    const died = await (await loggedIn(kp, child.url)).api.submitDeposit(body).then(
+      (answer) => answer,
+      (error: unknown) =>
+        error instanceof PoolApiError && error.code === 'proxy_unreachable' ? undefined : error,
+    );
     t.is(died, undefined, 'the proxy died during the submit');
     child.kill();
     t.is(await stack.usdcBalance(kp.publicKey()), 10n * USDC, 'nothing was sent');
 
     const again = await startChild(env);
     try {
-      const token = await stack.login(kp, again.url);
-      const resent = await postJson(`${again.url}/api/deposit/submit`, body, bearer(token));
-      t.is(resent.status, 200, resent.text);
-      t.is(resent.json.status, 'confirmed');
-      const replay = await postJson(`${again.url}/api/deposit/submit`, body, bearer(token));
-      t.is(replay.status, 200, replay.text);
-      t.is(replay.json.txHash, resent.json.txHash);
-      const read = await getJson(`${again.url}/api/balance/${kp.publicKey()}`, bearer(token));
-      t.is(read.json.balance, '4.0000000');
+      const w2 = await loggedIn(kp, again.url);
+      const resent = await w2.api.submitDeposit(body);
+      t.is(resent.status, 'confirmed');
+      const replay = await w2.api.submitDeposit(body);
+      t.is(replay.txHash, resent.txHash);
+      t.is(await balance(w2), '4.0000000');
       t.is(await poolBalance(), poolBefore + 4n * USDC, 'deposited once');
     } finally {
       again.kill();
@@ -991,52 +893,42 @@ test.serial(
     });
     let stopped = false;
     try {
-      const kp = Keypair.random();
-      await stack.fund(kp.publicKey(), 10);
-      const token = await stack.login(kp, proxy.url);
-      const auth = bearer(token);
-      const prepared = await postJson(
-        `${proxy.url}/api/deposit/prepare`,
-        { amount: '5', publicKey: kp.publicKey() },
-        auth,
-      );
-      const submitted = await postJson(
-        `${proxy.url}/api/deposit/submit`,
-        {
-          prepareId: prepared.json.prepareId,
-          signedTransactionXDR: signPrepared(prepared.json.transactionXDR, kp),
-        },
-        auth,
-      );
-      t.is(submitted.status, 200, submitted.text);
+      const w = await newWallet(10, proxy.url);
+      t.is((await deposit(w, '5')).status, 'confirmed');
       const destination = Keypair.random().publicKey();
       await stack.fund(destination, 0);
-      const balanceOf = async () =>
-        (await getJson(`${proxy.url}/api/balance/${kp.publicKey()}`, auth)).json.balance;
+      const balanceOf = () => balance(w);
 
       await stack.sandbox.chain.stop();
       stopped = true;
-      const late = await postJson(`${proxy.url}/api/withdraw`, { amount: '2', destination }, auth);
-      t.is(late.status, 503, late.text);
-      t.regex(late.json.txHash, /^[0-9a-f]{64}$/);
+      const late = await refused(t, withdraw(w, '2', destination));
+      t.is(late.status, 503, late.detail);
+      const txHash = String(late.extra.txHash);
+      t.regex(txHash, /^[0-9a-f]{64}$/);
       t.is(await balanceOf(), '3.0000000', 'the 2 USDC stay reserved while the outcome is unknown');
-      const again = await postJson(`${proxy.url}/api/withdraw`, { amount: '3.5', destination }, auth);
+      const again = await refused(t, withdraw(w, '3.5', destination));
       t.is(again.status, 409, 'the held amount cannot be spent twice');
 
       stack.sandbox.chain.start(250);
       stopped = false;
-      await ledger.waitFor(late.json.txHash);
+      await ledger.waitFor(txHash);
       t.is(await stack.usdcBalance(destination), 20_000_000n);
       let settled = await balanceOf();
       for (let i = 0; i < 200 && settled !== '3.0000000'; i++) settled = await balanceOf();
       t.is(settled, '3.0000000');
       // The change note becomes spendable once the indexer applies the landed spend.
-      let rest = await postJson(`${proxy.url}/api/withdraw`, { amount: '3', destination }, auth);
-      for (let i = 0; i < 20 && rest.status === 409; i++) {
+      const spendRest = () =>
+        withdraw(w, '3', destination).catch((error: unknown) => {
+          if (error instanceof PoolApiError && error.status === 409) return error;
+          throw error;
+        });
+      let rest = await spendRest();
+      for (let i = 0; i < 20 && rest instanceof PoolApiError; i++) {
         await new Promise((r) => setTimeout(r, 250));
-        rest = await postJson(`${proxy.url}/api/withdraw`, { amount: '3', destination }, auth);
+        rest = await spendRest();
       }
-      t.is(rest.status, 200, rest.text);
+      t.false(rest instanceof PoolApiError, rest instanceof PoolApiError ? rest.detail : '');
+      t.is(rest.status, 'confirmed');
       t.is(await balanceOf(), '0.0000000');
     } finally {
       if (stopped) stack.sandbox.chain.start(250);
@@ -1049,13 +941,13 @@ test.serial(
   'recovery: an empty store with the master key rebuilds every agent, its notes and balance from the chain',
   async (t) => {
     const alice = await newWallet(10);
-    t.is((await deposit(alice, '3', 'alice-recovery')).status, 200);
+    t.is((await deposit(alice, '3', 'alice-recovery')).status, 'confirmed');
     const destination = Keypair.random().publicKey();
     await stack.fund(destination, 0);
-    t.is((await withdraw(alice, '1', destination, 'alice-recovery')).status, 200);
+    t.is((await withdraw(alice, '1', destination, 'alice-recovery')).status, 'confirmed');
     t.is(
-      (await postJson(url('/api/deposit'), { agentId: 'mcp-recovery', amount: '1.5' }, operator)).status,
-      200,
+      (await stack.operatorApi().operatorDeposit({ agentId: 'mcp-recovery', amount: '1.5' })).status,
+      'confirmed',
     );
     const bob = await newWallet(1);
 
@@ -1063,26 +955,16 @@ test.serial(
       POOL_PROXY_DATA_DIR: join(stack.env.POOL_PROXY_DATA_DIR!, 'recovered'),
     });
     try {
-      const aliceToken = await stack.login(alice.kp, proxy.url);
-      const read = await getJson(`${proxy.url}/api/balance/alice-recovery`, bearer(aliceToken));
-      t.is(read.status, 200, read.text);
-      t.is(read.json.balance, '2.0000000');
-      const bobToken = await stack.login(bob.kp, proxy.url);
-      t.is(
-        (await getJson(`${proxy.url}/api/balance/alice-recovery`, bearer(bobToken))).status,
-        404,
-        'ownership recovered too',
-      );
+      const aliceThere = await loggedIn(alice.kp, proxy.url);
+      t.is((await aliceThere.api.balance('alice-recovery')).balance, '2.0000000');
+      const bobThere = await loggedIn(bob.kp, proxy.url);
+      t.is((await refused(t, bobThere.api.balance('alice-recovery'))).status, 404, 'ownership recovered too');
       // The recovered notes are spendable, and the operator agent's deposit is there.
-      const spend = await postJson(
-        `${proxy.url}/api/withdraw`,
-        { amount: '2', destination, agentId: 'alice-recovery' },
-        bearer(aliceToken),
-      );
-      t.is(spend.status, 200, spend.text);
+      const spend = await withdraw(aliceThere, '2', destination, 'alice-recovery');
+      t.is(spend.status, 'confirmed');
       t.is(await stack.usdcBalance(destination), 30_000_000n);
-      const stats = await getJson(`${proxy.url}/api/pool/stats`);
-      t.true(stats.json.activeAgents >= 2);
+      const stats = await new PoolApi({ baseUrl: proxy.url }).stats();
+      t.true(stats.activeAgents >= 2);
     } finally {
       await proxy.close();
     }
@@ -1091,7 +973,7 @@ test.serial(
 
 test.serial('the raw LevelDB files hold no agent id, wallet address or amount in plaintext', async (t) => {
   const wallet = await newWallet(10);
-  t.is((await deposit(wallet, '6.4321987', 'plaintext-probe-agent')).status, 200);
+  t.is((await deposit(wallet, '6.4321987', 'plaintext-probe-agent')).status, 'confirmed');
   const storeDir = stack.config.storeDir;
   const blob = Buffer.concat(
     readdirSync(storeDir)

@@ -4,6 +4,7 @@
 // code before anything is reserved, twenty concurrent payments against a daily budget of five prices paying
 // exactly five, and a freeze while payments wait in an open batch window: they are not paid, their
 // reservations come back, and the owner can still withdraw.
+import { walletApi } from './helpers/api.ts';
 import { walletDeposit } from './helpers/wallet-deposit.ts';
 import { Keypair } from '@stellar/stellar-sdk';
 import test from 'ava';
@@ -48,9 +49,8 @@ test.before(async () => {
   await pay.stack.fund(wallet.publicKey(), 5);
   walletToken = await pay.stack.login(wallet, pay.proxy.url);
   await walletDeposit({
-    proxyUrl: pay.proxy.url,
+    api: walletApi(pay.proxy.url, walletToken),
     wallet,
-    token: walletToken,
     networkPassphrase: pay.stack.config.ledger.networkPassphrase,
     agentId: 'w-agent',
     amount: '1',

@@ -3,6 +3,7 @@
 // signature and holds an address book; then a withdrawal without a signature, with a wrong one, one signed
 // for another withdrawal or one replayed is refused and moves nothing, a destination outside the book is
 // refused, a fresh signature goes through once, and turning the setting off needs the wallet too.
+import { walletApi } from './helpers/api.ts';
 import { walletDeposit } from './helpers/wallet-deposit.ts';
 import { Keypair } from '@stellar/stellar-sdk';
 import test from 'ava';
@@ -46,9 +47,8 @@ test.before(async () => {
   const token = await stack.login(wallet);
   own = { authorization: `Bearer ${token}` };
   await walletDeposit({
-    proxyUrl: stack.proxy.url,
+    api: walletApi(stack.proxy.url, token),
     wallet,
-    token,
     networkPassphrase: stack.config.ledger.networkPassphrase,
     agentId: AGENT,
     amount: '1',

@@ -1,5 +1,8 @@
-// Small HTTP helpers for tests against a real proxy on loopback.
+// Small HTTP helpers for tests against a real proxy on loopback, for what the typed client (PoolApi, see
+// api.ts) cannot or must not send: malformed or oversized bodies, missing or bad credentials, exact headers.
 import { request } from 'node:http';
+import type { z } from 'zod';
+import { Problem as ProblemSchema } from '../../../src/api/schemas.ts';
 
 export interface RawResponse {
   status: number;
@@ -56,4 +59,15 @@ export function postJson(
 
 export function getJson(url: string, headers: Record<string, string> = {}): Promise<RawResponse> {
   return rawRequest(url, { headers });
+}
+
+/** A refusal's problem+json body (RFC 9457, with the proxy's `code`), and any extra members it holds. */
+export type Problem = z.infer<typeof ProblemSchema> & Record<string, unknown>;
+
+/** The problem+json body of `res`; throws (failing the test) with the answer when it is not one. */
+export function problemOf(res: RawResponse): Problem {
+  const parsed = ProblemSchema.loose().safeParse(res.json);
+  if (!parsed.success)
+    throw new Error(`not a problem document (HTTP ${res.status}): ${res.text.slice(0, 500)}`);
+  return parsed.data;
 }

@@ -1,8 +1,9 @@
 // Sessions before a store recovery, and the check that every one of them ended after it: a token its wallet
-// logged out, a token it kept, and a login challenge it never used; on REST and on /mcp alike.
+// logged out, a token it kept, and a login challenge it never used; on REST (through PoolApi) and on /mcp alike.
 import { Keypair } from '@stellar/stellar-sdk';
 import type { ExecutionContext } from 'ava';
-import { getJson, postJson, rawRequest } from './http.ts';
+import { PoolApi, refused, walletApi } from './api.ts';
+import { postJson } from './http.ts';
 
 export interface Sessions {
   wallet: Keypair;
@@ -12,14 +13,12 @@ export interface Sessions {
   challenge: string;
 }
 
-const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-
 async function challengeOf(url: string, wallet: Keypair): Promise<string> {
-  return (await getJson(`${url}/api/auth/challenge?publicKey=${wallet.publicKey()}`)).json.challenge;
+  return (await new PoolApi({ baseUrl: url }).challenge(wallet.publicKey())).challenge;
 }
 
 function verify(url: string, wallet: Keypair, challenge: string) {
-  return postJson(`${url}/api/auth/verify`, {
+  return new PoolApi({ baseUrl: url }).verify({
     publicKey: wallet.publicKey(),
     challenge,
     signature: Buffer.from(wallet.signMessage(challenge)).toString('base64'),
@@ -27,17 +26,14 @@ function verify(url: string, wallet: Keypair, challenge: string) {
 }
 
 async function login(url: string, wallet: Keypair): Promise<string> {
-  const res = await verify(url, wallet, await challengeOf(url, wallet));
-  if (res.status !== 200) throw new Error(`login failed: ${res.text}`);
-  return res.json.token;
+  return (await verify(url, wallet, await challengeOf(url, wallet))).token;
 }
 
 /** Logs a new wallet in twice on the proxy at `url`, logs the first token out, and asks for a challenge. */
 export async function openSessions(url: string): Promise<Sessions> {
   const wallet = Keypair.random();
   const loggedOut = await login(url, wallet);
-  const out = await rawRequest(`${url}/api/auth/logout`, { method: 'POST', headers: bearer(loggedOut) });
-  if (out.status !== 200) throw new Error(`logout failed: ${out.text}`);
+  await walletApi(url, loggedOut).logout();
   return { wallet, loggedOut, kept: await login(url, wallet), challenge: await challengeOf(url, wallet) };
 }
 
@@ -47,18 +43,19 @@ export async function checkSessionsEnded(t: ExecutionContext, url: string, s: Se
     ['the logged-out token', s.loggedOut],
     ['a token kept', s.kept],
   ] as const) {
-    const rest = await getJson(`${url}/api/agents`, bearer(token));
-    t.is(rest.status, 401, `${name} on REST: ${rest.text}`);
-    t.regex(rest.json.detail, /before this service’s store was recovered; log in again/);
+    const rest = await refused(t, walletApi(url, token).agents(), `${name} on REST`);
+    t.is(rest.status, 401, `${name} on REST: ${rest.detail}`);
+    t.regex(rest.detail, /before this service’s store was recovered; log in again/);
+    // /mcp is not the REST API: PoolApi does not speak it.
     const mcp = await postJson(
       `${url}/mcp`,
       { jsonrpc: '2.0', id: 1, method: 'tools/list' },
-      { ...bearer(token), accept: 'application/json, text/event-stream' },
+      { authorization: `Bearer ${token}`, accept: 'application/json, text/event-stream' },
     );
     t.is(mcp.status, 401, `${name} on /mcp: ${mcp.text}`);
   }
-  const old = await verify(url, s.wallet, s.challenge);
-  t.is(old.status, 401, `a challenge from before the recovery: ${old.text}`);
+  const old = await refused(t, verify(url, s.wallet, s.challenge), 'a challenge from before the recovery');
+  t.is(old.status, 401, `a challenge from before the recovery: ${old.detail}`);
   const fresh = await login(url, s.wallet);
-  t.is((await getJson(`${url}/api/agents`, bearer(fresh))).status, 200, 'a new login works');
+  t.true(Array.isArray((await walletApi(url, fresh).agents()).agents), 'a new login works');
 }

@@ -1,5 +1,6 @@
 // The real stack for end-to-end tests: the sandbox ledger, the prover daemon (native engine, the built
-// policy_tx_2_2 key) and the proxy, each on a free loopback port.
+// policy_tx_2_2 key) and the proxy, each on a free loopback port; wallets log in and speak to a proxy through
+// its typed client (PoolApi).
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,7 +22,7 @@ import type { Clock } from '../../../src/proxy/util/clock.ts';
 import { jsonLogger } from '../../../src/proxy/util/logger.ts';
 import { type PoolSandbox, startPoolSandbox } from '../../../src/deploy/sandbox-network.ts';
 import { STANDALONE_PASSPHRASE } from '../../../src/ledger/networks.ts';
-import { getJson, postJson } from './http.ts';
+import { operatorApi, PoolApi, walletApi } from './api.ts';
 import { operatorHeaders } from './proxy.ts';
 
 export const CIRCUITS_DIR = fileURLToPath(new URL('../../../build/circuits', import.meta.url));
@@ -44,7 +45,12 @@ export interface Stack {
   startProxy(env?: Env, options?: { clock?: Clock }): Promise<{ proxy: ProxyHandle; config: ProxyConfig }>;
   fund(address: string, usdc: number): Promise<void>;
   usdcBalance(address: string): Promise<bigint>;
+  /** Logs `wallet` in (SEP-53 through PoolApi) on the first proxy or the one at `proxyUrl`: its access token. */
   login(wallet: Keypair, proxyUrl?: string): Promise<string>;
+  /** PoolApi for `wallet`, logged in on the first proxy or the one at `proxyUrl`. */
+  walletApi(wallet: Keypair, proxyUrl?: string): Promise<PoolApi>;
+  /** PoolApi for the operator (its token) on the first proxy or the one at `proxyUrl`. */
+  operatorApi(proxyUrl?: string): PoolApi;
   close(): Promise<void>;
 }
 
@@ -125,21 +131,22 @@ export async function startStack(
       if (!rpc.Api.isSimulationSuccess(sim)) throw new Error(sim.error);
       return BigInt(scValToNative(sim.result!.retval));
     },
-    async login(wallet, proxyUrl = first.proxy.url) {
-      const { json } = await getJson(`${proxyUrl}/api/auth/challenge?publicKey=${wallet.publicKey()}`);
-      const signature = Buffer.from(wallet.signMessage(json.challenge)).toString('base64');
-      const res = await postJson(`${proxyUrl}/api/auth/verify`, {
-        publicKey: wallet.publicKey(),
-        challenge: json.challenge,
-        signature,
-      });
-      if (res.status !== 200) throw new Error(`login failed: ${res.text}`);
-      return res.json.token;
+    login: (wallet, proxyUrl = first.proxy.url) => login(wallet, proxyUrl),
+    async walletApi(wallet, proxyUrl = first.proxy.url) {
+      return walletApi(proxyUrl, await login(wallet, proxyUrl));
     },
+    operatorApi: (proxyUrl = first.proxy.url) => operatorApi(proxyUrl, operatorHeaders(first.config)),
     async close() {
       await first.proxy.close();
       await daemon.stop({ force: true });
       await sandbox.close();
     },
   };
+}
+
+async function login(wallet: Keypair, proxyUrl: string): Promise<string> {
+  const api = new PoolApi({ baseUrl: proxyUrl });
+  const { challenge } = await api.challenge(wallet.publicKey());
+  const signature = Buffer.from(wallet.signMessage(challenge)).toString('base64');
+  return (await api.verify({ publicKey: wallet.publicKey(), challenge, signature })).token;
 }

@@ -1,0 +1,27 @@
+// The proxy's own typed client (PoolApi) for tests: a client for a wallet's token or the operator's, and the
+// assertion that a call is refused with the proxy's problem (PoolApiError: its `code`, `status`, `issues`).
+import type { ExecutionContext } from 'ava';
+import { PoolApi, PoolApiError } from '../../../src/api/client.ts';
+
+export { PoolApi, PoolApiError };
+
+/** PoolApi for the wallet whose access token is `token`, on the proxy at `baseUrl`. */
+export function walletApi(baseUrl: string, token: string): PoolApi {
+  return new PoolApi({ baseUrl, caller: { kind: 'wallet', token } });
+}
+
+/** PoolApi for the operator, from its Authorization header (`Bearer <token>`, as helpers/proxy.ts gives it). */
+export function operatorApi(baseUrl: string, operator: Record<string, string>): PoolApi {
+  const token = /^Bearer (.+)$/.exec(operator.authorization ?? '')?.[1];
+  if (!token) throw new Error('no operator token in the given headers');
+  return new PoolApi({ baseUrl, caller: { kind: 'operator', token } });
+}
+
+/** Asserts that `call` is refused by the proxy and returns its refusal (check `.code`, `.status`, `.issues`). */
+export function refused(
+  t: ExecutionContext,
+  call: Promise<unknown>,
+  message?: string,
+): Promise<PoolApiError> {
+  return t.throwsAsync(call, { instanceOf: PoolApiError }, message);
+}
