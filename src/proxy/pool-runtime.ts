@@ -30,11 +30,9 @@ import { AgentKeyring } from './services/agent-keyring.ts';
 import { AspRegistrar } from './services/asp-registrar.ts';
 import { NoteCrediting } from './services/note-crediting.ts';
 import type { PoolStatsService } from './services/stats.ts';
-import { scopedId } from './domain/agent-ref.ts';
-import { FLOAT_ACCOUNT_ID } from './domain/float-account.ts';
-import { usdcBalance } from './flows/usdc-balance.ts';
 
-import type { OperatorBooks, PoolAccess } from './routes/pool-access.ts';
+import type { PoolAccess } from './routes/pool-access.ts';
+import { type OperatorBooks, operatorBooks } from './payments/books.ts';
 
 export interface PoolRuntimeDeps {
   config: ProxyConfig;
@@ -124,29 +122,9 @@ export class PoolRuntime implements PoolAccess {
     await this.#connected?.payments?.settlement.runOnce();
   }
 
-  /**
-   * The operator's books (the operator only: per-account movements must not be public): what the pool wallet
-   * holds, the float account's notes, all agents' confirmed notes, their unsettled debts, and whether a
-   * settlement round or a refill is under way.
-   */
-  async books(): Promise<OperatorBooks> {
-    const flows = this.require();
-    const payments = this.#connected?.payments;
-    let agentNotes = 0n;
-    let unsettled = 0n;
-    for (const a of await flows.agents.all()) {
-      const account = await flows.notes.account(scopedId(a));
-      agentNotes += account.notes;
-      unsettled += account.unsettled;
-    }
-    return {
-      poolWallet:
-        payments === undefined ? undefined : await usdcBalance(flows, payments.pctx.poolWallet.publicKey()),
-      floatAccount: (await flows.notes.account(FLOAT_ACCOUNT_ID)).notes,
-      agentNotes,
-      unsettled,
-      settling: (payments?.settlement.running ?? false) || (payments?.refill.running ?? false),
-    };
+  /** The operator's books (payments/books.ts). */
+  books(): Promise<OperatorBooks> {
+    return operatorBooks(this.require(), this.#connected?.payments);
   }
 
   /** Health details: the pool wallet's float, when payments are on. */

@@ -2,19 +2,11 @@
 // `service_unavailable` until the pool is connected) and the deployment. The composition root
 // (src/proxy/pool-runtime.ts) provides it; the routes never see how it is built.
 import type { FlowContext } from '../flows/context.ts';
+import type { OperatorBooks } from '../payments/books.ts';
 import type { PaymentContext } from '../payments/context.ts';
 import type { Deployment } from '../services/deployment.ts';
 
 /** The operator's books, in stroops (the operator only: movements over time would show settlements). */
-export interface OperatorBooks {
-  /** stroops held by the pool wallet (undefined when payments are off) */
-  poolWallet: bigint | undefined;
-  floatAccount: bigint;
-  agentNotes: bigint;
-  unsettled: bigint;
-  settling: boolean;
-}
-
 export interface PoolAccess {
   require(): FlowContext;
   books(): Promise<OperatorBooks>;
