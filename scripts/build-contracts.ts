@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { contract } from '@stellar/stellar-sdk';
+import { contract } from '#stellar-sdk';
 import type { ContractInterface, SpecType } from '../src/ledger/contract-spec.ts';
 import {
   ASP_MEMBERSHIP_INTERFACE,

@@ -10,7 +10,7 @@
 import { writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { StrKey } from '@stellar/stellar-sdk';
+import { StrKey } from '#stellar-sdk';
 import {
   buildTransactionInputs,
   circuitArtifacts,

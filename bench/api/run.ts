@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { Keypair, TransactionBuilder } from '@stellar/stellar-sdk';
+import { Keypair, TransactionBuilder } from '#stellar-sdk';
 import { callJson } from '../helpers/http.ts';
 import { benchOperator, benchProxyEnv, startBenchProver } from '../helpers/stack.ts';
 import { startPoolSandbox } from '../../src/deploy/sandbox-network.ts';

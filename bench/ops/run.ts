@@ -18,7 +18,7 @@ import {
   type Transaction,
   TransactionBuilder,
   xdr,
-} from '@stellar/stellar-sdk';
+} from '#stellar-sdk';
 import { callJson } from '../helpers/http.ts';
 import { benchOperator, benchProxyEnv, startBenchProver } from '../helpers/stack.ts';
 import { loadConfig } from '../../src/proxy/config.ts';

@@ -19,7 +19,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FeeBumpTransaction, humanizeEvents, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
+import { FeeBumpTransaction, humanizeEvents, rpc, TransactionBuilder } from '#stellar-sdk';
 import { callJson } from '../helpers/http.ts';
 import { benchOperator, benchProxyEnv, startBenchProver } from '../helpers/stack.ts';
 import { loadConfig } from '../../src/proxy/config.ts';

@@ -1,7 +1,7 @@
 // Funds many fresh accounts through a sandbox's friendbot at once, for the sandbox benchmarks. The ledger is
 // closed by hand (the benchmarks stop its timer), and friendbot answers once its grant is in a closed ledger:
 // keep closing until every request is served. `closeLedger` closes one ledger of that sandbox.
-import { Keypair } from '@stellar/stellar-sdk';
+import { Keypair } from '#stellar-sdk';
 
 export async function fundMany(
   sandbox: { url: string },

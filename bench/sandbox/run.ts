@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Address, Contract, Keypair, nativeToScVal, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
+import { Address, Contract, Keypair, nativeToScVal, rpc, TransactionBuilder } from '#stellar-sdk';
 import * as snarkjs from 'snarkjs';
 import {
   buildTransactionInputs,

@@ -11,7 +11,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Address, Contract, Keypair, nativeToScVal, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
+import { Address, Contract, Keypair, nativeToScVal, rpc, TransactionBuilder } from '#stellar-sdk';
 import { circuitArtifacts, POLICY_CIRCUIT } from '../../src/circuit/index.ts';
 import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
 import { fundMany } from './fund.ts';

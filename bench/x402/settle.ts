@@ -3,7 +3,7 @@
 // with 1 channel account vs with C channel accounts (ratio = what channels buy, since an account settles one
 // payment per ledger). Reports wall time of the burst and the ledgers it spanned.
 // Usage: npx tsx bench/x402/settle.ts [payments=32] [channels=16] [ledgerMs=250]
-import { Keypair, rpc } from '@stellar/stellar-sdk';
+import { Keypair, rpc } from '#stellar-sdk';
 import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
 import { startPoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { startDemoService } from '../../src/x402/demo-service.ts';

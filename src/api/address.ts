@@ -1,5 +1,5 @@
 // Stellar account addresses. The checksum check (StrKey) catches typos that would send USDC nowhere.
-import { StrKey } from '@stellar/stellar-sdk';
+import { StrKey } from '#stellar-sdk';
 
 export class AddressError extends Error {
   constructor(message: string) {

@@ -1,7 +1,7 @@
 // ExtData, its on-chain hash (keccak256 of the contracttype's XDR, mod r) and the public amount.
 
 import { keccak_256 } from '@noble/hashes/sha3.js';
-import { Address, nativeToScVal, xdr } from '@stellar/stellar-sdk';
+import { Address, nativeToScVal, xdr } from '#stellar-sdk';
 import { bytesToBigint, FIELD_MODULUS } from './field.ts';
 
 export const MAX_EXT_AMOUNT_BITS = 248n;

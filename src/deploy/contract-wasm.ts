@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { hash } from '@stellar/stellar-sdk';
+import { hash } from '#stellar-sdk';
 
 export const CONTRACT_NAMES = ['verifier', 'asp_membership', 'asp_non_membership', 'pool'] as const;
 export type ContractName = (typeof CONTRACT_NAMES)[number];

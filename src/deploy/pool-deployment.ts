@@ -4,16 +4,7 @@
 // pool wallet as the payout wallet. Contract ids derive from the admin and a salt, so every step first looks
 // whether its result is already on the ledger: a deployment that stopped half-way is finished by running it
 // again. The sandbox's genesis runs this same code against its own RPC.
-import {
-  Address,
-  Asset,
-  hash,
-  type Keypair,
-  nativeToScVal,
-  Operation,
-  StrKey,
-  xdr,
-} from '@stellar/stellar-sdk';
+import { Address, Asset, hash, type Keypair, nativeToScVal, Operation, StrKey, xdr } from '#stellar-sdk';
 import { type ContractName, type ContractWasm, CONTRACT_NAMES } from './contract-wasm.ts';
 import type { LedgerAccess } from '../ledger/ledger-access.ts';
 import { sendOperation } from './transactions.ts';

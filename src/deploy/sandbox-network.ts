@@ -4,7 +4,7 @@
 // own RPC (USDC is the classic asset USDC:admin and its Stellar Asset Contract); friendbot's extras give
 // every account it funds a USDC trustline, and `usdc=N` mints test USDC to it. `startPoolSandbox` starts the
 // engine with it.
-import { Keypair, nativeToScVal } from '@stellar/stellar-sdk';
+import { Keypair, nativeToScVal } from '#stellar-sdk';
 import type { ContractIds } from '../ledger/contract-errors.ts';
 import { type NetworkDefinition, Sandbox, type SandboxOptions, STARTING_BALANCE } from '../sandbox/index.ts';
 import { readContractWasms } from './contract-wasm.ts';

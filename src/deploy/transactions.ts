@@ -1,7 +1,7 @@
 // One operation as a transaction through any Soroban RPC, as a deployment sends it: simulated and assembled
 // (rpc.Server.prepareTransaction), signed, sent, and followed until the ledger has decided it. Each refusal
 // names the step and what the ledger said.
-import { BASE_FEE, type Keypair, rpc, TransactionBuilder, type xdr } from '@stellar/stellar-sdk';
+import { BASE_FEE, type Keypair, rpc, TransactionBuilder, type xdr } from '#stellar-sdk';
 import type { LedgerAccess } from '../ledger/ledger-access.ts';
 
 /** A deployment step the ledger refused or did not decide. */

@@ -4,7 +4,7 @@
 // snarkjs writes G2 coordinates real part first, so the limbs of each pair are swapped here.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { xdr } from '@stellar/stellar-sdk';
+import { xdr } from '#stellar-sdk';
 import { bigintToBytes32 } from '../crypto/index.ts';
 
 /** The verification key `npm run build` writes for the pool's circuit (a development key). */

@@ -3,7 +3,7 @@
 // event with topics `["error", Error(Contract, #n)]`. `contractErrorOf` finds the first such event (the
 // origin: later ones are the same error propagating through the callers) and names it with the contract's
 // error enum — read from the XDR, never from message text.
-import { type rpc, xdr, StrKey } from '@stellar/stellar-sdk';
+import { type rpc, xdr, StrKey } from '#stellar-sdk';
 import { type ContractInterface, errorName } from './contract-spec.ts';
 import {
   ASP_MEMBERSHIP_INTERFACE,

@@ -2,7 +2,7 @@
 // auth-entry signature, and payments sign an authorization entry and a transaction each. The SDK's pure-JS
 // signer and verifier cost milliseconds per call and would dominate a burst of payments.
 import { createPrivateKey, createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
-import { type Keypair, type Transaction, xdr } from '@stellar/stellar-sdk';
+import { type Keypair, type Transaction, xdr } from '#stellar-sdk';
 
 // DER headers of an Ed25519 SubjectPublicKeyInfo and PKCS#8 private key; the 32 raw key bytes follow them.
 const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');

@@ -1,6 +1,6 @@
 // A Soroban RPC and how to wait for it: what sends transactions to a network outside the proxy (a deployment)
 // needs to know about the network.
-import type { rpc } from '@stellar/stellar-sdk';
+import type { rpc } from '#stellar-sdk';
 
 export interface LedgerAccess {
   server: rpc.Server;

@@ -1,7 +1,7 @@
 // Arguments of the pool's `transact` / `disburse(proof, ext_data, sender)`: the SPP `Proof` contracttype
 // (a Symbol-keyed ScVal map, keys sorted) built from a Groth16 proof and the 11 public signals of
 // policy_tx_2_2, and the ExtData map from src/crypto. Decoding does the inverse, strictly.
-import { Address, nativeToScVal, scValToNative, xdr } from '@stellar/stellar-sdk';
+import { Address, nativeToScVal, scValToNative, xdr } from '#stellar-sdk';
 import {
   bigintToBytes32,
   bytesToBigint,

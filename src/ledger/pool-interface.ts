@@ -4,7 +4,7 @@
 // https://github.com/NethermindEth/stellar-private-payments) and event names. The Rust contracts in contracts/
 // implement it (the build checks their published specs against it); the proxy decodes errors and events
 // with it. The pool call-argument codecs live in pool-args.ts.
-import { xdr } from '@stellar/stellar-sdk';
+import { xdr } from '#stellar-sdk';
 import { type ContractInterface, type FunctionSpec, type SpecType } from './contract-spec.ts';
 
 /** How many past pool roots `transact` accepts. */

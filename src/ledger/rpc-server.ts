@@ -5,7 +5,7 @@
 // (request shapes, response parsing, errors) is the SDK's.
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { rpc } from '@stellar/stellar-sdk';
+import { rpc } from '#stellar-sdk';
 
 /** Connections kept per RPC host: enough for a burst, bounded so a slow RPC is not flooded. */
 const MAX_SOCKETS = 128;

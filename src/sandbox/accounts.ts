@@ -1,7 +1,7 @@
 // Classic ledger entries the engine reads and writes: accounts (balance, sequence number, sub-entries and
 // the minimum balance they require) and trustlines (a G account's balance of a classic asset), as
 // stellar-core keeps them. Base reserve 0.5 XLM: an account needs (2 + sub-entries) × base reserve.
-import { type Asset, xdr } from '@stellar/stellar-sdk';
+import { type Asset, xdr } from '#stellar-sdk';
 import { accountEntryData, accountKey, keyId, trustlineEntryData, trustlineKey } from './keys.ts';
 import { Overlay } from './overlay.ts';
 import type { LedgerState } from './ledger-state.ts';

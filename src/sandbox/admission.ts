@@ -1,6 +1,6 @@
 // stellar-core's validity checks for an envelope against the current state: sources exist, sequence
 // numbers, time bounds, fees and balances, signatures; fee bumps check the sponsor, then the inner transaction.
-import type { FeeBumpTransaction, Transaction, xdr } from '@stellar/stellar-sdk';
+import type { FeeBumpTransaction, Transaction, xdr } from '#stellar-sdk';
 import { checkSigners, checkTransactionSignatures, sorobanData } from './envelope.ts';
 import { minBalance, readAccount } from './accounts.ts';
 import { isClassic, unsupportedOperations } from './classic.ts';

@@ -12,7 +12,7 @@ import {
   type Transaction,
   TransactionBuilder,
   xdr,
-} from '@stellar/stellar-sdk';
+} from '#stellar-sdk';
 import { type AccountState, readAccount, writeAccount } from './accounts.ts';
 import { admissible } from './admission.ts';
 import { applyClassic, isClassic, unsupportedOperations } from './classic.ts';

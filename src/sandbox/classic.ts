@@ -6,7 +6,7 @@
 // asset], `mint` from the issuer [mint, to, asset], `burn` to it [burn, from, asset], data the i128
 // amount, from the asset's contract id (deployed or not). Anything else is refused at submission with
 // txNotSupported and a diagnostic message that names what is not supported.
-import { Address, Asset, nativeToScVal, type Operation, type Transaction, xdr } from '@stellar/stellar-sdk';
+import { Address, Asset, nativeToScVal, type Operation, type Transaction, xdr } from '#stellar-sdk';
 import {
   createTrustline,
   deleteTrustline,

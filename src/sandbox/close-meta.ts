@@ -3,7 +3,7 @@
 // transaction's result pair and apply meta in application order, and no upgrades, SCP info or evictions.
 // getLedgers and getLatestLedger serve it, so ingesters see each ledger's transactions; the header's
 // txSetHash is the SHA-256 of the transaction set's XDR, as for generalized sets.
-import { hash, xdr } from '@stellar/stellar-sdk';
+import { hash, xdr } from '#stellar-sdk';
 import { rawBytes } from './keys.ts';
 import type { TxRecord } from './ledger-state.ts';
 import { BASE_FEE } from './xdr-records.ts';

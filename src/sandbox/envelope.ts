@@ -7,7 +7,7 @@ import {
   type Transaction,
   TransactionBuilder,
   type xdr,
-} from '@stellar/stellar-sdk';
+} from '#stellar-sdk';
 import { verifyEd25519 } from '../ledger/ed25519.ts';
 import { rawBytes } from './keys.ts';
 import type { TxErrorCode } from './xdr-records.ts';

@@ -1,6 +1,6 @@
 // getEvents: Soroban RPC's event query over the stored contract events — ledger range or cursor, up to 5
 // filters (OR) each with contract ids and topic patterns ("*" one segment, "**" any tail), paging by id.
-import { StrKey, xdr } from '@stellar/stellar-sdk';
+import { StrKey, xdr } from '#stellar-sdk';
 import { InvalidRequest } from './envelope.ts';
 import type { EventRecord, LedgerState } from './ledger-state.ts';
 

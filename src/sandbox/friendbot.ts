@@ -1,7 +1,7 @@
 // Friendbot: `GET|POST /friendbot?addr=G…` creates the account from the network root account (10,000 XLM),
 // plus whatever the network's friendbot extension adds (e.g. test tokens). Each step is recorded as a signed
 // transaction in the ledger, so `rpc.Server.requestAirdrop` / `fundAddress` (which read it back) work.
-import { Account, Asset, Keypair, Operation, StrKey, TransactionBuilder, xdr } from '@stellar/stellar-sdk';
+import { Account, Asset, Keypair, Operation, StrKey, TransactionBuilder, xdr } from '#stellar-sdk';
 import { readInfo, readSecrets, STARTING_BALANCE } from './genesis.ts';
 import type { NetworkDefinition } from './network.ts';
 import { accountEntryData, accountKey, keyId } from './keys.ts';

@@ -4,7 +4,7 @@
 // definition's classic accounts; its secrets are kept in the data directory. Then, once the RPC serves, the
 // definition deploys its contracts through it like on any network, and its public info is stored (served at
 // /sandbox/info) with the passphrase. A start that stopped between the two runs the deployment again.
-import { Asset, hash, Keypair, xdr } from '@stellar/stellar-sdk';
+import { Asset, hash, Keypair, xdr } from '#stellar-sdk';
 import { x402Network } from '../ledger/networks.ts';
 import { createTrustline } from './accounts.ts';
 import { accountEntryData, accountKey, keyId } from './keys.ts';

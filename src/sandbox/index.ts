@@ -7,7 +7,7 @@
 
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { rpc as stellarRpc } from '@stellar/stellar-sdk';
+import { rpc as stellarRpc } from '#stellar-sdk';
 import { friendbot } from './friendbot.ts';
 import {
   configSettingEntries,

@@ -3,7 +3,7 @@
 // enforces the footprint, the signed authorization entries and the declared resources, and what comes out
 // (new and changed entries with their TTLs, events, the fee actually consumed) is written to the overlay only
 // when the operation succeeded.
-import { hash, Keypair, type Transaction, xdr } from '@stellar/stellar-sdk';
+import { hash, Keypair, type Transaction, xdr } from '#stellar-sdk';
 import { keyId } from './keys.ts';
 import type { Overlay } from './overlay.ts';
 import type { ApplyResult, SorobanHost } from './soroban-host.ts';

@@ -1,6 +1,6 @@
 // Ledger keys and entries the sandbox stores, built exactly as stellar-core names them so that
 // getLedgerEntries answers the same base64 keys clients compute (getAccount, getContractInstance, SAC balances).
-import { type Asset, Keypair, xdr } from '@stellar/stellar-sdk';
+import { type Asset, Keypair, xdr } from '#stellar-sdk';
 
 export function accountKey(accountId: string): xdr.LedgerKey {
   return xdr.LedgerKey.account(

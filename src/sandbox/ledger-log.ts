@@ -2,7 +2,7 @@
 // failed transaction with the reason the host gave (e.g. "Error(Contract, #7)") or the result code, and
 // one when a close itself fails.
 // Pure: the caller (pool-proxy start / sandbox) hands them to its logger.
-import { xdr } from '@stellar/stellar-sdk';
+import { xdr } from '#stellar-sdk';
 import type { LedgerMeta, TxRecord } from './ledger-state.ts';
 
 export interface LedgerLogLine {

@@ -4,7 +4,7 @@
 // `retainLedgers(n)` gives it a retention window like a real RPC's (testnet's keeps about 7 days): the
 // transactions, events and ledger records of older ledgers are dropped, and the meta's oldest ledger says so.
 
-import { xdr } from '@stellar/stellar-sdk';
+import { xdr } from '#stellar-sdk';
 import type { Level } from 'level';
 import { openLevel } from '../storage/open-level.ts';
 

@@ -3,7 +3,7 @@
 // contracts through the sandbox's own Soroban RPC (as on any network; returning the public info served at
 // /sandbox/info), and optional friendbot extras (e.g. minting a test token). The engine itself knows no
 // particular contract.
-import type { Keypair, xdr } from '@stellar/stellar-sdk';
+import type { Keypair, xdr } from '#stellar-sdk';
 import type { LedgerAccess } from '../ledger/ledger-access.ts';
 import type { JobTransaction } from './chain.ts';
 import type { Overlay } from './overlay.ts';

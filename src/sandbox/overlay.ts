@@ -1,7 +1,7 @@
 // A transaction's (or a closing ledger's) view of the ledger: reads fall through to the committed state,
 // writes are buffered so that a failed transaction leaves nothing behind (all-or-nothing). Entries the
 // Soroban host creates carry their TTL (the ledger until which they live).
-import type { xdr } from '@stellar/stellar-sdk';
+import type { xdr } from '#stellar-sdk';
 import type { EntryRecord, LedgerState } from './ledger-state.ts';
 
 interface Write {

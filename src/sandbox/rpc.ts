@@ -2,7 +2,7 @@
 // stellar-rpc OpenRPC schema (the fields @stellar/stellar-sdk's rpc.Server sends and parses). Methods that
 // take `xdrFormat` answer in base64 XDR (`…Xdr` fields) or, with "json", in SEP-51 JSON (`…Json` fields)
 // as stellar-rpc does (its cmd/stellar-rpc/internal/methods, https://github.com/stellar/stellar-rpc).
-import { xdr } from '@stellar/stellar-sdk';
+import { xdr } from '#stellar-sdk';
 import { VERSION } from '../version.ts';
 import { queryEvents } from './events.ts';
 import { InvalidRequest } from './envelope.ts';

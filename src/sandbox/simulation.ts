@@ -2,7 +2,7 @@
 // preflight runs it) against the committed state without changing it, in enforcing or recording auth mode:
 // the return value, the footprint, resources and resource fee, the auth entries to sign (with fresh nonces),
 // the diagnostic events, and the state changes the call would make.
-import type { Transaction } from '@stellar/stellar-sdk';
+import type { Transaction } from '#stellar-sdk';
 import { decodeEnvelope, InvalidRequest } from './envelope.ts';
 import { invokeOperationXdr, ledgerEntryXdr, sourceAccountXdr } from './invoke.ts';
 import type { LedgerState } from './ledger-state.ts';

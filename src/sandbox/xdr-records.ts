@@ -1,6 +1,6 @@
 // XDR documents the RPC hands out, built the way stellar-core writes them so that the SDK's parsers
 // (TransactionResult, TransactionMeta v4, LedgerHeader, LedgerCloseMeta) read them unchanged.
-import { Address, Asset, hash, nativeToScVal, xdr } from '@stellar/stellar-sdk';
+import { Address, Asset, hash, nativeToScVal, xdr } from '#stellar-sdk';
 
 /** The ledger protocol: the Soroban host's (soroban-env-host 29), which the contracts' SDK targets too. */
 export const PROTOCOL_VERSION = 29;

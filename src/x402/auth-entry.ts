@@ -4,7 +4,7 @@
 // signature form `[{public_key, signature}]`. A token `transfer(from, to, amount)` needs exactly this entry
 // from `from`; the enforcing simulation that follows checks it against the real call.
 import { randomBytes } from 'node:crypto';
-import { Address, hash, type Keypair, xdr } from '@stellar/stellar-sdk';
+import { Address, hash, type Keypair, xdr } from '#stellar-sdk';
 import { signEd25519 } from '../ledger/ed25519.ts';
 
 export interface SignedAuthEntry {

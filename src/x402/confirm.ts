@@ -4,7 +4,7 @@
 // whether its authorization was used on chain (the transfer events payer → payTo since the signing ledger,
 // each candidate's transaction checked for the authorization's nonce) or can no longer be (expired).
 
-import { Address, humanizeEvents, nativeToScVal, rpc, scValToNative, xdr } from '@stellar/stellar-sdk';
+import { Address, humanizeEvents, nativeToScVal, rpc, scValToNative, xdr } from '#stellar-sdk';
 import { X402Error } from './errors.ts';
 import { rpcServer } from '../ledger/rpc-server.ts';
 

@@ -18,7 +18,7 @@ import {
   StrKey,
   TransactionBuilder,
   xdr,
-} from '@stellar/stellar-sdk';
+} from '#stellar-sdk';
 import type { PaymentPayloadResult, PaymentRequirements, SchemeNetworkClient } from '@x402/core/types';
 import { x402Network } from '../ledger/networks.ts';
 import { type SignedAuthEntry, signInvocation } from './auth-entry.ts';

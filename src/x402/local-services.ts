@@ -3,7 +3,7 @@
 // through the facilitator's in-process client; the facilitator still serves other services over HTTP), and
 // the environment that tells the proxy about them.
 
-import { Keypair } from '@stellar/stellar-sdk';
+import { Keypair } from '#stellar-sdk';
 import { startDemoService, type DemoServiceHandle } from './demo-service.ts';
 import { ensureChannelAccounts, startFacilitator, type FacilitatorHandle } from './facilitator/index.ts';
 

@@ -4,7 +4,7 @@
 // PAYMENT-RESPONSE carries the settlement). The wire format is @x402/core's x402HTTPClient; requests go
 // through safeFetch. Confirming on chain is in confirm.ts.
 
-import type { Keypair } from '@stellar/stellar-sdk';
+import type { Keypair } from '#stellar-sdk';
 import { x402Client, x402HTTPClient } from '@x402/core/client';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { x402Network } from '../ledger/networks.ts';

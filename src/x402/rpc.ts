@@ -2,7 +2,7 @@
 // and close times), which sets how many ledgers an x402 authorization stays valid for a given number of
 // seconds. (The RPC client itself is src/ledger/rpc-server.ts.)
 
-import type { rpc } from '@stellar/stellar-sdk';
+import type { rpc } from '#stellar-sdk';
 import { rpcServer } from '../ledger/rpc-server.ts';
 import { X402Error } from './errors.ts';
 

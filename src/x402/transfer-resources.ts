@@ -5,7 +5,7 @@
 // those that ask while it runs, with the nonce key swapped for each payment's own. The facilitator simulates every payment again before it
 // settles, so a reused answer that no longer fits the ledger is refused there, and the cache is dropped on
 // any refusal.
-import { Address, rpc, SorobanDataBuilder, xdr } from '@stellar/stellar-sdk';
+import { Address, rpc, SorobanDataBuilder, xdr } from '#stellar-sdk';
 
 /** How long a simulation is reused (the footprint only changes with archival or a new contract). */
 const TTL_MS = 30_000;

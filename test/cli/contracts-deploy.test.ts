@@ -5,7 +5,7 @@
 // bad flags or a missing secret stop it with one line naming the problem.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Asset, Contract, Keypair, rpc, scValToNative, TransactionBuilder } from '@stellar/stellar-sdk';
+import { Asset, Contract, Keypair, rpc, scValToNative, TransactionBuilder } from '#stellar-sdk';
 import test from 'ava';
 import { DEFAULT_WASM_DIR } from '../../src/deploy/contract-wasm.ts';
 import { type PoolSandbox, startPoolSandbox } from '../../src/deploy/sandbox-network.ts';

@@ -6,7 +6,7 @@ import anyTest, { type TestFn } from 'ava';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { scValToNative } from '@stellar/stellar-sdk';
+import { scValToNative } from '#stellar-sdk';
 import { freePort, type RunningService, startService, USDC } from '../web/helpers/pool-proxy-start.ts';
 import { runCli } from '../helpers/cli.ts';
 

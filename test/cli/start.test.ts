@@ -9,7 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Address, Contract, TransactionBuilder, rpc, scValToNative } from '@stellar/stellar-sdk';
+import { Address, Contract, TransactionBuilder, rpc, scValToNative } from '#stellar-sdk';
 import { freeLoopbackPort as freePort } from '../../src/listen.ts';
 import { CLI, runCli, runStart } from '../helpers/cli.ts';
 

@@ -1,5 +1,5 @@
 import { keccak_256 } from '@noble/hashes/sha3.js';
-import { Keypair, StrKey, xdr } from '@stellar/stellar-sdk';
+import { Keypair, StrKey, xdr } from '#stellar-sdk';
 import test from 'ava';
 import {
   commitment,

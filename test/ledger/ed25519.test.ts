@@ -2,7 +2,7 @@
 // a bad signature good (it keeps successes only, by key, signature and message).
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
-import { Keypair } from '@stellar/stellar-sdk';
+import { Keypair } from '#stellar-sdk';
 import { signEd25519, verifyEd25519 } from '../../src/ledger/ed25519.ts';
 
 test('signs as the SDK does, and verifies', (t) => {

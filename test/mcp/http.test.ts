@@ -10,7 +10,7 @@ import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { Keypair, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
+import { Keypair, rpc, TransactionBuilder } from '#stellar-sdk';
 import { getJson, postJson, rawRequest } from '../proxy/helpers/http.ts';
 import { type Stack, USDC } from '../proxy/helpers/stack.ts';
 import { type PayStack, startPayStack } from './pay-stack.ts';

@@ -1,7 +1,7 @@
 // MCP over HTTP is rate-limited by the caller's wallet, not by the loopback address its tools' REST calls come
 // from: one wallet's flood of /mcp calls is refused while another wallet's calls, from another client address,
 // still answer. Clients are told apart by the loopback address they connect from (127.0.0.2, 127.0.0.3 …).
-import { Keypair } from '@stellar/stellar-sdk';
+import { Keypair } from '#stellar-sdk';
 import test from 'ava';
 import { rawRequest, type RawResponse } from '../proxy/helpers/http.ts';
 import { startTestProxy, type TestProxy } from '../proxy/helpers/proxy.ts';

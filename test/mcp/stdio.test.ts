@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ElicitRequestSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
-import { Keypair, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
+import { Keypair, rpc, TransactionBuilder } from '#stellar-sdk';
 import { InvalidArgumentError } from 'commander';
 import { parseAgentId, parseProxyUrl } from '../../src/cli/commands/mcp.ts';
 import { getJson, postJson } from '../proxy/helpers/http.ts';

@@ -12,7 +12,7 @@
 // The second test checks the books: pool USDC = Σ unspent notes (agents' and the float account's),
 // available balances never dipped, the float came back, and an empty store rebuilds the float account.
 import { join } from 'node:path';
-import { Keypair, TransactionBuilder } from '@stellar/stellar-sdk';
+import { Keypair, TransactionBuilder } from '#stellar-sdk';
 import test from 'ava';
 import {
   type AmountView,

@@ -1,4 +1,4 @@
-import { Keypair } from '@stellar/stellar-sdk';
+import { Keypair } from '#stellar-sdk';
 import test from 'ava';
 import { AddressError, isAccountAddress, parseAccountAddress } from '../../src/api/address.ts';
 import { isAgentId } from '../../src/api/agent-id.ts';

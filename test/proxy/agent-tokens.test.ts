@@ -8,7 +8,7 @@ import { walletApi } from './helpers/api.ts';
 import { walletDeposit as deposit } from './helpers/wallet-deposit.ts';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { Keypair } from '@stellar/stellar-sdk';
+import { Keypair } from '#stellar-sdk';
 import test, { type ExecutionContext } from 'ava';
 import type { ProxyHandle } from '../../src/proxy/server.ts';
 import { localX402Env } from '../../src/x402/local-services.ts';

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Keypair } from '@stellar/stellar-sdk';
+import { Keypair } from '#stellar-sdk';
 import test from 'ava';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { challengeNonce } from '../../src/proxy/auth/challenge-message.ts';

@@ -5,7 +5,7 @@
 // first), and gives up with the typed result code after a bounded number of attempts; other refusals are
 // not retried.
 import test from 'ava';
-import { Address, nativeToScVal } from '@stellar/stellar-sdk';
+import { Address, nativeToScVal } from '#stellar-sdk';
 import type { PoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { ChainClient, LedgerRejected } from '../../src/proxy/services/chain-client.ts';
 import { newAccount, startSandbox } from '../x402/helpers.ts';

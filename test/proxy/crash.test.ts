@@ -10,7 +10,7 @@ import test from 'ava';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Keypair } from '@stellar/stellar-sdk';
+import { Keypair } from '#stellar-sdk';
 import type { ProverDaemon } from '../../src/prover/daemon/server.ts';
 import type { CliRun } from '../helpers/cli.ts';
 import {

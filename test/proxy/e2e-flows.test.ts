@@ -15,7 +15,7 @@ import {
   scValToNative,
   type Transaction,
   TransactionBuilder,
-} from '@stellar/stellar-sdk';
+} from '#stellar-sdk';
 import type { PreparedDeposit } from '../../src/api/types.ts';
 import { ChainClient } from '../../src/proxy/services/chain-client.ts';
 import { PoolApi, PoolApiError, refused, walletApi } from './helpers/api.ts';

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { nativeToScVal, rpc } from '@stellar/stellar-sdk';
+import { nativeToScVal, rpc } from '#stellar-sdk';
 import test from 'ava';
 import { startPoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import {

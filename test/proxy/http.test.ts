@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Keypair } from '@stellar/stellar-sdk';
+import { Keypair } from '#stellar-sdk';
 import test from 'ava';
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { TokenService } from '../../src/proxy/auth/tokens.ts';

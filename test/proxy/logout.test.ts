@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Keypair } from '@stellar/stellar-sdk';
+import { Keypair } from '#stellar-sdk';
 import test from 'ava';
 import { RECHECK_MS, TokenRevocations } from '../../src/proxy/auth/revocations.ts';
 import { TokenService } from '../../src/proxy/auth/tokens.ts';

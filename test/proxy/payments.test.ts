@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { Address, humanizeEvents, Keypair, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
+import { Address, humanizeEvents, Keypair, rpc, TransactionBuilder } from '#stellar-sdk';
 import { x402Facilitator } from '@x402/core/facilitator';
 import { type FacilitatorClient, x402ResourceServer } from '@x402/core/server';
 import { createEd25519Signer } from '@x402/stellar';

@@ -6,7 +6,7 @@
 // reservations come back, and the owner can still withdraw.
 import { walletApi } from './helpers/api.ts';
 import { walletDeposit } from './helpers/wallet-deposit.ts';
-import { Keypair } from '@stellar/stellar-sdk';
+import { Keypair } from '#stellar-sdk';
 import test from 'ava';
 import { type PayStack, startPayStack } from '../mcp/pay-stack.ts';
 import { runCli } from '../helpers/cli.ts';

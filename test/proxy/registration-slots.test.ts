@@ -12,7 +12,7 @@
 // each re-prepared as soon as it is handed out): newcomers' first deposits still meet the bound /api/pool/info
 // advertises (registrationWaitMaxSeconds), 503 retries included.
 import test from 'ava';
-import { Asset, Keypair, Operation, TransactionBuilder } from '@stellar/stellar-sdk';
+import { Asset, Keypair, Operation, TransactionBuilder } from '#stellar-sdk';
 import { getJson, postJson, type RawResponse } from './helpers/http.ts';
 import { type Stack, startStack } from './helpers/stack.ts';
 

@@ -11,7 +11,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import test from 'ava';
-import { Keypair } from '@stellar/stellar-sdk';
+import { Keypair } from '#stellar-sdk';
 import { HTTPFacilitatorClient, x402HTTPResourceServer, x402ResourceServer } from '@x402/core/server';
 import { ExactStellarServerScheme } from '../../src/x402/exact-server.ts';
 import { paidRequestListener } from '../../src/x402/paid-http.ts';

@@ -27,7 +27,7 @@ import { type ProverDaemon, startProverDaemon } from '../../src/prover/daemon/se
 import { type PoolSandbox, startPoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { EncryptedStore } from '../../src/proxy/store/encrypted-store.ts';
 import { StoreLockedError } from '../../src/storage/open-level.ts';
-import { Keypair, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
+import { Keypair, rpc, TransactionBuilder } from '#stellar-sdk';
 import { getJson, postJson } from './helpers/http.ts';
 import { checkSessionsEnded, openSessions } from './helpers/sessions.ts';
 import { operatorHeadersFrom } from './helpers/proxy.ts';

@@ -2,7 +2,7 @@
 // spelling of the same name, and runaway nesting are refused with 400 `invalid_request` before any
 // handler runs, so nothing is consumed or spent; the same body without the repetition is accepted. The
 // refused bodies are sent raw (no client writes them); the well-formed requests go through PoolApi.
-import { Keypair } from '@stellar/stellar-sdk';
+import { Keypair } from '#stellar-sdk';
 import test from 'ava';
 import { PoolApi, refused, walletApi } from './helpers/api.ts';
 import { postJson, problemOf } from './helpers/http.ts';

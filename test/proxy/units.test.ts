@@ -1,6 +1,6 @@
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
-import { Keypair } from '@stellar/stellar-sdk';
+import { Keypair } from '#stellar-sdk';
 import { OPERATOR_OWNER } from '../../src/api/agent-id.ts';
 import { RateLimiter } from '../../src/proxy/http/rate-limit.ts';
 import { RecoveryKey, REGISTRATION_BYTES } from '../../src/proxy/services/agent-registration.ts';

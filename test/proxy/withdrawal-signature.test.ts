@@ -5,7 +5,7 @@
 // refused, a fresh signature goes through once, and turning the setting off needs the wallet too.
 import { walletApi } from './helpers/api.ts';
 import { walletDeposit } from './helpers/wallet-deposit.ts';
-import { Keypair } from '@stellar/stellar-sdk';
+import { Keypair } from '#stellar-sdk';
 import test from 'ava';
 import { type Stack, startStack } from './helpers/stack.ts';
 import { getJson, postJson, rawRequest } from './helpers/http.ts';

@@ -2,7 +2,7 @@
 // TypeScript MerkleTree's), and the blocklist SMT (insert, find_key, verify_non_membership, delete) with
 // roots and proofs equal to the TypeScript SparseMerkleTree's.
 import test from 'ava';
-import { Account, Keypair, nativeToScVal, rpc, scValToNative, xdr } from '@stellar/stellar-sdk';
+import { Account, Keypair, nativeToScVal, rpc, scValToNative, xdr } from '#stellar-sdk';
 import { compress, FIELD_MODULUS, MerkleTree, SparseMerkleTree } from '../../src/crypto/index.ts';
 import type { PoolSandbox as Sandbox } from '../../src/deploy/sandbox-network.ts';
 import { fund, invokeTx, startSandbox, submit } from './helpers.ts';

@@ -12,7 +12,7 @@ import {
   TransactionBuilder,
   type Transaction,
   xdr,
-} from '@stellar/stellar-sdk';
+} from '#stellar-sdk';
 import test from 'ava';
 import type { PoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { contractErrorOf } from '../../src/ledger/contract-errors.ts';

@@ -3,7 +3,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
-import { rpc } from '@stellar/stellar-sdk';
+import { rpc } from '#stellar-sdk';
 import { parseListen } from '../../src/listen.ts';
 import { tempDir } from './helpers.ts';
 

@@ -3,7 +3,7 @@
 // SDK parses; `contract.Client.from` builds typed clients for pool, verifier and both ASP contracts (read
 // calls and signed write calls), and calls that do not match the published interface are refused as the
 // real host refuses them.
-import { Account, contract, Keypair, rpc, xdr } from '@stellar/stellar-sdk';
+import { Account, contract, Keypair, rpc, xdr } from '#stellar-sdk';
 import test from 'ava';
 import type { PoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { readContractWasms } from '../../src/deploy/contract-wasm.ts';

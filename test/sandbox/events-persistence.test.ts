@@ -2,7 +2,7 @@
 // directory that keeps contracts, balances, transactions and events, and a close that cannot be written
 // reported to the caller's hook.
 
-import { Keypair, nativeToScVal, rpc, scValToNative } from '@stellar/stellar-sdk';
+import { Keypair, nativeToScVal, rpc, scValToNative } from '#stellar-sdk';
 import test from 'ava';
 import { startPoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { closeFailedLogLine } from '../../src/sandbox/ledger-log.ts';

@@ -4,7 +4,7 @@
 // rely on this: they re-simulate the payer's assembled transaction and refuse it if its whole fee (resource
 // fee plus the inclusion fee) is below the minimum.
 import test from 'ava';
-import { Address, Keypair, nativeToScVal, rpc } from '@stellar/stellar-sdk';
+import { Address, Keypair, nativeToScVal, rpc } from '#stellar-sdk';
 import { fund, invokeTx, startSandbox } from './helpers.ts';
 
 test('re-simulating an assembled (and signed) transaction gives the resource fee its whole fee covers', async (t) => {

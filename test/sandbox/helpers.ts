@@ -14,7 +14,7 @@ import {
   scValToNative,
   TransactionBuilder,
   type xdr,
-} from '@stellar/stellar-sdk';
+} from '#stellar-sdk';
 import { type PoolSandbox, startPoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { DEFAULT_VKEY_PATH, type VerificationKeyInput } from '../../src/deploy/verification-key.ts';
 import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';

@@ -1,7 +1,7 @@
 // Encoding of the pool's call arguments: the Proof contracttype map (sorted Symbol keys, byte layout) and
 // its strict decoding.
 
-import { Keypair, scValToNative, xdr } from '@stellar/stellar-sdk';
+import { Keypair, scValToNative, xdr } from '#stellar-sdk';
 import test from 'ava';
 import { extDataHash, FIELD_MODULUS } from '../../src/crypto/index.ts';
 import {

@@ -14,7 +14,7 @@ import {
   SorobanDataBuilder,
   scValToNative,
   xdr,
-} from '@stellar/stellar-sdk';
+} from '#stellar-sdk';
 import test from 'ava';
 import {
   buildTransactionInputs,

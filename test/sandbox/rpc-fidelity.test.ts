@@ -10,7 +10,7 @@ import {
   scValToNative,
   TransactionBuilder,
   xdr,
-} from '@stellar/stellar-sdk';
+} from '#stellar-sdk';
 import test from 'ava';
 import type { PoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';

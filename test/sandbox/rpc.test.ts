@@ -1,7 +1,7 @@
 // The sandbox's Soroban RPC surface through @stellar/stellar-sdk's rpc.Server, plus the JSON-RPC error
 // handling for malformed requests and the friendbot / info endpoints.
 
-import { Address, Asset, Keypair, rpc, StrKey } from '@stellar/stellar-sdk';
+import { Address, Asset, Keypair, rpc, StrKey } from '#stellar-sdk';
 import test from 'ava';
 import type { PoolSandbox as Sandbox } from '../../src/deploy/sandbox-network.ts';
 import { fund, startSandbox } from './helpers.ts';

@@ -21,7 +21,7 @@ import {
   StrKey,
   TransactionBuilder,
   xdr,
-} from '@stellar/stellar-sdk';
+} from '#stellar-sdk';
 import test from 'ava';
 import {
   type ApplyResult,

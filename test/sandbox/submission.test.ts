@@ -3,7 +3,7 @@
 // transaction of the account friendbot signs its mints with, and fee-bump envelopes (a sponsor pays, the inner
 // source only signs), including refused fee bumps.
 import test from 'ava';
-import { Account, Keypair, rpc, TransactionBuilder } from '@stellar/stellar-sdk';
+import { Account, Keypair, rpc, TransactionBuilder } from '#stellar-sdk';
 import type { PoolSandbox as Sandbox } from '../../src/deploy/sandbox-network.ts';
 import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
 import { BAN_LEDGERS } from '../../src/sandbox/chain.ts';

@@ -13,7 +13,7 @@ import {
   StrKey,
   TransactionBuilder,
   xdr,
-} from '@stellar/stellar-sdk';
+} from '#stellar-sdk';
 import test from 'ava';
 import type { PoolSandbox as Sandbox } from '../../src/deploy/sandbox-network.ts';
 import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';

@@ -13,7 +13,7 @@ import {
   scValToNative,
   TransactionBuilder,
   xdr,
-} from '@stellar/stellar-sdk';
+} from '#stellar-sdk';
 import test, { type ExecutionContext } from 'ava';
 import type { PoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';

@@ -14,7 +14,7 @@ import anyTest, { type TestFn } from 'ava';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { Keypair, TransactionBuilder } from '@stellar/stellar-sdk';
+import { Keypair, TransactionBuilder } from '#stellar-sdk';
 import { buildWeb } from '../../scripts/build-web.ts';
 import { launchChromium } from './helpers/browser.ts';
 import { installFreighter, type StandIn } from './helpers/freighter-stand-in.ts';

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Keypair } from '@stellar/stellar-sdk';
+import { Keypair } from '#stellar-sdk';
 import test from 'ava';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { startSandbox, tokenBalance } from './helpers.ts';
@@ -134,7 +134,7 @@ test('pool-proxy start --tls runs the facilitator and the demo service, funds th
     amount: '100000',
     asset: info.contracts.token,
   });
-  const { rpc } = await import('@stellar/stellar-sdk');
+  const { rpc } = await import('#stellar-sdk');
   const server = new rpc.Server(`${sandboxUrl}/rpc`, { allowHttp: true });
   const balance = (who: string) => tokenBalance(server, info.networkPassphrase, info.contracts.token, who);
   t.is(await balance(info.accounts.poolWallet), 1000n * 10_000_000n);

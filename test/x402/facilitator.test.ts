@@ -2,7 +2,7 @@
 // quote → sign → send → confirmTransfer for GET and POST, several concurrent settlements spread over several
 // channel accounts, one authorization settled once even when sent twice at the same time, the same refusals
 // as the official facilitator (replay, wrong amount, wrong payTo, expired, bad signature), and bad requests.
-import { Keypair, TransactionBuilder, type rpc } from '@stellar/stellar-sdk';
+import { Keypair, TransactionBuilder, type rpc } from '#stellar-sdk';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import test from 'ava';
 import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';

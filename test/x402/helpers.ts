@@ -14,7 +14,7 @@ import {
   scValToNative,
   TransactionBuilder,
   xdr,
-} from '@stellar/stellar-sdk';
+} from '#stellar-sdk';
 import { type RoutesConfig, x402HTTPResourceServer, type x402ResourceServer } from '@x402/core/server';
 import type { PaymentPayload } from '@x402/core/types';
 import { type PoolSandbox, startPoolSandbox } from '../../src/deploy/sandbox-network.ts';

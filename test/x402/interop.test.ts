@@ -3,7 +3,7 @@
 // service on @x402/core's resource server with the official server scheme. OUR client quotes, signs (for the
 // pool wallet), sends and confirms; the transfer lands on chain. Replays, a wrong amount, a wrong payTo, an
 // expired authorization and a bad signature are refused by the official facilitator.
-import { Keypair, type rpc, TransactionBuilder } from '@stellar/stellar-sdk';
+import { Keypair, type rpc, TransactionBuilder } from '#stellar-sdk';
 import { x402Facilitator } from '@x402/core/facilitator';
 import { x402ResourceServer, type FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';

@@ -3,7 +3,7 @@
 // End to end (a reused simulation accepted by our facilitator and by the official one) is covered by the
 // payments tests, where every payment after the first to a service reuses the first one's simulation.
 import test from 'ava';
-import { Address, Keypair, rpc, SorobanDataBuilder, StrKey, xdr } from '@stellar/stellar-sdk';
+import { Address, Keypair, rpc, SorobanDataBuilder, StrKey, xdr } from '#stellar-sdk';
 import { TransferResources, withNonce } from '../../src/x402/transfer-resources.ts';
 
 const payer = Keypair.random().publicKey();

@@ -53,7 +53,7 @@ interface DeployFlags {
 }
 
 async function runDeploy(opts: DeployFlags): Promise<void> {
-  const { Keypair, rpc, StrKey } = await import('@stellar/stellar-sdk');
+  const { Keypair, rpc, StrKey } = await import('#stellar-sdk');
   const rpcUrl = parseRpcUrl(opts.rpcUrl);
   const networkPassphrase = parsePassphrase(opts.networkPassphrase);
   if (!StrKey.isValidEd25519PublicKey(opts.poolWallet))

@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
-import { Keypair, rpc } from '@stellar/stellar-sdk';
+import { Keypair, rpc } from '#stellar-sdk';
 import { startLocalService } from '../demo/local-service.ts';
 import { observe } from '../demo/observer.ts';
 import { friendbot, PoolApi, PoolApiError } from '../../api/client.ts';

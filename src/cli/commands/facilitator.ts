@@ -52,7 +52,7 @@ export function registerFacilitator(program: Command): void {
         // The SDK, the x402 packages and the facilitator load only once the flags are known to be good.
         const [{ Keypair }, { ensureChannelAccounts, parseChannelSecrets, startFacilitator }, { rpcServer }] =
           await Promise.all([
-            import('@stellar/stellar-sdk'),
+            import('#stellar-sdk'),
             import('../../x402/facilitator/index.ts'),
             import('../../ledger/rpc-server.ts'),
           ]);

@@ -8,7 +8,7 @@ import {
   type Transaction,
   TransactionBuilder,
   xdr,
-} from '@stellar/stellar-sdk';
+} from '#stellar-sdk';
 
 export interface ObservedTransaction {
   ledger: number;

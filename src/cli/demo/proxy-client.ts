@@ -1,7 +1,7 @@
 // What the demo's wallets do through the proxy's REST API (the shared client, src/api/client.ts), acting as a
 // wallet does: SEP-53 login with its key, and a deposit in two steps (prepare → sign the returned transaction
 // → submit). Everything else is a plain call of the client.
-import { type Keypair, TransactionBuilder } from '@stellar/stellar-sdk';
+import { type Keypair, TransactionBuilder } from '#stellar-sdk';
 import type { PoolApi } from '../../api/client.ts';
 import type { DepositResult } from '../../api/types.ts';
 

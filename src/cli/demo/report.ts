@@ -1,7 +1,7 @@
 // Turns what the demo did and what the chain shows into its two tables: what each party knows (each fact's
 // observer column is computed from the chain, not assumed) and the observer's list of transactions and USDC
 // transfers. Plain text for the terminal; the same data as JSON for scripts and tests.
-import { StrKey } from '@stellar/stellar-sdk';
+import { StrKey } from '#stellar-sdk';
 import { amountView, candidatePayers, countSubsetSums } from './inference.ts';
 import type { ObserverView } from './observer.ts';
 

@@ -5,7 +5,7 @@
 // unexpired challenge consumes it, whether the attempt succeeds or not, and only that consumed nonce is
 // stored, until the challenge expires (`sweepExpired` removes it then).
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { Keypair } from '@stellar/stellar-sdk';
+import { Keypair } from '#stellar-sdk';
 import { DomainError } from '../domain/errors.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
 import { type ChallengeFields, formatChallenge, parseChallenge } from './challenge-message.ts';

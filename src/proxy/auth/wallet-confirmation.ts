@@ -6,7 +6,7 @@
 // signature verifies or not, so a signature is never accepted twice; an action other than the one signed is
 // refused. A bearer token alone can no longer move the money elsewhere.
 import { randomBytes } from 'node:crypto';
-import { Keypair } from '@stellar/stellar-sdk';
+import { Keypair } from '#stellar-sdk';
 import { DomainError } from '../domain/errors.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
 import type { Clock } from '../util/clock.ts';

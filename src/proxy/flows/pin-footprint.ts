@@ -4,7 +4,7 @@
 // and fails (the host's Storage/ExceededLimit), and the wallet's signature cannot be redone by the proxy. So
 // the prepared transaction declares every tree level and the next few root slots as read-write, with the
 // write bytes and resource fee they may cost: deposits prepared side by side then land in any order.
-import { Account, Address, Operation, type Transaction, TransactionBuilder, xdr } from '@stellar/stellar-sdk';
+import { Account, Address, Operation, type Transaction, TransactionBuilder, xdr } from '#stellar-sdk';
 import { PoolStorageKey, ROOT_HISTORY_SIZE } from '../../ledger/pool-interface.ts';
 
 /** Deposits that may land between this one's simulation and its application without breaking it. */

@@ -6,7 +6,7 @@
 // time until which the registrar promises that root stays current (`expiresAt`, never less than the signing
 // window). Nothing about the agent is recorded until the deposit is confirmed.
 import { randomUUID } from 'node:crypto';
-import { Address, type Transaction } from '@stellar/stellar-sdk';
+import { Address, type Transaction } from '#stellar-sdk';
 import { POLICY_CIRCUIT } from '../../circuit/index.ts';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import { formatAmount } from '../../api/amount.ts';

@@ -3,7 +3,7 @@
 // crash at any point leaves a record that reconciliation can decide. A proof made stale by a moved root is
 // made again (the service signs these itself), a bounded number of times, after any allowlist inserts under
 // way have landed.
-import { Address } from '@stellar/stellar-sdk';
+import { Address } from '#stellar-sdk';
 import { DomainError } from '../domain/errors.ts';
 import type { Confirmed } from '../services/chain-client.ts';
 import type { ProvedTransaction } from '../services/pool-transaction.ts';

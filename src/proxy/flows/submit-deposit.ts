@@ -4,7 +4,7 @@
 // the wallet itself, by an earlier submit, or by anyone) is `confirmed` and credited once, whatever the
 // prepared deposit's state. A deposit whose allowlist root was replaced, or that the chain still found stale,
 // is answered `409 prepare_stale` ("prepare again"), never a host error.
-import { FeeBumpTransaction, Keypair, type Transaction, TransactionBuilder } from '@stellar/stellar-sdk';
+import { FeeBumpTransaction, Keypair, type Transaction, TransactionBuilder } from '#stellar-sdk';
 import { DomainError } from '../domain/errors.ts';
 import { parseScopedId } from '../domain/agent-ref.ts';
 import type { OperationRecord } from '../journal/journal.ts';

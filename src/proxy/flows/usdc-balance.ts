@@ -1,6 +1,6 @@
 // USDC held by an account on the ledger (a token `balance` read by simulation). A G account without a USDC
 // trustline holds none (the Stellar Asset Contract refuses to read it: TrustlineMissingError).
-import { Address, scValToNative } from '@stellar/stellar-sdk';
+import { Address, scValToNative } from '#stellar-sdk';
 import { LedgerRejected } from '../services/chain-client.ts';
 import type { FlowContext } from './context.ts';
 

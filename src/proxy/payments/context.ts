@@ -1,7 +1,7 @@
 // What the payment flows need besides the money flows' context: the pool wallet (the G account whose USDC
 // float pays services), the network it pays on, how agent-named URLs are fetched, the payment settings, the
 // payment records, the agents' policies, the batch operator, the per-service pacing of sends and the float.
-import type { Keypair } from '@stellar/stellar-sdk';
+import type { Keypair } from '#stellar-sdk';
 import type { PayerNetwork, SafeFetchOptions } from '../../x402/index.ts';
 import type { PaymentsConfig } from '../config.ts';
 import type { FlowContext } from '../flows/context.ts';

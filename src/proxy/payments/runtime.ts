@@ -3,7 +3,7 @@
 // float, the settlement job and the float refill job. Alone, batches run in this process; beside other replicas
 // on a shared store, in the elected batch leader (replicated-batches.ts). Payments are off (POST /api/pay
 // answers 503) without a pool wallet secret.
-import { Keypair, StrKey } from '@stellar/stellar-sdk';
+import { Keypair, StrKey } from '#stellar-sdk';
 import { ConfigError, type PaymentsConfig } from '../config.ts';
 import { TransferResources } from '../../x402/index.ts';
 import type { FlowContext } from '../flows/context.ts';

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { xsalsa20poly1305 } from '@noble/ciphers/salsa.js';
 import { x25519 } from '@noble/curves/ed25519.js';
-import { StrKey } from '@stellar/stellar-sdk';
+import { StrKey } from '#stellar-sdk';
 import { deriveKey } from '../store/derived-keys.ts';
 import { OPERATOR_OWNER } from './agents.ts';
 

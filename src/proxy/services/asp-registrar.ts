@@ -53,7 +53,7 @@ import { Promises } from './registrar/promises.ts';
 import { registrationPending, retryAtNextSlot } from './registrar/retries.ts';
 import { type Slot, Slots } from './registrar/slots.ts';
 import { Turns } from './registrar/turns.ts';
-import { nativeToScVal } from '@stellar/stellar-sdk';
+import { nativeToScVal } from '#stellar-sdk';
 
 export interface AspRegistrarDeps {
   ledger: ChainClient;

@@ -13,7 +13,7 @@ import {
   type Transaction,
   TransactionBuilder,
   type xdr,
-} from '@stellar/stellar-sdk';
+} from '#stellar-sdk';
 import {
   type ContractError,
   type ContractIds,

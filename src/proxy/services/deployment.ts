@@ -1,6 +1,6 @@
 // Where the pool lives: contract ids and accounts, from configuration or, on the embedded sandbox,
 // from its GET /sandbox/info. Secrets always come from configuration (the sandbox never serves them).
-import { Keypair, StrKey } from '@stellar/stellar-sdk';
+import { Keypair, StrKey } from '#stellar-sdk';
 import { ConfigError, type LedgerConfig } from '../config.ts';
 
 export interface Deployment {

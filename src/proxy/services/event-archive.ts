@@ -5,7 +5,7 @@
 // table of the PostgreSQL store. Events are public chain data and are kept as the RPC gave them: their id
 // (the RPC's cursor, which orders them), ledger, transaction, contract and base64 XDR topic and value.
 // `pool-proxy store export-events` / `import-events` carry them as JSON lines, e.g. to a new deployment.
-import { xdr } from '@stellar/stellar-sdk';
+import { xdr } from '#stellar-sdk';
 import type { Level } from 'level';
 import { openLevel } from '../../storage/open-level.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';

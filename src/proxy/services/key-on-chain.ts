@@ -4,7 +4,7 @@
 // never made a transaction there. `pool-proxy store recover` refuses a key that opens none while the pool
 // holds notes: rebuilding under the wrong key would show every balance as empty. The proxy's event archive is
 // read first: the RPC may no longer keep the pool's first events.
-import { scValToNative, type xdr } from '@stellar/stellar-sdk';
+import { scValToNative, type xdr } from '#stellar-sdk';
 import type { LedgerConfig } from '../config.ts';
 import { rpcServer } from '../../ledger/rpc-server.ts';
 import { RecoveryKey } from './agent-registration.ts';

@@ -6,7 +6,7 @@
 // an empty store (a fresh replica, or one `store recover` made) replays the archive, then reads on from the
 // RPC after its last event, so the pool is rebuilt even when the RPC no longer keeps its first events; a gap
 // between the archive and what the RPC keeps is refused, never skipped.
-import { type rpc, scValToNative, type xdr } from '@stellar/stellar-sdk';
+import { type rpc, scValToNative, type xdr } from '#stellar-sdk';
 import { MerkleTree, SparseMerkleTree } from '../../crypto/index.ts';
 import { PoolEvent as PoolEventName } from '../../ledger/pool-interface.ts';
 import { type EventArchive, fromArchived, type PoolEvent, toArchived } from './event-archive.ts';

@@ -1,7 +1,7 @@
 // Builds one `transact` call for an agent: spends up to two of its notes, creates two outputs, proves
 // the statement through the prover daemon, and returns the contract arguments (proof struct, ExtData).
 import { createHmac } from 'node:crypto';
-import type { xdr } from '@stellar/stellar-sdk';
+import type { xdr } from '#stellar-sdk';
 import {
   buildTransactionInputs,
   dummyInput,

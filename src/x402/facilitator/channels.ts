@@ -2,7 +2,7 @@
 // so each settlement takes a free channel for the time of its submission and confirmation, and waits in
 // arrival order when all are busy. Several channels let several settlements land in the same ledger.
 
-import type { Keypair } from '@stellar/stellar-sdk';
+import type { Keypair } from '#stellar-sdk';
 
 export class ChannelPool {
   readonly #free: Keypair[];

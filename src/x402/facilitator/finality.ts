@@ -3,7 +3,7 @@
 // per poll (with a thousand settlements in flight that was most of the facilitator's RPC traffic). The raw
 // answer is used (statuses and hashes only; no XDR is decoded). Results seen recently are kept a while, so
 // a waiter that registers after its transaction was already scanned still finds it.
-import { rpc } from '@stellar/stellar-sdk';
+import { rpc } from '#stellar-sdk';
 
 type Status = rpc.Api.GetTransactionStatus;
 const PAGE = 200;

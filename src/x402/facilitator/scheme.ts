@@ -23,7 +23,7 @@ import {
   TransactionBuilder,
   xdr,
   type Keypair,
-} from '@stellar/stellar-sdk';
+} from '#stellar-sdk';
 import type {
   PaymentPayload,
   PaymentRequirements,

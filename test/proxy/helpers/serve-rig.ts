@@ -3,7 +3,7 @@
 // environment a `serve` needs to reach them and a prover daemon. The chain and the provers do not die with a
 // proxy host, so the tests kill only the proxy.
 import { randomBytes } from 'node:crypto';
-import { Account, Address, Contract, rpc, scValToNative, TransactionBuilder } from '@stellar/stellar-sdk';
+import { Account, Address, Contract, rpc, scValToNative, TransactionBuilder } from '#stellar-sdk';
 import { type PoolSandbox, startPoolSandbox } from '../../../src/deploy/sandbox-network.ts';
 import { type LocalX402Thread, startLocalX402Thread } from '../../../src/cli/threads/x402-thread.ts';
 import { STANDALONE_PASSPHRASE } from '../../../src/ledger/networks.ts';

@@ -1,6 +1,6 @@
 // Sessions before a store recovery, and the check that every one of them ended after it: a token its wallet
 // logged out, a token it kept, and a login challenge it never used; on REST (through PoolApi) and on /mcp alike.
-import { Keypair } from '@stellar/stellar-sdk';
+import { Keypair } from '#stellar-sdk';
 import type { ExecutionContext } from 'ava';
 import { PoolApi, refused, walletApi } from './api.ts';
 import { postJson } from './http.ts';

@@ -14,7 +14,7 @@ import {
   rpc,
   scValToNative,
   TransactionBuilder,
-} from '@stellar/stellar-sdk';
+} from '#stellar-sdk';
 import { type ProverDaemon, startProverDaemon } from '../../../src/prover/daemon/server.ts';
 import { type Env, loadConfig, type ProxyConfig } from '../../../src/proxy/config.ts';
 import { type ProxyHandle, startProxy } from '../../../src/proxy/server.ts';

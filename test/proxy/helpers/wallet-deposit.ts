@@ -1,7 +1,7 @@
 // A wallet's deposit through the REST API, as the page and wallets make it: prepare (the proxy proves and
 // builds the transaction), sign with the wallet's key, submit. Throws the proxy's refusal (PoolApiError) if
 // either step is refused, for tests whose subject comes after the deposit.
-import { type Keypair, TransactionBuilder } from '@stellar/stellar-sdk';
+import { type Keypair, TransactionBuilder } from '#stellar-sdk';
 import type { DepositResult } from '../../../src/api/types.ts';
 import type { PoolApi } from './api.ts';
 

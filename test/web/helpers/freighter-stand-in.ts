@@ -5,7 +5,7 @@
 // (SEP-53 messages, transaction envelopes), so the page's own freighter-api code path runs unchanged. The test
 // can switch the wallet's account or network at any time, as a user would in Freighter.
 import type { BrowserContext } from 'playwright-core';
-import { Keypair, TransactionBuilder } from '@stellar/stellar-sdk';
+import { Keypair, TransactionBuilder } from '#stellar-sdk';
 
 export interface FreighterRequest {
   type: string;

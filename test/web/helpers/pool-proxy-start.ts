@@ -4,15 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  Account,
-  Address,
-  Contract,
-  Keypair,
-  rpc,
-  scValToNative,
-  TransactionBuilder,
-} from '@stellar/stellar-sdk';
+import { Account, Address, Contract, Keypair, rpc, scValToNative, TransactionBuilder } from '#stellar-sdk';
 import { freeLoopbackPort as freePort } from '../../../src/listen.ts';
 import { runStart } from '../../helpers/cli.ts';
 
