@@ -24,6 +24,7 @@ import type {
   DepositSubmitRequest,
   Health,
   LogoutResult,
+  OperatorBooks,
   OperatorDepositRequest,
   PayRequest,
   PaymentExport,
@@ -134,6 +135,11 @@ export class PoolApi {
 
   stats(): Promise<PoolStats> {
     return this.#call('GET', '/api/pool/stats');
+  }
+
+  /** The operator's books: pool wallet float, float account, agents' notes and debts (the operator only). */
+  books(): Promise<OperatorBooks> {
+    return this.#call('GET', '/api/operator/books');
   }
 
   /** SEP-53 login, step 1: the text the wallet signs. */

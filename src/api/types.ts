@@ -35,6 +35,7 @@ export type PaymentListEntry = PaymentList['payments'][number];
 export type BatchSummary = z.infer<typeof S.BatchSummary>;
 export type PoolStats = z.infer<typeof S.PoolStats>;
 export type PoolInfo = z.infer<typeof S.PoolInfo>;
+export type OperatorBooks = z.infer<typeof S.OperatorBooks>;
 export type AgentPolicyView = z.infer<typeof S.AgentPolicyView>;
 export type AgentTokenIssued = z.infer<typeof S.AgentTokenIssued>;
 export type AgentTokenList = z.infer<typeof S.AgentTokenList>;

@@ -3,9 +3,9 @@
 // within its policy and reads its own balance, policy and payments, over REST and over /mcp with the MCP SDK's
 // own client, and is refused (403 forbidden_for_agent_token, nothing changed) everything else: withdrawals,
 // wallet deposits, policy changes, freeze, tokens, other agents and wallet routes. A revoked token is refused
-// everywhere, also after a restart; the operator issues tokens for its own agents the same way.
-import { walletApi } from './helpers/api.ts';
-import { walletDeposit as deposit } from './helpers/wallet-deposit.ts';
+// everywhere, also after a restart; the operator issues tokens for its own agents the same way. REST requests
+// go through PoolApi; raw only for bodies of the wrong shape, a missing token, /mcp, and an agent token's
+// operator deposit (PoolApi sends those only as the operator).
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Keypair } from '#stellar-sdk';
@@ -14,7 +14,9 @@ import type { ProxyHandle } from '../../src/proxy/server.ts';
 import { localX402Env } from '../../src/x402/local-services.ts';
 import { callTool, problem, structured } from '../mcp/helpers.ts';
 import { type PayStack, startPayStack } from '../mcp/pay-stack.ts';
-import { getJson, postJson, rawRequest, type RawResponse } from './helpers/http.ts';
+import { operatorApi, type PoolApi, refused, walletApi } from './helpers/api.ts';
+import { postJson, problemOf, rawRequest } from './helpers/http.ts';
+import { walletDeposit as deposit } from './helpers/wallet-deposit.ts';
 
 let pay: PayStack;
 let proxy: ProxyHandle;
@@ -26,18 +28,15 @@ let demo: string;
 
 const url = (path: string) => `${proxy.url}${path}`;
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-const send = (method: string, path: string, token: string, body?: unknown): Promise<RawResponse> =>
-  rawRequest(url(path), {
-    method,
-    headers: { ...bearer(token), ...(body !== undefined && { 'content-type': 'application/json' }) },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-const balanceOf = async (agentId: string) =>
-  (await getJson(url(`/api/balance/${agentId}`), bearer(walletToken))).json.balance as string;
+/** The owner's client, on the proxy of the moment (a test restarts it). */
+const own = (): PoolApi => walletApi(proxy.url, walletToken);
+/** A client for an agent token (a Bearer token, as a wallet's is); by default alpha's. */
+const asAgent = (token = agentToken): PoolApi => walletApi(proxy.url, token);
+const balanceOf = async (agentId: string) => (await own().balance(agentId)).balance;
 
 const walletDeposit = (agentId: string, amount: string) =>
   deposit({
-    api: walletApi(proxy.url, walletToken),
+    api: own(),
     wallet,
     networkPassphrase: pay.stack.config.ledger.networkPassphrase,
     agentId,
@@ -73,64 +72,66 @@ test.after.always(async () => {
 
 test.serial('the owner issues and lists a token for one agent; bad requests are refused', async (t) => {
   const path = '/api/agents/alpha/tokens';
-  const refusals: Array<[unknown, number]> = [
-    [{ expiresInSeconds: 10 }, 400],
-    [{ expiresInSeconds: 91 * 86_400 }, 400],
-    [{ expiresInSeconds: '3600' }, 400],
-    [{ scope: 'all' }, 400],
-  ];
-  for (const [body, status] of refusals) {
-    const res = await send('POST', path, walletToken, body);
-    t.is(res.status, status, res.text);
-    t.is(res.json.code, 'invalid_request');
+  for (const expiresInSeconds of [10, 91 * 86_400]) {
+    const res = await refused(t, own().issueAgentToken('alpha', { expiresInSeconds }));
+    t.is(res.status, 400, res.detail);
+    t.is(res.code, 'invalid_request');
   }
-  t.is((await send('POST', '/api/agents/nobody/tokens', walletToken, {})).status, 404);
+  // raw: a string for the lifetime, an unknown field, no token
+  for (const body of [{ expiresInSeconds: '3600' }, { scope: 'all' }]) {
+    const res = await postJson(url(path), body, bearer(walletToken));
+    t.is(res.status, 400, res.text);
+    t.is(problemOf(res).code, 'invalid_request');
+  }
+  t.is((await refused(t, own().issueAgentToken('nobody', {}))).status, 404);
   t.is((await rawRequest(url(path), { method: 'POST' })).status, 401);
   const other = Keypair.random();
   await pay.stack.fund(other.publicKey(), 0);
-  const otherToken = await pay.stack.login(other, proxy.url);
-  t.is((await send('POST', path, otherToken, {})).status, 404, 'another wallet’s agent is unknown to it');
-  t.deepEqual((await send('GET', path, walletToken)).json, { tokens: [] }, 'nothing was issued');
+  const stranger = await pay.stack.walletApi(other, proxy.url);
+  t.is(
+    (await refused(t, stranger.issueAgentToken('alpha', {}))).status,
+    404,
+    'another wallet’s agent is unknown to it',
+  );
+  t.deepEqual(await own().agentTokens('alpha'), { tokens: [] }, 'nothing was issued');
 
-  const issued = await send('POST', path, walletToken, { expiresInSeconds: 7 * 86_400 });
-  t.is(issued.status, 200, issued.text);
-  t.is(issued.json.agentId, 'alpha');
-  t.regex(issued.json.tokenId, /^[0-9a-f-]{36}$/);
-  t.is(Date.parse(issued.json.expiresAt) - Date.parse(issued.json.issuedAt), 7 * 86_400_000);
-  agentToken = issued.json.token;
-  agentTokenId = issued.json.tokenId;
-  const listed = await send('GET', path, walletToken);
-  t.deepEqual(listed.json.tokens, [
+  const issued = await own().issueAgentToken('alpha', { expiresInSeconds: 7 * 86_400 });
+  t.is(issued.agentId, 'alpha');
+  t.regex(issued.tokenId, /^[0-9a-f-]{36}$/);
+  t.is(Date.parse(issued.expiresAt) - Date.parse(issued.issuedAt), 7 * 86_400_000);
+  agentToken = issued.token;
+  agentTokenId = issued.tokenId;
+  const listed = await own().agentTokens('alpha');
+  t.deepEqual(listed.tokens, [
     {
       tokenId: agentTokenId,
       agentId: 'alpha',
-      issuedAt: issued.json.issuedAt,
-      expiresAt: issued.json.expiresAt,
+      issuedAt: issued.issuedAt,
+      expiresAt: issued.expiresAt,
     },
   ]);
-  t.false(listed.text.includes(agentToken), 'the token itself is never shown again');
+  t.false(JSON.stringify(listed).includes(agentToken), 'the token itself is never shown again');
 });
 
 test.serial('an agent token pays within its policy and reads its own agent, over REST', async (t) => {
-  const paid = await send('POST', '/api/pay', agentToken, { serviceUrl: demo, method: 'GET' });
-  t.is(paid.status, 200, paid.text);
-  t.is(paid.json.paymentStatus, 'confirmed');
+  const paid = await asAgent().pay({ serviceUrl: demo, method: 'GET' });
+  t.is(paid.paymentStatus, 'confirmed');
   t.is(await balanceOf('alpha'), '0.9900000', 'alpha paid (the token’s agent is the default)');
-  const named = await send('POST', '/api/pay', agentToken, { agentId: 'alpha', serviceUrl: demo });
-  t.is(named.status, 200, named.text);
-  const balance = await send('GET', '/api/balance/alpha', agentToken);
-  t.is(balance.json.balance, '0.9800000');
-  const policy = await send('GET', '/api/agents/alpha/policy', agentToken);
-  t.is(policy.status, 200, policy.text);
-  const payments = await send('GET', '/api/payments', agentToken);
-  t.is(payments.json.payments.length, 2);
-  t.true(payments.json.payments.every((p: { agentId: string }) => p.agentId === 'alpha'));
+  const named = await asAgent().pay({ agentId: 'alpha', serviceUrl: demo });
+  t.is(named.paymentStatus, 'confirmed');
+  const balance = await asAgent().balance('alpha');
+  t.is(balance.balance, '0.9800000');
+  const policy = await asAgent().policy('alpha');
+  t.is(policy.agentId, 'alpha');
+  const payments = await asAgent().payments(100);
+  t.is(payments.payments.length, 2);
+  t.true(payments.payments.every((p) => p.agentId === 'alpha'));
   // Its owner's policy binds it: a per-payment cap below the price refuses.
-  const capped = await send('PUT', '/api/agents/alpha/policy', walletToken, { perPaymentCap: '0.005' });
-  t.is(capped.status, 200, capped.text);
-  const refused = await send('POST', '/api/pay', agentToken, { serviceUrl: demo });
-  t.is(refused.json.code, 'policy_per_payment_cap');
-  t.is((await send('PUT', '/api/agents/alpha/policy', walletToken, {})).status, 200);
+  const capped = await own().setPolicy('alpha', { perPaymentCap: '0.005' });
+  t.is(capped.perPaymentCap, '0.0050000');
+  const over = await refused(t, asAgent().pay({ serviceUrl: demo }));
+  t.is(over.code, 'policy_per_payment_cap');
+  t.is((await own().setPolicy('alpha', {})).perPaymentCap, null);
 });
 
 test.serial('an agent token is refused everything else with 403, and nothing changes', async (t) => {
@@ -138,43 +139,46 @@ test.serial('an agent token is refused everything else with 403, and nothing cha
   const before = {
     alpha: await balanceOf('alpha'),
     beta: await balanceOf('beta'),
-    policy: (await send('GET', '/api/agents/alpha/policy', walletToken)).json,
-    tokens: (await send('GET', '/api/agents/alpha/tokens', walletToken)).json,
+    policy: await own().policy('alpha'),
+    tokens: await own().agentTokens('alpha'),
   };
-  const attempts: Array<[string, string, unknown?]> = [
-    ['POST', '/api/withdraw', { agentId: 'alpha', amount: '0.1', destination }],
-    ['POST', '/api/withdraw', { amount: '0.1', destination }],
-    ['POST', '/api/deposit/prepare', { amount: '1', publicKey: wallet.publicKey(), agentId: 'alpha' }],
-    ['PUT', '/api/agents/alpha/policy', { budgetPerDay: '0.5' }],
-    ['POST', '/api/agents/alpha/freeze'],
-    ['POST', '/api/agents/alpha/unfreeze'],
-    ['POST', '/api/agents/alpha/tokens', {}],
-    ['GET', '/api/agents/alpha/tokens'],
-    ['DELETE', `/api/agents/alpha/tokens/${agentTokenId}`],
-    ['GET', '/api/agents'],
-    ['GET', '/api/balance/beta'],
-    ['GET', '/api/agents/beta/policy'],
-    ['POST', '/api/pay', { agentId: 'beta', serviceUrl: demo }],
-    ['POST', '/api/auth/logout'],
+  const agent = asAgent();
+  const attempts: Array<[string, () => Promise<unknown>]> = [
+    ['withdraw alpha', () => agent.withdraw({ agentId: 'alpha', amount: '0.1', destination })],
+    ['withdraw', () => agent.withdraw({ amount: '0.1', destination })],
+    [
+      'prepare a deposit',
+      () => agent.prepareDeposit({ amount: '1', publicKey: wallet.publicKey(), agentId: 'alpha' }),
+    ],
+    ['set the policy', () => agent.setPolicy('alpha', { budgetPerDay: '0.5' })],
+    ['freeze', () => agent.setFrozen('alpha', true)],
+    ['unfreeze', () => agent.setFrozen('alpha', false)],
+    ['issue a token', () => agent.issueAgentToken('alpha', {})],
+    ['list tokens', () => agent.agentTokens('alpha')],
+    ['revoke a token', () => agent.revokeAgentToken('alpha', agentTokenId)],
+    ['the wallet’s agents', () => agent.agents()],
+    ['beta’s balance', () => agent.balance('beta')],
+    ['beta’s policy', () => agent.policy('beta')],
+    ['pay for beta', () => agent.pay({ agentId: 'beta', serviceUrl: demo })],
+    ['log out', () => agent.logout()],
   ];
-  for (const [method, path, body] of attempts) {
-    const res = await send(method, path, agentToken, body);
-    t.is(res.status, 403, `${method} ${path}: ${res.text}`);
-    t.is(res.json.code, 'forbidden_for_agent_token', `${method} ${path}`);
+  for (const [what, call] of attempts) {
+    const res = await refused(t, call(), what);
+    t.is(res.status, 403, `${what}: ${res.detail}`);
+    t.is(res.code, 'forbidden_for_agent_token', what);
   }
   // operator routes stay the operator's
-  const books = await send('GET', '/api/operator/books', agentToken);
+  const books = await refused(t, agent.books());
   t.is(books.status, 403);
   t.is(await balanceOf('alpha'), before.alpha);
   t.is(await balanceOf('beta'), before.beta);
-  t.deepEqual((await send('GET', '/api/agents/alpha/policy', walletToken)).json, before.policy);
-  t.deepEqual((await send('GET', '/api/agents/alpha/tokens', walletToken)).json, before.tokens);
-  t.is((await send('GET', '/api/balance/alpha', agentToken)).status, 200, 'the token still works');
-  const exported = await send('GET', '/api/agents/alpha/payments/export?format=csv', agentToken);
-  t.is(exported.status, 200, 'its own agent’s record');
-  t.is(exported.text.trimEnd().split('\r\n').length, 3, 'a header and its two payments');
-  const other = await send('GET', '/api/agents/beta/payments/export', agentToken);
-  t.is(other.json.code, 'forbidden_for_agent_token');
+  t.deepEqual(await own().policy('alpha'), before.policy);
+  t.deepEqual(await own().agentTokens('alpha'), before.tokens);
+  t.is((await agent.balance('alpha')).agentId, 'alpha', 'the token still works');
+  const exported = await agent.exportPaymentsCsv('alpha');
+  t.is(exported.trimEnd().split('\r\n').length, 3, 'its own agent’s record: a header and its two payments');
+  const other = await refused(t, agent.exportPayments('beta'));
+  t.is(other.code, 'forbidden_for_agent_token');
 });
 
 test.serial('over /mcp an agent token has the same rights: its tools act for its agent only', async (t) => {
@@ -195,10 +199,9 @@ test.serial('over /mcp an agent token has the same rights: its tools act for its
     });
     t.true(withdraw.isError, 'an unknown tool');
     t.is(await balanceOf('alpha'), '0.9700000');
-    const frozen = await send('POST', '/api/agents/alpha/freeze', walletToken);
-    t.is(frozen.status, 200);
+    t.true((await own().setFrozen('alpha', true)).frozen);
     t.is(problem(t, await callTool(client, 'pool_pay', { url: demo })).code, 'agent_frozen');
-    await send('POST', '/api/agents/alpha/unfreeze', walletToken);
+    await own().setFrozen('alpha', false);
   } finally {
     await client.close();
   }
@@ -207,11 +210,11 @@ test.serial('over /mcp an agent token has the same rights: its tools act for its
 test.serial(
   'over /mcp the agent reads its policy and budgets, no tool changes them, amounts may be numbers',
   async (t) => {
-    const set = await send('PUT', '/api/agents/alpha/policy', walletToken, {
+    const set = await own().setPolicy('alpha', {
       budgetPerDay: '0.5',
       deniedServices: ['https://denied.example'],
     });
-    t.is(set.status, 200, set.text);
+    t.is(set.budgetPerDay, '0.5000000');
     const agent = await mcpClient(agentToken);
     const owner = await mcpClient(walletToken);
     try {
@@ -224,7 +227,7 @@ test.serial(
       ]);
       t.like(tools.find((tool) => tool.name === 'pool_policy')!.annotations!, { readOnlyHint: true });
       const read = structured(t, await callTool(agent, 'pool_policy'));
-      t.deepEqual(read, (await send('GET', '/api/agents/alpha/policy', walletToken)).json, 'the REST answer');
+      t.deepEqual(read, await own().policy('alpha'), 'the REST answer');
       t.like(read, {
         agentId: 'alpha',
         budgetPerDay: '0.5000000',
@@ -264,7 +267,7 @@ test.serial(
         await callTool(owner, 'pool_withdraw', { agentId: 'beta', amount: 0.1, destination }),
       );
       t.is(out.amount, '0.1000000', 'a wallet withdraws a JSON-number amount');
-      const after = (await send('GET', '/api/agents/alpha/policy', walletToken)).json;
+      const after = await own().policy('alpha');
       t.like(after, { frozen: false, budgetPerDay: '0.5000000', deniedServices: ['https://denied.example'] });
     } finally {
       await agent.close();
@@ -274,9 +277,10 @@ test.serial(
 );
 
 async function refusedEverywhere(t: ExecutionContext, token: string) {
-  const rest = await send('GET', '/api/balance/alpha', token);
-  t.is(rest.status, 401, rest.text);
-  t.regex(rest.json.detail, /revoked/);
+  const rest = await refused(t, asAgent(token).balance('alpha'));
+  t.is(rest.status, 401, rest.detail);
+  t.regex(rest.detail, /revoked/);
+  // /mcp is not the REST API: PoolApi does not speak it.
   const mcp = await rawRequest(url('/mcp'), {
     method: 'POST',
     headers: {
@@ -290,17 +294,13 @@ async function refusedEverywhere(t: ExecutionContext, token: string) {
 }
 
 test.serial('a revoked agent token is refused everywhere, also after a restart', async (t) => {
-  t.is(
-    (await send('DELETE', '/api/agents/alpha/tokens/00000000-0000-4000-8000-000000000000', walletToken))
-      .status,
-    404,
-  );
-  t.is((await send('DELETE', '/api/agents/alpha/tokens/not-a-uuid', walletToken)).status, 400);
-  const revoked = await send('DELETE', `/api/agents/alpha/tokens/${agentTokenId}`, walletToken);
-  t.is(revoked.status, 200, revoked.text);
-  t.deepEqual(revoked.json, { tokenId: agentTokenId, revoked: true });
+  const unknown = own().revokeAgentToken('alpha', '00000000-0000-4000-8000-000000000000');
+  t.is((await refused(t, unknown)).status, 404);
+  t.is((await refused(t, own().revokeAgentToken('alpha', 'not-a-uuid'))).status, 400);
+  const revoked = await own().revokeAgentToken('alpha', agentTokenId);
+  t.deepEqual(revoked, { tokenId: agentTokenId, revoked: true });
   await refusedEverywhere(t, agentToken);
-  t.deepEqual((await send('GET', '/api/agents/alpha/tokens', walletToken)).json, { tokens: [] });
+  t.deepEqual(await own().agentTokens('alpha'), { tokens: [] });
   await proxy.close();
   ({ proxy } = await pay.stack.startProxy({
     ...localX402Env(pay.x402, undefined),
@@ -308,21 +308,23 @@ test.serial('a revoked agent token is refused everywhere, also after a restart',
   }));
   await proxy.ready;
   await refusedEverywhere(t, agentToken);
-  t.is((await send('GET', '/api/balance/alpha', walletToken)).status, 200, 'the wallet’s own token lives on');
+  t.is((await own().balance('alpha')).agentId, 'alpha', 'the wallet’s own token lives on');
 });
 
 test.serial('the operator issues tokens for its own agents, which get no operator rights', async (t) => {
-  const operator = pay.stack.operator;
-  const deposit = await postJson(url('/api/deposit'), { agentId: 'op-agent', amount: '1' }, operator);
-  t.is(deposit.status, 200, deposit.text);
-  const issued = await postJson(url('/api/agents/op-agent/tokens'), {}, operator);
-  t.is(issued.status, 200, issued.text);
-  const token = issued.json.token as string;
-  const paid = await send('POST', '/api/pay', token, { serviceUrl: demo });
-  t.is(paid.status, 200, paid.text);
-  t.is((await getJson(url('/api/balance/op-agent'), operator)).json.balance, '0.9900000');
-  t.is((await send('POST', '/api/deposit', token, { agentId: 'op-agent', amount: '1' })).status, 403);
-  t.is((await send('GET', '/api/operator/books', token)).status, 403);
-  t.is((await send('GET', '/api/balance/alpha', token)).status, 403, 'not a wallet’s agent either');
-  t.is((await getJson(url('/api/balance/op-agent'), operator)).json.balance, '0.9900000');
+  const op = operatorApi(proxy.url, pay.stack.operator);
+  t.is((await op.operatorDeposit({ agentId: 'op-agent', amount: '1' })).status, 'confirmed');
+  const issued = await op.issueAgentToken('op-agent', {});
+  const token = issued.token;
+  const paid = await asAgent(token).pay({ serviceUrl: demo });
+  t.is(paid.paymentStatus, 'confirmed');
+  t.is((await op.balance('op-agent')).balance, '0.9900000');
+  // raw: PoolApi sends an operator deposit only as the operator
+  const deposit = await postJson(url('/api/deposit'), { agentId: 'op-agent', amount: '1' }, bearer(token));
+  t.is(deposit.status, 403, deposit.text);
+  t.is(problemOf(deposit).code, 'forbidden', 'an operator route');
+  t.is((await refused(t, asAgent(token).books())).status, 403);
+  const alpha = await refused(t, asAgent(token).balance('alpha'), 'not a wallet’s agent either');
+  t.is(alpha.status, 403, 'not a wallet’s agent either');
+  t.is((await op.balance('op-agent')).balance, '0.9900000');
 });

@@ -4,6 +4,8 @@
 // detail (a 404 with its path; an unreachable paid service is a refusal, not an error of the proxy), a new
 // agent's first deposit that is not mistaken for a recovery, ledger-close and failed-transaction lines from the
 // sandbox, the stop lines — and no token, signature, challenge or master key anywhere. On a terminal the same logger writes coloured lines instead.
+// Requests go through PoolApi, marked with an X-Request-Id to find their lines; raw only where the test reads
+// the echoed X-Request-Id or sends what PoolApi never does (a repeated member, a path that is no route).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,11 +13,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Address, Contract, Keypair, nativeToScVal, rpc, TransactionBuilder } from '#stellar-sdk';
 import test from 'ava';
+import type { PoolApiCaller } from '../../src/api/client.ts';
 import { jsonLogger } from '../../src/proxy/util/logger.ts';
-import { getJson, postJson } from './helpers/http.ts';
 import { freeLoopbackPort as freePort } from '../../src/listen.ts';
 import { type CliRun, runStart } from '../helpers/cli.ts';
-import { operatorHeadersFrom } from './helpers/proxy.ts';
+import { PoolApi, refused } from './helpers/api.ts';
+import { postJson, problemOf } from './helpers/http.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -30,6 +33,15 @@ let service: CliRun;
 let proxyUrl: string;
 let sandboxUrl: string;
 const dataDir = mkdtempSync(join(tmpdir(), 'pp-logging-'));
+
+/** The proxy's client for `caller`, its requests marked with `requestId` (X-Request-Id) to find their lines. */
+function api(requestId?: string, caller: PoolApiCaller = { kind: 'public' }): PoolApi {
+  return new PoolApi({
+    baseUrl: proxyUrl,
+    caller,
+    ...(requestId !== undefined && { headers: { 'x-request-id': requestId } }),
+  });
+}
 
 function lines(): Line[] {
   return service
@@ -149,22 +161,14 @@ test.serial(
   'a login line names the wallet; refusals name their code; no token, signature or challenge is logged',
   async (t) => {
     const wallet = Keypair.random();
-    const { json } = await getJson(`${proxyUrl}/api/auth/challenge?publicKey=${wallet.publicKey()}`);
-    const signature = Buffer.from(wallet.signMessage(json.challenge)).toString('base64');
-    const verified = await postJson(
-      `${proxyUrl}/api/auth/verify`,
-      { publicKey: wallet.publicKey(), challenge: json.challenge, signature },
-      { 'x-request-id': 'login-1' },
-    );
-    t.is(verified.status, 200);
+    const { challenge } = await api().challenge(wallet.publicKey());
+    const signature = Buffer.from(wallet.signMessage(challenge)).toString('base64');
+    const signed = { publicKey: wallet.publicKey(), challenge, signature };
+    const verified = await api('login-1').verify(signed);
     const login = await waitForLine((l) => l.msg === 'login', 'login');
     t.like(login, { level: 'info', wallet: wallet.publicKey(), requestId: 'login-1', component: 'proxy' });
 
-    const replay = await postJson(
-      `${proxyUrl}/api/auth/verify`,
-      { publicKey: wallet.publicKey(), challenge: json.challenge, signature },
-      { 'x-request-id': 'replay-1' },
-    );
+    const replay = await refused(t, api('replay-1').verify(signed));
     t.is(replay.status, 401);
     t.like(await waitForLine((l) => l.requestId === 'replay-1', 'replay'), {
       level: 'info',
@@ -174,16 +178,19 @@ test.serial(
       code: 'unauthorized',
       detail: 'challenge was already used; request a new one',
     });
+    // raw: a body with a repeated member
     const duplicate = await postJson(`${proxyUrl}/api/withdraw`, '{"amount":"-5","amount":"0.1"}', {
-      authorization: `Bearer ${verified.json.token}`,
+      authorization: `Bearer ${verified.token}`,
       'x-request-id': 'dup-1',
     });
     t.is(duplicate.status, 400);
+    t.is(problemOf(duplicate).code, 'invalid_request');
     t.like(await waitForLine((l) => l.requestId === 'dup-1', 'duplicate'), {
       msg: 'request refused',
       code: 'invalid_request',
       status: 400,
     });
+    // raw: no route of the API
     const unknown = await fetch(`${proxyUrl}/api/nothing-here`, { headers: { 'x-request-id': 'nf-1' } });
     t.is(unknown.status, 404);
     t.like(await waitForLine((l) => l.requestId === 'nf-1', '404'), {
@@ -193,10 +200,10 @@ test.serial(
     });
 
     const all = service.output();
-    const nonce = /Nonce: ([0-9a-f]+)/.exec(json.challenge)![1];
+    const nonce = /Nonce: ([0-9a-f]+)/.exec(challenge)![1]!;
     for (const secret of [
-      verified.json.token,
-      verified.json.token.split('.')[2],
+      verified.token,
+      verified.token.split('.')[2]!,
       signature,
       nonce,
       readFileSync(join(dataDir, 'master.key'), 'utf8').trim(),
@@ -210,14 +217,12 @@ test.serial(
 test.serial(
   "a new agent's first deposit is not logged as a recovery; an unreachable paid service is a refusal, not an error",
   async (t) => {
-    const operator = operatorHeadersFrom(join(dataDir, 'operator.token'));
-    const deposited = await postJson(
-      `${proxyUrl}/api/deposit`,
-      { agentId: 'log-agent', amount: '1' },
-      { ...operator, 'x-request-id': 'dep-1' },
-    );
-    t.is(deposited.status, 200, deposited.text);
-    t.is(deposited.json.amount, '1.0000000', 'the operator deposit answers its amount like a wallet deposit');
+    const operator: PoolApiCaller = {
+      kind: 'operator',
+      token: readFileSync(join(dataDir, 'operator.token'), 'utf8').trim(),
+    };
+    const deposited = await api('dep-1', operator).operatorDeposit({ agentId: 'log-agent', amount: '1' });
+    t.is(deposited.amount, '1.0000000', 'the operator deposit answers its amount like a wallet deposit');
     await waitForLine((l) => l.requestId === 'dep-1' && l.msg === 'request', 'deposit');
     t.false(
       lines().some((l) => l.msg === 'agent recovered from the chain'),
@@ -225,13 +230,16 @@ test.serial(
     );
 
     // A host that does not resolve (.invalid never does): the caller's problem, not the proxy's.
-    const pay = await postJson(
-      `${proxyUrl}/api/pay`,
-      { agentId: 'log-agent', serviceUrl: 'http://no-such-service.invalid/quote', method: 'GET' },
-      { ...operator, 'x-request-id': 'dns-1' },
+    const pay = await refused(
+      t,
+      api('dns-1', operator).pay({
+        agentId: 'log-agent',
+        serviceUrl: 'http://no-such-service.invalid/quote',
+        method: 'GET',
+      }),
     );
-    t.is(pay.status, 502, pay.text);
-    t.is(pay.json.code, 'service_unreachable');
+    t.is(pay.status, 502, pay.detail);
+    t.is(pay.code, 'service_unreachable');
     const line = await waitForLine((l) => l.requestId === 'dns-1' && /^request/.test(l.msg), 'dns');
     t.like(line, { level: 'info', msg: 'request refused', code: 'service_unreachable', status: 502 });
     t.regex(String(line.detail), /no-such-service\.invalid/);

@@ -1,6 +1,8 @@
 // Log out: POST /api/auth/logout ends the token on the server. The ended token answers 401 everywhere (REST and
 // MCP), also after a restart of the proxy on the same store; other tokens of the wallet keep working; a missing,
 // malformed, foreign or replayed token is refused without ending anything. Real proxy, real HTTP, real LevelDB.
+// Requests go through PoolApi; raw only for /mcp, malformed or missing Authorization headers, the wrong method,
+// and the WWW-Authenticate and content-type headers PoolApi does not give.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,23 +12,23 @@ import test from 'ava';
 import { RECHECK_MS, TokenRevocations } from '../../src/proxy/auth/revocations.ts';
 import { TokenService } from '../../src/proxy/auth/tokens.ts';
 import { EncryptedStore } from '../../src/proxy/store/encrypted-store.ts';
-import { getJson, postJson, rawRequest } from './helpers/http.ts';
+import { PoolApi, refused, walletApi } from './helpers/api.ts';
+import { getJson, postJson, problemOf, rawRequest } from './helpers/http.ts';
 import { startTestProxy } from './helpers/proxy.ts';
 
 async function login(url: string, wallet: Keypair): Promise<string> {
-  const { json } = await getJson(`${url}/api/auth/challenge?publicKey=${wallet.publicKey()}`);
-  const res = await postJson(`${url}/api/auth/verify`, {
-    publicKey: wallet.publicKey(),
-    challenge: json.challenge,
-    signature: Buffer.from(wallet.signMessage(json.challenge)).toString('base64'),
-  });
-  if (res.status !== 200) throw new Error(`login failed: ${res.text}`);
-  return res.json.token;
+  const api = new PoolApi({ baseUrl: url });
+  const { challenge } = await api.challenge(wallet.publicKey());
+  const signature = Buffer.from(wallet.signMessage(challenge)).toString('base64');
+  return (await api.verify({ publicKey: wallet.publicKey(), challenge, signature })).token;
 }
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+/** A logout sent raw, with exactly the given headers. */
 const logout = (url: string, headers: Record<string, string>) =>
   rawRequest(`${url}/api/auth/logout`, { method: 'POST', headers });
+/** The token's agents: it is still valid if this answers. */
+const agentsOf = (url: string, token: string) => walletApi(url, token).agents();
 
 test('Log out ends the token on the server, also across a restart; other tokens stay valid', async (t) => {
   const env = {
@@ -38,17 +40,20 @@ test('Log out ends the token on the server, also across a restart; other tokens 
   const wallet = Keypair.random();
   const ended = await login(proxy.url, wallet);
   const other = await login(proxy.url, wallet);
-  t.is((await getJson(`${proxy.url}/api/agents`, bearer(ended))).status, 200, 'valid before');
+  t.deepEqual((await agentsOf(proxy.url, ended)).agents, [], 'valid before');
 
-  const out = await logout(proxy.url, bearer(ended));
-  t.is(out.status, 200, out.text);
-  t.true(out.json.loggedOut);
-  t.true(Date.parse(out.json.tokenExpiresAt) > Date.now() + 3600_000, 'kept until the token would expire');
+  const out = await walletApi(proxy.url, ended).logout();
+  t.true(out.loggedOut);
+  t.true(Date.parse(out.tokenExpiresAt) > Date.now() + 3600_000, 'kept until the token would expire');
 
+  const ejected = await refused(t, agentsOf(proxy.url, ended));
+  t.is(ejected.status, 401);
+  t.is(ejected.code, 'unauthorized');
+  t.regex(ejected.detail, /Log out/);
+  // raw: the WWW-Authenticate header, which PoolApi does not give
   const after = await getJson(`${proxy.url}/api/agents`, bearer(ended));
   t.is(after.status, 401);
-  t.is(after.json.code, 'unauthorized');
-  t.regex(after.json.detail, /Log out/);
+  t.is(problemOf(after).code, 'unauthorized');
   t.regex(String(after.headers['www-authenticate']), /invalid_token/);
   const mcp = await postJson(
     `${proxy.url}/mcp`,
@@ -56,18 +61,19 @@ test('Log out ends the token on the server, also across a restart; other tokens 
     { ...bearer(ended), accept: 'application/json, text/event-stream' },
   );
   t.is(mcp.status, 401, 'the MCP endpoint refuses the ended token too');
-  t.is((await getJson(`${proxy.url}/api/agents`, bearer(other))).status, 200, 'another token still works');
+  t.deepEqual((await agentsOf(proxy.url, other)).agents, [], 'another token still works');
 
   // Replayed: the ended token cannot log out again (nor anything else).
-  const replay = await logout(proxy.url, bearer(ended));
+  const replay = await refused(t, walletApi(proxy.url, ended).logout());
   t.is(replay.status, 401);
-  t.is(replay.json.code, 'unauthorized');
+  t.is(replay.code, 'unauthorized');
 
   // The revocation is in the store: a restarted proxy on the same data still refuses the token.
   await proxy.close();
   proxy = await startTestProxy(env);
-  t.is((await getJson(`${proxy.url}/api/agents`, bearer(ended))).status, 401, 'still ended after a restart');
-  t.is((await getJson(`${proxy.url}/api/agents`, bearer(other))).status, 200);
+  const restarted = await refused(t, agentsOf(proxy.url, ended), 'still ended after a restart');
+  t.is(restarted.status, 401, 'still ended after a restart');
+  t.deepEqual((await agentsOf(proxy.url, other)).agents, []);
 });
 
 test('Log out refuses a missing, malformed or foreign token, and other methods', async (t) => {
@@ -77,11 +83,13 @@ test('Log out refuses a missing, malformed or foreign token, and other methods',
 
   const none = await logout(proxy.url, {});
   t.is(none.status, 401);
+  t.is(problemOf(none).code, 'unauthorized');
   t.regex(String(none.headers['www-authenticate']), /^Bearer/);
   for (const header of ['Bearer', 'Bearer x.y', `Basic ${token}`, `Bearer ${token}x`]) {
     const res = await logout(proxy.url, { authorization: header });
     t.is(res.status, 401, header);
     t.is(res.headers['content-type'], 'application/problem+json', header);
+    t.is(problemOf(res).code, 'unauthorized', header);
   }
   // A token of another proxy (another master key) is not this proxy's to end.
   const foreign = await new TokenService(randomBytes(32), {
@@ -89,9 +97,10 @@ test('Log out refuses a missing, malformed or foreign token, and other methods',
     audience: proxy.config.jwt.audience,
     ttlSeconds: 3600,
   }).issue(Keypair.random().publicKey());
-  t.is((await logout(proxy.url, bearer(foreign))).status, 401);
+  t.is((await refused(t, walletApi(proxy.url, foreign).logout())).status, 401);
+  // raw: the wrong method
   t.is((await rawRequest(`${proxy.url}/api/auth/logout`, { headers: bearer(token) })).status, 405);
-  t.is((await getJson(`${proxy.url}/api/agents`, bearer(token))).status, 200, 'none of that ended the token');
+  t.deepEqual((await agentsOf(proxy.url, token)).agents, [], 'none of that ended the token');
 
   const spec = (await getJson(`${proxy.url}/openapi.json`)).json;
   t.truthy(spec.paths['/api/auth/logout']?.post?.responses['401'], 'documented in OpenAPI');

@@ -7,7 +7,7 @@
 // arrive at any replica: payments sent to all three in one window are one batch of the elected batch leader,
 // and each request is answered where it was asked, with its receipt and content or its problem. A rolling
 // restart of all three under a trickle of payments and balance reads loses no answered request and leaves no
-// money frozen or paid twice.
+// money frozen or paid twice. Every request is well-formed and goes through PoolApi, on the replica asked.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import test from 'ava';
@@ -19,11 +19,10 @@ import type { ProxyHandle } from '../../src/proxy/server.ts';
 import { type LocalX402Thread, startLocalX402Thread } from '../../src/cli/threads/x402-thread.ts';
 import { localX402Env } from '../../src/x402/local-services.ts';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.ts';
-import { getJson, postJson } from './helpers/http.ts';
+import type { Balance, PaymentListEntry, PaymentResult } from '../../src/api/types.ts';
+import { PoolApi, PoolApiError, refused, walletApi } from './helpers/api.ts';
 import { type Stack, startStack, USDC } from './helpers/stack.ts';
 
-/** The operator's token, the same for every replica. */
-let operator: Record<string, string>;
 const PRICE = USDC / 100n; // the demo service's price, 0.01 USDC
 
 let pgServer: PostgresServer;
@@ -39,7 +38,6 @@ test.before(async () => {
   pgServer = await startPostgres();
   const databaseUrl = await pgServer.database();
   stack = await startStack({ POOL_PROXY_DATABASE_URL: databaseUrl });
-  operator = stack.operator;
   const { sandbox } = stack;
   await stack.fund(sandbox.info.accounts.poolWallet, 100);
   // The x402 pair on a thread of its own, as `pool-proxy start` runs it: 60 quotes at once share no event
@@ -98,16 +96,25 @@ async function startBrokenService(asset: string): Promise<{ url: string; server:
 }
 
 const replica = (i: number) => replicas[i % replicas.length]!.url;
+/** The operator's client on replica `i` (its token is the same for every replica). */
+const op = (i: number): PoolApi => stack.operatorApi(replica(i));
 
 async function balanceOf(agentId: string, i = 0): Promise<bigint> {
-  const { json } = await getJson(`${replica(i)}/api/balance/${agentId}`, operator);
-  return BigInt(String(json.balance).replace('.', ''));
+  return BigInt((await op(i).balance(agentId)).balance.replace('.', ''));
 }
 
 async function operatorDeposit(agentId: string, amount: string, i = 0): Promise<void> {
-  const res = await postJson(`${replica(i)}/api/deposit`, { agentId, amount }, operator);
-  if (res.status !== 200) throw new Error(`deposit: ${res.text}`);
+  await op(i).operatorDeposit({ agentId, amount });
 }
+
+/** The refusal of a settled call, if it was refused by a proxy. */
+const refusalOf = (r: PromiseSettledResult<unknown>) =>
+  r.status === 'rejected' && r.reason instanceof PoolApiError ? r.reason : undefined;
+/** How a settled call ended, for messages: its payment status, or its refusal's status and code. */
+const outcome = (r: PromiseSettledResult<unknown>) =>
+  r.status === 'fulfilled'
+    ? String((r.value as Partial<PaymentResult>).paymentStatus ?? 'ok')
+    : `${refusalOf(r)?.status} ${refusalOf(r)?.code ?? String(r.reason)}`;
 
 test.serial(
   '60 concurrent payments over three replicas against a balance for 20: exactly 20 paid',
@@ -115,33 +122,29 @@ test.serial(
     await operatorDeposit('payer', '0.2');
     const poolWallet = stack.sandbox.info.accounts.poolWallet;
     const floatBefore = await stack.usdcBalance(poolWallet);
-    const answers = await Promise.all(
+    const answers = await Promise.allSettled(
       Array.from({ length: 60 }, (_, i) =>
-        postJson(
-          `${replica(i)}/api/pay`,
-          { agentId: 'payer', serviceUrl: x402.demo.quoteUrl, method: 'GET' },
-          operator,
-        ),
+        op(i).pay({ agentId: 'payer', serviceUrl: x402.demo.quoteUrl, method: 'GET' }),
       ),
     );
-    const paid = answers.filter((a) => a.status === 200 && a.json.paymentStatus === 'confirmed');
-    const refused = answers.filter((a) => a.status !== 200);
-    t.is(
-      paid.length,
-      20,
-      answers.map((a) => `${a.status} ${a.json.code ?? a.json.paymentStatus}`).join(', '),
+    const paid = answers.flatMap((a, i) =>
+      a.status === 'fulfilled' && a.value.paymentStatus === 'confirmed'
+        ? [{ ...a.value, replica: i % 3 }]
+        : [],
     );
-    t.is(refused.length, 40, 'the rest are refused before signing');
+    const refusals = answers.filter((a) => a.status === 'rejected').map((a) => refusalOf(a));
+    t.is(paid.length, 20, answers.map(outcome).join(', '));
+    t.is(refusals.length, 40, 'the rest are refused before signing');
     // Refused for the balance — or, on a loaded machine, because the service's quote did not come in time:
     // either way before anything was signed (the pool wallet's balance below says so).
-    t.true(refused.every((a) => ['insufficient_balance', 'service_unreachable'].includes(a.json.code)));
-    t.true(refused.some((a) => a.json.code === 'insufficient_balance'));
-    t.is(new Set(paid.map((a) => a.json.paymentId)).size, 20);
-    // Each replica paid some of them: the decision was shared, not one replica taking everything.
     t.true(
-      new Set(answers.map((_, i) => i % 3).filter((i) => paid.some((a) => answers.indexOf(a) % 3 === i)))
-        .size > 1,
+      refusals.every((r) => ['insufficient_balance', 'service_unreachable'].includes(r?.code ?? '')),
+      answers.map(outcome).join(', '),
     );
+    t.true(refusals.some((r) => r?.code === 'insufficient_balance'));
+    t.is(new Set(paid.map((a) => a.paymentId)).size, 20);
+    // Each replica paid some of them: the decision was shared, not one replica taking everything.
+    t.true(new Set(paid.map((a) => a.replica)).size > 1);
     t.is(floatBefore - (await stack.usdcBalance(poolWallet)), 20n * PRICE, 'the pool wallet paid exactly 20');
     for (const i of [0, 1, 2]) t.is(await balanceOf('payer', i), 0n, `replica ${i + 1} shows nothing left`);
   },
@@ -152,33 +155,30 @@ test.serial(
   async (t) => {
     await operatorDeposit('spread', '0.1');
     const pay = (i: number, serviceUrl: string) =>
-      postJson(`${replica(i)}/api/pay`, { agentId: 'spread', serviceUrl, method: 'GET' }, operator);
+      op(i).pay({ agentId: 'spread', serviceUrl, method: 'GET' });
     // One paid and one failing payment asked of each replica: two of the three do not lead.
     const [paid, failed] = await Promise.all([
       Promise.all([0, 1, 2].map((i) => pay(i, x402.demo.quoteUrl))),
-      Promise.all([0, 1, 2].map((i) => pay(i, `${broken.url}/broken`))),
+      Promise.all([0, 1, 2].map((i) => refused(t, pay(i, `${broken.url}/broken`)))),
     ]);
     for (const a of paid) {
-      t.is(a.status, 200, a.text);
-      t.is(a.json.paymentStatus, 'confirmed');
-      t.regex(a.json.receipt.transaction, /^[0-9a-f]{64}$/, 'the receipt reached the replica asked');
-      t.truthy(JSON.parse(a.json.content).quote, "the service's answer reached the replica asked");
+      t.is(a.paymentStatus, 'confirmed', JSON.stringify(a));
+      t.regex(a.receipt?.transaction ?? '', /^[0-9a-f]{64}$/, 'the receipt reached the replica asked');
+      t.truthy(JSON.parse(a.content ?? '{}').quote, "the service's answer reached the replica asked");
     }
     // executed in the leader's batch, failed once its authorization expired unused: the problem, where asked
     for (const a of failed) {
-      t.is(a.status, 502, a.text);
-      t.is(a.json.code, 'payment_failed');
-      t.is(a.json.paymentStatus, 'failed');
-      t.is(a.json.content, 'the service broke');
+      t.is(a.status, 502, a.detail);
+      t.is(a.code, 'payment_failed');
+      t.is(a.extra.paymentStatus, 'failed');
+      t.is(a.extra.content, 'the service broke');
     }
-    const batchIds = new Set([...paid, ...failed].map((a) => a.json.batchId));
+    const batchIds = new Set([...paid.map((a) => a.batchId), ...failed.map((a) => a.extra.batchId)]);
     t.is(batchIds.size, 1, 'one batch for the payments of all three replicas');
     // the public stats count the batch's confirmed payments once each (the failed ones, which the chain does
     // not show, not at all)
-    const stats = (await getJson(`${replica(2)}/api/pool/stats`)).json;
-    const batch = (stats.recentBatches as Array<Record<string, unknown>>).find((b) =>
-      batchIds.has(b.batchId),
-    );
+    const stats = await new PoolApi({ baseUrl: replica(2) }).stats();
+    const batch = stats.recentBatches.find((b) => batchIds.has(b.batchId));
     t.deepEqual(Object.keys(batch ?? {}).sort(), ['batchId', 'executedAt', 'payments']);
     t.like(batch, { payments: 3 }, 'recorded once, by the leader that ran it');
     t.is(await balanceOf('spread', 0), 10n * PRICE - 3n * PRICE, 'the failed payments were given back');
@@ -191,14 +191,17 @@ test.serial(
     await operatorDeposit('saver', '1');
     const destination = Keypair.random().publicKey();
     await stack.fund(destination, 0);
-    const answers = await Promise.all(
-      Array.from({ length: 30 }, (_, i) =>
-        postJson(`${replica(i)}/api/withdraw`, { agentId: 'saver', amount: '0.4', destination }, operator),
-      ),
+    const answers = await Promise.allSettled(
+      Array.from({ length: 30 }, (_, i) => op(i).withdraw({ agentId: 'saver', amount: '0.4', destination })),
     );
-    const done = answers.filter((a) => a.status === 200);
-    t.is(done.length, 2, answers.map((a) => `${a.status} ${a.json.code ?? ''}`).join(', '));
-    t.true(answers.filter((a) => a.status !== 200).every((a) => a.json.code === 'insufficient_balance'));
+    const done = answers.filter((a) => a.status === 'fulfilled' && a.value.status === 'confirmed');
+    t.is(done.length, 2, answers.map(outcome).join(', '));
+    t.true(
+      answers
+        .filter((a) => a.status === 'rejected')
+        .every((a) => refusalOf(a)?.code === 'insufficient_balance'),
+      answers.map(outcome).join(', '),
+    );
     t.is(await stack.usdcBalance(destination), 8n * (USDC / 10n), 'exactly 0.8 USDC left the pool');
     t.is(await balanceOf('saver', 2), 2n * (USDC / 10n));
   },
@@ -213,12 +216,10 @@ test.serial(
     await operatorDeposit('late', '0.3'); // credited in the shared store by replica 0's indexer
     const destination = Keypair.random().publicKey();
     await stack.fund(destination, 0);
-    const res = await postJson(
-      `${lagging.url}/api/withdraw`,
-      { agentId: 'late', amount: '0.1', destination },
-      operator,
-    );
-    t.is(res.status, 200, res.text);
+    const res = await stack
+      .operatorApi(lagging.url)
+      .withdraw({ agentId: 'late', amount: '0.1', destination });
+    t.is(res.status, 'confirmed');
     t.is(await stack.usdcBalance(destination), USDC / 10n);
   },
 );
@@ -228,40 +229,38 @@ test.serial('one idempotency key sent to all three replicas at once is one payme
   const body = {
     agentId: 'idem',
     serviceUrl: x402.demo.quoteUrl,
-    method: 'GET',
+    method: 'GET' as const,
     idempotencyKey: 'one-key-0001',
   };
-  const answers = await Promise.all([0, 1, 2].map((i) => postJson(`${replica(i)}/api/pay`, body, operator)));
-  for (const a of answers) t.is(a.status, 200, a.text);
-  t.is(new Set(answers.map((a) => a.json.paymentId)).size, 1, 'one payment id');
-  t.true(answers.every((a) => a.json.paymentStatus === 'confirmed'));
-  t.is(await balanceOf('idem', 2), 50n * PRICE - PRICE, 'paid once');
-  const conflict = await postJson(
-    `${replica(2)}/api/pay`,
-    { ...body, serviceUrl: `${x402.demo.quoteUrl}?x=1` },
-    operator,
+  const answers = await Promise.all([0, 1, 2].map((i) => op(i).pay(body)));
+  t.is(new Set(answers.map((a) => a.paymentId)).size, 1, 'one payment id');
+  t.true(
+    answers.every((a) => a.paymentStatus === 'confirmed'),
+    JSON.stringify(answers),
   );
+  t.is(await balanceOf('idem', 2), 50n * PRICE - PRICE, 'paid once');
+  const conflict = await refused(t, op(2).pay({ ...body, serviceUrl: `${x402.demo.quoteUrl}?x=1` }));
   t.is(conflict.status, 409);
-  t.is(conflict.json.code, 'conflict');
+  t.is(conflict.code, 'conflict');
 });
 
 test.serial(
   'a login challenge is consumed once across replicas, and a token from one is taken by all',
   async (t) => {
     const wallet = Keypair.random();
-    const { json } = await getJson(`${replica(0)}/api/auth/challenge?publicKey=${wallet.publicKey()}`);
-    const signature = Buffer.from(wallet.signMessage(json.challenge)).toString('base64');
-    const verify = { publicKey: wallet.publicKey(), challenge: json.challenge, signature };
-    const answers = await Promise.all(
-      [0, 1, 2].map((i) => postJson(`${replica(i)}/api/auth/verify`, verify)),
+    const publicApi = (i: number) => new PoolApi({ baseUrl: replica(i) });
+    const { challenge } = await publicApi(0).challenge(wallet.publicKey());
+    const signature = Buffer.from(wallet.signMessage(challenge)).toString('base64');
+    const verify = { publicKey: wallet.publicKey(), challenge, signature };
+    const answers = await Promise.allSettled([0, 1, 2].map((i) => publicApi(i).verify(verify)));
+    t.deepEqual(
+      answers.map((a) => (a.status === 'fulfilled' ? 'token' : String(refusalOf(a)?.status))).sort(),
+      ['401', '401', 'token'],
+      answers.map(outcome).join(', '),
     );
-    t.deepEqual(answers.map((a) => a.status).sort(), [200, 401, 401]);
     // A token from one replica is taken by the others.
-    const token = answers.find((a) => a.status === 200)!.json.token as string;
-    for (const i of [0, 1, 2]) {
-      const agents = await getJson(`${replica(i)}/api/agents`, { authorization: `Bearer ${token}` });
-      t.is(agents.status, 200);
-    }
+    const token = answers.find((a) => a.status === 'fulfilled')!.value.token;
+    for (const i of [0, 1, 2]) t.true(Array.isArray((await walletApi(replica(i), token).agents()).agents));
   },
 );
 
@@ -270,22 +269,38 @@ test.serial(
   async (t) => {
     await operatorDeposit('steady', '0.5');
     const payToBefore = await stack.usdcBalance(x402.demoPayTo);
-    type Answer = { kind: 'pay' | 'read'; status: number; json: Record<string, string> };
+    /** An answer (status 200), a refusal (its status and code), or 0: no answer (the replica had stopped). */
+    type Answer = {
+      kind: 'pay' | 'read';
+      status: number;
+      code?: string;
+      paymentId?: string;
+      paymentStatus?: string;
+    };
     const answers: Answer[] = [];
     const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-    const ask = (kind: Answer['kind'], request: Promise<{ status: number; json: Record<string, string> }>) =>
+    const ask = (kind: Answer['kind'], request: Promise<PaymentResult | Balance>) =>
       request.then(
-        (a) => void answers.push({ kind, status: a.status, json: a.json }),
-        () => void answers.push({ kind, status: 0, json: {} }), // the replica had stopped listening
+        (a) =>
+          void answers.push({
+            kind,
+            status: 200,
+            ...('paymentId' in a && { paymentId: a.paymentId, paymentStatus: a.paymentStatus }),
+          }),
+        (e: unknown) =>
+          void answers.push(
+            e instanceof PoolApiError && e.status > 0
+              ? { kind, status: e.status, code: e.code }
+              : { kind, status: 0 },
+          ),
       );
     let steady = true;
     const trickle = (async () => {
       const asked: Array<Promise<void>> = [];
       for (let i = 0; steady; i++) {
-        const url = replica(i);
-        const body = { agentId: 'steady', serviceUrl: x402.demo.quoteUrl, method: 'GET' };
-        asked.push(ask('pay', postJson(`${url}/api/pay`, body, operator)));
-        asked.push(ask('read', getJson(`${url}/api/balance/steady`, operator)));
+        const api = op(i);
+        asked.push(ask('pay', api.pay({ agentId: 'steady', serviceUrl: x402.demo.quoteUrl, method: 'GET' })));
+        asked.push(ask('read', api.balance('steady')));
         await sleep(300);
       }
       await Promise.all(asked);
@@ -306,11 +321,11 @@ test.serial(
     t.log(
       `${paid.length} payments answered 200, ${reads.length} balance reads; others: ${answers
         .filter((a) => a.status !== 200)
-        .map((a) => `${a.kind} ${a.status} ${a.json.code ?? ''}`)
+        .map((a) => `${a.kind} ${a.status} ${a.code ?? ''}`)
         .join(', ')}`,
     );
     t.true(paid.length > 0 && reads.length > 0);
-    t.true(paid.every((a) => a.json.paymentStatus === 'confirmed'));
+    t.true(paid.every((a) => a.paymentStatus === 'confirmed'));
     // Refused ones were refused before anything was signed (a stopping replica takes no payment).
     t.true(
       answers
@@ -318,17 +333,16 @@ test.serial(
         .every((a) => a.status === 503),
     );
     // (a request whose connection a stopping replica cut is released by reconciliation, or paid: not answered)
-    let listed: Array<{ paymentId: string; agentId: string; paymentStatus: string }> = [];
+    let listed: PaymentListEntry[] = [];
     for (let tries = 0; tries < 60; tries++) {
-      listed = (await getJson(`${replica(0)}/api/payments`, operator)).json
-        .payments as unknown as typeof listed;
+      listed = (await op(0).payments(999)).payments;
       if (!listed.some((p) => p.agentId === 'steady' && p.paymentStatus === 'pending')) break;
       await sleep(500);
     }
     const mine = listed.filter((p) => p.agentId === 'steady');
     for (const a of paid)
       t.is(
-        mine.find((p) => p.paymentId === a.json.paymentId)?.paymentStatus,
+        mine.find((p) => p.paymentId === a.paymentId)?.paymentStatus,
         'confirmed',
         'an answered payment stays',
       );
