@@ -52,7 +52,10 @@ export interface ProblemIssue {
 export class PoolApiError extends Error {
   readonly code: string;
   readonly title: string;
-  /** HTTP status of the proxy's refusal; 0 when there was none (no answer, or a payment that failed in its batch). */
+  /**
+   * HTTP status of the proxy's refusal; 0 when the proxy gave none (it did not answer, or this client refused to
+   * send the call). A payment that failed in its batch is 502 `payment_failed`, its reason in `extra`.
+   */
   readonly status: number;
   readonly issues?: ProblemIssue[];
   /** Extra members of the problem body (e.g. the txHash of a transaction that did not confirm in time). */

@@ -107,7 +107,10 @@ test.serial(
 test.serial('a freeze asked of one replica stops payments queued through the other', async (t) => {
   const demoBefore = await stack.usdcBalance(x402.demoPayTo);
   const waiting = [refused(t, payDemo('frozen', 0)), refused(t, payDemo('frozen', 0))];
-  while ((await balanceOf('frozen', 1)) !== '0.9800000') await new Promise((r) => setTimeout(r, 25));
+  for (let i = 0; (await balanceOf('frozen', 1)) !== '0.9800000'; i++) {
+    if (i > 2400) throw new Error('the queued payments were not all reserved within a minute');
+    await new Promise((r) => setTimeout(r, 25));
+  }
   t.true((await op(1).setFrozen('frozen', true)).frozen);
   const now = await refused(t, payDemo('frozen', 0));
   t.is(now.code, 'agent_frozen', 'refused at once on the other replica too');

@@ -327,7 +327,10 @@ test.serial(
     const before = await paymentCount();
     // Three payments join the batch window (4 s) …
     const waiting = Array.from({ length: 3 }, () => refused(t, payDemo('frozen')));
-    while ((await balanceOf('frozen')) !== '0.9700000') await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; (await balanceOf('frozen')) !== '0.9700000'; i++) {
+      if (i > 2400) throw new Error('the queued payments were not all reserved within a minute');
+      await new Promise((r) => setTimeout(r, 25));
+    }
     // … and the agent is frozen before the window closes.
     t.true((await op().setFrozen('frozen', true)).frozen);
     const refusedNow = await refused(t, payDemo('frozen'));
