@@ -11,6 +11,8 @@
 // the transactions the rounds put on the ledger), so polling them counts no paying agents either.
 // The second test checks the books: pool USDC = Σ unspent notes (agents' and the float account's),
 // available balances never dipped, the float came back, and an empty store rebuilds the float account.
+// Requests go through PoolApi (wallets, the operator, the public); raw only for /metrics, which is not the
+// REST API.
 import { join } from 'node:path';
 import { Keypair, TransactionBuilder } from '#stellar-sdk';
 import test from 'ava';
@@ -27,7 +29,9 @@ import { observe } from '../../src/cli/demo/observer.ts';
 import type { ProxyHandle } from '../../src/proxy/server.ts';
 import { type DemoServiceHandle, startDemoService } from '../../src/x402/demo-service.ts';
 import { type LocalX402, localX402Env, startLocalX402 } from '../../src/x402/local-services.ts';
-import { getJson, postJson } from '../proxy/helpers/http.ts';
+import type { OperatorBooks, PoolStats } from '../../src/api/types.ts';
+import { PoolApi } from '../proxy/helpers/api.ts';
+import { getJson } from '../proxy/helpers/http.ts';
 import { type Stack, startStack, USDC } from '../proxy/helpers/stack.ts';
 
 const ROUND_SIZE = 4;
@@ -54,7 +58,7 @@ interface Paid {
 const truth: Paid[] = [];
 const deposits: Array<{ wallet: string; amount: bigint }> = [];
 /** Each agent's available balance right after its last payment, and every sample taken since. */
-const balances = new Map<string, { token: string; after: bigint; samples: bigint[] }>();
+const balances = new Map<string, { api: PoolApi; after: bigint; samples: bigint[] }>();
 let window = 0;
 
 const stroops = (s: string) => {
@@ -62,9 +66,10 @@ const stroops = (s: string) => {
   return BigInt(w!) * USDC + BigInt(f.padEnd(7, '0'));
 };
 const fmt = (v: bigint) => `${v / USDC}.${(v % USDC).toString().padStart(7, '0')}`;
-const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 /** The operator's token (the proxy's books and metrics). */
 let operator: Record<string, string>;
+/** The public's client (no credentials): what any observer may ask the proxy. */
+const publicApi = () => new PoolApi({ baseUrl: proxy.url });
 
 test.before(async () => {
   stack = await startStack({
@@ -120,32 +125,24 @@ test.after.always(async () => {
   await stack?.close();
 });
 
-async function books(url = proxy.url) {
-  const res = await getJson(`${url}/api/operator/books`, operator);
-  if (res.status !== 200) throw new Error(`books: ${res.status} ${res.text}`);
-  return res.json as {
-    poolWallet: string;
-    floatAccount: string;
-    agentNotes: string;
-    unsettled: string;
-    settling: boolean;
-  };
+/** The operator's books of the proxy under test, or of the one at `url`. */
+function books(url = proxy.url): Promise<OperatorBooks> {
+  return stack.operatorApi(url).books();
 }
 
-interface PublicStats {
-  activeAgents: number;
-  totalTransactions: number;
-  servicesUsed: number;
-  recentBatches: Array<{ batchId: string; executedAt: string; payments: number }>;
+/** The pool wallet's float in `b` (the books of a proxy with payments on hold it). */
+function poolWalletOf(b: OperatorBooks): bigint {
+  if (b.poolWallet === undefined) throw new Error(`books without the pool wallet: ${JSON.stringify(b)}`);
+  return stroops(b.poolWallet);
 }
 
 /** What the observer polls besides the chain: the public stats and the metrics (status only: it is refused). */
-const polled: Array<{ metricsStatus: number; stats: PublicStats }> = [];
+const polled: Array<{ metricsStatus: number; stats: PoolStats }> = [];
 let polling: NodeJS.Timeout | undefined;
 function pollPublic(): void {
   polling = setInterval(() => {
-    void Promise.all([getJson(`${proxy.url}/metrics`), getJson(`${proxy.url}/api/pool/stats`)])
-      .then(([metrics, stats]) => polled.push({ metricsStatus: metrics.status, stats: stats.json }))
+    void Promise.all([getJson(`${proxy.url}/metrics`), publicApi().stats()])
+      .then(([metrics, stats]) => polled.push({ metricsStatus: metrics.status, stats }))
       .catch(() => undefined);
   }, 300);
 }
@@ -155,8 +152,8 @@ function pollPublic(): void {
  * reconciliation interval, so no confirmation is still being counted), the stats the same at both ends, and
  * no ledger closed while they were read; with the ledger they describe, and the operator's metrics text.
  */
-async function quiet(): Promise<{ stats: PublicStats; ledger: number; metrics: string }> {
-  const read = async () => (await getJson(`${proxy.url}/api/pool/stats`)).json as PublicStats;
+async function quiet(): Promise<{ stats: PoolStats; ledger: number; metrics: string }> {
+  const read = () => publicApi().stats();
   for (;;) {
     const first = await read();
     const before = await books();
@@ -182,8 +179,8 @@ async function until(what: string, check: () => Promise<boolean>, ms = 300_000):
 
 async function sampleBalances(): Promise<void> {
   for (const b of balances.values()) {
-    const res = await getJson(`${proxy.url}/api/agents`, bearer(b.token));
-    b.samples.push(stroops(res.json.agents[0].balance));
+    const { agents } = await b.api.agents();
+    b.samples.push(stroops(agents[0]!.balance));
   }
 }
 
@@ -193,26 +190,17 @@ async function scenario(name: string, deposit: string[], windows: string[][][]):
     deposit.map(async (amount) => {
       const wallet = Keypair.random();
       await stack.fund(wallet.publicKey(), 1);
-      const token = await stack.login(wallet, proxy.url);
-      const prepared = await postJson(
-        `${proxy.url}/api/deposit/prepare`,
-        { amount, publicKey: wallet.publicKey() },
-        bearer(token),
-      );
-      if (prepared.status !== 200) throw new Error(`prepare: ${prepared.text}`);
-      const tx = TransactionBuilder.fromXDR(
-        prepared.json.transactionXDR,
-        stack.config.ledger.networkPassphrase,
-      );
+      const api = await stack.walletApi(wallet, proxy.url);
+      const prepared = await api.prepareDeposit({ amount, publicKey: wallet.publicKey() });
+      const tx = TransactionBuilder.fromXDR(prepared.transactionXDR, stack.config.ledger.networkPassphrase);
       tx.sign(wallet);
-      const submitted = await postJson(
-        `${proxy.url}/api/deposit/submit`,
-        { prepareId: prepared.json.prepareId, signedTransactionXDR: tx.toXDR() },
-        bearer(token),
-      );
-      if (submitted.status !== 200) throw new Error(`submit: ${submitted.text}`);
+      const submitted = await api.submitDeposit({
+        prepareId: prepared.prepareId,
+        signedTransactionXDR: tx.toXDR(),
+      });
+      if (submitted.status !== 'confirmed') throw new Error(`submit: ${JSON.stringify(submitted)}`);
       deposits.push({ wallet: wallet.publicKey(), amount: stroops(amount) });
-      return { wallet: wallet.publicKey(), token };
+      return { wallet: wallet.publicKey(), api };
     }),
   );
   for (const prices of windows) {
@@ -221,29 +209,26 @@ async function scenario(name: string, deposit: string[], windows: string[][][]):
       prices.flatMap((list, i) =>
         list.map(async (price) => {
           const a = agents[i]!;
-          const res = await postJson(
-            `${proxy.url}/api/pay`,
-            { serviceUrl: services[price]!.quoteUrl, method: 'GET' },
-            bearer(a.token),
-          );
-          if (res.json.paymentStatus !== 'confirmed') throw new Error(`pay: ${res.text}`);
-          return { a, price, res };
+          const res = await a.api.pay({ serviceUrl: services[price]!.quoteUrl, method: 'GET' });
+          if (res.paymentStatus !== 'confirmed' || res.receipt === undefined)
+            throw new Error(`pay: ${JSON.stringify(res)}`);
+          return { a, price, res, receipt: res.receipt };
         }),
       ),
     );
-    for (const { a, price, res } of results) {
+    for (const { a, price, res, receipt } of results) {
       truth.push({
         scenario: name,
         window,
         wallet: a.wallet,
         amount: stroops(price),
-        txHash: res.json.receipt.transaction,
-        batchId: res.json.batchId,
+        txHash: receipt.transaction,
+        batchId: res.batchId,
       });
     }
     for (const a of agents) {
-      const res = await getJson(`${proxy.url}/api/agents`, bearer(a.token));
-      balances.set(a.wallet, { token: a.token, after: stroops(res.json.agents[0].balance), samples: [] });
+      const { agents: listed } = await a.api.agents();
+      balances.set(a.wallet, { api: a.api, after: stroops(listed[0]!.balance), samples: [] });
     }
     await sampleBalances();
   }
@@ -333,7 +318,7 @@ test.serial(
     await until('settlement and refill', async () => {
       await sampleBalances();
       const b = await books();
-      return stroops(b.unsettled) === 0n && !b.settling && stroops(b.poolWallet) >= LOW;
+      return stroops(b.unsettled) === 0n && !b.settling && poolWalletOf(b) >= LOW;
     });
     await sampleBalances();
     const settled = await quiet();
@@ -491,13 +476,13 @@ test.serial(
       'pool USDC = agents’ notes + float account’s notes',
     );
     // Conservation: the float not in the pool wallet is in the float account (nothing is owed any more).
-    t.is(await stack.usdcBalance(poolWallet), stroops(b.poolWallet));
+    t.is(await stack.usdcBalance(poolWallet), poolWalletOf(b));
     t.is(
-      stroops(b.poolWallet) + stroops(b.floatAccount),
+      poolWalletOf(b) + stroops(b.floatAccount),
       FLOAT,
       'the float came back: pool wallet + float account',
     );
-    t.true(stroops(b.poolWallet) >= LOW, 'the pool wallet was refilled above its low mark');
+    t.true(poolWalletOf(b) >= LOW, 'the pool wallet was refilled above its low mark');
     for (const [wallet, s] of balances) {
       t.true(
         s.samples.every((v) => v === s.after),

@@ -2,7 +2,8 @@
 // @x402/stellar facilitator can run against it), the real prover daemon and proxy, our local facilitator and
 // demo service, and an independent paid service built here with @x402/core's resource server and the official
 // facilitator. Checks what agents get back, the books (balances, the pool wallet's float, settlement) and what
-// an observer of the ledger can see.
+// an observer of the ledger can see. Requests go through PoolApi (the operator's, a wallet's, the public's);
+// raw only for bodies PoolApi cannot send (an unknown method, an unknown field) and a forged token.
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -20,7 +21,9 @@ import type { ProxyHandle } from '../../src/proxy/server.ts';
 import { type LocalX402, startLocalX402 } from '../../src/x402/local-services.ts';
 import { startPaidService } from '../x402/helpers.ts';
 import { runCli } from '../helpers/cli.ts';
-import { getJson, postJson } from './helpers/http.ts';
+import type { PayRequest, PaymentResult } from '../../src/api/types.ts';
+import { PoolApi, PoolApiError, refused } from './helpers/api.ts';
+import { postJson, problemOf } from './helpers/http.ts';
 import { type Stack, startStack, USDC } from './helpers/stack.ts';
 
 const NETWORK = 'stellar:testnet' as const;
@@ -43,11 +46,25 @@ let poolWallet: string;
 const independentPayTo = Keypair.random().publicKey();
 /** The payment settings of the proxy under test (another proxy can start with overrides). */
 let paymentEnv: Record<string, string>;
+/** How long a payment may wait for its outcome here (POOL_PROXY_PAY_DEADLINE_MS below). */
+const PAY_DEADLINE_MS = 400_000;
 
 const url = (path: string) => `${proxy.url}${path}`;
 /** The operator's token, the same for every proxy of the stack. */
 let operator: Record<string, string>;
-const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+/**
+ * The operator's client on the proxy under test or the one at `proxyUrl`. It waits for an answer longer than
+ * the client's default 180 s, as a payment may wait for its outcome (a burst to a single-signer facilitator can
+ * outlast that default); fetch itself still gives up on an answer whose headers take over 300 s.
+ */
+const op = (proxyUrl = proxy.url): PoolApi =>
+  new PoolApi({
+    baseUrl: proxyUrl,
+    caller: stack.operatorApi(proxyUrl).caller,
+    timeoutMs: PAY_DEADLINE_MS + 60_000,
+  });
+/** The public's client (no credentials). */
+const publicApi = () => new PoolApi({ baseUrl: proxy.url });
 
 /** The official facilitator on its DEFAULT options (fee cap, expiration bound), with `signers`. */
 function officialFacilitator(signers: Keypair[], refuse = false): FacilitatorClient {
@@ -149,7 +166,7 @@ test.before(async () => {
     POOL_PROXY_X402_DEMO_URL: local.demo.quoteUrl,
     // a single-signer facilitator settles a burst one payment at a time: on a loaded machine that can take
     // longer than the default two minutes
-    POOL_PROXY_PAY_DEADLINE_MS: '400000',
+    POOL_PROXY_PAY_DEADLINE_MS: String(PAY_DEADLINE_MS),
   };
   ({ proxy } = await stack.startProxy(paymentEnv));
 });
@@ -164,24 +181,51 @@ test.after.always(async () => {
   await stack?.close();
 });
 
-async function operatorDeposit(agentId: string, amount: string) {
-  const res = await postJson(url('/api/deposit'), { agentId, amount }, operator);
-  if (res.status !== 200) throw new Error(`deposit: ${res.text}`);
+async function operatorDeposit(agentId: string, amount: string, proxyUrl = proxy.url) {
+  const res = await op(proxyUrl).operatorDeposit({ agentId, amount });
+  if (res.status !== 'confirmed') throw new Error(`deposit: ${JSON.stringify(res)}`);
 }
 
-async function balanceOf(agentId: string, headers: Record<string, string> = operator): Promise<string> {
-  return (await getJson(url(`/api/balance/${agentId}`), headers)).json.balance;
+async function balanceOf(agentId: string, api: PoolApi = op()): Promise<string> {
+  return (await api.balance(agentId)).balance;
 }
 
-const pay = (body: Record<string, unknown>, headers: Record<string, string> = operator) =>
-  postJson(url('/api/pay'), body, headers);
+/** A payment by the operator (or through `api`). */
+const pay = (request: PayRequest, api: PoolApi = op()) => api.pay(request);
+
+/** A payment's answer, or the proxy's refusal of it. */
+interface Outcome {
+  answer?: PaymentResult;
+  refusal?: PoolApiError;
+}
+const outcomeOf = (call: Promise<PaymentResult>): Promise<Outcome> =>
+  call.then(
+    (answer) => ({ answer }),
+    (error: unknown) => {
+      if (error instanceof PoolApiError) return { refusal: error };
+      throw error;
+    },
+  );
+/** An outcome in a few words: the answer's paymentStatus, or the refusal's status and code. */
+const told = (o: Outcome) => o.answer?.paymentStatus ?? `${o.refusal?.status} ${o.refusal?.code}`;
+/** An outcome in full, for an assertion's message. */
+const shown = (o: Outcome) =>
+  JSON.stringify(o.answer ?? { ...o.refusal?.extra, code: o.refusal?.code, detail: o.refusal?.detail });
+
+/** The operator's books at `proxyUrl` (with payments on, they hold the pool wallet's float). */
+async function booksOf(proxyUrl: string) {
+  const books = await op(proxyUrl).books();
+  if (books.poolWallet === undefined)
+    throw new Error(`books without the pool wallet: ${JSON.stringify(books)}`);
+  return { ...books, poolWallet: books.poolWallet };
+}
 
 /** The operator's books once nothing is owed and no settlement round runs (or after a minute, as they are). */
 async function settledBooks(proxyUrl: string) {
-  let books = (await getJson(`${proxyUrl}/api/operator/books`, operator)).json;
+  let books = await booksOf(proxyUrl);
   for (let i = 0; i < 240 && (books.unsettled !== '0.0000000' || books.settling); i++) {
     await new Promise((r) => setTimeout(r, 250));
-    books = (await getJson(`${proxyUrl}/api/operator/books`, operator)).json;
+    books = await booksOf(proxyUrl);
   }
   return books;
 }
@@ -194,65 +238,59 @@ async function usdc(who: string): Promise<bigint> {
 test.serial(
   'agents pay the demo service and an independent service; balances fall by the prices',
   async (t) => {
-    const info = await getJson(url('/api/pool/info'));
-    t.is(info.json.payments.x402Network, NETWORK);
-    t.is(info.json.poolWallet, poolWallet);
-    t.is(info.json.payments.demoServiceUrl, local.demo.quoteUrl);
+    const info = await publicApi().info();
+    t.is(info.payments.x402Network, NETWORK);
+    t.is(info.poolWallet, poolWallet);
+    t.is(info.payments.demoServiceUrl, local.demo.quoteUrl);
     await operatorDeposit('payer-a', '1');
     await operatorDeposit('payer-b', '1');
     const wallet = Keypair.random();
     await stack.fund(wallet.publicKey(), 5);
-    const walletToken = await stack.login(wallet, proxy.url);
-    const prepared = await postJson(
-      url('/api/deposit/prepare'),
-      { amount: '1', publicKey: wallet.publicKey() },
-      bearer(walletToken),
-    );
-    const tx = TransactionBuilder.fromXDR(prepared.json.transactionXDR, TESTNET_PASSPHRASE);
+    const walletApi = await stack.walletApi(wallet, proxy.url);
+    const prepared = await walletApi.prepareDeposit({ amount: '1', publicKey: wallet.publicKey() });
+    const tx = TransactionBuilder.fromXDR(prepared.transactionXDR, TESTNET_PASSPHRASE);
     tx.sign(wallet);
-    const submitted = await postJson(
-      url('/api/deposit/submit'),
-      { prepareId: prepared.json.prepareId, signedTransactionXDR: tx.toXDR() },
-      bearer(walletToken),
-    );
-    t.is(submitted.status, 200, submitted.text);
+    const submitted = await walletApi.submitDeposit({
+      prepareId: prepared.prepareId,
+      signedTransactionXDR: tx.toXDR(),
+    });
+    t.is(submitted.status, 'confirmed', JSON.stringify(submitted));
 
     const demoBefore = await onChain(local.demoPayTo);
     const independentBefore = await onChain(independentPayTo);
     const [a, b, w] = await Promise.all([
       pay({ agentId: 'payer-a', serviceUrl: local.demo.quoteUrl, method: 'GET' }),
       pay({ agentId: 'payer-b', serviceUrl: `${independent.url}/weather?city=lisbon`, method: 'GET' }),
-      pay({ serviceUrl: local.demo.echoUrl, method: 'POST', body: { hello: 'pool' } }, bearer(walletToken)),
+      pay({ serviceUrl: local.demo.echoUrl, method: 'POST', body: { hello: 'pool' } }, walletApi),
     ]);
     for (const r of [a, b, w]) {
-      t.is(r.status, 200, r.text);
-      t.is(r.json.paymentStatus, 'confirmed', r.text);
-      t.regex(r.json.receipt.transaction, /^[0-9a-f]{64}$/);
-      t.is(r.json.receipt.network, NETWORK);
-      t.is(r.json.receipt.asset, token);
-      t.truthy(r.json.batchId);
+      t.is(r.paymentStatus, 'confirmed', JSON.stringify(r));
+      t.regex(r.receipt?.transaction ?? '', /^[0-9a-f]{64}$/);
+      t.is(r.receipt?.network, NETWORK);
+      t.is(r.receipt?.asset, token);
+      t.truthy(r.batchId);
     }
-    t.is(a.json.batchId, b.json.batchId, 'one window, one batch');
-    t.deepEqual(JSON.parse(b.json.content), { sky: 'clear' });
-    t.is(b.json.receipt.amount, '0.0200000');
-    t.is(b.json.receipt.payTo, independentPayTo);
-    t.regex(w.json.content, /hello/);
+    t.is(a.batchId, b.batchId, 'one window, one batch');
+    t.deepEqual(JSON.parse(b.content ?? ''), { sky: 'clear' });
+    t.is(b.receipt?.amount, '0.0200000');
+    t.is(b.receipt?.payTo, independentPayTo);
+    t.regex(w.content ?? '', /hello/);
     t.is(await balanceOf('payer-a'), '0.9900000');
     t.is(await balanceOf('payer-b'), '0.9800000');
-    t.is(await balanceOf(wallet.publicKey(), bearer(walletToken)), '0.9900000');
+    t.is(await balanceOf(wallet.publicKey(), walletApi), '0.9900000');
     t.is(await onChain(local.demoPayTo), demoBefore + 200_000n);
     t.is(await onChain(independentPayTo), independentBefore + 200_000n);
     // Confirmed on our own ledger: the receipt's transaction pays the service from the pool wallet.
-    const landed = await stack.server.getTransaction(b.json.receipt.transaction);
+    const landed = await stack.server.getTransaction(b.receipt?.transaction ?? '');
     t.is(landed.status, rpc.Api.GetTransactionStatus.SUCCESS);
 
-    const listed = await getJson(url('/api/payments'), bearer(walletToken));
-    t.is(listed.json.payments.length, 1);
-    t.is(listed.json.payments[0].paymentStatus, 'confirmed');
-    t.deepEqual(listed.json.payments[0].receipt, w.json.receipt);
-    const stats = await getJson(url('/api/pool/stats'));
-    t.true(stats.json.servicesUsed >= 2);
-    t.true(stats.json.recentBatches.some((batch: { payments: number }) => batch.payments >= 2));
+    const listed = await walletApi.payments(50);
+    t.is(listed.payments.length, 1);
+    t.is(listed.payments[0]?.paymentStatus, 'confirmed');
+    t.deepEqual(listed.payments[0]?.receipt, w.receipt);
+    const stats = await publicApi().stats();
+    t.true(stats.servicesUsed >= 2);
+    t.true(stats.recentBatches.some((batch) => batch.payments >= 2));
   },
 );
 
@@ -285,18 +323,15 @@ test.serial(
     const demoBefore = await onChain(local.demoPayTo);
     const results = await Promise.all(
       Array.from({ length: 20 }, () =>
-        pay({ agentId: 'seven', serviceUrl: local.demo.quoteUrl, method: 'GET' }),
+        outcomeOf(pay({ agentId: 'seven', serviceUrl: local.demo.quoteUrl, method: 'GET' })),
       ),
     );
-    const confirmed = results.filter((r) => r.status === 200 && r.json.paymentStatus === 'confirmed');
-    const refused = results.filter((r) => r.status === 409);
-    t.is(
-      confirmed.length,
-      7,
-      results.map((r) => `${r.status} ${r.json.code ?? r.json.paymentStatus}`).join(','),
-    );
-    t.is(refused.length, 13);
-    t.true(refused.every((r) => r.json.code === 'insufficient_balance'));
+    // (a confirmed payment is answered 200, any other paymentStatus 202)
+    const confirmed = results.filter((r) => r.answer?.paymentStatus === 'confirmed');
+    const refusals = results.filter((r) => r.refusal?.status === 409);
+    t.is(confirmed.length, 7, results.map(told).join(','));
+    t.is(refusals.length, 13);
+    t.true(refusals.every((r) => r.refusal?.code === 'insufficient_balance'));
     t.is(await balanceOf('seven'), '0.0000000');
     t.is(await onChain(local.demoPayTo), demoBefore + 7n * 100_000n);
   },
@@ -304,21 +339,21 @@ test.serial(
 
 test.serial('a retry with the same idempotencyKey returns the first answer and pays once', async (t) => {
   await operatorDeposit('idem', '0.5');
-  const body = {
+  const body: PayRequest = {
     agentId: 'idem',
     serviceUrl: local.demo.quoteUrl,
     method: 'GET',
     idempotencyKey: 'key-0001-abc',
   };
   const [first, second] = await Promise.all([pay(body), pay(body)]);
-  t.is(first.status, 200, first.text);
-  t.deepEqual(second.json, first.json);
+  t.is(first.paymentStatus, 'confirmed', JSON.stringify(first));
+  t.deepEqual(second, first);
   const third = await pay(body);
-  t.deepEqual(third.json, first.json);
+  t.deepEqual(third, first);
   t.is(await balanceOf('idem'), '0.4900000', 'paid once');
-  const other = await pay({ ...body, serviceUrl: `${local.demo.quoteUrl}?again=1` });
+  const other = await refused(t, pay({ ...body, serviceUrl: `${local.demo.quoteUrl}?again=1` }));
   t.is(other.status, 409);
-  t.is(other.json.code, 'conflict');
+  t.is(other.code, 'conflict');
   t.is(await balanceOf('idem'), '0.4900000');
 });
 
@@ -330,26 +365,20 @@ test.serial('a full queue refuses the payment with queue_full and gives the rese
     POOL_PROXY_BATCH_WINDOW_MS: '3000',
   });
   try {
-    const deposit = await postJson(
-      `${small.url}/api/deposit`,
-      { agentId: 'queued', amount: '0.5' },
-      operator,
-    );
-    t.is(deposit.status, 200, deposit.text);
+    await operatorDeposit('queued', '0.5', small.url);
     // Both pass the first capacity check and quote the service; only one fits in the queue.
     const both = await Promise.all(
       [0, 1].map(() =>
-        postJson(
-          `${small.url}/api/pay`,
-          { agentId: 'queued', serviceUrl: local.demo.quoteUrl, method: 'GET' },
-          operator,
-        ),
+        outcomeOf(pay({ agentId: 'queued', serviceUrl: local.demo.quoteUrl, method: 'GET' }, op(small.url))),
       ),
     );
-    const statuses = both.map((r) => `${r.status} ${r.json.code ?? r.json.paymentStatus}`).sort();
-    t.deepEqual(statuses, ['200 confirmed', '503 queue_full'], both.map((r) => r.text).join('\n'));
-    const balance = await getJson(`${small.url}/api/balance/queued`, operator);
-    t.is(balance.json.balance, '0.4900000', 'one price debited, the refused one released');
+    // (confirmed: answered 200)
+    t.deepEqual(both.map(told).sort(), ['503 queue_full', 'confirmed'], both.map(shown).join('\n'));
+    t.is(
+      await balanceOf('queued', op(small.url)),
+      '0.4900000',
+      'one price debited, the refused one released',
+    );
   } finally {
     await small.close();
   }
@@ -359,24 +388,51 @@ test.serial('bad input is refused before anything is signed, and loses nothing',
   await operatorDeposit('careful', '0.5');
   const wallet = Keypair.random();
   await stack.fund(wallet.publicKey(), 1);
-  const walletToken = await stack.login(wallet, proxy.url);
+  const walletApi = await stack.walletApi(wallet, proxy.url);
   // (the settlement job may refill the float meanwhile, so look at the services' side)
   const paidBefore = [await onChain(local.demoPayTo), await onChain(independentPayTo)];
-  const cases: Array<[Record<string, unknown>, Record<string, string>, number, string]> = [
-    [{ agentId: 'nobody', serviceUrl: local.demo.quoteUrl }, operator, 404, 'not_found'],
-    [{ agentId: 'careful', serviceUrl: local.demo.quoteUrl }, bearer(walletToken), 404, 'not_found'],
-    [{ agentId: 'careful', serviceUrl: 'ftp://example.org/x' }, operator, 400, 'invalid_request'],
-    [{ agentId: 'careful', serviceUrl: 'not a url' }, operator, 400, 'invalid_request'],
-    [{ agentId: 'careful', serviceUrl: 'http://127.0.0.1:9/private' }, operator, 400, 'invalid_request'],
-    [{ agentId: 'careful', serviceUrl: 'http://169.254.169.254/latest' }, operator, 400, 'invalid_request'],
-    [{ agentId: 'careful', serviceUrl: plainUrl }, operator, 422, 'service_not_payable'],
-    [{ agentId: 'careful', serviceUrl: `${independent.url}/expensive` }, operator, 422, 'price_too_high'],
+  const operatorApi = op();
+  const cases: Array<[Omit<PayRequest, 'method'>, PoolApi, number, string]> = [
+    [{ agentId: 'nobody', serviceUrl: local.demo.quoteUrl }, operatorApi, 404, 'not_found'],
+    [{ agentId: 'careful', serviceUrl: local.demo.quoteUrl }, walletApi, 404, 'not_found'],
+    [{ agentId: 'careful', serviceUrl: 'ftp://example.org/x' }, operatorApi, 400, 'invalid_request'],
+    [{ agentId: 'careful', serviceUrl: 'not a url' }, operatorApi, 400, 'invalid_request'],
+    [{ agentId: 'careful', serviceUrl: 'http://127.0.0.1:9/private' }, operatorApi, 400, 'invalid_request'],
+    [
+      { agentId: 'careful', serviceUrl: 'http://169.254.169.254/latest' },
+      operatorApi,
+      400,
+      'invalid_request',
+    ],
+    [{ agentId: 'careful', serviceUrl: plainUrl }, operatorApi, 422, 'service_not_payable'],
+    [{ agentId: 'careful', serviceUrl: `${independent.url}/expensive` }, operatorApi, 422, 'price_too_high'],
     [
       { agentId: 'careful', serviceUrl: local.demo.quoteUrl, maxAmount: '0.001' },
-      operator,
+      operatorApi,
       422,
       'price_too_high',
     ],
+    [
+      { agentId: 'careful', serviceUrl: local.demo.quoteUrl, headers: { authorization: 'Bearer x' } },
+      operatorApi,
+      400,
+      'invalid_request',
+    ],
+    [
+      { agentId: 'careful', serviceUrl: local.demo.quoteUrl, idempotencyKey: 'short' },
+      operatorApi,
+      400,
+      'invalid_request',
+    ],
+    [{ serviceUrl: local.demo.quoteUrl }, operatorApi, 400, 'invalid_request'],
+  ];
+  for (const [request, api, status, code] of cases) {
+    const res = await refused(t, pay({ method: 'GET', ...request }, api), JSON.stringify(request));
+    t.is(res.status, status, `${JSON.stringify(request)} → ${res.detail}`);
+    t.is(res.code, code, JSON.stringify(request));
+  }
+  // What PoolApi cannot send: a method no payment uses, a member the request does not have, a forged token.
+  const rawCases: Array<[Record<string, unknown>, Record<string, string>, number, string]> = [
     [
       { agentId: 'careful', serviceUrl: local.demo.quoteUrl, method: 'TRACE' },
       operator,
@@ -385,29 +441,16 @@ test.serial('bad input is refused before anything is signed, and loses nothing',
     ],
     [{ agentId: 'careful', serviceUrl: local.demo.quoteUrl, extra: 1 }, operator, 400, 'invalid_request'],
     [
-      { agentId: 'careful', serviceUrl: local.demo.quoteUrl, headers: { authorization: 'Bearer x' } },
-      operator,
-      400,
-      'invalid_request',
-    ],
-    [
-      { agentId: 'careful', serviceUrl: local.demo.quoteUrl, idempotencyKey: 'short' },
-      operator,
-      400,
-      'invalid_request',
-    ],
-    [{ serviceUrl: local.demo.quoteUrl }, operator, 400, 'invalid_request'],
-    [
       { agentId: 'careful', serviceUrl: local.demo.quoteUrl },
       { authorization: 'Bearer nope' },
       401,
       'unauthorized',
     ],
   ];
-  for (const [body, headers, status, code] of cases) {
-    const res = await pay({ method: 'GET', ...body }, headers);
+  for (const [body, headers, status, code] of rawCases) {
+    const res = await postJson(url('/api/pay'), { method: 'GET', ...body }, headers);
     t.is(res.status, status, `${JSON.stringify(body)} → ${res.text}`);
-    t.is(res.json.code, code, JSON.stringify(body));
+    t.is(problemOf(res).code, code, JSON.stringify(body));
   }
   t.is(await balanceOf('careful'), '0.5000000');
   t.deepEqual(
@@ -455,24 +498,21 @@ test.serial(
         throw error;
       });
     try {
-      const at = (path: string) => `${guarded.url}${path}`;
-      t.is(
-        (await postJson(at('/api/deposit'), { agentId: 'own-payee', amount: '0.5' }, operator)).status,
-        200,
-      );
+      const api = op(guarded.url);
+      t.is((await api.operatorDeposit({ agentId: 'own-payee', amount: '0.5' })).status, 'confirmed');
       const before = await Promise.all(Object.values(own).map((a) => onChain(a)));
       for (const [name, address] of Object.entries(own)) {
-        const res = await postJson(
-          at('/api/pay'),
-          { agentId: 'own-payee', serviceUrl: `${thief.url}/${name}`, method: 'GET' },
-          operator,
+        const res = await refused(
+          t,
+          api.pay({ agentId: 'own-payee', serviceUrl: `${thief.url}/${name}`, method: 'GET' }),
+          name,
         );
-        t.is(res.status, 422, `${name}: ${res.text}`);
-        t.is(res.json.code, 'service_not_payable', name);
-        t.is(res.json.reason, 'own_account', name);
-        t.true(res.json.detail.includes(address), name);
+        t.is(res.status, 422, `${name}: ${res.detail}`);
+        t.is(res.code, 'service_not_payable', name);
+        t.is(res.extra.reason, 'own_account', name);
+        t.true(res.detail.includes(address), name);
       }
-      t.is((await getJson(at('/api/balance/own-payee'), operator)).json.balance, '0.5000000');
+      t.is(await balanceOf('own-payee', api), '0.5000000');
       t.deepEqual(await Promise.all(Object.values(own).map((a) => onChain(a))), before, 'nothing moved');
       const after = await settledBooks(guarded.url);
       const amount = (v: string) => BigInt(v.replace('.', ''));
@@ -494,38 +534,47 @@ test.serial(
   async (t) => {
     await operatorDeposit('unlucky', '0.5');
     const before = await onChain(independentPayTo);
-    const refusedBody = {
+    const refusedBody: PayRequest = {
       agentId: 'unlucky',
       serviceUrl: `${refusing.url}/refused`,
       method: 'GET',
       idempotencyKey: 'unlucky-refused-1',
     };
-    const refused = await pay(refusedBody);
+    const rejected = await refused(t, pay(refusedBody));
     // answered once the authorization expired unused: nothing was paid, and that is final
-    t.is(refused.status, 502, refused.text);
-    t.is(refused.json.code, 'payment_failed');
-    t.is(refused.json.paymentStatus, 'failed');
-    t.is(refused.json.reason, 'payment_rejected');
-    t.truthy(refused.json.serviceReason, "the facilitator's reason");
-    t.regex(refused.json.paymentId, /^[0-9a-f-]{36}$/);
-    t.truthy(refused.json.batchId);
-    t.regex(refused.json.detail, /nothing was paid/);
-    const replay = await pay(refusedBody);
+    t.is(rejected.status, 502, rejected.detail);
+    t.is(rejected.code, 'payment_failed');
+    t.is(rejected.extra.paymentStatus, 'failed');
+    t.is(rejected.extra.reason, 'payment_rejected');
+    t.truthy(rejected.extra.serviceReason, "the facilitator's reason");
+    t.regex(String(rejected.extra.paymentId), /^[0-9a-f-]{36}$/);
+    t.truthy(rejected.extra.batchId);
+    t.regex(rejected.detail, /nothing was paid/);
+    const replay = await refused(t, pay(refusedBody));
     t.is(replay.status, 502);
-    t.deepEqual(replay.json, refused.json, 'a replay gets the same answer');
+    // (the problem's `type` follows from its code, its `instance` from the path)
+    const problem = (e: PoolApiError) => ({
+      code: e.code,
+      title: e.title,
+      status: e.status,
+      detail: e.detail,
+      issues: e.issues,
+      extra: e.extra,
+    });
+    t.deepEqual(problem(replay), problem(rejected), 'a replay gets the same answer');
 
-    const flaky = await pay({ agentId: 'unlucky', serviceUrl: `${independent.url}/flaky`, method: 'GET' });
-    t.is(flaky.status, 502, flaky.text);
-    t.is(flaky.json.paymentStatus, 'failed');
-    t.is(flaky.json.serviceStatus, 500);
-    t.is(flaky.json.content, 'the service broke');
+    const flaky = await refused(
+      t,
+      pay({ agentId: 'unlucky', serviceUrl: `${independent.url}/flaky`, method: 'GET' }),
+    );
+    t.is(flaky.status, 502, flaky.detail);
+    t.is(flaky.extra.paymentStatus, 'failed');
+    t.is(flaky.extra.serviceStatus, 500);
+    t.is(flaky.extra.content, 'the service broke');
     t.is(await balanceOf('unlucky'), '0.5000000', 'both reservations are back');
     t.is(await onChain(independentPayTo), before, 'nothing was paid');
-    const listed = (await getJson(url('/api/payments'), operator)).json.payments as Array<{
-      paymentId: string;
-      paymentStatus: string;
-    }>;
-    for (const id of [refused.json.paymentId, flaky.json.paymentId])
+    const listed = (await op().payments(50)).payments;
+    for (const id of [rejected.extra.paymentId, flaky.extra.paymentId])
       t.is(listed.find((p) => p.paymentId === id)?.paymentStatus, 'failed', 'one status in every answer');
   },
 );
@@ -540,36 +589,39 @@ async function burst(t: ExecutionContext, serviceUrl: string, payTo: string, pre
   const payToBefore = await onChain(payTo);
   const floatBefore = await onChain(poolWallet);
   const started = Date.now();
-  const results = await Promise.all(
+  const outcomes = await Promise.all(
     Array.from({ length: 20 }, (_, i) =>
-      pay({
-        agentId: agents[i % agents.length],
-        serviceUrl,
-        method: 'GET',
-        idempotencyKey: `${prefix}-burst-${i}`,
-      }),
+      outcomeOf(
+        pay({
+          agentId: agents[i % agents.length],
+          serviceUrl,
+          method: 'GET',
+          idempotencyKey: `${prefix}-burst-${i}`,
+        }),
+      ),
     ),
   );
   const ms = Date.now() - started;
+  // (confirmed: answered 200)
   t.deepEqual(
-    results.map((r) => `${r.status} ${r.json.paymentStatus ?? r.json.code}`),
-    Array.from({ length: 20 }, () => '200 confirmed'),
-    results.find((r) => r.status !== 200)?.text,
+    outcomes.map(told),
+    Array.from({ length: 20 }, () => 'confirmed'),
+    outcomes
+      .filter((o) => told(o) !== 'confirmed')
+      .map(shown)
+      .join('\n'),
   );
+  const results = outcomes.flatMap((o) => (o.answer ? [o.answer] : []));
   // (requests that reach the proxy after the window closed join the next one)
-  t.log(`batches: ${new Set(results.map((r) => r.json.batchId)).size}`);
-  t.is(new Set(results.map((r) => r.json.receipt.transaction)).size, 20, 'twenty transfers');
+  t.log(`batches: ${new Set(results.map((r) => r.batchId)).size}`);
+  t.is(new Set(results.map((r) => r.receipt?.transaction)).size, 20, 'twenty transfers');
   t.is(await onChain(payTo), payToBefore + 20n * BURST_PRICE, 'paid exactly 20 prices');
   // the float paid them (settlement may already be refilling it, never beyond the prices)
   const float = await onChain(poolWallet);
   t.true(float >= floatBefore - 20n * BURST_PRICE && float <= FLOAT);
   for (const agent of agents) t.is(await balanceOf(agent), '0.4850000', `${agent} paid 5 prices`);
-  const listed = (await getJson(url('/api/payments?limit=200'), operator)).json.payments as Array<{
-    paymentId: string;
-    paymentStatus: string;
-  }>;
-  for (const r of results)
-    t.is(listed.find((p) => p.paymentId === r.json.paymentId)?.paymentStatus, 'confirmed');
+  const listed = (await op().payments(200)).payments;
+  for (const r of results) t.is(listed.find((p) => p.paymentId === r.paymentId)?.paymentStatus, 'confirmed');
   return ms;
 }
 
@@ -604,8 +656,8 @@ test.serial(
       await new Promise((r) => setTimeout(r, 30));
     }
     const results = await Promise.all(answers);
-    for (const r of results) t.is(r.json.paymentStatus, 'confirmed', r.text);
-    t.is(new Set(results.map((r) => r.json.batchId)).size, 1);
+    for (const r of results) t.is(r.paymentStatus, 'confirmed', JSON.stringify(r));
+    t.is(new Set(results.map((r) => r.batchId)).size, 1);
 
     // Everything the ledger recorded: every transaction of every ledger.
     const txs: rpc.Api.TransactionInfo[] = [];
@@ -646,7 +698,7 @@ test.serial(
     t.true(toServices >= 8);
 
     // The batch's transfers land within its burst, and not in the order the requests came.
-    const receipts = results.map((r) => r.json.receipt.transaction as string);
+    const receipts = results.map((r) => r.receipt?.transaction ?? '');
     const position = new Map(txs.map((tx, i) => [tx.txHash, i]));
     const order = receipts.map((h) => position.get(h));
     t.true(order.every((i) => i !== undefined));
@@ -677,32 +729,31 @@ test.serial(
     const env = { ...settling, POOL_PROXY_SETTLE_INTERVAL_MS: '86400000' };
     let a = (await stack.startProxy(settling)).proxy;
     t.teardown(() => a.close());
-    const at = (p: ProxyHandle, path: string) => `${p.url}${path}`;
-    const books = async (p: ProxyHandle) => (await getJson(at(p, '/api/operator/books'), operator)).json;
-    const balance = async (p: ProxyHandle) =>
-      (await getJson(at(p, '/api/balance/lost'), operator)).json.balance as string;
-    const deposited = await postJson(at(a, '/api/deposit'), { agentId: 'lost', amount: '0.5' }, operator);
-    t.is(deposited.status, 200, deposited.text);
-    const body = {
+    const books = (p: ProxyHandle) => booksOf(p.url);
+    const balance = (p: ProxyHandle) => balanceOf('lost', op(p.url));
+    const deposited = await op(a.url).operatorDeposit({ agentId: 'lost', amount: '0.5' });
+    t.is(deposited.status, 'confirmed', JSON.stringify(deposited));
+    const body: PayRequest = {
       agentId: 'lost',
       serviceUrl: local.demo.quoteUrl,
       method: 'GET',
       idempotencyKey: 'lost-key-0001',
     };
-    const settled = await postJson(at(a, '/api/pay'), { ...body, idempotencyKey: 'lost-key-0000' }, operator);
-    t.is(settled.json.paymentStatus, 'confirmed', settled.text);
+    const settled = await pay({ ...body, idempotencyKey: 'lost-key-0000' }, op(a.url));
+    t.is(settled.paymentStatus, 'confirmed', JSON.stringify(settled));
     let before = await settledBooks(a.url);
     t.is(before.unsettled, '0.0000000', 'the first payment was settled inside the pool');
     await a.close();
     a = (await stack.startProxy(env)).proxy;
-    const first = await postJson(at(a, '/api/pay'), body, operator);
-    t.is(first.status, 200, first.text);
-    t.is(first.json.paymentStatus, 'confirmed');
+    const first = await pay(body, op(a.url));
+    t.is(first.paymentStatus, 'confirmed', JSON.stringify(first));
+    t.truthy(first.receipt, JSON.stringify(first));
+    const firstTransaction = first.receipt?.transaction ?? '';
     const service = local.demoPayTo;
     const servicePaid = await stack.usdcBalance(service);
     before = await books(a);
     const balanceBefore = await balance(a);
-    t.is(before.unsettled, first.json.receipt.amount, 'the second payment is owed');
+    t.is(before.unsettled, first.receipt?.amount ?? '', 'the second payment is owed');
     await a.close();
 
     // The store is lost; `store recover` makes an empty one that asks the next start for the history.
@@ -717,14 +768,11 @@ test.serial(
     a = (await stack.startProxy(env)).proxy;
 
     // The history lists the payment rebuilt from the chain.
-    const list = await getJson(at(a, '/api/payments'), operator);
-    t.is(list.status, 200, list.text);
-    const rebuilt = list.json.payments.find(
-      (p: { receipt?: { transaction: string } }) => p.receipt?.transaction === first.json.receipt.transaction,
-    );
-    t.truthy(rebuilt, list.text);
-    t.is(rebuilt.agentId, 'lost');
-    t.is(rebuilt.paymentStatus, 'confirmed');
+    const list = await op(a.url).payments(50);
+    const rebuilt = list.payments.find((p) => p.receipt?.transaction === firstTransaction);
+    t.truthy(rebuilt, JSON.stringify(list));
+    t.is(rebuilt?.agentId, 'lost');
+    t.is(rebuilt?.paymentStatus, 'confirmed');
     // The books as they were: the unsettled payment is owed again, the settled one is in the float account,
     // and the agent's balance does not show the money that already paid the service.
     const after = await books(a);
@@ -738,17 +786,17 @@ test.serial(
     t.is(await balance(a), balanceBefore);
 
     // The same request with the same key: the original payment's answer, and the service is not paid again.
-    const replay = await postJson(at(a, '/api/pay'), body, operator);
-    t.is(replay.status, 200, replay.text);
-    t.is(replay.json.paymentStatus, 'confirmed');
-    t.is(replay.json.receipt.transaction, first.json.receipt.transaction, 'names the original payment');
-    t.is(replay.json.paymentId, rebuilt.paymentId);
-    const again = await postJson(at(a, '/api/pay'), body, operator);
-    t.deepEqual(again.json, replay.json, 'bound to the key from now on');
+    const replay = await pay(body, op(a.url));
+    t.is(replay.paymentStatus, 'confirmed', JSON.stringify(replay));
+    t.is(replay.receipt?.transaction, firstTransaction, 'names the original payment');
+    t.is(rebuilt?.paymentId, replay.paymentId, 'the rebuilt payment');
+    const again = await pay(body, op(a.url));
+    t.deepEqual(again, replay, 'bound to the key from now on');
     t.is(await stack.usdcBalance(service), servicePaid, 'the service was paid once');
     // Another key of the same agent is a new payment (the rebuilt history does not swallow it).
-    const other = await postJson(at(a, '/api/pay'), { ...body, idempotencyKey: 'lost-key-0002' }, operator);
-    t.is(other.status, 200, other.text);
-    t.not(other.json.receipt.transaction, first.json.receipt.transaction);
+    const other = await pay({ ...body, idempotencyKey: 'lost-key-0002' }, op(a.url));
+    t.is(other.paymentStatus, 'confirmed', JSON.stringify(other));
+    t.truthy(other.receipt?.transaction);
+    t.not(other.receipt?.transaction, firstTransaction);
   },
 );

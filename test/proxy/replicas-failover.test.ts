@@ -5,7 +5,8 @@
 // ledger (`settlement:after-send`); a fourth replica, started meanwhile, keeps the deployment up. Every payment ends confirmed exactly once or released (the dead leader's by
 // reconciliation, the later ones executed by the next leader), the requests waiting on a replica that lives
 // get their outcomes, a new leader is elected within 10 s of each death, the agent's debt is settled inside
-// the pool once, and every balance adds up.
+// the pool once, and every balance adds up. Every request is well-formed and goes through PoolApi, on the
+// replica asked; one asked of a replica that dies is refused with status 0 (proxy_unreachable).
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +17,8 @@ import type { LocalX402Thread } from '../../src/cli/threads/x402-thread.ts';
 import type { ProverDaemon } from '../../src/prover/daemon/server.ts';
 import type { CliRun } from '../helpers/cli.ts';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.ts';
-import { getJson, postJson } from './helpers/http.ts';
+import type { PaymentResult } from '../../src/api/types.ts';
+import { operatorApi, type PoolApi, PoolApiError } from './helpers/api.ts';
 import {
   type ServeRig,
   serveProxy,
@@ -29,6 +31,8 @@ import { USDC } from './helpers/stack.ts';
 /** The operator's token, the same for every replica (they share its file; the first one up creates it). */
 const operatorTokenFile = join(mkdtempSync(join(tmpdir(), 'pp-failover-operator-')), 'operator.token');
 const operatorOf = () => ({ authorization: `Bearer ${readFileSync(operatorTokenFile, 'utf8').trim()}` });
+/** The operator's client on the replica at `url`. */
+const op = (url: string): PoolApi => operatorApi(url, operatorOf());
 const PRICE = USDC / 100n;
 const AGENT = 'failover-agent';
 
@@ -171,17 +175,22 @@ test('kill -9 mid-batch and during a settlement: nothing lost or doubled, a new 
   const others = [await serve('settlement:after-send'), await serve('settlement:after-send')];
   const float = await usdcOf(sandbox.info.accounts.poolWallet);
   const started = Date.now();
-  const dep = await postJson(`${others[0]!.url}/api/deposit`, { agentId: AGENT, amount: '1' }, operatorOf());
-  t.is(dep.status, 200, dep.text);
+  const dep = await op(others[0]!.url).operatorDeposit({ agentId: AGENT, amount: '1' });
+  t.is(dep.status, 'confirmed', JSON.stringify(dep));
 
-  const pay = (url: string) =>
-    postJson(
-      `${url}/api/pay`,
-      { agentId: AGENT, serviceUrl: x402.demo.quoteUrl, method: 'GET' },
-      operatorOf(),
-    )
-      .then((a) => ({ url, ...a }))
-      .catch((error: Error) => ({ url, status: 0, text: error.message, json: {} as Record<string, string> }));
+  /**
+   * A payment asked of the replica at `url`: its answer, or its refusal (status 0: the replica did not answer),
+   * or how the call broke (a replica killed while it answered).
+   */
+  const pay = (
+    url: string,
+  ): Promise<{ url: string; answer?: PaymentResult; refusal?: PoolApiError; broke?: Error }> =>
+    op(url)
+      .pay({ agentId: AGENT, serviceUrl: x402.demo.quoteUrl, method: 'GET' })
+      .then(
+        (answer) => ({ url, answer }),
+        (error: Error) => (error instanceof PoolApiError ? { url, refusal: error } : { url, broke: error }),
+      );
   // Four payments asked of the replicas that do not lead: one batch of the leader, which dies once the
   // first paid request has left. Two more arrive while it is gone: the next leader executes them.
   const asked = [0, 1, 0, 1].map((i) => pay(others[i]!.url));
@@ -213,14 +222,8 @@ test('kill -9 mid-batch and during a settlement: nothing lost or doubled, a new 
   // Settlement moves the agent's debt inside the pool to the operator's float account (no public amount):
   // the pool keeps its USDC, the float account holds what was paid, the pool wallet's float is lower by it.
   const confirmed = await until('every payment decided and its debt settled', 150_000, async () => {
-    const list = (await getJson(`${keeper.url}/api/payments`, operatorOf())).json.payments as Array<{
-      paymentStatus: string;
-    }>;
-    const books = (await getJson(`${keeper.url}/api/operator/books`, operatorOf())).json as {
-      unsettled: string;
-      floatAccount: string;
-      settling: boolean;
-    };
+    const list = (await op(keeper.url).payments(50)).payments;
+    const books = await op(keeper.url).books();
     lastSeen = `${list.map((p) => p.paymentStatus).join(',')}; books ${JSON.stringify(books)}`;
     if (list.length !== 6 || list.some((p) => p.paymentStatus === 'pending')) return undefined;
     const paid = BigInt(list.filter((p) => p.paymentStatus === 'confirmed').length);
@@ -228,28 +231,37 @@ test('kill -9 mid-batch and during a settlement: nothing lost or doubled, a new 
     return settled && stroops(books.floatAccount) === paid * PRICE ? paid : undefined;
   });
   t.true(confirmed >= 1n, 'the payment sent before the kill is confirmed');
-  const listed = (await getJson(`${keeper.url}/api/payments`, operatorOf())).json.payments as Array<{
-    paymentId: string;
-    paymentStatus: string;
-  }>;
+  const listed = (await op(keeper.url).payments(50)).payments;
   // Every request that was answered got its payment's outcome; those asked of a replica still alive all were.
   const answers = await Promise.all(asked);
   const alive = (url: string) => {
     const child = others.find((o) => o.url === url)!.run.child;
     return child.exitCode === null && child.signalCode === null;
   };
+  const told = (a: (typeof answers)[number]) =>
+    a.answer
+      ? a.answer.paymentStatus
+      : a.refusal
+        ? `${a.refusal.status} ${a.refusal.code}: ${a.refusal.detail} ${JSON.stringify(a.refusal.extra)}`
+        : `broke: ${a.broke?.message}`;
   t.log(
     `payments: ${listed.map((p) => p.paymentStatus).join(', ')}; answers: ${answers
-      .map((a) => `${a.status}${alive(a.url) ? '' : ' (asked of a replica killed later)'}`)
+      .map((a) => `${told(a)}${alive(a.url) ? '' : ' (asked of a replica killed later)'}`)
       .join(', ')}`,
   );
   for (const a of answers) {
-    if (a.status === 0 && !alive(a.url)) continue;
-    t.true(a.status === 200 || a.status === 502, `${a.status} ${a.text}`);
-    const status = listed.find((p) => p.paymentId === a.json.paymentId)?.paymentStatus;
-    t.is(a.json.paymentStatus, status, 'the answer is the outcome the books show');
+    if ((a.refusal?.status === 0 || a.broke) && !alive(a.url)) continue;
+    // an outcome: confirmed (answered 200), or a payment_failed problem (502) that names the payment
+    t.true(
+      a.answer?.paymentStatus === 'confirmed' ||
+        (a.refusal?.status === 502 && a.refusal.code === 'payment_failed'),
+      told(a),
+    );
+    const outcome = a.answer ?? a.refusal?.extra;
+    const status = listed.find((p) => p.paymentId === outcome?.paymentId)?.paymentStatus;
+    t.is(outcome?.paymentStatus, status, 'the answer is the outcome the books show');
   }
-  const balance = (await getJson(`${keeper.url}/api/balance/${AGENT}`, operatorOf())).json.balance as string;
+  const { balance } = await op(keeper.url).balance(AGENT);
   t.is(stroops(balance), USDC - confirmed * PRICE, 'each confirmed payment debited once');
   t.is(
     await usdcOf(sandbox.info.contracts.pool),

@@ -5,7 +5,7 @@
 // every balance is back. A second process on a store in use is told which process holds it. Last, the ledger's
 // RPC is given a retention window and the pool's first events fall out of it: the proxy's own archive of the
 // pool's events (exported, set aside and imported again, as an operator moving a deployment would) rebuilds
-// every balance, books = chain.
+// every balance, books = chain. Every request is well-formed and goes through PoolApi.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
@@ -28,7 +28,7 @@ import { type PoolSandbox, startPoolSandbox } from '../../src/deploy/sandbox-net
 import { EncryptedStore } from '../../src/proxy/store/encrypted-store.ts';
 import { StoreLockedError } from '../../src/storage/open-level.ts';
 import { Keypair, rpc, TransactionBuilder } from '#stellar-sdk';
-import { getJson, postJson } from './helpers/http.ts';
+import { operatorApi, PoolApi, refused, walletApi } from './helpers/api.ts';
 import { checkSessionsEnded, openSessions } from './helpers/sessions.ts';
 import { operatorHeadersFrom } from './helpers/proxy.ts';
 import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
@@ -79,19 +79,19 @@ async function stop(run: Run): Promise<void> {
   if ((await run.exited) !== 0) throw new Error(`stop failed:\n${run.output()}`);
 }
 
-/** The operator's token, from the data directory `pool-proxy start` keeps it in. */
-const operator = () => operatorHeadersFrom(join(dataDir, 'operator.token'));
+/** The operator's client on the service at `url` (its token from the data directory of `start`). */
+const op = (url: string): PoolApi => operatorApi(url, operatorHeadersFrom(join(dataDir, 'operator.token')));
 
-async function login(url: string, wallet: Keypair): Promise<string> {
-  const { json } = await getJson(`${url}/api/auth/challenge?publicKey=${wallet.publicKey()}`);
-  const res = await postJson(`${url}/api/auth/verify`, {
-    publicKey: wallet.publicKey(),
-    challenge: json.challenge,
-    signature: Buffer.from(wallet.signMessage(json.challenge)).toString('base64'),
-  });
-  if (res.status !== 200) throw new Error(`login failed: ${res.text}`);
-  return res.json.token;
+/** `wallet` logged in (SEP-53) on the service at `url`: its client. */
+async function login(url: string, wallet: Keypair): Promise<PoolApi> {
+  const api = new PoolApi({ baseUrl: url });
+  const { challenge } = await api.challenge(wallet.publicKey());
+  const signature = Buffer.from(wallet.signMessage(challenge)).toString('base64');
+  return walletApi(url, (await api.verify({ publicKey: wallet.publicKey(), challenge, signature })).token);
 }
+
+/** An agent's balance through the operator's client on the service at `url`. */
+const balanceOf = async (url: string, agentId: string) => (await op(url).balance(agentId)).balance;
 
 function signed(xdr: string, wallet: Keypair): string {
   const tx = TransactionBuilder.fromXDR(xdr, STANDALONE_PASSPHRASE);
@@ -140,22 +140,18 @@ test.serial(
       ['recover-a', '3'],
       ['recover-b', '2.5'],
     ]) {
-      const res = await postJson(`${first.url}/api/deposit`, { agentId, amount }, operator());
-      t.is(res.status, 200, res.text);
+      const res = await op(first.url).operatorDeposit({ agentId, amount });
+      t.is(res.status, 'confirmed', JSON.stringify(res));
     }
-    t.is((await getJson(`${first.url}/api/balance/recover-a`, operator())).json.balance, '3.0000000');
-    t.is((await getJson(`${first.url}/api/balance/recover-b`, operator())).json.balance, '2.5000000');
+    t.is(await balanceOf(first.url, 'recover-a'), '3.0000000');
+    t.is(await balanceOf(first.url, 'recover-b'), '2.5000000');
     // Sessions (one logged out), and a wallet's deposit prepared and never submitted.
     const sessions = await openSessions(first.url);
     const wallet = Keypair.random();
     await fetch(`${sandbox.url}/friendbot?addr=${wallet.publicKey()}&usdc=5`);
-    const walletToken = await login(first.url, wallet);
-    const prepared = await postJson(
-      `${first.url}/api/deposit/prepare`,
-      { amount: '1', publicKey: wallet.publicKey() },
-      { authorization: `Bearer ${walletToken}` },
-    );
-    t.is(prepared.status, 200, prepared.text);
+    const walletClient = await login(first.url, wallet);
+    const prepared = await walletClient.prepareDeposit({ amount: '1', publicKey: wallet.publicKey() });
+    t.truthy(prepared.prepareId, JSON.stringify(prepared));
 
     // While it runs, a second process on the same store is told who holds it.
     const locked = await t.throwsAsync(EncryptedStore.open(storeDir, new Uint8Array(32)), {
@@ -182,13 +178,13 @@ test.serial(
     bytes[bytes.length >> 1] ^= 0x40;
     writeFileSync(logFile, bytes);
 
-    const refused = cli(['start', '--data-dir', dataDir]);
-    t.is(await refused.exited, 1, refused.output());
+    const damaged = cli(['start', '--data-dir', dataDir]);
+    t.is(await damaged.exited, 1, damaged.output());
     t.regex(
-      refused.output(),
+      damaged.output(),
       new RegExp(`store in ${storeDir} is damaged: ${logFile} at byte \\d+: record checksum mismatch`),
     );
-    t.regex(refused.output(), new RegExp(`run: pool-proxy store recover --data-dir ${dataDir}`));
+    t.regex(damaged.output(), new RegExp(`run: pool-proxy store recover --data-dir ${dataDir}`));
     t.deepEqual(readFileSync(logFile), bytes, 'the damaged file was left as it was');
     const check = cli(['store', 'check', '--data-dir', dataDir]);
     t.is(await check.exited, 1);
@@ -206,31 +202,26 @@ test.serial(
     const again = await startService();
     t.teardown(() => void again.run.child.kill('SIGKILL'));
     // What a recover keeps: agents, owners and balances (from the chain and the master key).
-    t.is((await getJson(`${again.url}/api/balance/recover-a`, operator())).json.balance, '3.0000000');
-    t.is((await getJson(`${again.url}/api/balance/recover-b`, operator())).json.balance, '2.5000000');
+    t.is(await balanceOf(again.url, 'recover-a'), '3.0000000');
+    t.is(await balanceOf(again.url, 'recover-b'), '2.5000000');
     // What it loses: every session (the logged-out token stays refused), the prepared deposit, the counts of
     // the public statistics (they restart; the agents are counted again from the chain).
     await checkSessionsEnded(t, again.url, sessions);
-    const lost = await postJson(
-      `${again.url}/api/deposit/submit`,
-      {
-        prepareId: prepared.json.prepareId,
-        signedTransactionXDR: signed(prepared.json.transactionXDR, wallet),
-      },
-      { authorization: `Bearer ${await login(again.url, wallet)}` },
+    const lost = await refused(
+      t,
+      (await login(again.url, wallet)).submitDeposit({
+        prepareId: prepared.prepareId,
+        signedTransactionXDR: signed(prepared.transactionXDR, wallet),
+      }),
     );
-    t.is(lost.status, 404, lost.text);
-    const stats = (await getJson(`${again.url}/api/pool/stats`)).json;
+    t.is(lost.status, 404, lost.detail);
+    const stats = await new PoolApi({ baseUrl: again.url }).stats();
     t.like(stats, { activeAgents: 2, totalTransactions: 0, servicesUsed: 0, recentBatches: [] });
     // The rebuilt notes are spendable.
     const destination = sandbox.info.accounts.operator;
-    const spend = await postJson(
-      `${again.url}/api/withdraw`,
-      { agentId: 'recover-b', amount: '2.5', destination },
-      operator(),
-    );
-    t.is(spend.status, 200, spend.text);
-    t.is((await getJson(`${again.url}/api/balance/recover-b`, operator())).json.balance, '0.0000000');
+    const spend = await op(again.url).withdraw({ agentId: 'recover-b', amount: '2.5', destination });
+    t.is(spend.status, 'confirmed', JSON.stringify(spend));
+    t.is(await balanceOf(again.url, 'recover-b'), '0.0000000');
     await stop(again.run);
   },
 );
@@ -302,19 +293,15 @@ test.serial(
     // The store made by the last recover is rebuilt by this start (from the archive, then the RPC).
     const first = await startService();
     t.teardown(() => void first.run.child.kill('SIGKILL'));
-    t.is((await getJson(`${first.url}/api/balance/recover-a`, operator())).json.balance, '3.0000000');
-    const late = await postJson(
-      `${first.url}/api/deposit`,
-      { agentId: 'late-agent', amount: '1.5' },
-      operator(),
-    );
-    t.is(late.status, 200, late.text);
-    const books = (await getJson(`${first.url}/api/operator/books`, operator())).json;
+    t.is(await balanceOf(first.url, 'recover-a'), '3.0000000');
+    const late = await op(first.url).operatorDeposit({ agentId: 'late-agent', amount: '1.5' });
+    t.is(late.status, 'confirmed', JSON.stringify(late));
+    const books = await op(first.url).books();
     await stop(first.run);
 
     // The RPC keeps 8 ledgers (2 s here) from now on: every pool event falls out of it.
     const server = new rpc.Server(sandbox.rpcUrl, { allowHttp: true });
-    const landed = await server.getTransaction(late.json.txHash);
+    const landed = await server.getTransaction(late.txHash);
     const lastEvent = (landed as rpc.Api.GetSuccessfulTransactionResponse).ledger;
     sandbox.chain.state.retainLedgers(8);
     while ((await server.getHealth()).oldestLedger <= lastEvent) await new Promise((r) => setTimeout(r, 250));
@@ -343,9 +330,9 @@ test.serial(
     const again = await startService();
     t.teardown(() => void again.run.child.kill('SIGKILL'));
     t.regex(again.run.output(), /pool events replayed from the archive/);
-    t.is((await getJson(`${again.url}/api/balance/recover-a`, operator())).json.balance, '3.0000000');
-    t.is((await getJson(`${again.url}/api/balance/late-agent`, operator())).json.balance, '1.5000000');
-    const rebuilt = (await getJson(`${again.url}/api/operator/books`, operator())).json;
+    t.is(await balanceOf(again.url, 'recover-a'), '3.0000000');
+    t.is(await balanceOf(again.url, 'late-agent'), '1.5000000');
+    const rebuilt = await op(again.url).books();
     t.is(rebuilt.agentNotes, books.agentNotes);
     const stroops = (v: string) => BigInt(v.replace('.', ''));
     t.is(
