@@ -257,6 +257,7 @@ export class PoolRuntime implements PoolAccess {
       logger,
       schedule: config.registration,
       clock: this.#deps.clock,
+      insertLease: store.lease('asp-insert'),
     });
     return {
       store,

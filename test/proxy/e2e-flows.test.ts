@@ -18,7 +18,7 @@ import {
 } from '#stellar-sdk';
 import type { PreparedDeposit } from '../../src/api/types.ts';
 import { ChainClient } from '../../src/proxy/services/chain-client.ts';
-import { PoolApi, PoolApiError, refused, walletApi } from './helpers/api.ts';
+import { PoolApi, PoolApiError, refused, retryingRegistration, walletApi } from './helpers/api.ts';
 import { getJson, postJson, problemOf, rawRequest } from './helpers/http.ts';
 import { type Stack, startStack, USDC } from './helpers/stack.ts';
 
@@ -101,22 +101,9 @@ function submit(wallet: Wallet, prepared: PreparedDeposit, signer = wallet.kp) {
   });
 }
 
-/** The wait a `registration_pending` refusal asks for: its Retry-After, whole seconds until `registrationAt`. */
-function retryAfterMs(refusal: PoolApiError): number {
-  const at = Date.parse(String(refusal.extra.registrationAt));
-  return Math.max(1, Math.ceil((at - Date.now()) / 1000)) * 1000;
-}
-
 /** Prepares, retrying after `registration_pending` as a client does (Retry-After). */
-async function prepareRetrying(wallet: Wallet, amount: string, agentId?: string): Promise<PreparedDeposit> {
-  for (;;) {
-    try {
-      return await prepare(wallet, amount, agentId);
-    } catch (error) {
-      if (!(error instanceof PoolApiError) || error.code !== 'registration_pending') throw error;
-      await new Promise((r) => setTimeout(r, retryAfterMs(error)));
-    }
-  }
+function prepareRetrying(wallet: Wallet, amount: string, agentId?: string): Promise<PreparedDeposit> {
+  return retryingRegistration(() => prepare(wallet, amount, agentId));
 }
 
 async function deposit(wallet: Wallet, amount: string, agentId?: string) {

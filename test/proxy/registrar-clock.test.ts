@@ -7,6 +7,7 @@ import { AspRegistrar } from '../../src/proxy/services/asp-registrar.ts';
 import type { ChainClient } from '../../src/proxy/services/chain-client.ts';
 import type { Deployment } from '../../src/proxy/services/deployment.ts';
 import type { PoolIndexer } from '../../src/proxy/services/pool-indexer.ts';
+import { KeyedMutex } from '../../src/proxy/util/keyed-mutex.ts';
 import { silentLogger } from '../../src/proxy/util/logger.ts';
 
 const schedule = { slotMs: 10_000, windowMs: 3_000, perSlot: 4, holdMs: 5_000 };
@@ -23,6 +24,7 @@ function registrar(clock: () => number): AspRegistrar {
     logger: silentLogger,
     schedule,
     clock,
+    insertLease: new KeyedMutex(),
   });
 }
 

@@ -20,7 +20,7 @@ import { type LocalX402Thread, startLocalX402Thread } from '../../src/cli/thread
 import { localX402Env } from '../../src/x402/local-services.ts';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.ts';
 import type { Balance, PaymentListEntry, PaymentResult } from '../../src/api/types.ts';
-import { PoolApi, PoolApiError, refused, walletApi } from './helpers/api.ts';
+import { PoolApi, PoolApiError, refused, retryingRegistration, walletApi } from './helpers/api.ts';
 import { type Stack, startStack, USDC } from './helpers/stack.ts';
 
 const PRICE = USDC / 100n; // the demo service's price, 0.01 USDC
@@ -103,8 +103,9 @@ async function balanceOf(agentId: string, i = 0): Promise<bigint> {
   return BigInt((await op(i).balance(agentId)).balance.replace('.', ''));
 }
 
+/** An operator deposit for `agentId`, retried after `registration_pending` as a client does. */
 async function operatorDeposit(agentId: string, amount: string, i = 0): Promise<void> {
-  await op(i).operatorDeposit({ agentId, amount });
+  await retryingRegistration(() => op(i).operatorDeposit({ agentId, amount }));
 }
 
 /** The refusal of a settled call, if it was refused by a proxy. */

@@ -123,8 +123,11 @@ export class SettlementJob {
   }
 
   start(): void {
-    // The float account's key joins the allowlist once, before any debt waits for it (a no-op once there).
-    void this.#pctx.flows.registrar.register(FLOAT_ACCOUNT).catch(() => undefined);
+    // The float account's key joins the allowlist once, before any debt waits for it (a no-op once there),
+    // asked by the process that leads settlement only (each round asks again, once it leads).
+    void this.#gate()
+      .then((leads) => (leads ? this.#pctx.flows.registrar.register(FLOAT_ACCOUNT) : undefined))
+      .catch(() => undefined);
     this.#schedule();
   }
 

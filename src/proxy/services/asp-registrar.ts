@@ -54,6 +54,7 @@ import { registrationPending, retryAtNextSlot } from './registrar/retries.ts';
 import { type Slot, Slots } from './registrar/slots.ts';
 import { Turns } from './registrar/turns.ts';
 import { nativeToScVal } from '#stellar-sdk';
+import type { Mutex } from '../store/backend.ts';
 
 export interface AspRegistrarDeps {
   ledger: ChainClient;
@@ -64,6 +65,12 @@ export interface AspRegistrarDeps {
   schedule: RegistrationSchedule;
   /** The proxy's clock: slot times, promises, holds and estimates all read it. */
   clock: Clock;
+  /**
+   * Held around each slot's inserts by every process on the store: replicas share the allowlist admin's
+   * account, and inserts simulated side by side failed on the ledger (each wrote the tree position the other
+   * simulated), taking their slots' keys down with them.
+   */
+  insertLease: Mutex;
 }
 
 /** What a proof made now may rely on: the membership root it commits to and until when it stays current. */
@@ -355,7 +362,7 @@ export class AspRegistrar {
     if (this.#slots.get(index) !== slot) return; // run meanwhile (early and by its timer)
     this.#slots.delete(index);
     const started = this.#d.clock();
-    const done = this.#insert(slot);
+    const done = this.#d.insertLease.run('insert', () => this.#insert(slot));
     this.#inserting = { slot, done, endsBy: started + (slot.leaves.size + 1) * this.#estimates.insertMs };
     try {
       await done;

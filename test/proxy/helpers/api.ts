@@ -25,3 +25,25 @@ export function refused(
 ): Promise<PoolApiError> {
   return t.throwsAsync(call, { instanceOf: PoolApiError }, message);
 }
+
+/** The wait a `registration_pending` refusal asks for: its Retry-After, whole seconds until `registrationAt`. */
+function retryAfterMs(refusal: PoolApiError): number {
+  const at = Date.parse(String(refusal.extra.registrationAt));
+  return Math.max(1, Math.ceil((at - Date.now()) / 1000)) * 1000;
+}
+
+/**
+ * Makes a call that may meet a new agent's allowlist registration (a prepare, an operator deposit), retrying
+ * after `503 registration_pending` at the time it names, as a client does; at most `attempts` times.
+ */
+export async function retryingRegistration<T>(call: () => Promise<T>, attempts = 10): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!(error instanceof PoolApiError) || error.code !== 'registration_pending' || attempt >= attempts)
+        throw error;
+      await new Promise((r) => setTimeout(r, retryAfterMs(error)));
+    }
+  }
+}
