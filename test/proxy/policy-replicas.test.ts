@@ -9,7 +9,7 @@ import test from 'ava';
 import type { ProxyHandle } from '../../src/proxy/server.ts';
 import { type LocalX402, localX402Env, startLocalX402 } from '../../src/x402/local-services.ts';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.ts';
-import { type PoolApi, PoolApiError, refused, walletApi } from './helpers/api.ts';
+import { outcomeOf, type PoolApi, PoolApiError, refusalOf, refused, walletApi } from './helpers/api.ts';
 import { postJson } from './helpers/http.ts';
 import { type Stack, startStack } from './helpers/stack.ts';
 
@@ -76,15 +76,7 @@ test.serial(
     t.is((await op(1).setPolicy('budgeted', { budgetPerDay: '0.05' })).budgetPerDay, '0.0500000');
     const demoBefore = await stack.usdcBalance(x402.demoPayTo);
     const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => payDemo('budgeted', i)));
-    const refusalOf = (r: PromiseSettledResult<unknown>) =>
-      r.status === 'rejected' && r.reason instanceof PoolApiError ? r.reason : undefined;
-    const summary = results
-      .map((r) =>
-        r.status === 'fulfilled'
-          ? r.value.paymentStatus
-          : `${refusalOf(r)?.status} ${refusalOf(r)?.code ?? String(r.reason)}`,
-      )
-      .join(',');
+    const summary = results.map(outcomeOf).join(',');
     const confirmed = results.filter(
       (r) => r.status === 'fulfilled' && r.value.paymentStatus === 'confirmed',
     );

@@ -10,7 +10,7 @@ import test from 'ava';
 import type { AgentPolicyRequest } from '../../src/api/types.ts';
 import { type PayStack, startPayStack } from '../mcp/pay-stack.ts';
 import { runCli } from '../helpers/cli.ts';
-import { operatorApi, type PoolApi, PoolApiError, refused, walletApi } from './helpers/api.ts';
+import { operatorApi, outcomeOf, type PoolApi, refusalOf, refused, walletApi } from './helpers/api.ts';
 import { getJson, postJson, problemOf, rawRequest, type RawResponse } from './helpers/http.ts';
 import { walletDeposit } from './helpers/wallet-deposit.ts';
 
@@ -255,15 +255,7 @@ test.serial(
     await op().setPolicy('twenty', { budgetPerDay: '0.05' });
     const demoBefore = await pay.stack.usdcBalance(pay.x402.demoPayTo);
     const results = await Promise.allSettled(Array.from({ length: 20 }, () => payDemo('twenty')));
-    const refusalOf = (r: PromiseSettledResult<unknown>) =>
-      r.status === 'rejected' && r.reason instanceof PoolApiError ? r.reason : undefined;
-    const summary = results
-      .map((r) =>
-        r.status === 'fulfilled'
-          ? r.value.paymentStatus
-          : `${refusalOf(r)?.status} ${refusalOf(r)?.code ?? String(r.reason)}`,
-      )
-      .join(',');
+    const summary = results.map(outcomeOf).join(',');
     const confirmed = results.filter(
       (r) => r.status === 'fulfilled' && r.value.paymentStatus === 'confirmed',
     );

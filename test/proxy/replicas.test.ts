@@ -20,7 +20,15 @@ import { type LocalX402Thread, startLocalX402Thread } from '../../src/cli/thread
 import { localX402Env } from '../../src/x402/local-services.ts';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.ts';
 import type { Balance, PaymentListEntry, PaymentResult } from '../../src/api/types.ts';
-import { PoolApi, PoolApiError, refused, retryingRegistration, walletApi } from './helpers/api.ts';
+import {
+  outcomeOf,
+  PoolApi,
+  PoolApiError,
+  refusalOf,
+  refused,
+  retryingRegistration,
+  walletApi,
+} from './helpers/api.ts';
 import { type Stack, startStack, USDC } from './helpers/stack.ts';
 
 const PRICE = USDC / 100n; // the demo service's price, 0.01 USDC
@@ -108,15 +116,6 @@ async function operatorDeposit(agentId: string, amount: string, i = 0): Promise<
   await retryingRegistration(() => op(i).operatorDeposit({ agentId, amount }));
 }
 
-/** The refusal of a settled call, if it was refused by a proxy. */
-const refusalOf = (r: PromiseSettledResult<unknown>) =>
-  r.status === 'rejected' && r.reason instanceof PoolApiError ? r.reason : undefined;
-/** How a settled call ended, for messages: its payment status, or its refusal's status and code. */
-const outcome = (r: PromiseSettledResult<unknown>) =>
-  r.status === 'fulfilled'
-    ? String((r.value as Partial<PaymentResult>).paymentStatus ?? 'ok')
-    : `${refusalOf(r)?.status} ${refusalOf(r)?.code ?? String(r.reason)}`;
-
 test.serial(
   '60 concurrent payments over three replicas against a balance for 20: exactly 20 paid',
   async (t) => {
@@ -134,13 +133,13 @@ test.serial(
         : [],
     );
     const refusals = answers.filter((a) => a.status === 'rejected').map((a) => refusalOf(a));
-    t.is(paid.length, 20, answers.map(outcome).join(', '));
+    t.is(paid.length, 20, answers.map(outcomeOf).join(', '));
     t.is(refusals.length, 40, 'the rest are refused before signing');
     // Refused for the balance — or, on a loaded machine, because the service's quote did not come in time:
     // either way before anything was signed (the pool wallet's balance below says so).
     t.true(
       refusals.every((r) => ['insufficient_balance', 'service_unreachable'].includes(r?.code ?? '')),
-      answers.map(outcome).join(', '),
+      answers.map(outcomeOf).join(', '),
     );
     t.true(refusals.some((r) => r?.code === 'insufficient_balance'));
     t.is(new Set(paid.map((a) => a.paymentId)).size, 20);
@@ -196,12 +195,12 @@ test.serial(
       Array.from({ length: 30 }, (_, i) => op(i).withdraw({ agentId: 'saver', amount: '0.4', destination })),
     );
     const done = answers.filter((a) => a.status === 'fulfilled' && a.value.status === 'confirmed');
-    t.is(done.length, 2, answers.map(outcome).join(', '));
+    t.is(done.length, 2, answers.map(outcomeOf).join(', '));
     t.true(
       answers
         .filter((a) => a.status === 'rejected')
         .every((a) => refusalOf(a)?.code === 'insufficient_balance'),
-      answers.map(outcome).join(', '),
+      answers.map(outcomeOf).join(', '),
     );
     t.is(await stack.usdcBalance(destination), 8n * (USDC / 10n), 'exactly 0.8 USDC left the pool');
     t.is(await balanceOf('saver', 2), 2n * (USDC / 10n));
@@ -257,7 +256,7 @@ test.serial(
     t.deepEqual(
       answers.map((a) => (a.status === 'fulfilled' ? 'token' : String(refusalOf(a)?.status))).sort(),
       ['401', '401', 'token'],
-      answers.map(outcome).join(', '),
+      answers.map(outcomeOf).join(', '),
     );
     // A token from one replica is taken by the others.
     const token = answers.find((a) => a.status === 'fulfilled')!.value.token;

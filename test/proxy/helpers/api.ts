@@ -47,3 +47,14 @@ export async function retryingRegistration<T>(call: () => Promise<T>, attempts =
     }
   }
 }
+
+/** The refusal of a settled call, if the proxy refused it. */
+export function refusalOf(r: PromiseSettledResult<unknown>): PoolApiError | undefined {
+  return r.status === 'rejected' && r.reason instanceof PoolApiError ? r.reason : undefined;
+}
+
+/** How a settled call ended, for messages: its payment status, or its refusal's status and code. */
+export function outcomeOf(r: PromiseSettledResult<unknown>): string {
+  if (r.status === 'fulfilled') return String((r.value as { paymentStatus?: string }).paymentStatus ?? 'ok');
+  return `${refusalOf(r)?.status} ${refusalOf(r)?.code ?? String(r.reason)}`;
+}
