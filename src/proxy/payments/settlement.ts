@@ -127,7 +127,11 @@ export class SettlementJob {
     // asked by the process that leads settlement only (each round asks again, once it leads).
     void this.#gate()
       .then((leads) => (leads ? this.#pctx.flows.registrar.register(FLOAT_ACCOUNT) : undefined))
-      .catch(() => undefined);
+      .catch((error: unknown) =>
+        this.#pctx.flows.logger.log('warn', 'float account registration failed; the next round asks again', {
+          error: (error as Error).message,
+        }),
+      );
     this.#schedule();
   }
 
