@@ -39,6 +39,7 @@ export async function compileCircuit(name: string): Promise<CompiledCircuit> {
     wasm: path.join(dir, `${name}_js`, `${name}.wasm`),
   };
   if (fresh(result.r1cs, source) && existsSync(result.wasm)) return result;
+  await clearStale(dir);
   const tmp = tmpName(dir);
   await mkdir(tmp, { recursive: true });
   await run(
@@ -48,13 +49,38 @@ export async function compileCircuit(name: string): Promise<CompiledCircuit> {
       maxBuffer: 1 << 26,
     },
   );
-  await rm(dir, { recursive: true, force: true });
-  await rename(tmp, dir).catch(async (err) => {
-    // Another test process won the race; its output is equally valid.
-    await rm(tmp, { recursive: true, force: true });
-    if (!existsSync(result.r1cs)) throw err;
-  });
+  await publishDir(tmp, dir);
   return result;
+}
+
+/**
+ * Removes an outdated output directory before it is made again. It is first renamed aside in one step,
+ * so a process that checked it meanwhile never sees half of it.
+ */
+async function clearStale(dir: string): Promise<void> {
+  const aside = tmpName(`${dir}.stale`);
+  try {
+    await rename(dir, aside);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+  await rm(aside, { recursive: true, force: true });
+}
+
+/**
+ * Moves a finished directory into place unless another test process published one first: a rename onto
+ * a directory with content fails, and the one already there stays. Replacing it would delete files that
+ * other processes made inside it meanwhile (keys) and are reading.
+ */
+async function publishDir(tmp: string, dir: string): Promise<void> {
+  try {
+    await rename(tmp, dir);
+  } catch (err) {
+    await rm(tmp, { recursive: true, force: true });
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
+  }
 }
 
 export async function witness(circuit: CompiledCircuit, inputs: CircuitInputs): Promise<Uint8Array> {
@@ -160,17 +186,14 @@ async function makeDevZkey(circuit: CompiledCircuit): Promise<{ zkey: string; vk
     vkey: path.join(dir, 'verification_key.json'),
   };
   if (fresh(result.zkey, circuit.r1cs) && existsSync(result.vkey)) return result;
+  await clearStale(dir);
   const tmp = tmpName(dir);
   await devSetup(
     circuit.r1cs,
     path.join(tmp, `${circuit.name}.zkey`),
     path.join(tmp, 'verification_key.json'),
   );
-  await rm(dir, { recursive: true, force: true });
-  await rename(tmp, dir).catch(async (err) => {
-    await rm(tmp, { recursive: true, force: true });
-    if (!existsSync(result.vkey)) throw err;
-  });
+  await publishDir(tmp, dir);
   return result;
 }
 
