@@ -60,13 +60,23 @@ export class PoolApiError extends Error {
   readonly issues?: ProblemIssue[];
   /** Extra members of the problem body (e.g. the txHash of a transaction that did not confirm in time). */
   readonly extra: Record<string, unknown>;
+  /**
+   * Seconds the proxy asked to wait before trying again (its Retry-After header), when it named a time: a
+   * `registration_pending`, a rate limit or a busy prover.
+   */
+  readonly retryAfterSeconds?: number;
 
   constructor(
     code: string,
     title: string,
     status: number,
     detail: string,
-    options: { issues?: ProblemIssue[]; extra?: Record<string, unknown>; cause?: unknown } = {},
+    options: {
+      issues?: ProblemIssue[];
+      extra?: Record<string, unknown>;
+      retryAfterSeconds?: number;
+      cause?: unknown;
+    } = {},
   ) {
     super(detail, { cause: options.cause });
     this.name = 'PoolApiError';
@@ -75,6 +85,7 @@ export class PoolApiError extends Error {
     this.status = status;
     this.issues = options.issues;
     this.extra = options.extra ?? {};
+    this.retryAfterSeconds = options.retryAfterSeconds;
   }
 
   /** The problem's detail (the error's message). */
@@ -125,6 +136,7 @@ export class PoolApi {
       caller,
       timeoutMs: this.#timeoutMs,
       headers: this.#headers,
+      fetch: this.#fetch,
     });
   }
 
@@ -374,6 +386,17 @@ async function readJson(response: Response): Promise<unknown> {
   }
 }
 
+/** The answer's Retry-After (RFC 9110: delay-seconds or an HTTP-date) in whole seconds from now, if any. */
+function retryAfterOf(response: Response): number | undefined {
+  const value = response.headers.get('retry-after')?.trim();
+  if (!value) return undefined;
+  if (/^\d+$/.test(value)) return Number(value);
+  // An HTTP-date begins with the day's name; Date.parse alone would read "-3" as a year.
+  if (!/^[A-Za-z]{3}/.test(value)) return undefined;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - Date.now()) / 1000));
+}
+
 /** A problem+json body (RFC 9457) → PoolApiError; anything else is summarised by its status. */
 function problemOf(response: Response, json: unknown, what: string): PoolApiError {
   const problem = json !== null && typeof json === 'object' ? (json as Record<string, unknown>) : {};
@@ -395,6 +418,7 @@ function problemOf(response: Response, json: unknown, what: string): PoolApiErro
     return new PoolApiError(name, typeof title === 'string' ? title : name, response.status, detail, {
       issues: Array.isArray(errors) ? (errors as ProblemIssue[]) : undefined,
       extra,
+      retryAfterSeconds: retryAfterOf(response),
     });
   }
   const text = typeof json === 'string' ? json : '';
@@ -403,5 +427,6 @@ function problemOf(response: Response, json: unknown, what: string): PoolApiErro
     `Request failed (${response.status}${response.statusText ? ` ${response.statusText}` : ''})`,
     response.status,
     `${what} answered HTTP ${response.status} without a problem document${text ? `: ${text.slice(0, 200)}` : ''}`,
+    { retryAfterSeconds: retryAfterOf(response) },
   );
 }
