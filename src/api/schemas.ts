@@ -329,7 +329,13 @@ export const LogoutResult = z
   })
   .openapi('LogoutResult');
 export const PreparedDeposit = z
-  .object({ prepareId: z.string(), transactionXDR: z.string(), expiresAt: z.string().optional() })
+  .object({
+    prepareId: z.string(),
+    transactionXDR: z.string(),
+    expiresAt: z.string().openapi({
+      description: 'Until when the proof is promised to stay valid (ISO 8601): sign and submit before then',
+    }),
+  })
   .openapi('PreparedDeposit');
 export const ZkProofInfo = z
   .object({ generated: z.boolean(), onChain: z.boolean(), timeMs: z.number().int().optional() })

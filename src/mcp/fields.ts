@@ -84,7 +84,7 @@ export const outputs = {
     transactionXDR: z
       .string()
       .describe('unsigned transact() transaction (base64 XDR) for the wallet to sign'),
-    expiresAt: z.string().optional(),
+    expiresAt: z.string().describe('sign and submit before this time (ISO 8601); prepare again after it'),
   },
   depositSubmitted: {
     status: z.literal('confirmed'),

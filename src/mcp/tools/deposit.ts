@@ -69,10 +69,10 @@ export function registerWalletDeposit({ server, api, agentOf }: ToolContext, wal
               amount: normalised,
               prepareId: prepared.prepareId,
               transactionXDR: prepared.transactionXDR,
-              ...(prepared.expiresAt ? { expiresAt: prepared.expiresAt } : {}),
+              expiresAt: prepared.expiresAt,
             },
             `Deposit of ${normalised} USDC for ${agentId} prepared (prepareId ${prepared.prepareId}). ` +
-              'Sign transactionXDR with the wallet, then call pool_deposit_submit.',
+              `Sign transactionXDR with the wallet, then call pool_deposit_submit before ${prepared.expiresAt}.`,
           );
         },
         { extra, message: 'proving the deposit' },
