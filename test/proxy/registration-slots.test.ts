@@ -10,13 +10,12 @@
 // 503 registration_pending with a Retry-After within the bound, and the deposit confirms once the admin can pay.
 // Three attacker wallets keep unsigned prepared deposits for new agents outstanding (each a key in the next slot,
 // each re-prepared as soon as it is handed out): newcomers' first deposits still meet the bound /api/pool/info
-// advertises (registrationWaitMaxSeconds), 503 retries included. Prepares and operator deposits are sent raw:
-// any of them may be answered 503 registration_pending, whose Retry-After header (which PoolApi does not give)
-// the test reads and its clients obey; submits, balances and the pool's info go through PoolApi.
+// advertises (registrationWaitMaxSeconds), 503 retries included. Every call goes through PoolApi; a refusal's
+// Retry-After (PoolApiError.retryAfterSeconds) is what the test checks and its clients obey.
 import test from 'ava';
 import { Asset, Keypair, Operation, TransactionBuilder } from '#stellar-sdk';
-import { PoolApi, PoolApiError, walletApi } from './helpers/api.ts';
-import { postJson, problemOf, type RawResponse } from './helpers/http.ts';
+import type { PreparedDeposit } from '../../src/api/types.ts';
+import { operatorApi, PoolApi, PoolApiError, walletApi } from './helpers/api.ts';
 import { type Stack, startStack } from './helpers/stack.ts';
 
 const SLOT_S = 5;
@@ -53,26 +52,14 @@ test.after.always(async () => {
   await stack?.close();
 });
 
-const url = (path: string) => `${stack.proxy.url}${path}`;
-const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Every request's duration, to check that none was held past the hold limit. */
 const held: Array<{ what: string; ms: number; status: number }> = [];
-type Timed = RawResponse & { ms: number };
-async function timed(what: string, request: () => Promise<RawResponse>): Promise<Timed> {
-  const started = Date.now();
-  const res = await request();
-  const ms = Date.now() - started;
-  held.push({ what, ms, status: res.status });
-  return { ...res, ms };
-}
 
-/** A PoolApi call's answer or refusal, timed like `timed` (a refusal counts with its status, an answer as 200). */
-async function timedCall<T>(
-  what: string,
-  call: () => Promise<T>,
-): Promise<{ ms: number } & ({ answer: T } | { refusal: PoolApiError })> {
+/** A PoolApi call's answer or refusal, timed (a refusal counts with its status, an answer as 200). */
+type Timed<T> = { ms: number } & ({ answer: T; refusal?: undefined } | { refusal: PoolApiError });
+async function timed<T>(what: string, call: () => Promise<T>): Promise<Timed<T>> {
   const started = Date.now();
   try {
     const answer = await call();
@@ -87,13 +74,15 @@ async function timedCall<T>(
   }
 }
 
-/** A client: retries `registration_pending` after its Retry-After. */
-async function retrying(what: string, request: () => Promise<RawResponse>): Promise<Timed> {
+/** A client: retries `registration_pending` after its Retry-After; any other refusal is thrown. */
+async function retrying<T>(what: string, call: () => Promise<T>): Promise<{ answer: T; ms: number }> {
   for (;;) {
-    const res = await timed(what, request);
-    if (res.status !== 503 || problemOf(res).code !== 'registration_pending') return res;
-    const retryAfter = Number(res.headers['retry-after']);
-    if (!(retryAfter >= 1)) throw new Error(`registration_pending without Retry-After: ${res.text}`);
+    const res = await timed(what, call);
+    if (res.refusal === undefined) return res;
+    if (res.refusal.code !== 'registration_pending') throw res.refusal;
+    const retryAfter = res.refusal.retryAfterSeconds ?? 0;
+    if (!(retryAfter >= 1))
+      throw new Error('registration_pending without Retry-After', { cause: res.refusal });
     await sleep(retryAfter * 1000);
   }
 }
@@ -131,19 +120,16 @@ async function walletOnboarding(agentId: string): Promise<Onboarding> {
   const body = { amount: '1', publicKey: w.kp.publicKey(), agentId };
   let work = 0;
   for (;;) {
-    const prepared = await retrying('prepare', () =>
-      postJson(url('/api/deposit/prepare'), body, bearer(w.token)),
-    );
-    if (prepared.status !== 200) throw new Error(`prepare: ${prepared.text}`);
+    const prepared = await retrying('prepare', () => w.api.prepareDeposit(body));
     work = prepared.ms;
-    const submitted = await timedCall('submit', () =>
+    const submitted = await timed('submit', () =>
       w.api.submitDeposit({
-        prepareId: prepared.json.prepareId,
-        signedTransactionXDR: sign(prepared.json.transactionXDR, w.kp),
+        prepareId: prepared.answer.prepareId,
+        signedTransactionXDR: sign(prepared.answer.transactionXDR, w.kp),
       }),
     );
     work += submitted.ms;
-    if ('answer' in submitted) break;
+    if (submitted.refusal === undefined) break;
     // A deposit signed at once is never stale; should the machine be slow enough, prepare again.
     if (submitted.refusal.code !== 'prepare_stale') throw submitted.refusal;
   }
@@ -155,10 +141,8 @@ async function walletOnboarding(agentId: string): Promise<Onboarding> {
 
 async function operatorOnboarding(agentId: string): Promise<Onboarding> {
   const started = Date.now();
-  const res = await retrying('operator deposit', () =>
-    postJson(url('/api/deposit'), { agentId, amount: '1' }, stack.operator),
-  );
-  if (res.status !== 200) throw new Error(`operator deposit: ${res.text}`);
+  const operator = operatorApi(stack.proxy.url, stack.operator);
+  const res = await retrying('operator deposit', () => operator.operatorDeposit({ agentId, amount: '1' }));
   const totalMs = Date.now() - started;
   // the successful request may itself have waited up to the hold limit before proving
   return { totalMs, waitedMs: totalMs - res.ms + HOLD_S * 1000 };
@@ -176,19 +160,15 @@ test.serial(
     const attack = async (agentId: string) => {
       while (attacking) {
         const res = await timed('attacker prepare', () =>
-          postJson(
-            url('/api/deposit/prepare'),
-            { amount: '1', publicKey: attacker.kp.publicKey(), agentId },
-            bearer(attacker.token),
-          ),
+          attacker.api.prepareDeposit({ amount: '1', publicKey: attacker.kp.publicKey(), agentId }),
         );
-        if (res.status === 200) {
+        if (res.refusal === undefined) {
           prepares++;
           // hold it outstanding until it expires, then prepare again
-          await sleep(Math.max(0, Date.parse(res.json.expiresAt) - Date.now()) + 50);
-        } else if (res.status === 503) {
-          await sleep(Number(res.headers['retry-after'] ?? 1) * 1000);
-        } else throw new Error(`attacker prepare: ${res.text}`);
+          await sleep(Math.max(0, Date.parse(res.answer.expiresAt) - Date.now()) + 50);
+        } else if (res.refusal.status === 503) {
+          await sleep((res.refusal.retryAfterSeconds ?? 1) * 1000);
+        } else throw res.refusal;
       }
     };
     const attackers = [attack(attacker.kp.publicKey()), attack('attacker-2')];
@@ -224,12 +204,11 @@ test.serial(
 async function walletOnboardingFor(w: Wallet): Promise<number> {
   const started = Date.now();
   const prepared = await retrying('prepare', () =>
-    postJson(url('/api/deposit/prepare'), { amount: '1', publicKey: w.kp.publicKey() }, bearer(w.token)),
+    w.api.prepareDeposit({ amount: '1', publicKey: w.kp.publicKey() }),
   );
-  if (prepared.status !== 200) throw new Error(`prepare: ${prepared.text}`);
   await w.api.submitDeposit({
-    prepareId: prepared.json.prepareId,
-    signedTransactionXDR: sign(prepared.json.transactionXDR, w.kp),
+    prepareId: prepared.answer.prepareId,
+    signedTransactionXDR: sign(prepared.answer.transactionXDR, w.kp),
   });
   return Date.now() - started;
 }
@@ -272,17 +251,17 @@ test.serial(
     await payXlm(admin, bank.publicKey(), drained);
 
     const body = { amount: '1', publicKey: w.kp.publicKey(), agentId: 'after-a-refused-insert' };
-    const prepare = () =>
-      timed('prepare', () => postJson(url('/api/deposit/prepare'), body, bearer(w.token)));
-    const pendingAnswer = (res: Timed) => {
-      t.is(res.status, 503, `prepare while the admin cannot pay: ${res.text}`);
-      const problem = problemOf(res);
-      t.is(problem.code, 'registration_pending');
-      const retryAfter = Number(res.headers['retry-after']);
+    const prepare = () => timed('prepare', () => w.api.prepareDeposit(body));
+    const pendingAnswer = (res: Timed<PreparedDeposit>) => {
+      const refusal = res.refusal;
+      if (refusal === undefined) return t.fail('prepare while the admin cannot pay answered a proof');
+      t.is(refusal.status, 503, `prepare while the admin cannot pay: ${refusal.detail}`);
+      t.is(refusal.code, 'registration_pending');
+      const retryAfter = refusal.retryAfterSeconds ?? 0;
       // The key waits for the next slot, not for a run of failed retries each pushing it further.
       t.true(retryAfter >= 1 && retryAfter * 1000 <= BOUND_MS, `Retry-After ${retryAfter} s`);
       t.true(res.ms < (HOLD_S + 10) * 1000, `answered after ${res.ms} ms`);
-      return { failedInsert: /allowlist insert failed/.test(problem.detail), problem };
+      return { failedInsert: /allowlist insert failed/.test(refusal.detail), refusal, retryAfter };
     };
     // A client asking again at once is always waiting: it sees every failed insert. Keep the admin unable to pay
     // from the first failure until a slot later (its retry fails too).
@@ -290,15 +269,15 @@ test.serial(
     let firstFailure = 0;
     while (firstFailure === 0 || Date.now() - firstFailure < (SLOT_S + 1) * 1000) {
       const res = await prepare();
-      const pending = res.status === 503 ? pendingAnswer(res) : undefined;
+      const pending = res.refusal?.status === 503 ? pendingAnswer(res) : undefined;
       if (pending?.failedInsert) {
         failed++;
         if (firstFailure === 0) firstFailure = Date.now();
         t.true(
-          Date.parse(String(pending.problem.registrationAt)) > Date.now(),
+          Date.parse(String(pending.refusal.extra.registrationAt)) > Date.now(),
           'queued again for a later slot',
         );
-      } else if (res.status !== 503) {
+      } else if (res.refusal?.status !== 503) {
         pendingAnswer(res);
         return;
       }
@@ -310,12 +289,12 @@ test.serial(
     await payXlm(bank, admin.publicKey(), drained);
     const refunded = Date.now();
     let prepared = await prepare();
-    while (prepared.status === 503) {
-      pendingAnswer(prepared);
-      await sleep(Number(prepared.headers['retry-after']) * 1000);
+    while (prepared.refusal?.status === 503) {
+      const pending = pendingAnswer(prepared);
+      await sleep((pending?.retryAfter ?? 1) * 1000);
       prepared = await prepare();
     }
-    t.is(prepared.status, 200, prepared.text);
+    if (prepared.refusal !== undefined) throw prepared.refusal;
     // by the time the client asked again after its Retry-After (the rest is its own proof)
     const asked = Date.now() - prepared.ms - refunded;
     t.true(
@@ -323,8 +302,8 @@ test.serial(
       `asked again with the key in the allowlist ${asked} ms after the admin could pay`,
     );
     const submitted = await w.api.submitDeposit({
-      prepareId: prepared.json.prepareId,
-      signedTransactionXDR: sign(prepared.json.transactionXDR, w.kp),
+      prepareId: prepared.answer.prepareId,
+      signedTransactionXDR: sign(prepared.answer.transactionXDR, w.kp),
     });
     t.is(submitted.status, 'confirmed');
     t.is((await w.api.balance(body.agentId)).balance, '1.0000000');
@@ -342,10 +321,7 @@ test.serial(
     const attack = async (w: Wallet, lane: number) => {
       for (let n = 0; attacking; n++) {
         const body = { amount: '1', publicKey: w.kp.publicKey(), agentId: `attacker-${lane}-${n}` };
-        const res = await retrying('attacker prepare', () =>
-          postJson(url('/api/deposit/prepare'), body, bearer(w.token)),
-        );
-        if (res.status !== 200) throw new Error(`attacker prepare: ${res.text}`);
+        await retrying('attacker prepare', () => w.api.prepareDeposit(body));
         keys++;
       }
     };
@@ -361,16 +337,13 @@ test.serial(
       const w = await wallet();
       const started = Date.now();
       const body = { amount: '1', publicKey: w.kp.publicKey(), agentId: `victim-${i}` };
-      const prepared = await retrying('victim prepare', () =>
-        postJson(url('/api/deposit/prepare'), body, bearer(w.token)),
-      );
+      const prepared = await retrying('victim prepare', () => w.api.prepareDeposit(body));
       const took = Date.now() - started;
-      if (prepared.status !== 200) throw new Error(`victim prepare: ${prepared.text}`);
       // its outcome, not a throw: the attackers are stopped only once every newcomer is done
       const submitted = await w.api
         .submitDeposit({
-          prepareId: prepared.json.prepareId,
-          signedTransactionXDR: sign(prepared.json.transactionXDR, w.kp),
+          prepareId: prepared.answer.prepareId,
+          signedTransactionXDR: sign(prepared.answer.transactionXDR, w.kp),
         })
         .then(
           (d) => d.status as string,

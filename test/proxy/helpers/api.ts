@@ -26,10 +26,11 @@ export function refused(
   return t.throwsAsync(call, { instanceOf: PoolApiError }, message);
 }
 
-/** The wait a `registration_pending` refusal asks for: its Retry-After, whole seconds until `registrationAt`. */
+/** The wait a refusal asks for: its Retry-After (a `registration_pending` always names one). */
 function retryAfterMs(refusal: PoolApiError): number {
-  const at = Date.parse(String(refusal.extra.registrationAt));
-  return Math.max(1, Math.ceil((at - Date.now()) / 1000)) * 1000;
+  if (refusal.retryAfterSeconds === undefined)
+    throw new Error(`${refusal.code} without Retry-After`, { cause: refusal });
+  return Math.max(1, refusal.retryAfterSeconds) * 1000;
 }
 
 /**
