@@ -11,7 +11,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import test from 'ava';
-import { Keypair } from '#stellar-sdk';
+import { Keypair, scValToNative } from '#stellar-sdk';
 import { HTTPFacilitatorClient, x402HTTPResourceServer, x402ResourceServer } from '@x402/core/server';
 import { ExactStellarServerScheme } from '../../src/x402/exact-server.ts';
 import { paidRequestListener } from '../../src/x402/paid-http.ts';
@@ -221,6 +221,34 @@ test.serial(
       .withdraw({ agentId: 'late', amount: '0.1', destination });
     t.is(res.status, 'confirmed');
     t.is(await stack.usdcBalance(destination), USDC / 10n);
+  },
+);
+
+/** Every key the allowlist contract added (its LeafAdded events from the first ledger on). */
+async function allowlistLeaves(): Promise<bigint[]> {
+  const { events } = await stack.server.getEvents({
+    startLedger: 1,
+    filters: [{ type: 'contract', contractIds: [stack.sandbox.info.contracts.asp_membership] }],
+    limit: 10_000,
+  });
+  return events
+    .filter((e) => scValToNative(e.topic[0]!) === 'LeafAdded')
+    .map((e) => BigInt((scValToNative(e.value) as { leaf: bigint }).leaf));
+}
+
+test.serial(
+  'a replica whose indexer has not yet seen another replica register a key does not insert it again',
+  async (t) => {
+    const { proxy: lagging } = await stack.startProxy({ ...replicaEnv, POOL_PROXY_INDEXER_POLL_MS: '60000' });
+    t.teardown(() => lagging.close());
+    await operatorDeposit('registered-once', '0.1'); // replica 0 inserts the new agent's key
+    // The lagging replica has not read that insert; its own registration of the agent finds it on the ledger.
+    await retryingRegistration(() =>
+      stack.operatorApi(lagging.url).operatorDeposit({ agentId: 'registered-once', amount: '0.1' }),
+    );
+    t.is(await balanceOf('registered-once', 1), 2n * (USDC / 10n));
+    const leaves = await allowlistLeaves();
+    t.is(new Set(leaves).size, leaves.length, 'no key is in the allowlist twice');
   },
 );
 

@@ -388,6 +388,9 @@ export class AspRegistrar {
   async #insert(slot: Slot): Promise<void> {
     // Deposits already being sent against the current root land first (each is bounded by its confirmation).
     await this.#holds.settled();
+    // Another replica may have inserted some of these keys just before this one took the insert lease: read
+    // the ledger up to now first, so that no key is inserted twice (a tree position spent for nothing).
+    await this.#d.indexer.catchUp();
     let lastLedger = 0;
     let inserted = 0;
     const started = this.#d.clock();

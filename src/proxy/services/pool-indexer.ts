@@ -159,6 +159,15 @@ export class PoolIndexer {
   }
 
   /**
+   * Resolves once the indexer has read the ledger up to the network's latest ledger now, so that what another
+   * replica wrote before this call is in the trees.
+   */
+  async catchUp(timeoutMs = 30_000): Promise<void> {
+    const latest = (await this.#server._getLatestLedger()).sequence; // raw: no close metadata decoded
+    await this.waitForLedger(latest, timeoutMs);
+  }
+
+  /**
    * Resolves once the pool tree holds leaf `index`: beside other replicas, a note may be credited in the shared
    * store by another replica's indexer before this one has seen its commitment, and its Merkle path is needed
    * now. Waits ledger by ledger (`waitForLedger`) until the leaf is here or `timeoutMs` has passed.
