@@ -117,6 +117,7 @@ test.serial(
     const deposit = byName.get('pool_deposit')!;
     t.like(deposit.annotations!, { destructiveHint: false, readOnlyHint: false });
     t.true(deposit.outputSchema!.required!.includes('transactionXDR'));
+    t.true(deposit.outputSchema!.required!.includes('expiresAt'), 'it says until when to sign');
     t.like(byName.get('pool_deposit_submit')!.annotations!, { destructiveHint: true });
     t.deepEqual(byName.get('pool_deposit_submit')!.inputSchema.required?.slice().sort(), [
       'prepareId',
@@ -135,6 +136,7 @@ test.serial(
     const prepared = structured(t, await callTool(client, 'pool_deposit', { amount: '4' }));
     t.like(prepared, { status: 'prepared', agentId: me(), amount: '4.0000000' });
     t.regex(prepared.prepareId as string, /^[0-9a-f-]{36}$/);
+    t.true(Date.parse(prepared.expiresAt as string) > Date.now(), `sign before ${prepared.expiresAt}`);
     t.is(await stack.usdcBalance(operator()), before.operator, 'the operator pays nothing for a wallet');
     t.is(await stack.usdcBalance(me()), before.wallet, 'nothing moves before the wallet signs');
     t.is(await restBalance(), 'unknown', 'the agent exists once its deposit confirms');
