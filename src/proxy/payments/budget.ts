@@ -4,14 +4,16 @@
 import { BUDGET_WINDOWS, type BudgetWindow } from '../domain/agent-policy.ts';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import type { FlowContext } from '../flows/context.ts';
-import type { PaymentRecords } from './records.ts';
+import type { PaymentContext } from './context.ts';
+
+/** What this module uses of the payment context. */
+export type SpendingDeps = Pick<PaymentContext, 'records'> & {
+  flows: Pick<FlowContext, 'journal' | 'clock'>;
+};
 
 export type Spending = Record<BudgetWindow, bigint>;
 
-export async function spendingOf(
-  pctx: { flows: Pick<FlowContext, 'journal' | 'clock'>; records: PaymentRecords },
-  ref: AgentRef,
-): Promise<Spending> {
+export async function spendingOf(pctx: SpendingDeps, ref: AgentRef): Promise<Spending> {
   const now = pctx.flows.clock();
   const agent = scopedId(ref);
   const spent: Spending = { hour: 0n, day: 0n, days30: 0n };

@@ -4,11 +4,15 @@
 // GET /api/payments lists it.
 import { formatAmount } from '../../api/amount.ts';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
+import type { FlowContext } from '../flows/context.ts';
 import type { PaymentContext } from './context.ts';
 import { paymentStatusOf } from './payment-state.ts';
 import { paymentData } from './payment-data.ts';
 import type { PaymentListEntry } from '../../api/types.ts';
 import type { OperationRecord } from '../journal/journal.ts';
+
+/** What this module uses of the payment context. */
+export type ExportPaymentsDeps = Pick<PaymentContext, 'records'> & { flows: Pick<FlowContext, 'journal'> };
 
 export interface ExportRow {
   time: string;
@@ -32,7 +36,7 @@ const COLUMNS: Array<keyof ExportRow> = [
 
 /** The agent's payments asked for in [fromMs, toMs), oldest first. */
 export async function exportPayments(
-  pctx: Pick<PaymentContext, 'flows' | 'records'>,
+  pctx: ExportPaymentsDeps,
   ref: AgentRef,
   fromMs: number,
   toMs: number,

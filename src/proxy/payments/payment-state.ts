@@ -5,9 +5,16 @@ import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
 import type { StoreOp } from '../store/encrypted-store.ts';
 import type { FlowContext } from '../flows/context.ts';
 import type { PaymentContext } from './context.ts';
-import type { PaymentRecords } from './records.ts';
 import { paymentData } from './payment-data.ts';
 import { isFinal, type OperationRecord, type OperationState } from '../journal/journal.ts';
+
+/** What this module uses of the payment context to close a payment that did not pay. */
+export type PaymentFailureDeps = Pick<PaymentContext, 'float'> & {
+  flows: Pick<FlowContext, 'journal' | 'notes' | 'metrics'>;
+};
+
+/** What answering for a payment uses of the payment context (less than closing one: queue-waiters.ts). */
+export type OutcomeDeps = Pick<PaymentContext, 'records'> & { flows: Pick<FlowContext, 'journal'> };
 
 /**
  * confirmed; failed (any other final state: nothing was paid); awaiting_approval while its owner has not
@@ -22,7 +29,7 @@ export function paymentStatusOf(
 }
 
 export async function settlePaymentFailure(
-  pctx: PaymentContext,
+  pctx: PaymentFailureDeps,
   paymentId: string,
   state: 'failed' | 'released',
   reason: { code: string; detail: string },
@@ -38,10 +45,7 @@ export async function settlePaymentFailure(
 }
 
 /** The answer of an earlier payment: its kept result, or its state while it is still being decided. */
-export async function outcomeOf(
-  pctx: { flows: Pick<FlowContext, 'journal'>; records: PaymentRecords },
-  paymentId: string,
-): Promise<PaymentOutcome> {
+export async function outcomeOf(pctx: OutcomeDeps, paymentId: string): Promise<PaymentOutcome> {
   const record = await pctx.flows.journal.get(paymentId);
   const status = record === undefined ? 'pending' : paymentStatusOf(record.state);
   // the answer kept when it was decided, if it is the journal's (one status in every answer)
