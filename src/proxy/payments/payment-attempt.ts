@@ -14,9 +14,15 @@ import {
   X402Error,
 } from '../../x402/index.ts';
 import { fault } from '../util/faults.ts';
+import type { FlowContext } from '../flows/context.ts';
 import type { QueuedPayment } from './batches.ts';
 import type { PaymentContext } from './context.ts';
 import type { PaymentData } from './payment-data.ts';
+
+/** What this module uses of the payment context. */
+export type AttemptPaymentDeps = Pick<PaymentContext, 'poolWallet' | 'payer' | 'fetchOptions' | 'batches'> & {
+  flows: Pick<FlowContext, 'journal' | 'logger'>;
+};
 
 /** How long a paid request may take: the service's facilitator settles on the ledger before answering. */
 const SEND_TIMEOUT_MS = 60_000;
@@ -65,7 +71,7 @@ export type AttemptResult =
 
 /** Signs attempt `record`'s successor with `nonce`, journals it, sends it and classifies the answer. */
 export async function attemptPayment(
-  pctx: PaymentContext,
+  pctx: AttemptPaymentDeps,
   p: QueuedPayment,
   batchId: string,
   nonce: bigint,
@@ -154,7 +160,7 @@ export async function attemptPayment(
  * message about it (x402's `errorMessage`), when it sent one.
  */
 function classify(
-  pctx: PaymentContext,
+  pctx: AttemptPaymentDeps,
   p: QueuedPayment,
   serviceReason: string,
   reason: Reason,
@@ -179,7 +185,7 @@ function classify(
 }
 
 /** An error no layer foresaw (not an X402Error), where it is caught: its message, stack and cause are logged. */
-function logUnexpected(pctx: PaymentContext, p: QueuedPayment, doing: string, error: unknown): void {
+function logUnexpected(pctx: AttemptPaymentDeps, p: QueuedPayment, doing: string, error: unknown): void {
   const e = error as { message?: unknown; stack?: unknown; cause?: unknown } | undefined;
   pctx.flows.logger.log('error', `unexpected error ${doing}`, {
     paymentId: p.paymentId,
@@ -190,7 +196,7 @@ function logUnexpected(pctx: PaymentContext, p: QueuedPayment, doing: string, er
 }
 
 /** The facilitator waits for the ledger before answering; allow a few ledgers for our RPC to agree. */
-async function confirmSoon(pctx: PaymentContext, txHash: string, signed: SignedPayment) {
+async function confirmSoon(pctx: AttemptPaymentDeps, txHash: string, signed: SignedPayment) {
   const { payer, payTo, asset, amount } = signed.record;
   for (let attempt = 0; ; attempt++) {
     try {

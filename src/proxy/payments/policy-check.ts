@@ -13,12 +13,15 @@ import {
   frozenRefusal,
 } from '../domain/agent-policy.ts';
 import type { AgentRef } from '../domain/agent-ref.ts';
-import { spendingOf } from './budget.ts';
+import { spendingOf, type SpendingDeps } from './budget.ts';
 import type { PaymentContext } from './context.ts';
+
+/** What this module uses of the payment context. */
+export type PolicyCheckDeps = Pick<PaymentContext, 'policies' | 'config'> & SpendingDeps;
 
 /** Rules that need no price: frozen, denied services, allowed services. Returns the policy read. */
 export async function checkBeforeQuote(
-  pctx: PaymentContext,
+  pctx: PolicyCheckDeps,
   ref: AgentRef,
   serviceUrl: string,
 ): Promise<AgentPolicy | undefined> {
@@ -35,7 +38,7 @@ export function checkQuotedPrice(policy: AgentPolicy | undefined, price: bigint)
 }
 
 /** Under the agent's budget lock: the policy read again (frozen, budgets) and the operator's budgets. */
-export async function checkBeforeReserve(pctx: PaymentContext, ref: AgentRef, price: bigint): Promise<void> {
+export async function checkBeforeReserve(pctx: PolicyCheckDeps, ref: AgentRef, price: bigint): Promise<void> {
   const policy = await pctx.policies.find(ref);
   if (policy?.frozen === true) throw frozenRefusal(ref.agentId);
   const { budgetPerHour, budgetPerDay } = pctx.config;
@@ -60,7 +63,7 @@ export async function checkBeforeReserve(pctx: PaymentContext, ref: AgentRef, pr
  * budgets the frozen flag is still read again right before reserving, and the batch run reads it before
  * signing, so a freeze stops whatever slips between.
  */
-export function isBudgeted(pctx: PaymentContext, policy: AgentPolicy | undefined): boolean {
+export function isBudgeted(pctx: PolicyCheckDeps, policy: AgentPolicy | undefined): boolean {
   const owners = policy !== undefined && Object.values(policy.budgets).some((b) => b !== undefined);
   return pctx.config.budgetPerHour > 0n || pctx.config.budgetPerDay > 0n || owners;
 }
@@ -69,6 +72,6 @@ export function isBudgeted(pctx: PaymentContext, policy: AgentPolicy | undefined
  * In the batch run, right before a payment's first signature: whether its agent was frozen since it was
  * reserved (by this replica or another: the flag is read from the shared store). Such a payment is not paid.
  */
-export async function frozenSinceReserved(pctx: PaymentContext, ref: AgentRef): Promise<boolean> {
+export async function frozenSinceReserved(pctx: PolicyCheckDeps, ref: AgentRef): Promise<boolean> {
   return (await pctx.policies.find(ref))?.frozen === true;
 }

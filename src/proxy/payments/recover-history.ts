@@ -11,12 +11,18 @@ import { transfersFrom } from '../../x402/index.ts';
 import { formatAmount } from '../../api/amount.ts';
 import { parseScopedId, scopedId } from '../domain/agent-ref.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
+import type { FlowContext } from '../flows/context.ts';
 import type { PaymentContext } from './context.ts';
 import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
 import { MAX_NONCE_ATTEMPT } from './payment-nonce.ts';
 import { FLOAT_ACCOUNT_ID } from '../domain/float-account.ts';
 import type { NoteBook, NoteRecord } from '../services/notebook.ts';
 import type { PaymentData } from './payment-data.ts';
+
+/** What this module uses of the payment context. */
+export type RecoverHistoryDeps = Pick<PaymentContext, 'poolWallet' | 'payer' | 'records' | 'nonces'> & {
+  flows: Pick<FlowContext, 'store' | 'journal' | 'agents' | 'notes' | 'deployment' | 'logger'>;
+};
 
 /** Set by `store recover` in the store it creates: the next start rebuilds the payment history. */
 export function historyToRecoverKey(store: EncryptedStore): string {
@@ -38,7 +44,7 @@ function nonceKey(store: EncryptedStore, nonce: bigint): string {
  * settlement of payments older than the RPC's window is not set against newer payments.
  */
 export async function recoverPaymentHistory(
-  pctx: PaymentContext,
+  pctx: RecoverHistoryDeps,
   startLedger: number,
   ledgerOf: (txHash: string) => number | undefined,
 ): Promise<number> {
@@ -144,7 +150,7 @@ async function settledOnChain(notes: NoteBook, agent: string, floatTxs: Set<stri
  * looked up among the payments rebuilt from the chain.
  */
 export async function findRecoveredPayment(
-  pctx: PaymentContext,
+  pctx: RecoverHistoryDeps,
   agent: string,
   idempotencyKey: string,
 ): Promise<string | undefined> {
