@@ -13,14 +13,25 @@ import { codeOf, DomainError } from '../domain/errors.ts';
 import { APPROVAL_TIMEOUT_DEFAULT_S } from '../../api/schemas.ts';
 import { type AgentPolicy, frozenRefusal } from '../domain/agent-policy.ts';
 import type { OperationRecord } from '../journal/journal.ts';
+import type { FlowContext } from '../flows/context.ts';
 import type { PaymentContext } from './context.ts';
-import { expiresAtOf, paymentStatusOf, settlePaymentFailure } from './payment-state.ts';
+import {
+  expiresAtOf,
+  type PaymentFailureDeps,
+  paymentStatusOf,
+  settlePaymentFailure,
+} from './payment-state.ts';
 import { ownedPaymentData, paymentData } from './payment-data.ts';
 import type { QueuedPayment } from './batches.ts';
 
+/** What this module uses of the payment context. */
+export type ApprovalDeps = Pick<PaymentContext, 'policies' | 'batches' | 'float'> & {
+  flows: Pick<FlowContext, 'clock' | 'store' | 'journal' | 'logger'>;
+} & PaymentFailureDeps;
+
 /** The journal fields of a payment that waits: its deadline (ms, the proxy's clock) and its queued form. */
 export function waitingData(
-  pctx: PaymentContext,
+  pctx: ApprovalDeps,
   policy: AgentPolicy,
   queued: QueuedPayment,
 ): Record<string, unknown> {
@@ -28,7 +39,7 @@ export function waitingData(
   return { approvalExpiresAt: pctx.flows.clock() + seconds * 1000, queued };
 }
 
-const lockOf = (pctx: PaymentContext) => pctx.flows.store.mutex('approval');
+const lockOf = (pctx: ApprovalDeps) => pctx.flows.store.mutex('approval');
 
 const EXPIRED = {
   code: 'approval_expired',
@@ -36,7 +47,7 @@ const EXPIRED = {
 };
 
 /** Releases a waiting payment whose deadline passed; whether it did (it is no longer waiting). */
-export async function expireIfDue(pctx: PaymentContext, record: OperationRecord): Promise<boolean> {
+export async function expireIfDue(pctx: ApprovalDeps, record: OperationRecord): Promise<boolean> {
   if (pctx.flows.clock() < (paymentData(record).approvalExpiresAt ?? 0)) return false;
   return lockOf(pctx).run(record.opId, async () => {
     const now = await pctx.flows.journal.get(record.opId);
@@ -49,7 +60,7 @@ export async function expireIfDue(pctx: PaymentContext, record: OperationRecord)
 
 /** The payments of `owner` (of one agent, for its token) that wait for approval, oldest first. */
 export async function pendingApprovals(
-  pctx: PaymentContext,
+  pctx: ApprovalDeps,
   owner: string,
   agentId?: string,
 ): Promise<OperationRecord[]> {
@@ -78,7 +89,7 @@ export function approvalView(record: OperationRecord) {
 
 /** The owner's payment (404 otherwise, as for a payment that does not exist), swept if its deadline passed. */
 export async function ownedPayment(
-  pctx: PaymentContext,
+  pctx: ApprovalDeps,
   owner: string,
   paymentId: string,
   agentId?: string,
@@ -104,7 +115,7 @@ function notPending(record: OperationRecord): DomainError {
 }
 
 /** Approves a waiting payment: it joins the next batch. Refused (nothing changes) if its agent is frozen. */
-export async function approvePayment(pctx: PaymentContext, owner: string, paymentId: string): Promise<void> {
+export async function approvePayment(pctx: ApprovalDeps, owner: string, paymentId: string): Promise<void> {
   const record = await ownedPayment(pctx, owner, paymentId);
   if (record.state !== 'awaiting_approval') throw notPending(record);
   const agentId = paymentData(record).agentId ?? '';
@@ -141,7 +152,7 @@ export async function approvePayment(pctx: PaymentContext, owner: string, paymen
 }
 
 /** Denies a waiting payment: released, nothing paid. */
-export async function denyPayment(pctx: PaymentContext, owner: string, paymentId: string): Promise<void> {
+export async function denyPayment(pctx: ApprovalDeps, owner: string, paymentId: string): Promise<void> {
   const record = await ownedPayment(pctx, owner, paymentId);
   if (record.state !== 'awaiting_approval') throw notPending(record);
   const closed = await lockOf(pctx).run(paymentId, async () => {

@@ -23,15 +23,32 @@ import { randomInt } from 'node:crypto';
 import { formatAmount } from '../../api/amount.ts';
 import { fault } from '../util/faults.ts';
 import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
+import type { FlowContext } from '../flows/context.ts';
 import type { PaymentContext } from './context.ts';
 import type { QueuedPayment } from './batches.ts';
-import { attemptPayment, content, type Reason } from './payment-attempt.ts';
-import { settlePaymentFailure } from './payment-state.ts';
+import { attemptPayment, type AttemptPaymentDeps, content, type Reason } from './payment-attempt.ts';
+import { type PaymentFailureDeps, settlePaymentFailure } from './payment-state.ts';
 import { MAX_NONCE_ATTEMPT } from './payment-nonce.ts';
-import { frozenSinceReserved } from './policy-check.ts';
+import { frozenSinceReserved, type PolicyCheckDeps } from './policy-check.ts';
 import { parseScopedId } from '../domain/agent-ref.ts';
 import { frozenRefusal } from '../domain/agent-policy.ts';
 import { type PaymentData, paymentData } from './payment-data.ts';
+
+/** What confirming a payment uses of the payment context (reconcile-payment.ts confirms payments too). */
+export type ConfirmPaymentDeps = Pick<PaymentContext, 'records'> & {
+  flows: Pick<FlowContext, 'notes' | 'journal' | 'stats' | 'metrics'>;
+};
+
+/** What this module uses of the payment context. */
+export type ExecutePaymentDeps = Pick<
+  PaymentContext,
+  'config' | 'nonces' | 'pacer' | 'float' | 'payer' | 'records'
+> & {
+  flows: Pick<FlowContext, 'journal' | 'logger' | 'clock'>;
+} & AttemptPaymentDeps &
+  PolicyCheckDeps &
+  PaymentFailureDeps &
+  ConfirmPaymentDeps;
 
 /** Signatures of one payment at most (same-nonce offers and fresh attempts together). */
 const MAX_SIGNATURES = 16;
@@ -43,7 +60,7 @@ const DECIDE_POLL_MS = 1_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function executePayment(
-  pctx: PaymentContext,
+  pctx: ExecutePaymentDeps,
   p: QueuedPayment,
   batchId: string,
 ): Promise<PaymentOutcome> {
@@ -139,7 +156,7 @@ export async function executePayment(
  * of them expired unused (the reservation released, the answer kept for replays), pending at the deadline.
  */
 async function decide(
-  pctx: PaymentContext,
+  pctx: ExecutePaymentDeps,
   p: QueuedPayment,
   batchId: string,
   attempts: PaymentRecord[],
@@ -199,7 +216,7 @@ function reasonOfAny(error: unknown): Reason {
 
 /** Marks a payment confirmed: the reservation becomes the agent's unsettled debit, the answer is kept. */
 export async function confirmPayment(
-  pctx: PaymentContext,
+  pctx: ConfirmPaymentDeps,
   paymentId: string,
   agent: string,
   outcome: PaymentOutcome,

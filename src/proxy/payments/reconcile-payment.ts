@@ -10,13 +10,24 @@
 import { confirmTransfer, findAnyAuthorizationUse, X402Error } from '../../x402/index.ts';
 import { formatAmount } from '../../api/amount.ts';
 import type { OperationRecord } from '../journal/journal.ts';
+import type { FlowContext } from '../flows/context.ts';
 import type { PaymentContext } from './context.ts';
-import { confirmPayment } from './execute-payment.ts';
-import { settlePaymentFailure } from './payment-state.ts';
+import { confirmPayment, type ConfirmPaymentDeps } from './execute-payment.ts';
+import { type PaymentFailureDeps, settlePaymentFailure } from './payment-state.ts';
 import { paymentData } from './payment-data.ts';
-import { expireIfDue } from './approvals.ts';
+import { type ApprovalDeps, expireIfDue } from './approvals.ts';
 
-export async function reconcilePayment(pctx: PaymentContext, record: OperationRecord): Promise<boolean> {
+/** What this module uses of the payment context. */
+export type ReconcilePaymentDeps = Pick<PaymentContext, 'batches' | 'payer'> & {
+  flows: Pick<FlowContext, 'journal' | 'logger'>;
+} & ApprovalDeps &
+  PaymentFailureDeps &
+  ConfirmPaymentDeps;
+
+export async function reconcilePayment(
+  pctx: ReconcilePaymentDeps,
+  record: OperationRecord,
+): Promise<boolean> {
   const { paymentId, data } = { paymentId: record.opId, data: paymentData(record) };
   if (record.state === 'awaiting_approval') return expireIfDue(pctx, record);
   const queued = await pctx.batches.queueState(paymentId);
