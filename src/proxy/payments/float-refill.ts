@@ -13,15 +13,26 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { FLOAT_ACCOUNT, FLOAT_ACCOUNT_ID } from '../domain/float-account.ts';
 import { codeOf } from '../domain/errors.ts';
-import { settleFailure } from '../flows/settle-failure.ts';
-import { proveAndRelay } from '../flows/relay.ts';
-import { selectNotes } from '../flows/spend-notes.ts';
-import { usdcBalance } from '../flows/usdc-balance.ts';
+import type { FlowContext } from '../flows/context.ts';
+import { settleFailure, type SettleFailureDeps } from '../flows/settle-failure.ts';
+import { proveAndRelay, type RelayDeps } from '../flows/relay.ts';
+import { selectNotes, type SpendNotesDeps } from '../flows/spend-notes.ts';
+import { usdcBalance, type UsdcBalanceDeps } from '../flows/usdc-balance.ts';
 import type { PaymentContext } from './context.ts';
-import { markConfirmed } from '../flows/mark-confirmed.ts';
+import { markConfirmed, type MarkConfirmedDeps } from '../flows/mark-confirmed.ts';
+
+/** What this module uses of the payment context. */
+export type FloatRefillDeps = Pick<PaymentContext, 'config' | 'poolWallet'> & {
+  flows: Pick<FlowContext, 'spendLock' | 'notes' | 'keyring' | 'journal' | 'prover' | 'metrics' | 'logger'> &
+    UsdcBalanceDeps &
+    SpendNotesDeps &
+    RelayDeps &
+    SettleFailureDeps &
+    MarkConfirmedDeps;
+};
 
 /** The refill the float needs now (0 = none): up to the target in whole units, if the float account can pay it. */
-export async function refillAmount(pctx: PaymentContext): Promise<bigint> {
+export async function refillAmount(pctx: FloatRefillDeps): Promise<bigint> {
   const { flows, config } = pctx;
   const { target, low, unit } = config.float;
   const held = await usdcBalance(flows, pctx.poolWallet.publicKey());
@@ -38,7 +49,7 @@ export async function refillAmount(pctx: PaymentContext): Promise<bigint> {
 }
 
 /** Refills the pool wallet now if its float is low; returns the amount withdrawn (0 = none). */
-export async function refillFloat(pctx: PaymentContext): Promise<bigint> {
+export async function refillFloat(pctx: FloatRefillDeps): Promise<bigint> {
   const { flows } = pctx;
   // The float account's spends (refills, padding transfers) take turns: notes are chosen on a settled set.
   return flows.spendLock.run(FLOAT_ACCOUNT_ID, async () => {
@@ -96,12 +107,12 @@ export async function refillFloat(pctx: PaymentContext): Promise<bigint> {
 }
 
 export class FloatRefillJob {
-  readonly #pctx: PaymentContext;
+  readonly #pctx: FloatRefillDeps;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<unknown> | undefined;
   #stopped = false;
 
-  constructor(pctx: PaymentContext, gate: () => Promise<boolean> = async () => true) {
+  constructor(pctx: FloatRefillDeps, gate: () => Promise<boolean> = async () => true) {
     this.#pctx = pctx;
     this.#gate = gate;
   }

@@ -13,21 +13,46 @@ import { isX402Error, type Quote, quote, type SafeRequest, X402Error } from '../
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import { formatAmount } from '../../api/amount.ts';
 import { codeOf, DomainError } from '../domain/errors.ts';
-import { requireAgent } from '../flows/require-agent.ts';
+import type { FlowContext } from '../flows/context.ts';
+import { requireAgent, type RequireAgentDeps } from '../flows/require-agent.ts';
 import { ownAddresses } from '../services/deployment.ts';
 import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
 import type { PaymentContext } from './context.ts';
-import { outcomeOf, settlePaymentFailure } from './payment-state.ts';
-import { findRecoveredPayment } from './recover-history.ts';
+import {
+  outcomeOf,
+  type OutcomeDeps,
+  type PaymentFailureDeps,
+  settlePaymentFailure,
+} from './payment-state.ts';
+import { findRecoveredPayment, type RecoverHistoryDeps } from './recover-history.ts';
 import { fingerprint, type KeyRecord } from './records.ts';
 
 /** How long a repeated request waits for the first one's outcome beyond the batch window. */
 const REPLAY_WAIT_MS = 90_000;
 const REPLAY_POLL_MS = 200;
-import { checkBeforeQuote, checkBeforeReserve, checkQuotedPrice, isBudgeted } from './policy-check.ts';
+import {
+  checkBeforeQuote,
+  checkBeforeReserve,
+  checkQuotedPrice,
+  isBudgeted,
+  type PolicyCheckDeps,
+} from './policy-check.ts';
 import { needsApproval } from '../domain/agent-policy.ts';
-import { waitingData } from './approvals.ts';
+import { type ApprovalDeps, waitingData } from './approvals.ts';
 import type { PaymentData } from './payment-data.ts';
+
+/** What this module uses of the payment context. */
+export type RequestPaymentDeps = Pick<
+  PaymentContext,
+  'records' | 'config' | 'batches' | 'float' | 'payer' | 'fetchOptions' | 'poolWallet' | 'paymentCap'
+> & {
+  flows: Pick<FlowContext, 'store' | 'journal' | 'notes' | 'deployment' | 'logger' | 'clock'> &
+    RequireAgentDeps;
+} & RecoverHistoryDeps &
+  OutcomeDeps &
+  PolicyCheckDeps &
+  ApprovalDeps &
+  PaymentFailureDeps;
 
 export interface PayRequest {
   agentId: string;
@@ -40,7 +65,7 @@ export interface PayRequest {
 }
 
 export async function requestPayment(
-  pctx: PaymentContext,
+  pctx: RequestPaymentDeps,
   owner: string,
   req: PayRequest,
 ): Promise<PaymentOutcome> {
@@ -83,7 +108,7 @@ class KeyTaken extends Error {
 }
 
 /** A request repeating an idempotency key: the first payment's answer, once it has one. */
-async function replay(pctx: PaymentContext, existing: KeyRecord, print: string): Promise<PaymentOutcome> {
+async function replay(pctx: RequestPaymentDeps, existing: KeyRecord, print: string): Promise<PaymentOutcome> {
   if (existing.fingerprint !== print)
     throw new DomainError('conflict', 'this idempotencyKey was used for another request', {
       extra: { paymentId: existing.paymentId },
@@ -98,7 +123,7 @@ async function replay(pctx: PaymentContext, existing: KeyRecord, print: string):
 }
 
 async function pay(
-  pctx: PaymentContext,
+  pctx: RequestPaymentDeps,
   ref: AgentRef,
   req: PayRequest,
   idempotency?: { key: string; fingerprint: string },
@@ -168,7 +193,7 @@ async function pay(
 }
 
 async function checkAndReserve(
-  pctx: PaymentContext,
+  pctx: RequestPaymentDeps,
   ref: AgentRef,
   req: PayRequest,
   q: Quote,
@@ -201,7 +226,7 @@ async function checkAndReserve(
 
 /** Journals the payment (binding its key) and reserves its price; a refused reservation is returned. */
 async function reserveJournaled(
-  pctx: PaymentContext,
+  pctx: RequestPaymentDeps,
   ref: AgentRef,
   req: PayRequest,
   q: Quote,
@@ -243,7 +268,7 @@ async function reserveJournaled(
   }
 }
 
-async function quoteService(pctx: PaymentContext, request: SafeRequest): Promise<Quote> {
+async function quoteService(pctx: RequestPaymentDeps, request: SafeRequest): Promise<Quote> {
   try {
     return await quote(request, pctx.payer, pctx.fetchOptions);
   } catch (error) {
@@ -264,7 +289,7 @@ function problemOf(error: X402Error): DomainError {
 }
 
 /** A payee that is one of our own accounts or contracts is refused: USDC paid there leaves the books. */
-function checkPayee(pctx: PaymentContext, q: Quote): void {
+function checkPayee(pctx: RequestPaymentDeps, q: Quote): void {
   const own = ownAddresses(pctx.flows.deployment);
   const what = own.get(q.payTo) ?? (q.payTo === pctx.poolWallet.publicKey() ? 'the pool wallet' : undefined);
   if (what === undefined) return;
@@ -275,7 +300,7 @@ function checkPayee(pctx: PaymentContext, q: Quote): void {
   );
 }
 
-function checkPrice(pctx: PaymentContext, q: Quote, req: PayRequest): void {
+function checkPrice(pctx: RequestPaymentDeps, q: Quote, req: PayRequest): void {
   if (req.maxAmount !== undefined && q.amount > req.maxAmount) {
     throw new DomainError(
       'price_too_high',

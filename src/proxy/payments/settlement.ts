@@ -21,17 +21,40 @@ import { randomInt, randomUUID } from 'node:crypto';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import { FLOAT_ACCOUNT, FLOAT_ACCOUNT_ID } from '../domain/float-account.ts';
 import { codeOf } from '../domain/errors.ts';
-import { consolidate } from '../flows/consolidate.ts';
-import { proveAndRelay } from '../flows/relay.ts';
-import { settleFailure } from '../flows/settle-failure.ts';
-import { selectNotes } from '../flows/spend-notes.ts';
+import { consolidate, type ConsolidateDeps } from '../flows/consolidate.ts';
+import type { FlowContext } from '../flows/context.ts';
+import { proveAndRelay, type RelayDeps } from '../flows/relay.ts';
+import { settleFailure, type SettleFailureDeps } from '../flows/settle-failure.ts';
+import { selectNotes, type SpendNotesDeps } from '../flows/spend-notes.ts';
 import type { PaymentContext } from './context.ts';
-import { markConfirmed } from '../flows/mark-confirmed.ts';
+import { markConfirmed, type MarkConfirmedDeps } from '../flows/mark-confirmed.ts';
+
+/** What this module uses of the payment context. */
+export type SettlementDeps = Pick<PaymentContext, 'config'> & {
+  flows: Pick<
+    FlowContext,
+    | 'spendLock'
+    | 'agents'
+    | 'notes'
+    | 'keyring'
+    | 'journal'
+    | 'prover'
+    | 'registrar'
+    | 'deployment'
+    | 'metrics'
+    | 'logger'
+  > &
+    SpendNotesDeps &
+    ConsolidateDeps &
+    RelayDeps &
+    SettleFailureDeps &
+    MarkConfirmedDeps;
+};
 
 export type SlotOutcome = 'settled' | 'consolidated' | 'nothing owed';
 
 /** One slot for an agent: its whole debt to the float account, or a consolidation when two notes do not cover it. */
-export async function settleAgent(pctx: PaymentContext, ref: AgentRef): Promise<SlotOutcome> {
+export async function settleAgent(pctx: SettlementDeps, ref: AgentRef): Promise<SlotOutcome> {
   const { flows } = pctx;
   const agent = scopedId(ref);
   return flows.spendLock.run(agent, async () => {
@@ -94,7 +117,7 @@ export async function settleAgent(pctx: PaymentContext, ref: AgentRef): Promise<
 }
 
 /** A padding slot: the float account merges its two smallest notes (a transfer of the same shape). */
-export async function paddingTransfer(pctx: PaymentContext): Promise<void> {
+export async function paddingTransfer(pctx: SettlementDeps): Promise<void> {
   const { flows } = pctx;
   await flows.spendLock.run(FLOAT_ACCOUNT_ID, () =>
     consolidate(flows, FLOAT_ACCOUNT, {
@@ -107,12 +130,12 @@ export async function paddingTransfer(pctx: PaymentContext): Promise<void> {
 }
 
 export class SettlementJob {
-  readonly #pctx: PaymentContext;
+  readonly #pctx: SettlementDeps;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #stopped = false;
 
-  constructor(pctx: PaymentContext, gate: () => Promise<boolean> = async () => true) {
+  constructor(pctx: SettlementDeps, gate: () => Promise<boolean> = async () => true) {
     this.#pctx = pctx;
     this.#gate = gate;
   }
