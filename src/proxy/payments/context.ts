@@ -1,6 +1,8 @@
 // What the payment flows need besides the money flows' context: the pool wallet (the G account whose USDC
 // float pays services), the network it pays on, how agent-named URLs are fetched, the payment settings, the
 // payment records, the agents' policies, the batch operator, the per-service pacing of sends and the float.
+// Built once by `runtime.ts`. Each payments module declares the part it uses as a `Pick` of this context, its
+// `flows` narrowed to a `Pick` of the flows' context (with the parts of the modules and flows it calls).
 import type { Keypair } from '#stellar-sdk';
 import type { PayerNetwork, SafeFetchOptions } from '../../x402/index.ts';
 import type { PaymentsConfig } from '../config.ts';
