@@ -280,19 +280,31 @@ test.serial('an expired prepareId is refused with prepare_expired, whoever notic
     const prepared = await prepare(w, '1');
     // Until its TTL the deposit may still be sent while no registration replaced its root; after it, never.
     const ttlEnd = Date.now() + 10_000;
-    const expiresAt = Date.parse(prepared.expiresAt ?? '');
+    const expiresAt = Date.parse(prepared.expiresAt);
     t.true(expiresAt <= ttlEnd);
-    // A second prepared deposit of the same wallet, which reconciliation will find expired.
+    // A second prepared deposit of the same wallet, which reconciliation will find expired, and one of another
+    // wallet, which its cancel will.
     const other = await prepare(w, '2');
-    skipped = ttlEnd - Date.now() + 10_500;
+    const canceller = await newWallet(10, proxy.url);
+    const abandoned = await prepare(canceller, '1');
+    // past the last one's TTL (each prepare took its own proof time)
+    skipped = 10_000 + 10_500;
     // noticed at submit, then asked again: the same answer
     for (const late of [await refused(t, submit(w, prepared)), await refused(t, submit(w, prepared))]) {
       t.is(late.status, 410, late.detail);
       t.is(late.code, 'prepare_expired');
     }
+    // noticed at cancel: expired (not cancelled), and so it stays for a submit and a replayed cancel
+    for (let i = 0; i < 2; i++) {
+      t.deepEqual(await canceller.api.cancelDeposit(abandoned.prepareId), {
+        prepareId: abandoned.prepareId,
+        status: 'expired',
+      });
+    }
+    t.is((await refused(t, submit(canceller, abandoned))).code, 'prepare_expired');
     // noticed by reconciliation first: a proxy reconciles its open operations before it is ready, so the one
     // started now over the same store has expired the other prepared deposit before any request reaches it
-    // (a cancel answers `expired` for a deposit already expired; it would cancel a deposit still prepared)
+    // (a cancel answers `expired` for a deposit already expired)
     await proxy.close();
     ({ proxy } = await stack.startProxy(env, { clock }));
     w = await loggedIn(w.kp, proxy.url);

@@ -3,13 +3,14 @@
 // allowlist registrations need not wait for it.
 // Nothing moved at prepare, so cancelling releases nothing but the prepared operation itself; a deposit
 // already submitted can no longer be cancelled. The claim is the journal's `prepared → released` transition,
-// so a submit and a cancel of the same prepareId racing each other end with exactly one winner.
+// so a submit and a cancel of the same prepareId racing each other end with exactly one winner. A prepared
+// deposit past its deadline is expired by the cancel (as a submit or reconciliation would), and says so.
 import { DomainError } from '../domain/errors.ts';
 import type { FlowContext } from './context.ts';
-import { ownDeposit } from './operation-data.ts';
+import { deadlineOf, ownDeposit } from './operation-data.ts';
 
 /** What this flow uses of the flows' context. */
-export type CancelDepositDeps = Pick<FlowContext, 'journal' | 'registrar' | 'logger'>;
+export type CancelDepositDeps = Pick<FlowContext, 'journal' | 'registrar' | 'logger' | 'clock'>;
 
 /** What became of the prepared deposit: cancelled (now or by an earlier cancel), or it had already ended. */
 export type CancelledStatus = 'cancelled' | 'expired' | 'failed';
@@ -23,15 +24,21 @@ export async function cancelDeposit(
 ): Promise<{ prepareId: string; status: CancelledStatus }> {
   const record = await ctx.journal.get(prepareId);
   // Another wallet's prepareId answers exactly like an unknown one.
-  if (ownDeposit(record, wallet) === undefined) throw new DomainError('not_found', 'unknown prepareId');
-  const { applied, record: now } = await ctx.journal.transition(prepareId, ['prepared'], {
-    state: 'released',
-    reason: CANCELLED_REASON,
-  });
+  if (record === undefined || ownDeposit(record, wallet) === undefined)
+    throw new DomainError('not_found', 'unknown prepareId');
+  // Past its deadline it has expired, whether or not reconciliation has seen it yet: the same answer as after.
+  const expired = ctx.clock() > deadlineOf(record);
+  const { applied, record: now } = await ctx.journal.transition(
+    prepareId,
+    ['prepared'],
+    expired ? { state: 'expired' } : { state: 'released', reason: CANCELLED_REASON },
+  );
   if (applied) {
     ctx.registrar.release(prepareId);
-    ctx.logger.log('info', 'wallet deposit cancelled before signing', { opId: prepareId });
-    return { prepareId, status: 'cancelled' };
+    ctx.logger.log('info', expired ? 'wallet deposit expired' : 'wallet deposit cancelled before signing', {
+      opId: prepareId,
+    });
+    return { prepareId, status: expired ? 'expired' : 'cancelled' };
   }
   switch (now.state) {
     case 'released':
