@@ -201,6 +201,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
   });
   registerWalletConfirmationRoutes(api, {
     agents,
+    policies,
     confirmations,
     maxWithdraw: config.limits.maxWithdraw,
   });

@@ -73,11 +73,14 @@ test.serial('with it on, only a fresh signature of exactly this withdrawal, once
     t.is(await balance(), '0.9000000', 'nothing moved');
   };
   await refusedWith(withdraw('0.1', dest.publicKey()), 'wallet_signature_required');
+  // outside the book: refused before the wallet is asked to sign anything, and with any signature all the same
+  const toOther = { withdraw: { amount: '0.1', destination: other.publicKey() } };
+  await refusedWith(own.walletConfirmation(AGENT, toOther), 'policy_destination_not_allowed');
   await refusedWith(
     withdraw(
       '0.1',
       other.publicKey(),
-      await confirm({ withdraw: { amount: '0.1', destination: other.publicKey() } }),
+      await confirm({ withdraw: { amount: '0.1', destination: dest.publicKey() } }),
     ),
     'policy_destination_not_allowed',
   );

@@ -24,6 +24,16 @@ function required(what: string, agentId: string): DomainError {
   );
 }
 
+/** Refuses a destination outside the policy's address book (when it has one). */
+export function checkDestination(policy: AgentPolicy | undefined, destination: string): void {
+  const book = policy?.withdrawalDestinations ?? [];
+  if (book.length > 0 && !book.includes(destination))
+    throw new DomainError(
+      'policy_destination_not_allowed',
+      `the owner's policy allows withdrawals only to ${book.join(', ')}`,
+    );
+}
+
 export async function checkWithdrawal(
   policy: AgentPolicy | undefined,
   confirmations: WalletConfirmations,
@@ -32,12 +42,7 @@ export async function checkWithdrawal(
   destination: string,
   confirmation: Confirmed | undefined,
 ): Promise<void> {
-  const book = policy?.withdrawalDestinations ?? [];
-  if (book.length > 0 && !book.includes(destination))
-    throw new DomainError(
-      'policy_destination_not_allowed',
-      `the owner's policy allows withdrawals only to ${book.join(', ')}`,
-    );
+  checkDestination(policy, destination);
   if (policy?.requireWithdrawalSignature !== true) return;
   if (confirmation === undefined) throw required('for each withdrawal', ref.agentId);
   const action = withdrawalAction(ref.agentId, formatAmount(amount), destination);
