@@ -4,7 +4,8 @@ import test from 'ava';
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { TokenService } from '../../src/proxy/auth/tokens.ts';
 import { isLoopbackAddress } from '../../src/http/loopback.ts';
-import { getJson, postJson, rawRequest } from './helpers/http.ts';
+import type { AuthChallenge, AuthToken, Health, PoolStats } from '../../src/api/types.ts';
+import { getJson, jsonOf, type OpenApiDocument, postJson, problemOf, rawRequest } from './helpers/http.ts';
 import { startTestProxy, type TestProxy } from './helpers/proxy.ts';
 
 let proxy: TestProxy;
@@ -16,27 +17,30 @@ test.after.always(async () => {
 });
 
 async function login(wallet: Keypair): Promise<string> {
-  const { json } = await getJson(`${proxy.url}/api/auth/challenge?publicKey=${wallet.publicKey()}`);
-  const signature = Buffer.from(wallet.signMessage(json.challenge)).toString('base64');
+  const { challenge } = jsonOf<AuthChallenge>(
+    await getJson(`${proxy.url}/api/auth/challenge?publicKey=${wallet.publicKey()}`),
+  );
+  const signature = Buffer.from(wallet.signMessage(challenge)).toString('base64');
   const res = await postJson(`${proxy.url}/api/auth/verify`, {
     publicKey: wallet.publicKey(),
-    challenge: json.challenge,
+    challenge,
     signature,
   });
-  return res.json.token;
+  return jsonOf<AuthToken>(res).token;
 }
 
 test('GET /health', async (t) => {
   const res = await getJson(`${proxy.url}/health`);
   t.is(res.status, 200);
-  t.is(res.json.status, 'healthy');
-  t.regex(res.json.version, /^\d+\.\d+\.\d+/);
+  const health = jsonOf<Health>(res);
+  t.is(health.status, 'healthy');
+  t.regex(health.version, /^\d+\.\d+\.\d+/);
 });
 
 test('GET /openapi.json documents every route from the request schemas', async (t) => {
   const res = await getJson(`${proxy.url}/openapi.json`);
   t.is(res.status, 200);
-  const doc = res.json;
+  const doc = jsonOf<OpenApiDocument>(res);
   t.is(doc.openapi, '3.1.0');
   for (const path of [
     '/health',
@@ -55,17 +59,17 @@ test('GET /openapi.json documents every route from the request schemas', async (
   }
   const challenge = doc.paths['/api/auth/challenge'].get;
   t.deepEqual(
-    challenge.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`),
+    challenge.parameters?.map((p) => `${p.in}:${p.name}`),
     ['query:publicKey'],
   );
   const verify = doc.paths['/api/auth/verify'].post;
-  const bodySchema = verify.requestBody.content['application/json'].schema;
-  t.truthy(bodySchema.$ref ?? bodySchema.properties);
+  const bodySchema = verify.requestBody?.content['application/json'].schema;
+  t.truthy(bodySchema?.$ref ?? bodySchema?.properties);
   t.truthy(verify.responses['415'] && verify.responses['413'] && verify.responses['401']);
   t.truthy(doc.components.schemas.Problem);
   const prepare = doc.paths['/api/deposit/prepare'].post;
   const prepareBody = doc.components.schemas.DepositPrepareRequest;
-  t.deepEqual(prepareBody.required.sort(), ['amount', 'publicKey']);
+  t.deepEqual(prepareBody.required?.sort(), ['amount', 'publicKey']);
   t.is(prepareBody.additionalProperties, false, 'unknown fields are refused, and documented so');
   t.truthy(prepare.responses['200'] && prepare.responses['422'] && prepare.responses['502']);
   t.deepEqual(
@@ -78,7 +82,7 @@ test('GET /openapi.json documents every route from the request schemas', async (
     doc.paths['/api/deposit'].post.responses['401'] && doc.paths['/api/deposit'].post.responses['403'],
   );
   t.truthy(doc.paths['/api/withdraw'].post.responses['409'], 'insufficient_balance documented');
-  t.deepEqual(Object.keys(doc.components.schemas.PoolStats.properties).sort(), [
+  t.deepEqual(Object.keys(doc.components.schemas.PoolStats.properties ?? {}).sort(), [
     'activeAgents',
     'recentBatches',
     'servicesUsed',
@@ -95,8 +99,8 @@ test('GET /openapi.json documents every route from the request schemas', async (
   t.truthy(doc.paths['/api/agents/{agentId}/tokens'].post && doc.paths['/api/agents/{agentId}/tokens'].get);
   t.truthy(doc.paths['/api/agents/{agentId}/tokens/{tokenId}'].delete);
   const exported = doc.paths['/api/agents/{agentId}/payments/export'].get;
-  t.truthy(exported.responses['200'].content['text/csv; charset=utf-8']);
-  t.truthy(exported.responses['200'].content['application/json']);
+  t.truthy(exported.responses['200'].content?.['text/csv; charset=utf-8']);
+  t.truthy(exported.responses['200'].content?.['application/json']);
   t.regex(doc.paths['/api/pay'].post.responses['429'].description, /budget_exceeded.*policy_budget_30d/);
   t.regex(doc.paths['/api/pay'].post.responses['403'].description, /agent_frozen.*policy_service_denied/);
   // approvals: listed for agent tokens too, decided by the owner only; a payment's state polled by its id
@@ -109,7 +113,7 @@ test('GET /openapi.json documents every route from the request schemas', async (
     );
   t.regex(doc.paths['/api/approvals/{paymentId}/approve'].post.responses['403'].description, /agent_frozen/);
   t.truthy(doc.paths['/api/payments/{paymentId}'].get);
-  t.truthy(doc.components.schemas.PaymentResult.properties.expiresAt);
+  t.truthy(doc.components.schemas.PaymentResult.properties?.expiresAt);
   // withdrawals that need the wallet: the message to sign, and the refusals of a withdrawal without it
   t.truthy(doc.paths['/api/agents/{agentId}/wallet-confirmation'].post);
   t.regex(
@@ -122,7 +126,7 @@ test('GET /metrics exposes Prometheus text with request counters, to the operato
   await getJson(`${proxy.url}/health`);
   const refused = await rawRequest(`${proxy.url}/metrics`);
   t.is(refused.status, 401, 'counts by route and status are not for the public');
-  t.is(refused.json.code, 'unauthorized');
+  t.is(problemOf(refused).code, 'unauthorized');
   const wallet = await rawRequest(`${proxy.url}/metrics`, {
     headers: { authorization: `Bearer ${await login(Keypair.random())}` },
   });
@@ -141,11 +145,11 @@ test('GET /metrics exposes Prometheus text with request counters, to the operato
 test('unknown paths are 404 and wrong methods 405, both problem+json', async (t) => {
   const missing = await getJson(`${proxy.url}/api/nothing`);
   t.is(missing.status, 404);
-  t.is(missing.json.code, 'not_found');
+  t.is(problemOf(missing).code, 'not_found');
   t.is(missing.headers['content-type'], 'application/problem+json');
   const wrong = await rawRequest(`${proxy.url}/health`, { method: 'DELETE' });
   t.is(wrong.status, 405);
-  t.is(wrong.json.code, 'method_not_allowed');
+  t.is(problemOf(wrong).code, 'method_not_allowed');
 });
 
 test('JSON bodies: wrong or missing content type → 415', async (t) => {
@@ -158,7 +162,7 @@ test('JSON bodies: wrong or missing content type → 415', async (t) => {
   ] as Record<string, string>[]) {
     const res = await rawRequest(`${proxy.url}/api/auth/verify`, { method: 'POST', headers, body });
     t.is(res.status, 415, JSON.stringify(headers));
-    t.is(res.json.code, 'unsupported_media_type');
+    t.is(problemOf(res).code, 'unsupported_media_type');
   }
   const ok = await rawRequest(`${proxy.url}/api/auth/verify`, {
     method: 'POST',
@@ -172,7 +176,7 @@ test('JSON bodies: oversized → 413 (declared or streamed)', async (t) => {
   const big = JSON.stringify({ publicKey: 'x', challenge: 'a'.repeat(70 * 1024), signature: 'z' });
   const declared = await postJson(`${proxy.url}/api/auth/verify`, big);
   t.is(declared.status, 413);
-  t.is(declared.json.code, 'payload_too_large');
+  t.is(problemOf(declared).code, 'payload_too_large');
   const chunked = await rawRequest(`${proxy.url}/api/auth/verify`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
@@ -199,8 +203,9 @@ test('JSON bodies: malformed, non-object, empty or non-UTF-8 → 400', async (t)
       body,
     });
     t.is(res.status, 400, String(body));
-    t.is(res.json.code, 'invalid_request');
-    t.regex(res.json.detail, detail);
+    const problem = problemOf(res);
+    t.is(problem.code, 'invalid_request');
+    t.regex(problem.detail, detail);
   }
 });
 
@@ -262,9 +267,10 @@ test('protected endpoints: a valid token works; missing, malformed, tampered, ex
   for (const [headers, detail] of cases) {
     const res = await getJson(url, headers);
     t.is(res.status, 401, JSON.stringify(headers));
-    t.is(res.json.code, 'unauthorized');
-    t.regex(res.json.detail, detail);
-    t.is(res.json.balance, undefined);
+    const problem = problemOf(res);
+    t.is(problem.code, 'unauthorized');
+    t.regex(problem.detail, detail);
+    t.is(problem.balance, undefined);
   }
 });
 
@@ -275,7 +281,7 @@ test('balance path parameter must be a valid agentId', async (t) => {
     authorization: `Bearer ${token}`,
   });
   t.is(res.status, 400);
-  t.is(res.json.errors[0].path, 'agentId');
+  t.is(problemOf(res).errors?.[0]?.path, 'agentId');
   const bad = await getJson(`${proxy.url}/api/balance/a%20b`, { authorization: `Bearer ${token}` });
   t.is(bad.status, 400);
 });
@@ -283,14 +289,15 @@ test('balance path parameter must be a valid agentId', async (t) => {
 test('GET /api/pool/stats holds aggregates only', async (t) => {
   const res = await getJson(`${proxy.url}/api/pool/stats`);
   t.is(res.status, 200);
-  t.deepEqual(Object.keys(res.json).sort(), [
+  const stats = jsonOf<PoolStats>(res);
+  t.deepEqual(Object.keys(stats).sort(), [
     'activeAgents',
     'recentBatches',
     'servicesUsed',
     'totalTransactions',
   ]);
-  t.is(typeof res.json.activeAgents, 'number');
-  t.true(Array.isArray(res.json.recentBatches));
+  t.is(typeof stats.activeAgents, 'number');
+  t.true(Array.isArray(stats.recentBatches));
 });
 
 test('per-IP rate limit answers 429 with Retry-After; X-Forwarded-For does not reset it', async (t) => {
@@ -304,7 +311,7 @@ test('per-IP rate limit answers 429 with Retry-After; X-Forwarded-For does not r
     const refused = await getJson(`${limited.url}/health`, { 'x-forwarded-for': '203.0.113.7' });
     t.deepEqual(statuses, [200, 200, 200]);
     t.is(refused.status, 429);
-    t.is(refused.json.code, 'rate_limited');
+    t.is(problemOf(refused).code, 'rate_limited');
     t.true(Number(refused.headers['retry-after']) >= 1);
   } finally {
     await limited.close();
@@ -381,13 +388,17 @@ test('per-token rate limit applies to a wallet across requests', async (t) => {
   });
   try {
     const wallet = Keypair.random();
-    const { json } = await getJson(`${limited.url}/api/auth/challenge?publicKey=${wallet.publicKey()}`);
-    const signature = Buffer.from(wallet.signMessage(json.challenge)).toString('base64');
-    const { json: tok } = await postJson(`${limited.url}/api/auth/verify`, {
-      publicKey: wallet.publicKey(),
-      challenge: json.challenge,
-      signature,
-    });
+    const { challenge } = jsonOf<AuthChallenge>(
+      await getJson(`${limited.url}/api/auth/challenge?publicKey=${wallet.publicKey()}`),
+    );
+    const signature = Buffer.from(wallet.signMessage(challenge)).toString('base64');
+    const tok = jsonOf<AuthToken>(
+      await postJson(`${limited.url}/api/auth/verify`, {
+        publicKey: wallet.publicKey(),
+        challenge,
+        signature,
+      }),
+    );
     const headers = { authorization: `Bearer ${tok.token}` };
     const url = `${limited.url}/api/agents`;
     const statuses = [];

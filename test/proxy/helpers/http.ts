@@ -71,3 +71,38 @@ export function problemOf(res: RawResponse): Problem {
     throw new Error(`not a problem document (HTTP ${res.status}): ${res.text.slice(0, 500)}`);
   return parsed.data;
 }
+
+/**
+ * The JSON body of `res` as `T`: the test's claim about what the proxy answered, an answer type of
+ * src/api/types.ts (or a local interface where there is none). Not validated, as PoolApi does not validate
+ * answers either: the test's assertions check what it reads. Throws (failing the test) when it is not JSON.
+ */
+export function jsonOf<T>(res: RawResponse): T {
+  if (res.json === undefined)
+    throw new Error(`not a JSON answer (HTTP ${res.status}): ${res.text.slice(0, 500)}`);
+  return res.json as T;
+}
+
+/**
+ * What the tests read of /openapi.json (OpenAPI 3.1 as the proxy generates it): operations by path and
+ * method, their parameters, bodies, responses and security, and the named schemas. Not all of OpenAPI.
+ */
+export interface OpenApiDocument {
+  openapi: string;
+  paths: Record<string, Record<string, OpenApiOperation>>;
+  components: { schemas: Record<string, OpenApiSchema> };
+}
+
+interface OpenApiOperation {
+  parameters?: { name: string; in: string }[];
+  requestBody?: { content: Record<string, { schema: OpenApiSchema }> };
+  responses: Record<string, { description: string; content?: Record<string, { schema: OpenApiSchema }> }>;
+  security?: Record<string, string[]>[];
+}
+
+interface OpenApiSchema {
+  $ref?: string;
+  properties?: Record<string, OpenApiSchema>;
+  required?: string[];
+  additionalProperties?: boolean | OpenApiSchema;
+}
