@@ -11,9 +11,9 @@ import { randomUUID } from 'node:crypto';
 import { type PayStack, startPayStack } from '../mcp/pay-stack.ts';
 import { localX402Env } from '../../src/x402/local-services.ts';
 import { runCli } from '../helpers/cli.ts';
-import type { PayRequest } from '../../src/api/types.ts';
+import type { PaymentResult, PayRequest } from '../../src/api/types.ts';
 import { operatorApi, type PoolApi, refused, walletApi } from './helpers/api.ts';
-import { postJson, problemOf, rawRequest, type RawResponse } from './helpers/http.ts';
+import { jsonOf, postJson, problemOf, rawRequest, type RawResponse } from './helpers/http.ts';
 
 const AGENT = 'appr';
 let pay: PayStack;
@@ -105,10 +105,11 @@ test.serial(
     const res = await payDemoRaw({ idempotencyKey: 'approve-once-1' });
     t.is(res.status, 202, res.text);
     t.is(res.headers['content-type']?.toString().includes('problem'), false);
-    t.is(res.json.paymentStatus, 'awaiting_approval');
-    const id = res.json.paymentId as string;
-    const expires = Date.parse(res.json.expiresAt);
-    t.true(Math.abs(expires - (clock() + 60_000)) < 10_000, res.json.expiresAt);
+    const waiting = jsonOf<PaymentResult>(res);
+    t.is(waiting.paymentStatus, 'awaiting_approval');
+    const id = waiting.paymentId;
+    const expires = Date.parse(waiting.expiresAt!);
+    t.true(Math.abs(expires - (clock() + 60_000)) < 10_000, waiting.expiresAt);
     // reserved against the balance, listed, polled, replayed: still waiting, nothing paid
     t.is(await balance(), before - PRICE);
     t.like(await paymentOf(id), { paymentId: id, paymentStatus: 'awaiting_approval' });

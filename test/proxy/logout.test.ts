@@ -13,7 +13,7 @@ import { RECHECK_MS, TokenRevocations } from '../../src/proxy/auth/revocations.t
 import { TokenService } from '../../src/proxy/auth/tokens.ts';
 import { EncryptedStore } from '../../src/proxy/store/encrypted-store.ts';
 import { PoolApi, refused, walletApi } from './helpers/api.ts';
-import { getJson, postJson, problemOf, rawRequest } from './helpers/http.ts';
+import { getJson, jsonOf, type OpenApiDocument, postJson, problemOf, rawRequest } from './helpers/http.ts';
 import { startTestProxy } from './helpers/proxy.ts';
 
 async function login(url: string, wallet: Keypair): Promise<string> {
@@ -102,7 +102,7 @@ test('Log out refuses a missing, malformed or foreign token, and other methods',
   t.is((await rawRequest(`${proxy.url}/api/auth/logout`, { headers: bearer(token) })).status, 405);
   t.deepEqual((await agentsOf(proxy.url, token)).agents, [], 'none of that ended the token');
 
-  const spec = (await getJson(`${proxy.url}/openapi.json`)).json;
+  const spec = jsonOf<OpenApiDocument>(await getJson(`${proxy.url}/openapi.json`));
   t.truthy(spec.paths['/api/auth/logout']?.post?.responses['401'], 'documented in OpenAPI');
 });
 

@@ -6,11 +6,12 @@
 // replica is refused by the other; a payment waiting for approval, approved on both replicas at once, is paid
 // once. Requests go through PoolApi; raw only where the test reads the 202 of a payment that waits.
 import test from 'ava';
+import type { PaymentResult } from '../../src/api/types.ts';
 import type { ProxyHandle } from '../../src/proxy/server.ts';
 import { type LocalX402, localX402Env, startLocalX402 } from '../../src/x402/local-services.ts';
 import { type PostgresServer, startPostgres } from '../helpers/postgres.ts';
 import { outcomeOf, type PoolApi, PoolApiError, refusalOf, refused, walletApi } from './helpers/api.ts';
-import { postJson } from './helpers/http.ts';
+import { jsonOf, postJson } from './helpers/http.ts';
 import { type Stack, startStack } from './helpers/stack.ts';
 
 let pgServer: PostgresServer;
@@ -142,8 +143,9 @@ test.serial(
     // raw: the test reads the answer's HTTP status (202: it waits), which PoolApi does not give
     const asked = await postJson(`${replica(1)}/api/pay`, demoPayment('waiting'), stack.operator);
     t.is(asked.status, 202, asked.text);
-    t.is(asked.json.paymentStatus, 'awaiting_approval');
-    const id = asked.json.paymentId as string;
+    const waiting = jsonOf<PaymentResult>(asked);
+    t.is(waiting.paymentStatus, 'awaiting_approval');
+    const id = waiting.paymentId;
     const listed = (await op(0).approvals()).approvals;
     t.true(
       listed.some((a) => a.paymentId === id),

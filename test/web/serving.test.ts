@@ -13,7 +13,7 @@ import { buildWeb, WEB_BUILD_DIR } from '../../scripts/build-web.ts';
 import { problemMiddleware } from '../../src/proxy/http/problem.ts';
 import { webMiddleware } from '../../src/proxy/http/web.ts';
 import { silentLogger } from '../../src/proxy/util/logger.ts';
-import { rawRequest } from '../proxy/helpers/http.ts';
+import { problemOf, rawRequest } from '../proxy/helpers/http.ts';
 import { startTestProxy } from '../proxy/helpers/proxy.ts';
 
 test.before(async () => {
@@ -66,7 +66,7 @@ test('GET /, /app.js and /app.css serve the built page under a strict CSP', asyn
   for (const path of ['/app.js.map', '/../package.json', '/%2e%2e/package.json', '/web/src/main.ts']) {
     const res = await rawRequest(`${proxy.url}${path}`);
     t.is(res.status, 404, path);
-    t.is(res.json.code, 'not_found', path);
+    t.is(problemOf(res).code, 'not_found', path);
   }
   const post = await rawRequest(`${proxy.url}/`, {
     method: 'POST',
@@ -93,6 +93,7 @@ test('a page that was never built answers a clear problem', async (t) => {
   t.teardown(() => void server.close());
   const res = await rawRequest(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
   t.is(res.status, 503);
-  t.is(res.json.code, 'service_unavailable');
-  t.regex(res.json.detail, /npm run build/);
+  const problem = problemOf(res);
+  t.is(problem.code, 'service_unavailable');
+  t.regex(problem.detail, /npm run build/);
 });
