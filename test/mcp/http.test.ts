@@ -10,8 +10,14 @@ import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type {
+  InitializeResult,
+  JSONRPCErrorResponse,
+  JSONRPCResultResponse,
+} from '@modelcontextprotocol/sdk/types.js';
 import { Keypair, rpc, TransactionBuilder } from '#stellar-sdk';
-import { getJson, postJson, rawRequest } from '../proxy/helpers/http.ts';
+import type { Balance, PoolStats } from '../../src/api/types.ts';
+import { getJson, jsonOf, postJson, problemOf, rawRequest } from '../proxy/helpers/http.ts';
 import { type Stack, USDC } from '../proxy/helpers/stack.ts';
 import { type PayStack, startPayStack } from './pay-stack.ts';
 import { callTool, problem, sdkValidationError, structured } from './helpers.ts';
@@ -60,14 +66,14 @@ async function restBalance(agentId = me()): Promise<string> {
   const res = await getJson(`${pay.proxy.url}/api/balance/${agentId}`, {
     authorization: `Bearer ${token}`,
   });
-  if (res.status === 404 && res.json?.code === 'not_found') return 'unknown';
+  if (res.status === 404 && problemOf(res).code === 'not_found') return 'unknown';
   if (res.status !== 200) throw new Error(`balance: ${res.text}`);
-  return res.json.balance;
+  return jsonOf<Balance>(res).balance;
 }
 
 async function operatorAgentBalance(): Promise<string> {
   const res = await getJson(`${pay.proxy.url}/api/balance/${OPERATOR_AGENT}`, stack.operator);
-  return res.json.balance;
+  return jsonOf<Balance>(res).balance;
 }
 
 async function snapshot() {
@@ -77,7 +83,7 @@ async function snapshot() {
     pool: await poolUsdc(),
     wallet: await stack.usdcBalance(me()),
     operator: await stack.usdcBalance(operator()),
-    stats: (await getJson(`${pay.proxy.url}/api/pool/stats`)).json,
+    stats: jsonOf<PoolStats>(await getJson(`${pay.proxy.url}/api/pool/stats`)),
   };
 }
 
@@ -318,7 +324,7 @@ test.serial('no token or a bad token → 401 with WWW-Authenticate: Bearer; noth
   t.is(none.status, 401);
   t.regex(String(none.headers['www-authenticate']), /^Bearer/);
   t.regex(String(none.headers['content-type']), /application\/problem\+json/);
-  t.is(none.json.code, 'unauthorized');
+  t.is(problemOf(none).code, 'unauthorized');
 
   const [h, p, s] = token.split('.');
   const tampered = `${h}.${p}.${s!.startsWith('A') ? 'B' : 'A'}${s!.slice(1)}`;
@@ -343,7 +349,10 @@ test.serial('no token or a bad token → 401 with WWW-Authenticate: Bearer; noth
     body: initialize,
   });
   t.is(ok.status, 200, ok.text);
-  t.is(ok.json.result.serverInfo.name, 'privacy-pool-proxy');
+  t.is(
+    jsonOf<JSONRPCResultResponse & { result: InitializeResult }>(ok).result.serverInfo.name,
+    'privacy-pool-proxy',
+  );
 });
 
 test.serial(
@@ -354,7 +363,7 @@ test.serial(
       const res = await rawRequest(url, { method, headers: { authorization: `Bearer ${token}` } });
       t.is(res.status, 405, method);
       t.is(res.headers.allow, 'POST');
-      t.is(res.json.code, 'method_not_allowed');
+      t.is(problemOf(res).code, 'method_not_allowed');
     }
     const big = await rawRequest(url, {
       method: 'POST',
@@ -362,7 +371,7 @@ test.serial(
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(70_000) } }),
     });
     t.is(big.status, 413);
-    t.is(big.json.code, 'payload_too_large');
+    t.is(problemOf(big).code, 'payload_too_large');
 
     const garbage = await rawRequest(url, {
       method: 'POST',
@@ -370,7 +379,7 @@ test.serial(
       body: '{"jsonrpc": "2.0", ',
     });
     t.is(garbage.status, 400);
-    t.is(garbage.json.error.code, -32700, 'JSON-RPC parse error');
+    t.is(jsonOf<JSONRPCErrorResponse>(garbage).error.code, -32700, 'JSON-RPC parse error');
 
     // The REST API's JSON limits: nesting deeper than 32 levels, a repeated member name, bytes not UTF-8.
     const nest = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
@@ -393,8 +402,9 @@ test.serial(
         body,
       });
       t.is(res.status, 400, res.text);
-      t.is(res.json.code, 'invalid_request');
-      t.regex(res.json.detail, /nested deeper than 32 levels|repeats the member "method"|not valid UTF-8/);
+      const refusal = problemOf(res);
+      t.is(refusal.code, 'invalid_request');
+      t.regex(refusal.detail, /nested deeper than 32 levels|repeats the member "method"|not valid UTF-8/);
     }
     // 28 levels inside the envelope's four are within the limit: the call goes through.
     const within = await rawRequest(url, {
@@ -403,7 +413,7 @@ test.serial(
       body: call(nest(28)),
     });
     t.is(within.status, 200, within.text);
-    t.is(within.json.id, 7);
+    t.is(jsonOf<JSONRPCResultResponse>(within).id, 7);
 
     const metrics = await rawRequest(`${pay.proxy.url}/metrics`, { headers: stack.operator });
     t.regex(metrics.text, /route="\/mcp",status="200"/, 'MCP requests are counted under their own route');

@@ -1,10 +1,13 @@
 // MCP over HTTP is rate-limited by the caller's wallet, not by the loopback address its tools' REST calls come
 // from: one wallet's flood of /mcp calls is refused while another wallet's calls, from another client address,
 // still answer. Clients are told apart by the loopback address they connect from (127.0.0.2, 127.0.0.3 …).
+import type { CallToolResult, JSONRPCResultResponse } from '@modelcontextprotocol/sdk/types.js';
 import { Keypair } from '#stellar-sdk';
 import test from 'ava';
-import { rawRequest, type RawResponse } from '../proxy/helpers/http.ts';
+import type { AuthChallenge, AuthToken } from '../../src/api/types.ts';
+import { jsonOf, problemOf, rawRequest, type RawResponse } from '../proxy/helpers/http.ts';
 import { startTestProxy, type TestProxy } from '../proxy/helpers/proxy.ts';
+import type { ToolProblem } from './helpers.ts';
 
 let proxy: TestProxy;
 test.before(async () => {
@@ -24,7 +27,7 @@ async function login(wallet: Keypair, from: string): Promise<string> {
   const challenge = await rawRequest(`${proxy.url}/api/auth/challenge?publicKey=${wallet.publicKey()}`, {
     localAddress: from,
   });
-  const text: string = challenge.json.challenge;
+  const text = jsonOf<AuthChallenge>(challenge).challenge;
   const body = JSON.stringify({
     publicKey: wallet.publicKey(),
     challenge: text,
@@ -37,7 +40,7 @@ async function login(wallet: Keypair, from: string): Promise<string> {
     localAddress: from,
   });
   if (res.status !== 200) throw new Error(`login: ${res.text}`);
-  return res.json.token;
+  return jsonOf<AuthToken>(res).token;
 }
 
 /** One stateless MCP tools/call of pool_balance, as an MCP client sends it. */
@@ -61,9 +64,12 @@ function balanceCall(token: string, from: string, id: number): Promise<RawRespon
 
 /** The problem code of a tool's refusal, or of the HTTP refusal of the /mcp request itself. */
 function outcome(res: RawResponse): string {
-  if (res.status !== 200) return `http ${res.status} ${res.json?.code}`;
-  const result = res.json.result;
-  return result.isError ? JSON.parse(result.content[0].text).error.code : 'ok';
+  if (res.status !== 200) return `http ${res.status} ${problemOf(res).code}`;
+  const { result } = jsonOf<JSONRPCResultResponse & { result: CallToolResult }>(res);
+  if (!result.isError) return 'ok';
+  const first = result.content[0];
+  if (first?.type !== 'text') throw new Error(`a refusal carries a text block: ${res.text.slice(0, 300)}`);
+  return (JSON.parse(first.text) as { error: ToolProblem }).error.code;
 }
 
 test('one wallet flooding /mcp is refused by its own token bucket; another wallet still gets answers', async (t) => {
@@ -82,7 +88,7 @@ test('one wallet flooding /mcp is refused by its own token bucket; another walle
   // from another client address too: the limit follows the token's wallet, not the address
   t.is(outcome(await balanceCall(floodToken, '127.0.0.5', 9)), 'http 429 rate_limited');
   const refused = await balanceCall(floodToken, '127.0.0.5', 10);
-  t.regex(refused.json.detail, /this wallet/);
+  t.regex(problemOf(refused).detail, /this wallet/);
 
   // The tools' REST calls came from loopback, but they did not use up loopback's address bucket: the other
   // wallet's calls answer (four of them, more than the address burst left after its login would allow if the

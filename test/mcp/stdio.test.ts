@@ -11,8 +11,9 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ElicitRequestSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { Keypair, rpc, TransactionBuilder } from '#stellar-sdk';
 import { InvalidArgumentError } from 'commander';
+import type { Balance, PoolStats, PreparedDeposit } from '../../src/api/types.ts';
 import { parseAgentId, parseProxyUrl } from '../../src/cli/commands/mcp.ts';
-import { getJson, postJson } from '../proxy/helpers/http.ts';
+import { getJson, jsonOf, postJson, problemOf } from '../proxy/helpers/http.ts';
 import { type Stack, USDC } from '../proxy/helpers/stack.ts';
 import { type PayStack, startPayStack } from './pay-stack.ts';
 import { callTool, problem, sdkValidationError, structured } from './helpers.ts';
@@ -67,9 +68,9 @@ const poolUsdc = () => stack.usdcBalance(stack.sandbox.info.contracts.pool);
 /** The agent's balance as the REST API reports it to the loopback operator ("unknown" before its first deposit). */
 async function restBalance(agentId = AGENT): Promise<string> {
   const res = await getJson(`${pay.proxy.url}/api/balance/${agentId}`, stack.operator);
-  if (res.status === 404 && res.json?.code === 'not_found') return 'unknown';
+  if (res.status === 404 && problemOf(res).code === 'not_found') return 'unknown';
   if (res.status !== 200) throw new Error(`balance: ${res.text}`);
-  return res.json.balance;
+  return jsonOf<Balance>(res).balance;
 }
 
 /** Stroops as the API's `<int>.<7 digits>`. */
@@ -82,7 +83,7 @@ async function snapshot() {
     balance: await restBalance(),
     pool: await poolUsdc(),
     operator: await stack.usdcBalance(operator()),
-    stats: (await getJson(`${pay.proxy.url}/api/pool/stats`)).json,
+    stats: jsonOf<PoolStats>(await getJson(`${pay.proxy.url}/api/pool/stats`)),
   };
 }
 
@@ -318,19 +319,17 @@ test.serial(
       bearer,
     );
     t.is(prepared.status, 200, prepared.text);
-    const signed = TransactionBuilder.fromXDR(
-      prepared.json.transactionXDR,
-      stack.config.ledger.networkPassphrase,
-    );
+    const { transactionXDR, prepareId } = jsonOf<PreparedDeposit>(prepared);
+    const signed = TransactionBuilder.fromXDR(transactionXDR, stack.config.ledger.networkPassphrase);
     signed.sign(wallet);
     const submitted = await postJson(
       `${pay.proxy.url}/api/deposit/submit`,
-      { prepareId: prepared.json.prepareId, signedTransactionXDR: signed.toXDR() },
+      { prepareId, signedTransactionXDR: signed.toXDR() },
       bearer,
     );
     t.is(submitted.status, 200, submitted.text);
     const walletBalance = async () =>
-      (await getJson(`${pay.proxy.url}/api/balance/shared-name`, bearer)).json.balance as string;
+      jsonOf<Balance>(await getJson(`${pay.proxy.url}/api/balance/shared-name`, bearer)).balance;
     t.is(await walletBalance(), '1.0000000');
 
     const namesake = await connect(['--proxy', pay.proxy.url, '--agent-id', 'shared-name']);
@@ -558,6 +557,9 @@ test.serial(
     t.regex(questions[0]!, /mcp-elicit.*0\.0100000 USDC.*Approve it\?/);
     t.like(paid, { paymentStatus: 'confirmed' });
     t.is(await stack.usdcBalance(payTo), payToBefore + 100_000n, 'paid once');
-    t.is((await getJson(`${pay.proxy.url}/api/balance/${agent}`, stack.operator)).json.balance, '0.0900000');
+    t.is(
+      jsonOf<Balance>(await getJson(`${pay.proxy.url}/api/balance/${agent}`, stack.operator)).balance,
+      '0.0900000',
+    );
   },
 );
