@@ -8,8 +8,8 @@ export interface RawResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   text: string;
-  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary response shapes
-  json: any;
+  /** The body parsed as JSON (undefined when it is not JSON), untyped: read it with problemOf or jsonOf. */
+  json: unknown;
 }
 
 /** Sends exactly the given bytes and headers (fetch would normalise them). */
