@@ -7,8 +7,10 @@ import test from 'ava';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ApprovalList, Balance, PaymentResult } from '../../src/api/types.ts';
 import type { ProverDaemon } from '../../src/prover/daemon/server.ts';
 import type { CliRun } from '../helpers/cli.ts';
+import { jsonOf, rawRequest } from './helpers/http.ts';
 import { type ServeRig, serveProxy, startRigProver, startServeRig, usdcOf } from './helpers/serve-rig.ts';
 import { operatorHeadersFrom } from './helpers/proxy.ts';
 
@@ -52,16 +54,14 @@ test('kill -9 while a payment waits for approval: still waiting after the restar
     'content-type': 'application/json',
     ...operatorHeadersFrom(join(dataDir, 'operator.token')),
   });
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${url}${path}`, {
+  const call = (method: string, path: string, body?: unknown) =>
+    rawRequest(`${url}${path}`, {
       method,
       headers: headers(),
       ...(body !== undefined && { body: JSON.stringify(body) }),
     });
-    return { status: res.status, json: await res.json() };
-  };
   const balance = async () =>
-    BigInt((await call('GET', `/api/balance/${AGENT}`)).json.balance.replace('.', ''));
+    BigInt(jsonOf<Balance>(await call('GET', `/api/balance/${AGENT}`)).balance.replace('.', ''));
   const paidToService = () => usdcOf(rig!.sandbox, rig!.x402.demoPayTo);
 
   t.is((await call('POST', '/api/deposit', { agentId: AGENT, amount: '1' })).status, 200);
@@ -74,16 +74,12 @@ test('kill -9 while a payment waits for approval: still waiting after the restar
     method: 'GET',
   });
   t.is(asked.status, 202, JSON.stringify(asked.json));
-  const id = asked.json.paymentId as string;
+  const id = jsonOf<PaymentResult>(asked).paymentId;
   await kill(run);
 
   ({ run, url } = await start());
   t.like((await call('GET', `/api/payments/${id}`)).json, { paymentStatus: 'awaiting_approval' });
-  t.true(
-    (await call('GET', '/api/approvals')).json.approvals.some(
-      (a: { paymentId: string }) => a.paymentId === id,
-    ),
-  );
+  t.true(jsonOf<ApprovalList>(await call('GET', '/api/approvals')).approvals.some((a) => a.paymentId === id));
   t.is(await balance(), before - PRICE, 'still reserved');
   t.is(await paidToService(), service, 'nothing paid while it waits');
 
@@ -91,14 +87,14 @@ test('kill -9 while a payment waits for approval: still waiting after the restar
   let status = 'pending';
   for (let i = 0; i < 300 && status === 'pending'; i++) {
     await new Promise((r) => setTimeout(r, 200));
-    status = (await call('GET', `/api/payments/${id}`)).json.paymentStatus;
+    status = jsonOf<PaymentResult>(await call('GET', `/api/payments/${id}`)).paymentStatus;
   }
   t.is(status, 'confirmed');
   t.is(await paidToService(), service + PRICE, 'paid exactly once');
 
   await kill(run);
   ({ run, url } = await start());
-  t.is((await call('GET', `/api/payments/${id}`)).json.paymentStatus, 'confirmed');
+  t.is(jsonOf<PaymentResult>(await call('GET', `/api/payments/${id}`)).paymentStatus, 'confirmed');
   t.is((await call('POST', `/api/approvals/${id}/approve`)).status, 409);
   t.is(await balance(), before - PRICE);
   t.is(await paidToService(), service + PRICE, 'not paid again after the restart');
