@@ -16,14 +16,33 @@ test.after.always(async () => {
   await sandbox?.close();
 });
 
-// biome-ignore lint/suspicious/noExplicitAny: raw JSON-RPC replies of any shape
-async function rawRpc(body: unknown): Promise<{ status: number; json: any }> {
+/** A JSON-RPC 2.0 answer with a result, to the request of that id. */
+interface RpcResult<R> {
+  jsonrpc: '2.0';
+  id: string | number | null;
+  result: R;
+}
+
+/** A JSON-RPC 2.0 error answer, to the request of that id (null when the request could not be read). */
+interface RpcError {
+  jsonrpc: '2.0';
+  id: string | number | null;
+  error: { code: number; message: string };
+}
+
+/** Posts `body` (a string as is) to the sandbox's RPC; its answer is untyped until the test names its type. */
+async function rawRpc(body: unknown): Promise<{ status: number; json: unknown }> {
   const res = await fetch(sandbox.rpcUrl, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
   return { status: res.status, json: await res.json() };
+}
+
+/** The error of a JSON-RPC error answer: the test's claim that the RPC refused the request. */
+function errorOf(answer: { json: unknown }): RpcError['error'] {
+  return (answer.json as RpcError).error;
 }
 
 test('getHealth, getNetwork, getVersionInfo and getFeeStats answer as Soroban RPC does', async (t) => {
@@ -127,55 +146,54 @@ test('the SDK friendbot helpers work: requestAirdrop and fundAddress read the fu
 
 test('malformed requests get JSON-RPC errors and the server keeps serving', async (t) => {
   const bad = await rawRpc('{not json');
-  t.is(bad.json.error.code, -32700);
-  t.is((await rawRpc({ jsonrpc: '2.0', id: 1, method: 'noSuchMethod' })).json.error.code, -32601);
-  t.is((await rawRpc({ id: 1, method: 'getHealth' })).json.error.code, -32600);
+  t.is(errorOf(bad).code, -32700);
+  t.is(errorOf(await rawRpc({ jsonrpc: '2.0', id: 1, method: 'noSuchMethod' })).code, -32601);
+  t.is(errorOf(await rawRpc({ id: 1, method: 'getHealth' })).code, -32600);
   t.is(
-    (await rawRpc({ jsonrpc: '2.0', id: 7, method: 'sendTransaction', params: { transaction: 'AAAA' } })).json
-      .error.code,
+    errorOf(
+      await rawRpc({ jsonrpc: '2.0', id: 7, method: 'sendTransaction', params: { transaction: 'AAAA' } }),
+    ).code,
     -32602,
   );
+  t.is(errorOf(await rawRpc({ jsonrpc: '2.0', id: 7, method: 'sendTransaction', params: {} })).code, -32602);
   t.is(
-    (await rawRpc({ jsonrpc: '2.0', id: 7, method: 'sendTransaction', params: {} })).json.error.code,
-    -32602,
-  );
-  t.is(
-    (await rawRpc({ jsonrpc: '2.0', id: 7, method: 'sendTransaction', params: { transaction: 42 } })).json
-      .error.code,
-    -32602,
-  );
-  t.is(
-    (await rawRpc({ jsonrpc: '2.0', id: 7, method: 'simulateTransaction', params: { transaction: '!!!' } }))
-      .json.error.code,
-    -32602,
-  );
-  t.is(
-    (await rawRpc({ jsonrpc: '2.0', id: 7, method: 'simulateTransaction', params: 'x' })).json.error.code,
-    -32602,
-  );
-  t.is(
-    (await rawRpc({ jsonrpc: '2.0', id: 7, method: 'getLedgerEntries', params: { keys: ['garbage'] } })).json
-      .error.code,
-    -32602,
-  );
-  t.is(
-    (await rawRpc({ jsonrpc: '2.0', id: 7, method: 'getLedgerEntries', params: { keys: [] } })).json.error
+    errorOf(await rawRpc({ jsonrpc: '2.0', id: 7, method: 'sendTransaction', params: { transaction: 42 } }))
       .code,
     -32602,
   );
   t.is(
-    (await rawRpc({ jsonrpc: '2.0', id: 7, method: 'getTransaction', params: { hash: 'zz' } })).json.error
+    errorOf(
+      await rawRpc({ jsonrpc: '2.0', id: 7, method: 'simulateTransaction', params: { transaction: '!!!' } }),
+    ).code,
+    -32602,
+  );
+  t.is(
+    errorOf(await rawRpc({ jsonrpc: '2.0', id: 7, method: 'simulateTransaction', params: 'x' })).code,
+    -32602,
+  );
+  t.is(
+    errorOf(
+      await rawRpc({ jsonrpc: '2.0', id: 7, method: 'getLedgerEntries', params: { keys: ['garbage'] } }),
+    ).code,
+    -32602,
+  );
+  t.is(
+    errorOf(await rawRpc({ jsonrpc: '2.0', id: 7, method: 'getLedgerEntries', params: { keys: [] } })).code,
+    -32602,
+  );
+  t.is(
+    errorOf(await rawRpc({ jsonrpc: '2.0', id: 7, method: 'getTransaction', params: { hash: 'zz' } })).code,
+    -32602,
+  );
+  t.is(
+    errorOf(await rawRpc({ jsonrpc: '2.0', id: 7, method: 'getEvents', params: { startLedger: 999999999 } }))
       .code,
     -32602,
   );
   t.is(
-    (await rawRpc({ jsonrpc: '2.0', id: 7, method: 'getEvents', params: { startLedger: 999999999 } })).json
-      .error.code,
-    -32602,
-  );
-  t.is(
-    (await rawRpc({ jsonrpc: '2.0', id: 7, method: 'getEvents', params: { pagination: { cursor: 'x' } } }))
-      .json.error.code,
+    errorOf(
+      await rawRpc({ jsonrpc: '2.0', id: 7, method: 'getEvents', params: { pagination: { cursor: 'x' } } }),
+    ).code,
     -32602,
   );
   const oversized = await rawRpc({
@@ -189,10 +207,14 @@ test('malformed requests get JSON-RPC errors and the server keeps serving', asyn
     { jsonrpc: '2.0', id: 1, method: 'getHealth' },
     { jsonrpc: '2.0', id: 2, method: 'nope' },
   ]);
-  t.is(batch.json[0].result.status, 'healthy');
-  t.is(batch.json[1].error.code, -32601);
+  const [health, unknownMethod] = batch.json as [RpcResult<{ status: string }>, RpcError];
+  t.is(health.result.status, 'healthy');
+  t.is(unknownMethod.error.code, -32601);
   // the id is echoed back
-  t.is((await rawRpc({ jsonrpc: '2.0', id: 'abc', method: 'getHealth' })).json.id, 'abc');
+  t.is(
+    ((await rawRpc({ jsonrpc: '2.0', id: 'abc', method: 'getHealth' })).json as RpcResult<unknown>).id,
+    'abc',
+  );
   t.is((await server.getHealth()).status, 'healthy');
 });
 
