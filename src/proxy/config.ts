@@ -5,6 +5,7 @@ import { DEFAULT_PROVER_LISTEN, DEFAULT_PROXY_HOST, DEFAULT_PROXY_PORT } from '.
 import { isIP } from 'node:net';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseConfigAmount } from '../api/amount.ts';
+import { messageOf } from './domain/errors.ts';
 
 export interface RateLimitConfig {
   /** Sustained requests per second; 0 disables the limit. */
@@ -204,7 +205,7 @@ function amount(env: Env, name: string, fallback: string): bigint {
   try {
     return parseConfigAmount(text(env, name, fallback), name);
   } catch (error) {
-    throw new ConfigError((error as Error).message);
+    throw new ConfigError(messageOf(error));
   }
 }
 

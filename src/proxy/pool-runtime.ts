@@ -5,7 +5,7 @@
 import type { Clock } from './util/clock.ts';
 import { ProverClient } from '../prover/client.ts';
 import type { ProxyConfig } from './config.ts';
-import { DomainError } from './domain/errors.ts';
+import { DomainError, messageOf } from './domain/errors.ts';
 import type { ProxyMetrics } from './util/metrics.ts';
 import type { EncryptedStore } from './store/encrypted-store.ts';
 import type { Logger } from './util/logger.ts';
@@ -210,7 +210,7 @@ export class PoolRuntime implements PoolAccess {
     } catch (error) {
       await indexer?.stop();
       prover?.close();
-      this.#lastError = (error as Error).message;
+      this.#lastError = messageOf(error);
       logger.log('warn', 'pool connection failed; retrying', { error: this.#lastError });
       this.#retry = setTimeout(() => void this.#attempt(), 2000);
       this.#retry.unref();
@@ -336,7 +336,7 @@ export class PoolRuntime implements PoolAccess {
     });
     this.#reconciler = setInterval(() => {
       (singletons === undefined ? reconcileNow() : singletons.reconcile()).catch((error) =>
-        logger.log('warn', 'reconciliation failed; will retry', { error: (error as Error).message }),
+        logger.log('warn', 'reconciliation failed; will retry', { error: messageOf(error) }),
       );
     }, config.reconcileIntervalMs);
     this.#reconciler.unref();

@@ -8,6 +8,7 @@ import pg from 'pg';
 import type { PostgresBackend } from '../store/postgres-backend.ts';
 import { lockId } from '../store/pg-locks.ts';
 import type { Logger } from '../util/logger.ts';
+import { messageOf } from '../domain/errors.ts';
 
 const CAMPAIGN_MS = 1000;
 
@@ -79,7 +80,7 @@ export class Campaign {
       await client.end().catch(() => {});
       this.#logger.log('warn', 'leader campaign failed; retrying', {
         job: this.job,
-        error: (error as Error).message,
+        error: messageOf(error),
       });
       this.#again();
     }

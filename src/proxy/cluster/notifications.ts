@@ -4,6 +4,7 @@
 import pg from 'pg';
 import type { PostgresBackend } from '../store/postgres-backend.ts';
 import type { Logger } from '../util/logger.ts';
+import { messageOf } from '../domain/errors.ts';
 
 const RECONNECT_MS = 1000;
 const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -56,7 +57,7 @@ export class Notifications {
     } catch (error) {
       await client.end().catch(() => {});
       this.#logger.log('warn', 'cannot listen for notifications; retrying', {
-        error: (error as Error).message,
+        error: messageOf(error),
       });
       this.#again();
       return;

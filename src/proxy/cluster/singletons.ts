@@ -5,6 +5,7 @@
 import type { PostgresBackend } from '../store/postgres-backend.ts';
 import type { Logger } from '../util/logger.ts';
 import { Campaign } from './leadership.ts';
+import { messageOf } from '../domain/errors.ts';
 
 export interface SingletonJobs {
   /** Decides unfinished operations against the chain. */
@@ -26,7 +27,7 @@ export function leadSingletons(backend: PostgresBackend, jobs: SingletonJobs, lo
     await jobs.reconcile().catch((error) =>
       logger.log('warn', 'reconciliation on election failed; will retry', {
         job,
-        error: (error as Error).message,
+        error: messageOf(error),
       }),
     );
   };

@@ -33,3 +33,8 @@ export class DomainError extends Error {
 export function codeOf(error: unknown): ProblemCode {
   return error instanceof DomainError ? error.code : 'internal_error';
 }
+
+/** The error's message, whatever was thrown (a rejected promise may carry any value). */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

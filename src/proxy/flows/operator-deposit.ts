@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import { formatAmount } from '../../api/amount.ts';
-import { codeOf, DomainError } from '../domain/errors.ts';
+import { codeOf, DomainError, messageOf } from '../domain/errors.ts';
 import { fault } from '../util/faults.ts';
 import type { FlowContext } from './context.ts';
 import { proveAndRelay, type RelayDeps } from './relay.ts';
@@ -66,7 +66,7 @@ export async function operatorDeposit(
     ctx.logger.log('warn', 'operator deposit failed', {
       opId,
       code: codeOf(error),
-      detail: (error as Error).message,
+      detail: messageOf(error),
     });
     throw error;
   }

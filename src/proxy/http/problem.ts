@@ -4,7 +4,7 @@
 import { inspect } from 'node:util';
 import type { Context, Next } from 'koa';
 import { PROBLEM_STATUS, PROBLEM_TITLES, type ProblemCode, ProblemError } from '../../api/problem.ts';
-import { DomainError } from '../domain/errors.ts';
+import { DomainError, messageOf } from '../domain/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { noteProblem } from './request-context.ts';
 
@@ -46,7 +46,7 @@ function asProblem(error: unknown): ProblemError | undefined {
     const code =
       (Object.keys(PROBLEM_STATUS) as ProblemCode[]).find((c) => PROBLEM_STATUS[c] === status) ??
       'invalid_request';
-    return new ProblemError(code, (error as Error).message);
+    return new ProblemError(code, messageOf(error));
   }
   return undefined;
 }

@@ -9,7 +9,7 @@
 // Each decision runs under a store mutex per payment, so one of them wins, in every replica; the state is the
 // journal's, so a restart finds a waiting payment still waiting.
 import { formatAmount } from '../../api/amount.ts';
-import { codeOf, DomainError } from '../domain/errors.ts';
+import { codeOf, DomainError, messageOf } from '../domain/errors.ts';
 import { APPROVAL_TIMEOUT_DEFAULT_S } from '../../api/schemas.ts';
 import { type AgentPolicy, frozenRefusal } from '../domain/agent-policy.ts';
 import type { OperationRecord } from '../journal/journal.ts';
@@ -144,7 +144,7 @@ export async function approvePayment(pctx: ApprovalDeps, owner: string, paymentI
   } catch (error) {
     await settlePaymentFailure(pctx, paymentId, 'released', {
       code: codeOf(error),
-      detail: (error as Error).message,
+      detail: messageOf(error),
     });
     throw error;
   }

@@ -33,6 +33,7 @@ import { frozenSinceReserved, type PolicyCheckDeps } from './policy-check.ts';
 import { parseScopedId } from '../domain/agent-ref.ts';
 import { frozenRefusal } from '../domain/agent-policy.ts';
 import { type PaymentData, paymentData } from './payment-data.ts';
+import { messageOf } from '../domain/errors.ts';
 
 /** What confirming a payment uses of the payment context (reconcile-payment.ts confirms payments too). */
 export type ConfirmPaymentDeps = Pick<PaymentContext, 'records'> & {
@@ -143,7 +144,7 @@ export async function executePayment(
     // Store, journal or RPC trouble: leave the operation to reconciliation.
     logger.log('error', 'payment execution failed', {
       paymentId: p.paymentId,
-      error: (error as Error).message,
+      error: messageOf(error),
     });
     return { ...base, paymentStatus: 'pending', reason: reasonOfAny(error) };
   } finally {

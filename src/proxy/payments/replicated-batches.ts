@@ -8,7 +8,7 @@
 // epoch is the one it took the payment under (`fenced`); payments a dead leader took are decided by
 // reconciliation (reconcile-payment.ts), and their waiting requests read the decision from the journal.
 import { randomUUID } from 'node:crypto';
-import { DomainError } from '../domain/errors.ts';
+import { DomainError, messageOf } from '../domain/errors.ts';
 import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
 import type { Cluster } from '../cluster/cluster.ts';
 import { type Campaign, FencedError } from '../cluster/leadership.ts';
@@ -183,7 +183,7 @@ export class ReplicatedBatches implements PaymentBatches {
       void this.#check(); // more waiting: the next window
       await this.#run(epoch, taken);
     } catch (error) {
-      this.#o.logger.log('warn', 'running a batch failed', { error: (error as Error).message });
+      this.#o.logger.log('warn', 'running a batch failed', { error: messageOf(error) });
     } finally {
       this.#running--;
     }
@@ -220,7 +220,7 @@ export class ReplicatedBatches implements PaymentBatches {
         paymentId: p.paymentId,
         batchId,
         paymentStatus: 'pending',
-        reason: { code: 'internal_error', detail: (error as Error).message },
+        reason: { code: 'internal_error', detail: messageOf(error) },
       };
     }
     return this.#o.execute(p, batchId);

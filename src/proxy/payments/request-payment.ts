@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { isX402Error, type Quote, quote, type SafeRequest, X402Error } from '../../x402/index.ts';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import { formatAmount } from '../../api/amount.ts';
-import { codeOf, DomainError } from '../domain/errors.ts';
+import { codeOf, DomainError, messageOf } from '../domain/errors.ts';
 import type { FlowContext } from '../flows/context.ts';
 import { requireAgent, type RequireAgentDeps } from '../flows/require-agent.ts';
 import { ownAddresses } from '../services/deployment.ts';
@@ -184,7 +184,7 @@ async function pay(
     // The queue filled up while this payment was being checked: nothing was signed, give the money back.
     await settlePaymentFailure(pctx, paymentId, 'released', {
       code: codeOf(error),
-      detail: (error as Error).message,
+      detail: messageOf(error),
     });
     throw error;
   }
@@ -262,7 +262,7 @@ async function reserveJournaled(
   } catch (error) {
     await flows.journal.update(paymentId, {
       state: 'failed',
-      reason: { code: codeOf(error), detail: (error as Error).message },
+      reason: { code: codeOf(error), detail: messageOf(error) },
     });
     return error as Error;
   }

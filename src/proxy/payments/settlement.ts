@@ -20,7 +20,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
 import { FLOAT_ACCOUNT, FLOAT_ACCOUNT_ID } from '../domain/float-account.ts';
-import { codeOf } from '../domain/errors.ts';
+import { codeOf, messageOf } from '../domain/errors.ts';
 import { consolidate, type ConsolidateDeps } from '../flows/consolidate.ts';
 import type { FlowContext } from '../flows/context.ts';
 import { proveAndRelay, type RelayDeps } from '../flows/relay.ts';
@@ -152,7 +152,7 @@ export class SettlementJob {
       .then((leads) => (leads ? this.#pctx.flows.registrar.register(FLOAT_ACCOUNT) : undefined))
       .catch((error: unknown) =>
         this.#pctx.flows.logger.log('warn', 'float account registration failed; the next round asks again', {
-          error: (error as Error).message,
+          error: messageOf(error),
         }),
       );
     this.#schedule();
@@ -180,7 +180,7 @@ export class SettlementJob {
     this.#timer = setTimeout(() => {
       this.runOnce()
         .catch((error) =>
-          this.#pctx.flows.logger.log('warn', 'settlement round failed', { error: (error as Error).message }),
+          this.#pctx.flows.logger.log('warn', 'settlement round failed', { error: messageOf(error) }),
         )
         .finally(() => this.#schedule());
     }, delay);

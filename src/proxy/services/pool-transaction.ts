@@ -24,7 +24,7 @@ import {
 import { poolProofFromSignals, poolProofToScVal } from '../../ledger/pool-args.ts';
 import type { ProverClient } from '../../prover/client.ts';
 import type { AgentRef } from '../domain/agent-ref.ts';
-import { DomainError } from '../domain/errors.ts';
+import { DomainError, messageOf } from '../domain/errors.ts';
 import type { ProxyMetrics } from '../util/metrics.ts';
 import type { NewNote, NoteRecord } from './notebook.ts';
 import type { PoolIndexer } from './pool-indexer.ts';
@@ -212,7 +212,7 @@ export class PoolTransactionProver {
     } catch (error) {
       throw new DomainError(
         'proof_failed',
-        `the prover could not prove the transaction: ${(error as Error).message}`,
+        `the prover could not prove the transaction: ${messageOf(error)}`,
         { cause: error },
       );
     }

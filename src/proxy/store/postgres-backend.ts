@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { Mutex, RawOp, StoreBackend } from './backend.ts';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations.ts';
 import { PgLocks } from './pg-locks.ts';
+import { messageOf } from '../domain/errors.ts';
 
 /** Advisory lock key taken while migrating (any constant shared by every release). */
 const MIGRATION_LOCK = 0x706f6f6c; // "pool"
@@ -80,7 +81,7 @@ export class PostgresBackend implements StoreBackend {
     } catch (error) {
       await Promise.all([pool.end(), leasePool.end()]);
       if (error instanceof DatabaseError) throw error;
-      throw new DatabaseError(`cannot open the database ${backend.location}: ${(error as Error).message}`);
+      throw new DatabaseError(`cannot open the database ${backend.location}: ${messageOf(error)}`);
     }
     return backend;
   }

@@ -5,7 +5,7 @@
 // cause costs one attempt per slot. A request waiting for them — or one whose hold limit passed before its slot
 // landed — is answered `503 registration_pending` with Retry-After, the whole seconds until its slot is
 // expected to land.
-import { DomainError } from '../../domain/errors.ts';
+import { DomainError, messageOf } from '../../domain/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { Slot, Slots } from './slots.ts';
 
@@ -34,7 +34,7 @@ export function retryAtNextSlot(
 ): DomainError {
   const { slots, now } = at;
   const next = slots.requeue(missing, slots.nextIndex(now));
-  const reason = (error as Error).message;
+  const reason = messageOf(error);
   at.logger.log('warn', 'allowlist insert failed; its keys are queued for the next slot', {
     slot: failed.index,
     error: reason,
