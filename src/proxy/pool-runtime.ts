@@ -34,6 +34,11 @@ import type { PoolStatsService } from './services/stats.ts';
 import type { PoolAccess } from './routes/pool-access.ts';
 import { type OperatorBooks, operatorBooks } from './payments/books.ts';
 
+/** How long finished deposits, withdrawals and consolidations stay in the journal (the other kinds stay). */
+const JOURNAL_RETENTION_MS = 7 * 86_400_000;
+/** How often the journal is pruned of them. */
+const PRUNE_INTERVAL_MS = 3_600_000;
+
 export interface PoolRuntimeDeps {
   config: ProxyConfig;
   store: EncryptedStore;
@@ -76,6 +81,8 @@ export class PoolRuntime implements PoolAccess {
   #retry: NodeJS.Timeout | undefined;
   #reconciler: NodeJS.Timeout | undefined;
   #singletons: Singletons | undefined;
+  /** When the journal was last pruned (the proxy's clock, ms); 0: not yet. */
+  #prunedAt = 0;
   readonly ready: Promise<void>;
   #markReady!: () => void;
 
@@ -134,11 +141,17 @@ export class PoolRuntime implements PoolAccess {
     return { float: await payments.pctx.float.held() };
   }
 
-  /** Periodic housekeeping: forget finished operations a week old; a no-op until connected. */
+  /**
+   * Periodic housekeeping: forget finished operations a week old, at most once an hour (pruning reads the whole
+   * journal); a no-op until connected.
+   */
   async sweep(): Promise<void> {
     const flows = this.#connected?.flows;
     if (flows === undefined) return;
-    await flows.journal.prune(flows.clock() - 7 * 86_400_000, [
+    const now = flows.clock();
+    if (now - this.#prunedAt < PRUNE_INTERVAL_MS) return;
+    this.#prunedAt = now;
+    await flows.journal.prune(now - JOURNAL_RETENTION_MS, [
       'wallet_deposit',
       'operator_deposit',
       'withdraw',

@@ -36,6 +36,9 @@ export type OperationState =
   | 'released'
   | 'expired';
 
+/** Records deleted per store batch when the journal is pruned. */
+const PRUNE_BATCH = 500;
+
 const FINAL: ReadonlySet<OperationState> = new Set(['confirmed', 'failed', 'released', 'expired']);
 
 export function isFinal(state: OperationState): boolean {
@@ -209,13 +212,25 @@ export class Journal {
     return out;
   }
 
-  /** Final operations last updated before `before` (ms) are deleted; returns how many. */
+  /**
+   * Final operations of `kinds` last updated before `before` (ms) are deleted; returns how many. The records
+   * are read one at a time and deleted in batches, so a long journal is never held in memory at once.
+   */
   async prune(before: number, kinds: OperationKind[]): Promise<number> {
-    const old = (await this.#store.entries<OperationRecord>(this.#store.prefix('op'))).filter(
-      ([, r]) => isFinal(r.state) && r.updatedAt < before && kinds.includes(r.kind),
-    );
-    await this.#store.batch(old.map(([key]) => ({ type: 'del' as const, key })));
-    return old.length;
+    let pruned = 0;
+    let doomed: StoreOp[] = [];
+    const flush = async () => {
+      await this.#store.batch(doomed);
+      pruned += doomed.length;
+      doomed = [];
+    };
+    for await (const [key, r] of this.#store.iterate<OperationRecord>(this.#store.prefix('op'))) {
+      if (!isFinal(r.state) || r.updatedAt >= before || !kinds.includes(r.kind)) continue;
+      doomed.push({ type: 'del', key });
+      if (doomed.length >= PRUNE_BATCH) await flush();
+    }
+    await flush();
+    return pruned;
   }
 
   #writeOps(record: OperationRecord): StoreOp[] {

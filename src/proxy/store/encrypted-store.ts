@@ -124,10 +124,13 @@ export class EncryptedStore {
   /** Every record whose key starts with `prefix`, in key order, decrypted. */
   async entries<T>(prefix: string): Promise<Array<[string, T]>> {
     const out: Array<[string, T]> = [];
-    for await (const [key, sealed] of this.#db.entries(prefix)) {
-      out.push([key, this.#open<T>(key, sealed)]);
-    }
+    for await (const entry of this.iterate<T>(prefix)) out.push(entry);
     return out;
+  }
+
+  /** The records of `entries`, decrypted one at a time as they are read (a long scan holds one at a time). */
+  async *iterate<T>(prefix: string): AsyncIterable<[string, T]> {
+    for await (const [key, sealed] of this.#db.entries(prefix)) yield [key, this.#open<T>(key, sealed)];
   }
 
   async close(): Promise<void> {
