@@ -241,6 +241,8 @@ test.serial(
   async (t) => {
     const { proxy: lagging } = await stack.startProxy({ ...replicaEnv, POOL_PROXY_INDEXER_POLL_MS: '60000' });
     t.teardown(() => lagging.close());
+    // Started after the others have indexed for a while, it loads the index they persisted in the shared store
+    // (its trees must be the chain's, or its own proofs fail: "pool tree out of step").
     await operatorDeposit('registered-once', '0.1'); // replica 0 inserts the new agent's key
     // The lagging replica has not read that insert; its own registration of the agent finds it on the ledger.
     await retryingRegistration(() =>

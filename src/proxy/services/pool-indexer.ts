@@ -32,6 +32,9 @@ interface IndexerState {
   cursor?: string;
   ledger: number;
   segments: number;
+  /** leaves of each tree the segments hold (absent in a state written before they were counted) */
+  poolLeaves?: number;
+  aspLeaves?: number;
 }
 
 /** What one or more passes changed, appended as one record (writes stay proportional to new events). */
@@ -69,6 +72,8 @@ export class PoolIndexer {
   #segments = 0;
   /** Changes applied but not yet persisted (kept across a failed pass, since re-applying is a no-op). */
   #delta: IndexerSegment = emptySegment();
+  /** How many leaves of each tree the persisted segments held when this indexer last read or wrote them. */
+  #persisted = { poolLeaves: 0, aspLeaves: 0 };
   readonly #archive: EventArchive | undefined;
   /** the ledger of each pool transaction seen (recovery tells settlements apart by when they landed) */
   readonly #txLedgers = new Map<string, number>();
@@ -120,6 +125,7 @@ export class PoolIndexer {
         }
         for (const n of segment.nullifiers) this.spent.add(n);
       }
+      this.#persisted = { poolLeaves: this.poolTree.nextIndex, aspLeaves: this.aspTree.nextIndex };
     }
     await this.sync();
     const tick = () => {
@@ -338,16 +344,41 @@ export class PoolIndexer {
     return Math.max(1, health.oldestLedger ?? 1);
   }
 
+  /**
+   * Appends what changed as one segment and moves the state on. Replicas on a shared store share this state:
+   * under a lock across them, a replica whose cursor is not past the stored one writes nothing (another has
+   * persisted this far already), and a segment holds the leaves past those already stored, so however the
+   * replicas' passes interleave, the segments replay into the chain's trees.
+   */
   async #persist(): Promise<void> {
     const d = this.#delta;
-    const hasDelta = d.poolLeaves.length + d.aspLeaves.length + d.blocklist.length + d.nullifiers.length > 0;
-    const segments = hasDelta ? this.#segments + 1 : this.#segments;
-    const state: IndexerState = { cursor: this.#cursor, ledger: this.#ledger, segments };
-    await this.#store.batch([
-      ...(hasDelta ? [{ type: 'put' as const, key: this.#segmentKey(segments), value: d }] : []),
-      { type: 'put', key: this.#stateKey(), value: state },
-    ]);
-    this.#segments = segments;
+    const mine = { poolLeaves: this.poolTree.nextIndex, aspLeaves: this.aspTree.nextIndex };
+    const written = await this.#store.mutex('indexer').run('state', async () => {
+      const stored = await this.#store.get<IndexerState>(this.#stateKey());
+      if (stored?.cursor !== undefined && this.#cursor !== undefined && stored.cursor >= this.#cursor)
+        return { segments: stored.segments };
+      const from = {
+        poolLeaves: stored?.poolLeaves ?? this.#persisted.poolLeaves,
+        aspLeaves: stored?.aspLeaves ?? this.#persisted.aspLeaves,
+      };
+      const segment: IndexerSegment = {
+        poolLeaves: leavesOf(this.poolTree, from.poolLeaves),
+        aspLeaves: leavesOf(this.aspTree, from.aspLeaves),
+        blocklist: d.blocklist,
+        nullifiers: d.nullifiers,
+      };
+      const hasDelta =
+        segment.poolLeaves.length + segment.aspLeaves.length + d.blocklist.length + d.nullifiers.length > 0;
+      const segments = (stored?.segments ?? this.#segments) + (hasDelta ? 1 : 0);
+      const state: IndexerState = { cursor: this.#cursor, ledger: this.#ledger, segments, ...mine };
+      await this.#store.batch([
+        ...(hasDelta ? [{ type: 'put' as const, key: this.#segmentKey(segments), value: segment }] : []),
+        { type: 'put', key: this.#stateKey(), value: state },
+      ]);
+      return { segments };
+    });
+    this.#segments = written.segments;
+    this.#persisted = mine;
     this.#delta = emptySegment();
   }
 
@@ -364,6 +395,13 @@ export class PoolIndexer {
   #segmentKey(n: number): string {
     return this.#store.fixedKey('indexer', `seg-${n.toString().padStart(10, '0')}`);
   }
+}
+
+/** The tree's leaves from index `from` on. */
+function leavesOf(tree: MerkleTree, from: number): bigint[] {
+  const out: bigint[] = [];
+  for (let i = from; i < tree.nextIndex; i++) out.push(tree.leaf(i));
+  return out;
 }
 
 function poolEventOf(e: rpc.Api.EventResponse): PoolEvent {
