@@ -45,7 +45,9 @@ interface IndexerSegment {
   nullifiers: bigint[];
 }
 
-const emptySegment = (): IndexerSegment => ({ poolLeaves: [], aspLeaves: [], blocklist: [], nullifiers: [] });
+/** What changed since the last segment beside the trees' new leaves (taken from the trees themselves). */
+type Delta = Pick<IndexerSegment, 'blocklist' | 'nullifiers'>;
+const emptyDelta = (): Delta => ({ blocklist: [], nullifiers: [] });
 
 export type CommitmentListener = (
   events: CommitmentEvent[],
@@ -71,7 +73,7 @@ export class PoolIndexer {
   #waiters: Array<{ ledger: number; resolve: () => void }> = [];
   #segments = 0;
   /** Changes applied but not yet persisted (kept across a failed pass, since re-applying is a no-op). */
-  #delta: IndexerSegment = emptySegment();
+  #delta: Delta = emptyDelta();
   /** How many leaves of each tree the persisted segments held when this indexer last read or wrote them. */
   #persisted = { poolLeaves: 0, aspLeaves: 0 };
   readonly #archive: EventArchive | undefined;
@@ -119,8 +121,12 @@ export class PoolIndexer {
       for (const [, segment] of await this.#store.entries<IndexerSegment>('indexer/')) {
         for (const leaf of segment.poolLeaves) this.poolTree.insert(leaf);
         for (const leaf of segment.aspLeaves) this.aspTree.insert(leaf);
+        // Replicas' segments may repeat a change (see #persist): each key ends as its last change says.
         for (const { key, value } of segment.blocklist) {
-          if (value === undefined) this.blocklist.delete(key);
+          const found = this.blocklist.find(key).found;
+          if (value === undefined) {
+            if (found) this.blocklist.delete(key);
+          } else if (found) this.blocklist.update(key, value);
           else this.blocklist.insert(key, value);
         }
         for (const n of segment.nullifiers) this.spent.add(n);
@@ -296,7 +302,6 @@ export class PoolIndexer {
       const index = Number(data.index);
       if (index === this.poolTree.nextIndex) {
         this.poolTree.insert(commitment);
-        this.#delta.poolLeaves.push(commitment);
       } else if (index > this.poolTree.nextIndex || this.poolTree.leaf(index) !== commitment) {
         throw new Error(
           `pool tree out of step: event index ${index}, local next index ${this.poolTree.nextIndex}`,
@@ -319,14 +324,15 @@ export class PoolIndexer {
       const index = Number(data.index);
       if (index === this.aspTree.nextIndex) {
         this.aspTree.insert(BigInt(data.leaf));
-        this.#delta.aspLeaves.push(BigInt(data.leaf));
       } else if (index > this.aspTree.nextIndex || this.aspTree.leaf(index) !== BigInt(data.leaf)) {
         throw new Error(`ASP tree out of step at ${index}`);
       }
     } else if (contract === this.#contracts.aspNonMembership && name === 'LeafInserted') {
       const data = scValToNative(event.value) as { key: bigint; value: bigint };
-      if (!this.blocklist.find(BigInt(data.key)).found)
+      if (!this.blocklist.find(BigInt(data.key)).found) {
         this.blocklist.insert(BigInt(data.key), BigInt(data.value));
+        this.#delta.blocklist.push({ key: BigInt(data.key), value: BigInt(data.value) });
+      }
     } else if (contract === this.#contracts.aspNonMembership && name === 'LeafDeleted') {
       const data = scValToNative(event.value) as { key: bigint };
       if (this.blocklist.find(BigInt(data.key)).found) {
@@ -383,7 +389,7 @@ export class PoolIndexer {
     });
     this.#segments = written.segments;
     this.#persisted = mine;
-    this.#delta = emptySegment();
+    this.#delta = emptyDelta();
   }
 
   #wake(): void {
