@@ -24,7 +24,7 @@ export async function settleFailure(ctx: SettleFailureDeps, opId: string, error:
 }
 
 /** The ledger refused the transaction as sent (or its proof's root had moved): it did not and will not land. */
-function refusedByTheLedger(error: unknown): boolean {
+export function refusedByTheLedger(error: unknown): error is DomainError {
   return error instanceof DomainError && (error.code === 'ledger_rejected' || error.code === 'prepare_stale');
 }
 

@@ -13,7 +13,12 @@ import { fault } from '../util/faults.ts';
 import { awaitCredit, type AwaitCreditDeps } from './await-credit.ts';
 import type { FlowContext } from './context.ts';
 import { markConfirmed, type MarkConfirmedDeps } from './mark-confirmed.ts';
-import { releaseOperation, settleFailure, type SettleFailureDeps } from './settle-failure.ts';
+import {
+  refusedByTheLedger,
+  releaseOperation,
+  settleFailure,
+  type SettleFailureDeps,
+} from './settle-failure.ts';
 import { isStaleRoot } from './stale-root.ts';
 import { CANCELLED_REASON } from './cancel-deposit.ts';
 import { deadlineOf, ownDeposit, walletDepositData } from './operation-data.ts';
@@ -146,9 +151,7 @@ async function send(
     ctx.logger.log('info', 'wallet deposit confirmed', { opId: prepareId, txHash: confirmed.hash });
     return { ...resultOf(claimed), txHash: confirmed.hash };
   } catch (error) {
-    const definite =
-      error instanceof DomainError && (error.code === 'ledger_rejected' || error.code === 'prepare_stale');
-    if (!definite) throw error;
+    if (!refusedByTheLedger(error)) throw error;
     // Refused as sent: maybe because someone else's copy of it landed first (txBadSeq).
     const after = await ctx.chain.status(claimed.txHash!);
     if (after.status === 'SUCCESS') return landed(ctx, claimed, after.ledger ?? 0);
