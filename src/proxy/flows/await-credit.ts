@@ -6,9 +6,6 @@ import type { FlowContext } from './context.ts';
 /** What this flow uses of the flows' context. */
 export type AwaitCreditDeps = Pick<FlowContext, 'indexer' | 'notes'>;
 
-/** Indexer passes asked for before an output not yet credited is reported (reconciliation then decides). */
-const CREDIT_PASSES = 3;
-
 export async function awaitCredit(
   ctx: AwaitCreditDeps,
   agent: string,
@@ -17,10 +14,9 @@ export async function awaitCredit(
 ): Promise<void> {
   await ctx.indexer.waitForLedger(ledger);
   for (const o of outputs) {
-    // The indexer credits the note; a few more passes cover a poll that raced with this confirmation.
+    // The indexer credits the note; one more pass covers a poll that raced with this confirmation.
     const owner = o.owner ?? agent;
-    for (let pass = 0; pass < CREDIT_PASSES && !(await ctx.notes.hasNote(owner, o.commitment)); pass++)
-      await ctx.indexer.sync();
+    if (!(await ctx.notes.hasNote(owner, o.commitment))) await ctx.indexer.sync();
     if (!(await ctx.notes.hasNote(owner, o.commitment))) {
       throw new DomainError(
         'service_unavailable',

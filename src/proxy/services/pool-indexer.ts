@@ -166,7 +166,10 @@ export class PoolIndexer {
           resolve();
         },
       });
-      void this.sync().catch(() => undefined);
+      // A pass already under way may have begun before `ledger` closed: then one more reads it.
+      void this.sync()
+        .then(() => (this.#ledger < ledger ? this.sync() : undefined))
+        .catch(() => undefined);
     });
   }
 
@@ -176,11 +179,7 @@ export class PoolIndexer {
    */
   async catchUp(): Promise<void> {
     const latest = (await this.#server._getLatestLedger()).sequence; // raw: no close metadata decoded
-    // A pass already under way may have begun before `latest`: then the next one reads it.
-    for (let pass = 0; this.#ledger < latest; pass++) {
-      if (pass === 3) throw new Error(`indexer did not reach ledger ${latest}`);
-      await this.sync();
-    }
+    await this.waitForLedger(latest);
   }
 
   /**
