@@ -71,11 +71,10 @@ export class PoolIndexer {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #waiters: Array<{ ledger: number; resolve: () => void }> = [];
-  #segments = 0;
   /** Changes applied but not yet persisted (kept across a failed pass, since re-applying is a no-op). */
   #delta: Delta = emptyDelta();
-  /** How many leaves of each tree the persisted segments held when this indexer last read or wrote them. */
-  #persisted = { poolLeaves: 0, aspLeaves: 0 };
+  /** Leaves of each tree the segments held at load (what a state saved before they were counted holds). */
+  #loaded = { poolLeaves: 0, aspLeaves: 0 };
   readonly #archive: EventArchive | undefined;
   /** the ledger of each pool transaction seen (recovery tells settlements apart by when they landed) */
   readonly #txLedgers = new Map<string, number>();
@@ -117,7 +116,6 @@ export class PoolIndexer {
     if (state) {
       this.#cursor = state.cursor;
       this.#ledger = state.ledger;
-      this.#segments = state.segments;
       for (const [, segment] of await this.#store.entries<IndexerSegment>('indexer/')) {
         for (const leaf of segment.poolLeaves) this.poolTree.insert(leaf);
         for (const leaf of segment.aspLeaves) this.aspTree.insert(leaf);
@@ -131,7 +129,7 @@ export class PoolIndexer {
         }
         for (const n of segment.nullifiers) this.spent.add(n);
       }
-      this.#persisted = { poolLeaves: this.poolTree.nextIndex, aspLeaves: this.aspTree.nextIndex };
+      this.#loaded = { poolLeaves: this.poolTree.nextIndex, aspLeaves: this.aspTree.nextIndex };
     }
     await this.sync();
     const tick = () => {
@@ -361,14 +359,12 @@ export class PoolIndexer {
    */
   async #persist(): Promise<void> {
     const d = this.#delta;
-    const mine = { poolLeaves: this.poolTree.nextIndex, aspLeaves: this.aspTree.nextIndex };
-    const written = await this.#store.mutex('indexer').run('state', async () => {
+    await this.#store.mutex('indexer').run('state', async () => {
       const stored = await this.#store.get<IndexerState>(this.#stateKey());
-      if (stored?.cursor !== undefined && this.#cursor !== undefined && stored.cursor >= this.#cursor)
-        return { segments: stored.segments };
+      if (stored?.cursor !== undefined && this.#cursor !== undefined && stored.cursor >= this.#cursor) return;
       const from = {
-        poolLeaves: stored?.poolLeaves ?? this.#persisted.poolLeaves,
-        aspLeaves: stored?.aspLeaves ?? this.#persisted.aspLeaves,
+        poolLeaves: stored?.poolLeaves ?? this.#loaded.poolLeaves,
+        aspLeaves: stored?.aspLeaves ?? this.#loaded.aspLeaves,
       };
       const segment: IndexerSegment = {
         poolLeaves: leavesOf(this.poolTree, from.poolLeaves),
@@ -378,16 +374,19 @@ export class PoolIndexer {
       };
       const hasDelta =
         segment.poolLeaves.length + segment.aspLeaves.length + d.blocklist.length + d.nullifiers.length > 0;
-      const segments = (stored?.segments ?? this.#segments) + (hasDelta ? 1 : 0);
-      const state: IndexerState = { cursor: this.#cursor, ledger: this.#ledger, segments, ...mine };
+      const segments = (stored?.segments ?? 0) + (hasDelta ? 1 : 0);
+      const state: IndexerState = {
+        cursor: this.#cursor,
+        ledger: this.#ledger,
+        segments,
+        poolLeaves: this.poolTree.nextIndex,
+        aspLeaves: this.aspTree.nextIndex,
+      };
       await this.#store.batch([
         ...(hasDelta ? [{ type: 'put' as const, key: this.#segmentKey(segments), value: segment }] : []),
         { type: 'put', key: this.#stateKey(), value: state },
       ]);
-      return { segments };
     });
-    this.#segments = written.segments;
-    this.#persisted = mine;
     this.#delta = emptyDelta();
   }
 
