@@ -1,4 +1,5 @@
-// `npm run build`: compiles every circuit under circuits/ whose sources changed, then makes development
+// `npm run build`: compiles the service's TypeScript (src/ → dist/, bin/compile.js, when the sources changed),
+// then compiles every circuit under circuits/ whose sources changed, then makes development
 // proving keys for circuits that have none (or whose r1cs is newer), compiles the pool's Soroban contracts
 // (contracts/, Rust → build/contracts/*.wasm) and the Soroban host addon the sandbox runs them on
 // (soroban-host/ → build/soroban-host/), each only when its sources changed, and bundles the wallet page
@@ -93,6 +94,7 @@ async function ensureKeys(id: string): Promise<void> {
   );
 }
 
+execFileSync(process.execPath, [join(root, 'bin', 'compile.js')], { stdio: 'inherit' });
 ensureConstants();
 const hash = sourceHash();
 const mains = readdirSync(circuitsSrc)

@@ -3,8 +3,8 @@
 // proxy use both cores instead of taking turns on one event loop. A part only talks to the others over
 // loopback HTTP, as it would across machines, so it needs nothing from the main thread but its options:
 // the worker starts it from `workerData`, answers with a plain description of what it started (URLs,
-// accounts), forwards log lines, and closes it when told. The worker loads TypeScript through tsx itself,
-// since hooks registered on the main thread do not reach workers.
+// accounts), forwards log lines, and closes it when told. The worker loads the part's module as the main
+// thread runs (compiled, or TypeScript through tsx: src/worker-module.ts).
 //
 // snarkjs (the sandbox's Groth16 verifier contract) loads ffjavascript, which loads the `web-worker`
 // package; loaded on any thread but the main one, that package assumes the thread is one of its own web
@@ -14,6 +14,7 @@
 import { createRequire } from 'node:module';
 import type { EventLoopUtilization } from 'node:perf_hooks';
 import { parentPort, Worker, workerData } from 'node:worker_threads';
+import { importInWorker } from '../../worker-module.ts';
 
 export interface ThreadLogLine {
   level: 'debug' | 'info' | 'warn' | 'error';
@@ -42,8 +43,6 @@ export interface ThreadOptions {
   onExit?: (reason: string) => void;
 }
 
-const TSX_API = import.meta.resolve('tsx/esm/api');
-
 function webWorkerPath(): string | undefined {
   try {
     return createRequire(import.meta.url).resolve('web-worker');
@@ -52,14 +51,14 @@ function webWorkerPath(): string | undefined {
   }
 }
 
-/** The worker's first lines: no `web-worker` takeover (see above), tsx, then the part's module. */
+/** The worker's first lines: no `web-worker` takeover (see above), then the part's module. */
 function bootScript(entry: URL): string {
   const ww = webWorkerPath();
   const guard = ww
     ? `require.cache[${JSON.stringify(ww)}] = { id: ${JSON.stringify(ww)}, filename: ${JSON.stringify(ww)}, loaded: true, ` +
       `exports: class { constructor() { throw new Error('no web workers on this thread'); } } };\n`
     : '';
-  return `${guard}import(${JSON.stringify(TSX_API)}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}); });`;
+  return `${guard}${importInWorker(entry)}`;
 }
 
 interface ThreadData {

@@ -6,6 +6,7 @@ import { Worker } from 'node:worker_threads';
 import { internal, invalidArgument, type ProverError, unavailable } from '../errors.ts';
 import type { CircuitInputs } from './inputs.ts';
 import type { WitnessFailure, WorkerInit, WorkerReply, WorkerStatus, WorkerTask } from './protocol.ts';
+import { importInWorker, siblingModule } from '../../../worker-module.ts';
 
 export interface WitnessResult {
   wtns: Uint8Array;
@@ -43,10 +44,8 @@ function witnessError(failure: WitnessFailure): ProverError {
   return invalidArgument(`inputs rejected by the circuit: ${failure.message}`);
 }
 
-const TSX_API = import.meta.resolve('tsx/esm/api');
-const WORKER_MODULE = new URL('./witness-worker.ts', import.meta.url).href;
-// Workers do not inherit the main thread's TypeScript loader: register tsx first, then load the worker.
-const BOOTSTRAP = `import(${JSON.stringify(TSX_API)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(WORKER_MODULE)}); });`;
+// The worker's module: witness-worker.js beside the compiled pool, witness-worker.ts (through tsx) beside the source.
+const BOOTSTRAP = importInWorker(siblingModule('./witness-worker', import.meta.url));
 
 export class WitnessPool {
   readonly #workers: PoolWorker[] = [];
