@@ -15,7 +15,6 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
-  rmdirSync,
   rmSync,
   statSync,
   unlinkSync,
@@ -152,7 +151,7 @@ export async function ensureCompiled(dirs = PROJECT) {
     replaceFile(stampFile(dirs), now);
     return done;
   } finally {
-    rmdirSync(lock);
+    rmSync(lock, { recursive: true, force: true });
   }
 }
 

@@ -23,7 +23,7 @@ function run(args: string[]): { child: ChildProcess; output: () => string; exite
 }
 
 async function waitForUrl(output: () => string, exited: Promise<number | null>): Promise<string> {
-  // generous: a cold tsx start of the whole CLI can take long on a loaded machine
+  // generous: a start of the CLI with its genesis can take long on a loaded machine
   for (let i = 0; i < 3000; i++) {
     const m = /sandbox ledger: (http:\/\/\S+\/rpc)/.exec(output());
     if (m) return m[1] as string;
