@@ -8,6 +8,7 @@ pub mod changes;
 pub mod config;
 pub mod diagnostics;
 pub mod fees;
+pub mod footprint_ops;
 pub mod module_cache;
 pub mod network;
 pub mod simulate;

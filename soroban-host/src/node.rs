@@ -7,6 +7,7 @@
 use crate::apply::{self, ApplyInput, FootprintEntry};
 use crate::config;
 use crate::fees::declared_resource_fee;
+use crate::footprint_ops::{self, FootprintApplyInput, FootprintOp};
 use crate::simulate::{self, AuthMode, SimulateInput};
 use crate::worker::{self, ReadAnswer};
 use crate::xdr_io::decode;
@@ -110,6 +111,34 @@ pub struct ApplyResult {
     pub write_bytes: u32,
     pub events_size_bytes: u32,
     pub invoke_nanos: BigInt,
+}
+
+#[napi(object)]
+pub struct FootprintApplyRequest {
+    /// "extend" or "restore"
+    pub kind: String,
+    pub extend_to: Option<u32>,
+    pub soroban_data: Buffer,
+    pub transaction_size_bytes: u32,
+    pub ledger: LedgerContext,
+    pub entries: Vec<ApplyEntry>,
+}
+
+#[napi(object)]
+pub struct TtlChange {
+    pub key: Buffer,
+    pub live_until: u32,
+    pub restored: bool,
+}
+
+#[napi(object)]
+pub struct FootprintApplyResult {
+    pub outcome: String,
+    pub changes: Vec<TtlChange>,
+    pub diagnostic_events: Vec<Buffer>,
+    pub fee: ApplyFee,
+    pub disk_read_bytes: u32,
+    pub write_bytes: u32,
 }
 
 #[napi(object)]
@@ -361,6 +390,60 @@ impl SorobanHost {
                 write_bytes: out.write_bytes,
                 events_size_bytes: out.events_size_bytes,
                 invoke_nanos: out.invoke_nanos.into(),
+            })
+        })
+    }
+
+    /// Applies one ExtendFootprintTTL or RestoreFootprint operation as stellar-core applies it.
+    #[napi]
+    pub fn apply_footprint(&self, request: FootprintApplyRequest) -> Result<FootprintApplyResult> {
+        guard("applyFootprint", || {
+            let op = match request.kind.as_str() {
+                "extend" => FootprintOp::Extend {
+                    extend_to: request.extend_to.ok_or("extendTo is required to extend")?,
+                },
+                "restore" => FootprintOp::Restore,
+                other => return Err(format!("kind must be 'extend' or 'restore', not {other:?}")),
+            };
+            let input = FootprintApplyInput {
+                op,
+                soroban_data: &request.soroban_data,
+                transaction_size_bytes: request.transaction_size_bytes,
+                ledger_seq: request.ledger.sequence,
+                entries: request
+                    .entries
+                    .iter()
+                    .map(|e| FootprintEntry {
+                        key: &e.key,
+                        entry: e.entry.as_deref(),
+                        live_until: e.live_until,
+                    })
+                    .collect(),
+            };
+            // on a host thread, as applyInvoke: sizing contract code for rent parses its module
+            let network = &self.state.network;
+            let out = worker::run_alone(|| footprint_ops::apply_footprint_op(network, &input))?;
+            Ok(FootprintApplyResult {
+                outcome: out.outcome.name().to_string(),
+                changes: out
+                    .changes
+                    .into_iter()
+                    .map(|c| TtlChange {
+                        key: c.key.into(),
+                        live_until: c.live_until,
+                        restored: c.restored,
+                    })
+                    .collect(),
+                diagnostic_events: buffers(out.diagnostic_events),
+                fee: ApplyFee {
+                    non_refundable: out.fee.non_refundable.into(),
+                    refundable_consumed: out.fee.refundable_consumed.into(),
+                    rent: out.fee.rent.into(),
+                    events: out.fee.events.into(),
+                    refundable_declared: out.fee.refundable_declared.into(),
+                },
+                disk_read_bytes: out.disk_read_bytes,
+                write_bytes: out.write_bytes,
             })
         })
     }

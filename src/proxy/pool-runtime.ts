@@ -239,6 +239,8 @@ export class PoolRuntime implements PoolAccess {
       baseFee: settings.baseFee,
       txTimeoutSeconds: settings.txTimeoutSeconds,
       confirmTimeoutMs: settings.confirmTimeoutMs,
+      // the operator pays a restore an RPC asks for before a wallet's deposit (a few hundred stroops of XLM)
+      restorer: deployment.operator,
       contracts: {
         pool: deployment.contracts.pool,
         token: deployment.contracts.token,

@@ -13,11 +13,19 @@ import {
   TransactionBuilder,
   xdr,
 } from '#stellar-sdk';
-import { type AccountState, readAccount, writeAccount } from './accounts.ts';
+import { readAccount } from './accounts.ts';
 import { admissible } from './admission.ts';
 import { applyClassic, isClassic, unsupportedOperations } from './classic.ts';
 import { transactionSetHash } from './close-meta.ts';
 import { decodeEnvelope, sorobanData } from './envelope.ts';
+import { changeAccount, changesXdr, withChangesBefore } from './fee-processing.ts';
+import {
+  applyFootprintOperation,
+  type FootprintOperation,
+  footprintOpResult,
+  footprintOperation,
+  footprintProblem,
+} from './footprint-ops.ts';
 import { applyInvocation } from './invoke.ts';
 import { rawBytes } from './keys.ts';
 import { simulate, simulateOn, type SimulationResult } from './simulation.ts';
@@ -51,6 +59,9 @@ export const FEE_STATS_LEDGERS = 50;
  * ERROR with txBadSeq (its sequence number is used).
  */
 export const BAN_LEDGERS = 10;
+
+/** The most ledgers one `advance` may skip: past the longest TTL testnet allows (about a year of ledgers). */
+export const MAX_ADVANCE_LEDGERS = 10_000_000;
 
 export interface SendResult {
   hash: string;
@@ -110,6 +121,8 @@ export class Chain {
   onCloseFailed: ((error: Error) => void) | undefined;
   /** Close a ledger as soon as a transaction or job waits (while the genesis deployment runs). */
   closeWhenPending = false;
+  /** ledgers the next close skips (`advance`): its sequence is the latest's + 1 + this */
+  #skip = 0;
 
   /** Milliseconds since the epoch: the network's time (close times, time bounds, simulated timestamps). */
   readonly #clock: () => number;
@@ -157,6 +170,25 @@ export class Chain {
     await this.#closing;
   }
 
+  /**
+   * Sandbox only, for tests of time: closes the next ledger `ledgers` sequence numbers after the latest, as if
+   * the ledgers between had closed empty (they are not recorded: getLedgers skips them). Entries whose TTL
+   * ends before it are archived, temporary ones expire. The network's clock is not moved.
+   */
+  advance(ledgers: number): Promise<void> {
+    if (!Number.isInteger(ledgers) || ledgers < 1 || ledgers > MAX_ADVANCE_LEDGERS) {
+      return Promise.reject(
+        new RangeError(`the ledgers to advance must be an integer from 1 to ${MAX_ADVANCE_LEDGERS}`),
+      );
+    }
+    const run = this.#closing.then(() => {
+      this.#skip = ledgers - 1;
+      return this.closeLedger();
+    });
+    this.#closing = run.catch((e: Error) => process.emitWarning(`ledger close failed: ${e.message}`));
+    return run;
+  }
+
   /** Resolves after the next ledger has closed. */
   nextClose(): Promise<void> {
     return new Promise((resolve) => this.#closeWaiters.push(resolve));
@@ -202,6 +234,24 @@ export class Chain {
     }
     const failure = admissible(tx, feeBump, this.state, this.#now(), this.#fees);
     if (failure) return { hash: txHash, status: 'ERROR', errorResultXdr: failure.toXdr('base64') };
+    const footprintOp = footprintOperation(tx);
+    const data = sorobanData(tx);
+    const problem =
+      footprintOp && data ? footprintProblem(footprintOp, data, this.host.info().maxEntryTtl) : undefined;
+    if (footprintOp && problem) {
+      // stellar-core refuses it at submission: txFAILED with the operation's MALFORMED code
+      const refused = new xdr.TransactionResult({
+        feeCharged: 0n,
+        result: xdr.TransactionResultResult.txFailed([footprintOpResult(footprintOp, 'malformed')]),
+        ext: xdr.TransactionResultExt.v0(),
+      });
+      return {
+        hash: txHash,
+        status: 'ERROR',
+        errorResultXdr: (feeBump ? feeBumpResult(tx.hash(), 0n, refused) : refused).toXdr('base64'),
+        diagnosticEventsXdr: [diagnosticMessage(problem).toXdr('base64')],
+      };
+    }
     this.#pending.push({ hash: txHash, tx, feeBump, envelopeXdr: envelopeXdr as string });
     this.#closeSoonIfEager();
     return { hash: txHash, status: 'PENDING' };
@@ -215,7 +265,12 @@ export class Chain {
     }).nonRefundable;
 
   /** Preflight against the next ledger (see simulation.ts). */
-  simulate(envelopeXdr: unknown, authMode: unknown, useUpgradedAuth: unknown): SimulationResult {
+  simulate(
+    envelopeXdr: unknown,
+    authMode: unknown,
+    useUpgradedAuth: unknown,
+    resourceConfig?: unknown,
+  ): SimulationResult {
     return simulate(
       {
         state: this.state,
@@ -227,6 +282,7 @@ export class Chain {
       envelopeXdr,
       authMode,
       useUpgradedAuth,
+      resourceConfig,
     );
   }
 
@@ -240,7 +296,8 @@ export class Chain {
   async closeLedger(): Promise<void> {
     const prev = this.latest;
     const closeTime = Math.max(prev.closeTime, this.#now());
-    const closing = new ClosingLedger(prev.sequence + 1, closeTime);
+    const closing = new ClosingLedger(prev.sequence + 1 + this.#skip, closeTime);
+    this.#skip = 0;
     const ledgerOverlay = new Overlay(this.state, closing.sequence);
     const pending = this.#pending;
     this.#pending = [];
@@ -335,11 +392,15 @@ export class Chain {
   async #commit(prev: LedgerMeta, ledgerOverlay: Overlay, closing: ClosingLedger): Promise<void> {
     const { sequence, closeTime, txs, events } = closing;
     const txSetHash = transactionSetHash(Buffer.from(prev.hash, 'hex'), txs);
+    const prevFeePool = BigInt(
+      xdr.LedgerHeader.fromXdr(prev.headerXdr, 'base64').feePool as unknown as bigint,
+    );
     const header = ledgerHeader({
       sequence,
       closeTime,
       previousHash: Buffer.from(prev.hash, 'hex'),
       txSetHash,
+      feePool: prevFeePool + closing.fees,
     });
     const entries = entryRecords(ledgerOverlay, sequence);
     await this.state.commit({
@@ -421,11 +482,13 @@ export class Chain {
     const nOps = BigInt(p.tx.operations.length);
     // charged: the base fee per operation (no surge pricing); a fee bump counts as one more operation
     const fee = BASE_FEE * (p.feeBump ? nOps + 1n : nOps);
-    const account = readAccount(ledgerOverlay, p.tx.source) as AccountState;
-    writeAccount(ledgerOverlay, p.tx.source, { ...account, seqNum: BigInt(p.tx.sequence) });
+    // the fee first (stellar-core charges every fee before applying), then the sequence number
     const payerId = p.feeBump?.feeSource ?? p.tx.source;
-    const payer = readAccount(ledgerOverlay, payerId) as AccountState;
-    writeAccount(ledgerOverlay, payerId, { ...payer, balance: payer.balance - fee });
+    const feeChanges = changeAccount(ledgerOverlay, payerId, (a) => ({ ...a, balance: a.balance - fee }));
+    const seqChanges = changeAccount(ledgerOverlay, p.tx.source, (a) => ({
+      ...a,
+      seqNum: BigInt(p.tx.sequence),
+    }));
     const bid = BigInt(p.feeBump ? p.feeBump.fee : p.tx.fee);
     this.#classicFeeSamples.push(bid / (p.feeBump ? nOps + 1n : nOps));
     const feeEvents = [feeEvent(this.passphrase, payerId, fee)];
@@ -455,7 +518,10 @@ export class Chain {
       ...base,
       status: outcome.success ? 'SUCCESS' : 'FAILED',
       resultXdr: (p.feeBump ? feeBumpResult(p.tx.hash(), fee, inner) : inner).toXdr('base64'),
-      resultMetaXdr: classicMeta(opChanges, feeEvents, outcome.events).toXdr('base64'),
+      resultMetaXdr: withChangesBefore(classicMeta(opChanges, feeEvents, outcome.events), seqChanges).toXdr(
+        'base64',
+      ),
+      feeProcessing: changesXdr(feeChanges),
       contractEvents: outcome.events.map((evs) => evs.map((e) => e.toXdr('base64'))),
       diagnosticEvents: [],
       transactionEvents: feeEvents.map((e) => e.toXdr('base64')),
@@ -483,6 +549,8 @@ export class Chain {
     if (refused) return refusedRecord(base, refused);
     if (isClassic(p.tx)) return this.#applyClassicTx(p, ledgerOverlay, sequence, base);
     const charge = this.#chargeSoroban(p, ledgerOverlay);
+    const footprintOp = footprintOperation(p.tx);
+    if (footprintOp) return this.#applyFootprint(p, footprintOp, ledgerOverlay, closeTime, charge, base);
     return this.#invokeSoroban(p, ledgerOverlay, closeTime, charge, base);
   }
 
@@ -491,11 +559,15 @@ export class Chain {
     const data = sorobanData(p.tx) as xdr.SorobanTransactionData;
     const resourceFee = BigInt(data.resourceFee as unknown as bigint);
     const declared = p.feeBump ? BigInt(p.feeBump.fee) : resourceFee + BASE_FEE;
-    const account = readAccount(ledgerOverlay, p.tx.source) as AccountState;
-    writeAccount(ledgerOverlay, p.tx.source, { ...account, seqNum: BigInt(p.tx.sequence) });
     const payerId = p.feeBump?.feeSource ?? p.tx.source;
-    const payer = readAccount(ledgerOverlay, payerId) as AccountState;
-    writeAccount(ledgerOverlay, payerId, { ...payer, balance: payer.balance - declared });
+    const feeChanges = changeAccount(ledgerOverlay, payerId, (a) => ({
+      ...a,
+      balance: a.balance - declared,
+    }));
+    const seqChanges = changeAccount(ledgerOverlay, p.tx.source, (a) => ({
+      ...a,
+      seqNum: BigInt(p.tx.sequence),
+    }));
     // the inclusion fee bid per operation (a fee bump's outer fee covers its inner operation and itself)
     const bid = BigInt(p.feeBump ? p.feeBump.fee : p.tx.fee);
     this.#feeSamples.push((bid - resourceFee) / (p.feeBump ? 2n : 1n));
@@ -505,6 +577,8 @@ export class Chain {
       resourceFee,
       inclusionFee: p.feeBump ? 2n * BASE_FEE : BASE_FEE,
       payer: payerId,
+      feeChanges,
+      seqChanges,
       sizeBytes: Buffer.from(p.envelopeXdr, 'base64').length,
       wrap: (r) => (p.feeBump ? feeBumpResult(p.tx.hash(), BigInt(r.feeCharged as unknown as bigint), r) : r),
     };
@@ -532,28 +606,7 @@ export class Chain {
     const invoked = applyInvocation(this.host, overlay, p.tx, charge.sizeBytes, closeTime);
     const { result } = invoked;
     const success = result.outcome === 'success';
-    const fee =
-      charge.inclusionFee + result.fee.nonRefundable + (success ? result.fee.refundableConsumed : 0n);
-    const charged = fee < charge.declared ? fee : charge.declared;
-    const refund = charge.declared - charged;
-    if (refund > 0n) {
-      const payer = readAccount(ledgerOverlay, charge.payer) as AccountState;
-      writeAccount(ledgerOverlay, charge.payer, { ...payer, balance: payer.balance + refund });
-    }
-    const feeEvents = [
-      feeEvent(this.passphrase, charge.payer, charge.declared),
-      // the unused refundable fee, as stellar-core refunds it once every transaction of the ledger is applied
-      ...(refund > 0n
-        ? [
-            feeEvent(
-              this.passphrase,
-              charge.payer,
-              -refund,
-              xdr.TransactionEventStage.transactionEventStageAfterAllTxs,
-            ),
-          ]
-        : []),
-    ];
+    const { charged, feeEvents, feeRecords } = this.#settleFee(charge, ledgerOverlay, result.fee, success);
     const feeMeta = {
       nonRefundable: result.fee.nonRefundable,
       refundable: success ? result.fee.refundableConsumed : 0n,
@@ -566,9 +619,11 @@ export class Chain {
         resultXdr: charge
           .wrap(invokeResult(charged, undefined, result.outcome as InvokeFailure))
           .toXdr('base64'),
-        resultMetaXdr: transactionMeta([], undefined, invoked.diagnostics, [], feeEvents, feeMeta).toXdr(
-          'base64',
-        ),
+        resultMetaXdr: withChangesBefore(
+          transactionMeta([], undefined, invoked.diagnostics, [], feeEvents, feeMeta),
+          charge.seqChanges,
+        ).toXdr('base64'),
+        ...feeRecords,
         contractEvents: [[]],
         diagnosticEvents: invoked.diagnostics.map((d) => d.toXdr('base64')),
         transactionEvents: feeEvents.map((e) => e.toXdr('base64')),
@@ -583,19 +638,105 @@ export class Chain {
       resultXdr: charge
         .wrap(invokeResult(charged, invoked.returnValue, 'trapped', invoked.events))
         .toXdr('base64'),
-      resultMetaXdr: transactionMeta(
-        invoked.events,
-        invoked.returnValue,
-        invoked.diagnostics,
-        changes,
-        feeEvents,
-        feeMeta,
+      resultMetaXdr: withChangesBefore(
+        transactionMeta(
+          invoked.events,
+          invoked.returnValue,
+          invoked.diagnostics,
+          changes,
+          feeEvents,
+          feeMeta,
+        ),
+        charge.seqChanges,
       ).toXdr('base64'),
+      ...feeRecords,
       contractEvents: [invoked.events.map((e) => e.toXdr('base64'))],
       diagnosticEvents: invoked.diagnostics.map((d) => d.toXdr('base64')),
       transactionEvents: feeEvents.map((e) => e.toXdr('base64')),
     };
     return { record, contractEvents: [invoked.events] };
+  }
+
+  /**
+   * What a Soroban transaction stays charged once applied: the inclusion fee, the non-refundable fee and, when
+   * it succeeded, the refundable fee it consumed; the rest of what was taken up front is refunded to the payer,
+   * as stellar-core refunds it once every transaction of the ledger is applied. Returns its fee events.
+   */
+  #settleFee(
+    charge: SorobanCharge,
+    ledgerOverlay: Overlay,
+    fee: { nonRefundable: bigint; refundableConsumed: bigint },
+    success: boolean,
+  ): { charged: bigint; feeEvents: xdr.TransactionEvent[]; feeRecords: FeeRecords } {
+    const due = charge.inclusionFee + fee.nonRefundable + (success ? fee.refundableConsumed : 0n);
+    const charged = due < charge.declared ? due : charge.declared;
+    const refund = charge.declared - charged;
+    const refundChanges =
+      refund > 0n
+        ? changeAccount(ledgerOverlay, charge.payer, (a) => ({ ...a, balance: a.balance + refund }))
+        : [];
+    const feeRecords: FeeRecords = {
+      feeProcessing: changesXdr(charge.feeChanges),
+      postTxApplyFeeProcessing: changesXdr(refundChanges),
+    };
+    const feeEvents = [
+      feeEvent(this.passphrase, charge.payer, charge.declared),
+      ...(refund > 0n
+        ? [
+            feeEvent(
+              this.passphrase,
+              charge.payer,
+              -refund,
+              xdr.TransactionEventStage.transactionEventStageAfterAllTxs,
+            ),
+          ]
+        : []),
+    ];
+    return { charged, feeEvents, feeRecords };
+  }
+
+  /** An ExtendFootprintTTL or RestoreFootprint (footprint-ops.ts): TTLs only, all or nothing. */
+  #applyFootprint(
+    p: Pending,
+    op: FootprintOperation,
+    ledgerOverlay: Overlay,
+    closeTime: number,
+    charge: SorobanCharge,
+    base: RecordBase,
+  ): Applied {
+    const overlay = new Overlay(ledgerOverlay, ledgerOverlay.sequence);
+    const applied = applyFootprintOperation(this.host, overlay, p.tx, op, charge.sizeBytes, closeTime);
+    const { result } = applied;
+    const success = result.outcome === 'success';
+    const { charged, feeEvents, feeRecords } = this.#settleFee(charge, ledgerOverlay, result.fee, success);
+    if (success) overlay.mergeInto(ledgerOverlay);
+    const opResult = footprintOpResult(op, result.outcome);
+    const inner = new xdr.TransactionResult({
+      feeCharged: charged,
+      result: success
+        ? xdr.TransactionResultResult.txSuccess([opResult])
+        : xdr.TransactionResultResult.txFailed([opResult]),
+      ext: xdr.TransactionResultExt.v0(),
+    });
+    const feeMeta = {
+      nonRefundable: result.fee.nonRefundable,
+      refundable: success ? result.fee.refundableConsumed : 0n,
+      rent: success ? result.fee.rent : 0n,
+    };
+    const record: TxRecord = {
+      ...base,
+      status: success ? 'SUCCESS' : 'FAILED',
+      resultXdr: charge.wrap(inner).toXdr('base64'),
+      resultMetaXdr: withChangesBefore(
+        transactionMeta([], undefined, applied.diagnostics, applied.changes, feeEvents, feeMeta),
+        charge.seqChanges,
+      ).toXdr('base64'),
+      ...feeRecords,
+      contractEvents: [[]],
+      diagnosticEvents: applied.diagnostics.map((d) => d.toXdr('base64')),
+      transactionEvents: feeEvents.map((e) => e.toXdr('base64')),
+    };
+    return { record, contractEvents: [] };
   }
 }
 
@@ -610,6 +751,9 @@ type RecordBase = Pick<
   'hash' | 'ledger' | 'createdAt' | 'applicationOrder' | 'feeBump' | 'envelopeXdr'
 >;
 
+/** A transaction record's fee changes (base64 LedgerEntryChanges) for the close meta. */
+type FeeRecords = Pick<TxRecord, 'feeProcessing' | 'postTxApplyFeeProcessing'>;
+
 /** What a Soroban transaction declared and was charged up front, and how its result is wrapped. */
 interface SorobanCharge {
   data: xdr.SorobanTransactionData;
@@ -619,6 +763,9 @@ interface SorobanCharge {
   /** the inclusion fee charged: the base fee per operation (no surge pricing) */
   inclusionFee: bigint;
   payer: string;
+  /** the payer's account as the fee was taken, and the source's as its sequence number was used */
+  feeChanges: xdr.LedgerEntryChange[];
+  seqChanges: xdr.LedgerEntryChange[];
   /** the envelope's size, which the non-refundable fee prices */
   sizeBytes: number;
   wrap: (r: xdr.TransactionResult) => xdr.TransactionResult;
@@ -643,9 +790,15 @@ class ClosingLedger {
     return ++this.#order;
   }
 
+  /** The fees this ledger's transactions were charged (after refunds): they join the header's fee pool. */
+  fees = 0n;
+
   /** A transaction applied at the current order, with its contract events per operation. */
   add(record: TxRecord, contractEvents: xdr.ContractEvent[][]): void {
     this.txs.push(record);
+    this.fees += BigInt(
+      xdr.TransactionResult.fromXdr(record.resultXdr, 'base64').feeCharged as unknown as bigint,
+    );
     contractEvents.forEach((evs, op) => this.#record(evs, record.hash, this.#order, op + 1));
   }
 

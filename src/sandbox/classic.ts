@@ -22,20 +22,24 @@ import { Overlay } from './overlay.ts';
 
 const SUPPORTED = new Set(['createAccount', 'payment', 'changeTrust']);
 
-/** True for a transaction made only of classic operations (no invokeHostFunction). */
+/** The Soroban operations: each must be alone in its transaction, which carries Soroban data. */
+const SOROBAN_OPERATIONS = new Set(['invokeHostFunction', 'extendFootprintTtl', 'restoreFootprint']);
+
+/** True for a transaction made only of classic operations (no Soroban operation). */
 export function isClassic(tx: Transaction): boolean {
-  return tx.operations.length > 0 && tx.operations.every((op) => op.type !== 'invokeHostFunction');
+  return tx.operations.length > 0 && tx.operations.every((op) => !SOROBAN_OPERATIONS.has(op.type));
 }
 
 /** Why the sandbox cannot apply this transaction's operations (undefined: it can). */
 export function unsupportedOperations(tx: Transaction): string | undefined {
   const ops = tx.operations;
-  if (ops.some((op) => op.type === 'invokeHostFunction')) {
-    return ops.length === 1 ? undefined : 'an invokeHostFunction operation must be alone in its transaction';
+  const soroban = ops.find((op) => SOROBAN_OPERATIONS.has(op.type));
+  if (soroban) {
+    return ops.length === 1 ? undefined : `an ${soroban.type} operation must be alone in its transaction`;
   }
   for (const op of ops) {
     if (!SUPPORTED.has(op.type)) {
-      return `operation ${op.type} is not supported by the sandbox (it applies createAccount, payment, changeTrust and invokeHostFunction)`;
+      return `operation ${op.type} is not supported by the sandbox (it applies createAccount, payment, changeTrust, invokeHostFunction, extendFootprintTtl and restoreFootprint)`;
     }
     if (op.source && !op.source.startsWith('G')) {
       return 'muxed operation source accounts are not supported by the sandbox';

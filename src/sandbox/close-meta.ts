@@ -1,6 +1,7 @@
 // A ledger's LedgerCloseMeta as a protocol-23 stellar-core writes it (v2): the header, the generalized
 // transaction set (a classic phase of components and a Soroban phase of parallel execution stages), each
-// transaction's result pair and apply meta in application order, and no upgrades, SCP info or evictions.
+// transaction's result pair, fee processing, apply meta and post-apply refund in application order, and no
+// upgrades, SCP info or evictions.
 // getLedgers and getLatestLedger serve it, so ingesters see each ledger's transactions; the header's
 // txSetHash is the SHA-256 of the transaction set's XDR, as for generalized sets.
 import { hash, xdr } from '#stellar-sdk';
@@ -79,9 +80,11 @@ export function ledgerCloseMeta(
               transactionHash: Buffer.from(t.hash, 'hex'),
               result: xdr.TransactionResult.fromXdr(t.resultXdr, 'base64'),
             }),
-            feeProcessing: [],
+            feeProcessing: (t.feeProcessing ?? []).map((c) => xdr.LedgerEntryChange.fromXdr(c, 'base64')),
             txApplyProcessing: xdr.TransactionMeta.fromXdr(t.resultMetaXdr, 'base64'),
-            postTxApplyFeeProcessing: [],
+            postTxApplyFeeProcessing: (t.postTxApplyFeeProcessing ?? []).map((c) =>
+              xdr.LedgerEntryChange.fromXdr(c, 'base64'),
+            ),
           }),
       ),
       upgradesProcessing: [],

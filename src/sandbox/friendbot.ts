@@ -73,14 +73,23 @@ function createAccount(
   };
 }
 
+/** What testnet's friendbot answers (400) for an account that exists. */
+const ALREADY_FUNDED = 'account already funded to starting balance';
+
 export async function friendbot<I extends object, S extends object>(
   chain: Chain,
   network: NetworkDefinition<I, S>,
   q: URLSearchParams,
 ): Promise<{ status: number; body: unknown }> {
+  // testnet's friendbot answers its refusals as this problem document (the `stellar` CLI reads `detail`)
   const bad = (detail: string) => ({
     status: 400,
-    body: { type: 'bad_request', title: 'Bad Request', status: 400, detail },
+    body: {
+      type: 'https://stellar.org/horizon-errors/bad_request',
+      title: 'Bad Request',
+      status: 400,
+      detail,
+    },
   });
   const address = q.get('addr') ?? '';
   if (!StrKey.isValidEd25519PublicKey(address)) return bad('addr must be a Stellar account address (G…)');
@@ -89,8 +98,10 @@ export async function friendbot<I extends object, S extends object>(
   if (typeof parsed === 'string') return bad(parsed);
   const { request } = parsed;
   if (readAccount(chain.state, address) && request === undefined) {
+    // testnet's wording, which `stellar keys fund` takes as "already funded" rather than a failure, then the
+    // operation's result code, which the JS SDK's requestAirdrop looks for to read the account back instead
     return bad(
-      `account already exists (createAccountAlreadyExist)${ext?.existsHint ? `; ${ext.existsHint}` : ''}`,
+      `${ALREADY_FUNDED} (createAccountAlreadyExist)${ext?.existsHint ? `; ${ext.existsHint}` : ''}`,
     );
   }
   const info = readInfo<I>(chain.state);

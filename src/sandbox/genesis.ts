@@ -3,8 +3,10 @@
 // Soroban limits and fee rates testnet publishes, as ConfigSetting ledger entries) and the network
 // definition's classic accounts; its secrets are kept in the data directory. Then, once the RPC serves, the
 // definition deploys its contracts through it like on any network, and its public info is stored (served at
-// /sandbox/info) with the passphrase. A start that stopped between the two runs the deployment again.
-import { Asset, hash, Keypair, xdr } from '#stellar-sdk';
+// /sandbox/info) with the passphrase. A start that stopped between the two runs the deployment again. Before
+// the definition's deployment, the root account deploys the native asset's Stellar Asset Contract (XLM's
+// SAC), which every Stellar network has.
+import { Address, Asset, hash, Keypair, Operation, type rpc, TransactionBuilder, xdr } from '#stellar-sdk';
 import { x402Network } from '../ledger/networks.ts';
 import { createTrustline } from './accounts.ts';
 import { accountEntryData, accountKey, keyId } from './keys.ts';
@@ -89,6 +91,36 @@ export function configSettingEntries(state: LedgerState): Buffer[] {
     out.push(ledgerEntryXdr(xdr.LedgerEntryData.fromXdr(rec.xdr, 'base64'), rec.lastModified));
   }
   return out;
+}
+
+/** The native asset's Stellar Asset Contract, created by the root account through `server` unless it exists. */
+export async function deployNativeAssetContract(
+  state: LedgerState,
+  passphrase: string,
+  server: rpc.Server,
+): Promise<void> {
+  const instance = xdr.LedgerKey.contractData(
+    new xdr.LedgerKeyContractData({
+      contract: new Address(Asset.native().contractId(passphrase)).toScAddress(),
+      key: xdr.ScVal.scvLedgerKeyContractInstance(),
+      durability: xdr.ContractDataDurability.persistent,
+    }),
+  );
+  if (state.get(keyId(instance))) return;
+  const root = Keypair.master(passphrase);
+  const tx = new TransactionBuilder(await server.getAccount(root.publicKey()), {
+    fee: '100',
+    networkPassphrase: passphrase,
+  })
+    .addOperation(Operation.createStellarAssetContract({ asset: Asset.native() }))
+    .setTimeout(300)
+    .build();
+  const prepared = await server.prepareTransaction(tx);
+  prepared.sign(root);
+  const sent = await server.sendTransaction(prepared);
+  if (sent.status !== 'PENDING') throw new Error(`the native asset contract was refused: ${sent.status}`);
+  const final = await server.pollTransaction(sent.hash, { attempts: 1000, sleepStrategy: () => 5 });
+  if (final.status !== 'SUCCESS') throw new Error(`the native asset contract failed: ${final.status}`);
 }
 
 /** Deploys the definition's contracts through the sandbox's RPC (unless done) and stores the public info. */

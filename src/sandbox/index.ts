@@ -5,12 +5,14 @@
 // ledgers on an interval. The network (its accounts, deployment and friendbot extras) is a parameter: the
 // engine knows no particular contract. Secrets are exposed only through `secrets()`.
 
-import type { Server } from 'node:http';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { rpc as stellarRpc } from '#stellar-sdk';
 import { friendbot } from './friendbot.ts';
 import {
   configSettingEntries,
+  deployNativeAssetContract,
   deployNetwork,
   ENGINE,
   readInfo,
@@ -44,8 +46,22 @@ export interface SandboxOptions {
   clock?: () => number;
   /** called when a ledger close fails (see ledger-log.ts); default: a process warning */
   onCloseFailed?: (error: Error) => void;
+  /**
+   * serve `POST /sandbox/advance?ledgers=N`, which closes the next ledger N sequence numbers on (TTLs run out):
+   * for tests and demos of archival only; anyone who reaches the port can archive the network's state
+   */
+  ledgerControl?: boolean;
   /** also serve over HTTPS, on `host:port` (default: the HTTP host, an ephemeral port) with this certificate */
   tls?: { host?: string; port?: number; cert: string; key: string };
+}
+
+/** The header the genesis deployment's own RPC requests carry (a random token of this process). */
+const GENESIS_TOKEN_HEADER = 'x-sandbox-genesis-token';
+
+function carriesToken(req: IncomingMessage, token: Buffer): boolean {
+  const given = req.headers[GENESIS_TOKEN_HEADER];
+  if (typeof given !== 'string' || !/^[0-9a-f]{64}$/.test(given)) return false;
+  return timingSafeEqual(Buffer.from(given, 'hex'), token);
 }
 
 export class Sandbox<Info extends object = object, Secrets extends object = object> {
@@ -93,10 +109,21 @@ export class Sandbox<Info extends object = object, Secrets extends object = obje
     }
     let baseUrl = '';
     const rpc = createRpc(chain, () => `${baseUrl}/friendbot`);
+    // Until the genesis deployment is done, only the deployment's own requests (which carry this process's
+    // random token) are served; everyone else is told to retry (503).
+    const genesisToken = randomBytes(32);
+    let starting = true;
     const handlers = {
       rpc,
       info: () => readInfo(state),
       friendbot: (q: URLSearchParams) => friendbot(chain, opts.network, q),
+      starting: (req: IncomingMessage) => starting && !carriesToken(req, genesisToken),
+      ...(opts.ledgerControl && {
+        advance: async (ledgers: number) => {
+          await chain.advance(ledgers);
+          return { sequence: chain.latest.sequence };
+        },
+      }),
     };
     const servers: Server[] = [];
     const listen = async (server: Server, port: number, host: string): Promise<string> => {
@@ -128,10 +155,14 @@ export class Sandbox<Info extends object = object, Secrets extends object = obje
       // the contracts are deployed like on any network, through this sandbox's own RPC
       chain.closeWhenPending = true;
       const ledger = {
-        server: new stellarRpc.Server(`${baseUrl}/rpc`, { allowHttp: true }),
+        server: new stellarRpc.Server(`${baseUrl}/rpc`, {
+          allowHttp: true,
+          headers: { [GENESIS_TOKEN_HEADER]: genesisToken.toString('hex') },
+        }),
         networkPassphrase: passphrase,
         pollMs: 5,
       };
+      await deployNativeAssetContract(state, passphrase, ledger.server);
       await deployNetwork(state, passphrase, opts.network, { passphrase, ledger });
     } catch (e) {
       for (const server of servers) server.close();
@@ -141,8 +172,17 @@ export class Sandbox<Info extends object = object, Secrets extends object = obje
     } finally {
       chain.closeWhenPending = false;
     }
+    starting = false;
     chain.start(opts.ledgerMs ?? 1000);
     return new Sandbox<I, S>(chain, servers, baseUrl, httpsUrl);
+  }
+
+  /**
+   * Sandbox only: closes the next ledger `ledgers` sequence numbers after the latest, as if those between had
+   * closed empty, so that TTLs run out (see `Chain.advance`). Resolves once it is committed.
+   */
+  advanceLedgers(ledgers: number): Promise<void> {
+    return this.chain.advance(ledgers);
   }
 
   get rpcUrl(): string {

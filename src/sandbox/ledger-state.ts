@@ -30,6 +30,10 @@ export interface TxRecord {
   diagnosticEvents: string[];
   /** base64 TransactionEvents (the fee event); absent in records written before they were kept */
   transactionEvents?: string[];
+  /** base64 LedgerEntryChanges of taking the fee (close meta `feeProcessing`); absent in older records */
+  feeProcessing?: string[];
+  /** base64 LedgerEntryChanges of a Soroban refund (close meta `postTxApplyFeeProcessing`) */
+  postTxApplyFeeProcessing?: string[];
 }
 
 /** A contract event with the id (paging token) Soroban RPC gives it. */

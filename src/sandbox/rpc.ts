@@ -92,12 +92,20 @@ function simulationJson(r: SimulationResult) {
   return {
     transactionDataJson: json('SorobanTransactionData', r.transactionData),
     minResourceFee: r.minResourceFee,
-    results: r.results.map((res) => ({
-      authJson: res.auth.map((a) => json('SorobanAuthorizationEntry', a)),
-      returnValueJson: json('ScVal', res.xdr),
-    })),
+    ...(r.results && {
+      results: r.results.map((res) => ({
+        authJson: res.auth.map((a) => json('SorobanAuthorizationEntry', a)),
+        returnValueJson: json('ScVal', res.xdr),
+      })),
+    }),
     ...eventsJson,
-    ...(r.stateChanges.length && {
+    ...(r.restorePreamble && {
+      restorePreamble: {
+        transactionDataJson: json('SorobanTransactionData', r.restorePreamble.transactionData),
+        minResourceFee: r.restorePreamble.minResourceFee,
+      },
+    }),
+    ...(r.stateChanges?.length && {
       // stellar-rpc keeps `before`/`after` (null) beside their JSON forms
       stateChanges: r.stateChanges.map((c) => ({
         type: c.type,
@@ -299,7 +307,7 @@ export function createRpc(chain: Chain, friendbotUrl: () => string) {
     },
     simulateTransaction: async (params, format) => {
       const p = objectParams(params, ['transaction']);
-      const result = chain.simulate(p.transaction, p.authMode, p.useUpgradedAuth);
+      const result = chain.simulate(p.transaction, p.authMode, p.useUpgradedAuth, p.resourceConfig);
       return {
         ...(format === 'json' ? simulationJson(result) : result),
         latestLedger: chain.latest.sequence,
@@ -366,8 +374,13 @@ export function createRpc(chain: Chain, friendbotUrl: () => string) {
         }
       }
       const all = chain.state.ledgers;
-      const first = all[0]?.sequence ?? m.sequence + 1;
-      const from = Math.max(0, start - first);
+      // the first ledger at or after `start` (sequences have gaps where the sandbox was advanced)
+      let from = 0;
+      for (let hi = all.length; from < hi;) {
+        const mid = (from + hi) >>> 1;
+        if ((all[mid] as { sequence: number }).sequence < start) from = mid + 1;
+        else hi = mid;
+      }
       const page = all.slice(from, from + (limit as number));
       const last = page[page.length - 1];
       return {

@@ -101,6 +101,35 @@ export interface ApplyResult {
   invokeNanos: bigint;
 }
 
+/** One ExtendFootprintTTL (`extend`, to `extendTo` ledgers past the current one) or RestoreFootprint. */
+export interface FootprintApplyRequest {
+  kind: 'extend' | 'restore';
+  extendTo?: number;
+  /** the transaction's SorobanTransactionData XDR (its footprint names the entries) */
+  sorobanData: Buffer;
+  /** the envelope's XDR size, for the size-dependent part of the non-refundable fee */
+  transactionSizeBytes: number;
+  ledger: LedgerContext;
+  /** every footprint key with the ledger's entry: the read-only ones, then the read-write ones */
+  entries: FootprintEntry[];
+}
+
+/** stellar-core's ExtendFootprintTTL / RestoreFootprint result codes. */
+export type FootprintOutcome =
+  'success' | 'malformed' | 'resourceLimitExceeded' | 'insufficientRefundableFee';
+
+export interface FootprintApplyResult {
+  outcome: FootprintOutcome;
+  /** on success: the entries whose TTL was set (LedgerKey XDR), and whether each was restored */
+  changes: { key: Buffer; liveUntil: number; restored: boolean }[];
+  /** DiagnosticEvent XDR: stellar-core's error events when it failed */
+  diagnosticEvents: Buffer[];
+  /** `events` is always 0: these operations emit none */
+  fee: ApplyFee;
+  diskReadBytes: number;
+  writeBytes: number;
+}
+
 /** What a ledger holds for a key, as simulation reads it (archived entries included, with their TTL). */
 export interface SnapshotEntry {
   /** LedgerEntry XDR */
@@ -279,6 +308,9 @@ interface NativeFootprintRequest {
 interface NativeHost {
   info(): HostInfo;
   applyInvoke(request: Omit<ApplyRequest, 'entries'> & { entries: NativeFootprintEntry[] }): ApplyResult;
+  applyFootprint(
+    request: Omit<FootprintApplyRequest, 'entries'> & { entries: NativeFootprintEntry[] },
+  ): FootprintApplyResult;
   simulateInvoke(request: Omit<SimulateRequest, 'getEntry'>, getEntry: NativeReader): NativeSimulateResult;
   simulateExtendTtl(request: NativeFootprintRequest, getEntry: NativeReader): NativeFootprintResult;
   simulateRestore(request: NativeFootprintRequest, getEntry: NativeReader): NativeFootprintResult;
@@ -371,6 +403,16 @@ export class SorobanHost {
       liveUntil: e.liveUntil ?? undefined,
     }));
     return this.#native.applyInvoke({ ...request, entries });
+  }
+
+  /** Applies one ExtendFootprintTTL or RestoreFootprint operation as stellar-core applies it. */
+  applyFootprint(request: FootprintApplyRequest): FootprintApplyResult {
+    const entries = request.entries.map((e) => ({
+      key: e.key,
+      entry: e.entry ?? undefined,
+      liveUntil: e.liveUntil ?? undefined,
+    }));
+    return this.#native.applyFootprint({ ...request, entries });
   }
 
   /** simulateTransaction of one InvokeHostFunction operation, as stellar-rpc's preflight computes it. */

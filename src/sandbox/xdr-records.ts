@@ -252,6 +252,8 @@ export interface HeaderFields {
   closeTime: number;
   previousHash: Uint8Array;
   txSetHash: Uint8Array;
+  /** the fees collected so far, in stroops (0 at genesis) */
+  feePool?: bigint;
 }
 
 export function ledgerHeader(f: HeaderFields): xdr.LedgerHeader {
@@ -269,7 +271,7 @@ export function ledgerHeader(f: HeaderFields): xdr.LedgerHeader {
     bucketListHash: zero,
     ledgerSeq: f.sequence,
     totalCoins: 1_000_000_000_000_000_000n,
-    feePool: 0n,
+    feePool: f.feePool ?? 0n,
     inflationSeq: 0,
     idPool: 0n,
     baseFee: Number(BASE_FEE),

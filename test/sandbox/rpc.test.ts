@@ -1,7 +1,20 @@
 // The sandbox's Soroban RPC surface through @stellar/stellar-sdk's rpc.Server, plus the JSON-RPC error
 // handling for malformed requests and the friendbot / info endpoints.
 
-import { Address, Asset, Keypair, rpc, StrKey } from '#stellar-sdk';
+import {
+  Account,
+  Address,
+  Asset,
+  Contract,
+  Keypair,
+  Operation,
+  rpc,
+  scValToNative,
+  StrKey,
+  TransactionBuilder,
+  type xdr,
+} from '#stellar-sdk';
+import { STANDALONE_PASSPHRASE } from '../../src/ledger/networks.ts';
 import test from 'ava';
 import type { PoolSandbox as Sandbox } from '../../src/deploy/sandbox-network.ts';
 import { fund, startSandbox } from './helpers.ts';
@@ -144,6 +157,38 @@ test('the SDK friendbot helpers work: requestAirdrop and fundAddress read the fu
   }
 });
 
+test('simulateTransaction answers what it cannot simulate as stellar-rpc does: a result with error', async (t) => {
+  const source = new Account(Keypair.random().publicKey(), '0');
+  const payment = new TransactionBuilder(source, { fee: '100', networkPassphrase: STANDALONE_PASSPHRASE })
+    .addOperation(Operation.payment({ destination: source.accountId(), asset: Asset.native(), amount: '1' }))
+    .setTimeout(30)
+    .build();
+  const sim = await rawRpc({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'simulateTransaction',
+    params: { transaction: payment.toXDR() },
+  });
+  t.like(sim.json, {
+    result: { error: 'Transaction contains unsupported operation type: OperationTypePayment' },
+  });
+  const two = new TransactionBuilder(source, { fee: '100', networkPassphrase: STANDALONE_PASSPHRASE })
+    .addOperation(Operation.extendFootprintTtl({ extendTo: 10 }))
+    .addOperation(Operation.extendFootprintTtl({ extendTo: 10 }))
+    .setTimeout(30)
+    .build();
+  const answer = await rawRpc({
+    jsonrpc: '2.0',
+    id: 2,
+    method: 'simulateTransaction',
+    params: { transaction: two.toXDR() },
+  });
+  t.like(answer.json, { result: { error: 'Transaction contains more than one operation' } });
+  // through the SDK: a simulation error, not a thrown RPC error
+  const parsed = await server.simulateTransaction(payment);
+  t.true(rpc.Api.isSimulationError(parsed));
+});
+
 test('malformed requests get JSON-RPC errors and the server keeps serving', async (t) => {
   const bad = await rawRpc('{not json');
   t.is(errorOf(bad).code, -32700);
@@ -161,12 +206,14 @@ test('malformed requests get JSON-RPC errors and the server keeps serving', asyn
       .code,
     -32602,
   );
-  t.is(
-    errorOf(
-      await rawRpc({ jsonrpc: '2.0', id: 7, method: 'simulateTransaction', params: { transaction: '!!!' } }),
-    ).code,
-    -32602,
-  );
+  // stellar-rpc answers a transaction it cannot read or simulate with a simulation result carrying `error`
+  const unreadable = await rawRpc({
+    jsonrpc: '2.0',
+    id: 7,
+    method: 'simulateTransaction',
+    params: { transaction: '!!!' },
+  });
+  t.like(unreadable.json, { result: { error: 'Could not unmarshal transaction' } });
   t.is(
     errorOf(await rawRpc({ jsonrpc: '2.0', id: 7, method: 'simulateTransaction', params: 'x' })).code,
     -32602,
@@ -275,4 +322,36 @@ test('a retention window drops older transactions and events, as a real RPC does
   t.regex((await refused(rpcOf.getEvents({ startLedger: early.ledger, filters: [] }))).message, range);
   const kept = await rpcOf.getEvents({ startLedger: health.oldestLedger, filters: [] });
   t.true(kept.events.every((e) => e.ledger >= health.oldestLedger));
+});
+
+test('friendbot refuses an account that exists in testnet friendbot words (stellar keys fund reads them)', async (t) => {
+  const address = Keypair.random().publicKey();
+  t.is((await fund(sandbox, address)).status, 200);
+  const again = await fund(sandbox, address);
+  t.is(again.status, 400);
+  const body = (await again.json()) as { type: string; status: number; detail: string };
+  t.is(body.type, 'https://stellar.org/horizon-errors/bad_request');
+  t.is(body.status, 400);
+  // the CLI takes a detail containing these words as "already funded", not as a failure
+  t.true(body.detail.startsWith('account already funded to starting balance'));
+});
+
+test('the native asset contract (XLM SAC) exists from genesis and reads account balances', async (t) => {
+  const address = Keypair.random().publicKey();
+  t.is((await fund(sandbox, address)).status, 200);
+  const native = Asset.native().contractId(STANDALONE_PASSPHRASE);
+  const probe = new Account(Keypair.random().publicKey(), '0');
+  const call = (fn: string, args: xdr.ScVal[] = []) =>
+    server.simulateTransaction(
+      new TransactionBuilder(probe, { fee: '100', networkPassphrase: STANDALONE_PASSPHRASE })
+        .addOperation(new Contract(native).call(fn, ...args))
+        .setTimeout(30)
+        .build(),
+    );
+  const name = await call('name');
+  t.true(rpc.Api.isSimulationSuccess(name), JSON.stringify(name));
+  if (rpc.Api.isSimulationSuccess(name)) t.is(scValToNative(name.result!.retval), 'native');
+  const balance = await call('balance', [new Address(address).toScVal()]);
+  if (!rpc.Api.isSimulationSuccess(balance)) return t.fail(balance.error);
+  t.is(scValToNative(balance.result!.retval), 100_000_000_000n, '10,000 XLM from friendbot');
 });

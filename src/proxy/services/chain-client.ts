@@ -2,13 +2,18 @@
 // transactions, over Soroban RPC (`rpc.Server`): build an invocation, simulate it,
 // assemble resources and fees, sign, send, and poll until the ledger decides. Sandbox and testnet
 // differ only in URL and passphrase. Transactions from one source account are serialised so their
-// sequence numbers cannot collide.
+// sequence numbers cannot collide. State archived while the pool sat idle is brought back on the way:
+// since protocol 23 a simulation lists the archived entries an invocation reads and its transaction restores
+// them itself; an RPC that answers with a restore preamble instead gets the RestoreFootprint transaction it
+// asks for first (paid by the invocation's signer, or by the configured `restorer` for transactions a wallet
+// signs), and the invocation is simulated again.
 import {
   type Account,
   BASE_FEE,
   Contract,
   type FeeBumpTransaction,
   type Keypair,
+  Operation,
   rpc,
   type Transaction,
   TransactionBuilder,
@@ -33,7 +38,19 @@ export interface ChainClientSettings {
   confirmTimeoutMs: number;
   /** The deployment's contracts, to name the contract errors of refused transactions. */
   contracts?: ContractIds;
+  /**
+   * Pays and signs the RestoreFootprint an RPC may ask for before a transaction someone else signs (a wallet's
+   * deposit); without it, such a simulation is refused as before. Its own transactions are serialised with
+   * this client's other transactions from the same account.
+   */
+  restorer?: Keypair;
 }
+
+/** What a simulation asks to restore first: the RestoreFootprint's Soroban data and resource fee. */
+type RestorePreamble = rpc.Api.SimulateTransactionRestoreResponse['restorePreamble'];
+
+/** Restores before one invocation: each may reveal more archived state, but never more than this. */
+const RESTORE_ROUNDS = 3;
 
 export interface Confirmed {
   hash: string;
@@ -55,32 +72,82 @@ export class ChainClient {
     return this.settings.networkPassphrase;
   }
 
-  /** Builds `contract.method(args)` with `source` as transaction source, simulated and assembled (unsigned). */
+  /**
+   * Builds `contract.method(args)` with `source` as transaction source, simulated and assembled (unsigned).
+   * A restore the RPC asks for first is paid by the configured `restorer` (refused without one).
+   */
   async prepareInvocation(
     source: string | Account,
     contractId: string,
     method: string,
     args: xdr.ScVal[],
   ): Promise<Transaction> {
-    const account = typeof source === 'string' ? await this.#account(source) : source;
-    const raw = new TransactionBuilder(account, {
-      fee: String(Math.max(this.settings.baseFee, Number(BASE_FEE))),
+    const restorer = this.settings.restorer;
+    return this.#prepare({
+      source,
+      call: { contractId, method, args },
+      restore: restorer
+        ? (preamble) => this.#sources.run(restorer.publicKey(), () => this.#restore(restorer, preamble))
+        : undefined,
+    });
+  }
+
+  /** Simulates and assembles one invocation, restoring archived state first when the RPC asks for it. */
+  async #prepare(p: {
+    source: string | Account;
+    call: { contractId: string; method: string; args: xdr.ScVal[] };
+    restore: ((preamble: RestorePreamble) => Promise<void>) | undefined;
+  }): Promise<Transaction> {
+    const { contractId, method, args } = p.call;
+    for (let round = 0; ; round++) {
+      const account = typeof p.source === 'string' ? await this.#account(p.source) : p.source;
+      const raw = new TransactionBuilder(account, {
+        fee: String(Math.max(this.settings.baseFee, Number(BASE_FEE))),
+        networkPassphrase: this.passphrase,
+      })
+        .addOperation(new Contract(contractId).call(method, ...args))
+        .setTimeout(this.settings.txTimeoutSeconds)
+        .build();
+      const simulation = await rpcCall('simulateTransaction', () => this.server.simulateTransaction(raw));
+      if (rpc.Api.isSimulationError(simulation)) {
+        throw new LedgerRejected(
+          `simulation of ${method} failed: ${firstLine(simulation.error)}`,
+          contractErrorOf(simulation, this.settings.contracts ?? {}),
+        );
+      }
+      if (!rpc.Api.isSimulationRestore(simulation)) return rpc.assembleTransaction(raw, simulation).build();
+      if (!p.restore || round >= RESTORE_ROUNDS) {
+        throw new DomainError('ledger_rejected', `simulation of ${method} needs a state restore first`);
+      }
+      await p.restore(simulation.restorePreamble);
+    }
+  }
+
+  /**
+   * Sends the RestoreFootprint a simulation asked for, from `payer`'s account (the caller holds its lock),
+   * and waits until it landed.
+   */
+  async #restore(payer: Keypair, preamble: RestorePreamble): Promise<void> {
+    const account = await this.#account(payer.publicKey());
+    const inclusion = Math.max(this.settings.baseFee, Number(BASE_FEE));
+    const tx = new TransactionBuilder(account, {
+      fee: (BigInt(inclusion) + BigInt(preamble.minResourceFee)).toString(),
       networkPassphrase: this.passphrase,
     })
-      .addOperation(new Contract(contractId).call(method, ...args))
+      .setSorobanData(preamble.transactionData.build())
+      .addOperation(Operation.restoreFootprint({}))
       .setTimeout(this.settings.txTimeoutSeconds)
       .build();
-    const simulation = await rpcCall('simulateTransaction', () => this.server.simulateTransaction(raw));
-    if (rpc.Api.isSimulationError(simulation)) {
-      throw new LedgerRejected(
-        `simulation of ${method} failed: ${firstLine(simulation.error)}`,
-        contractErrorOf(simulation, this.settings.contracts ?? {}),
-      );
-    }
-    if (rpc.Api.isSimulationRestore(simulation)) {
-      throw new DomainError('ledger_rejected', `simulation of ${method} needs a state restore first`);
-    }
-    return rpc.assembleTransaction(raw, simulation).build();
+    tx.sign(payer);
+    await this.submitAndConfirm(tx);
+  }
+
+  /**
+   * Restores the archived state a simulation's restore preamble names (a RestoreFootprint paid and signed by
+   * `payer`), for operators who restore by hand what an RPC refuses to restore itself.
+   */
+  async restoreFootprint(payer: Keypair, preamble: RestorePreamble): Promise<void> {
+    await this.#sources.run(payer.publicKey(), () => this.#restore(payer, preamble));
   }
 
   /** Reads a contract value by simulating a call (no transaction is sent). */
@@ -117,7 +184,12 @@ export class ChainClient {
   ): Promise<Confirmed> {
     return this.#sources.run(signer.publicKey(), async () => {
       for (let attempt = 1; ; attempt++) {
-        const tx = await this.prepareInvocation(signer.publicKey(), contractId, method, args);
+        const tx = await this.#prepare({
+          source: signer.publicKey(),
+          call: { contractId, method, args },
+          // the signer pays any restore first; this lock on its account is already held
+          restore: (preamble) => this.#restore(signer, preamble),
+        });
         tx.sign(signer);
         await hooks.signed?.({ hash: txHashOf(tx), maxTime: Number(tx.timeBounds?.maxTime ?? 0) });
         try {
