@@ -8,6 +8,7 @@ export type X402ErrorCode =
   | 'private_address'
   | 'dns_failed'
   | 'too_many_redirects'
+  | 'redirect_refused'
   | 'too_large'
   | 'timeout'
   | 'connection_failed'

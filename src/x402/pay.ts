@@ -3,6 +3,14 @@
 // plus the record to persist before sending so a crash can be reconciled), and send (the paid retry, whose
 // PAYMENT-RESPONSE carries the settlement). The wire format is @x402/core's x402HTTPClient; requests go
 // through safeFetch. Confirming on chain is in confirm.ts.
+//
+// A payment never follows a redirect, neither the quote nor the paid request: the URL the caller's checks
+// (the owner's service rules, the price rules) were made on is the URL that quotes, and the only URL the
+// PAYMENT-SIGNATURE is ever sent to. A quote answered with a redirect is refused (`redirect_refused`: the
+// caller may ask for the target itself, which is then checked like any URL); a redirect answering the paid
+// request is returned as the answer, unfollowed. Following with a re-check on each hop would keep a window
+// between the signature and the hop it lands on (the paid request's redirect comes after the signature was
+// made for the first URL), and would pay a service the caller never named.
 
 import type { Keypair } from '#stellar-sdk';
 import { x402Client, x402HTTPClient } from '@x402/core/client';
@@ -11,7 +19,13 @@ import { x402Network } from '../ledger/networks.ts';
 import { X402Error } from './errors.ts';
 import { checkRequirements, ExactStellarClient, type SignedTransfer } from './exact-client.ts';
 import type { TransferResources } from './transfer-resources.ts';
-import { safeFetch, type SafeFetchOptions, type SafeRequest, type SafeResponse } from './safe-fetch.ts';
+import {
+  parseServiceUrl,
+  safeFetch,
+  type SafeFetchOptions,
+  type SafeRequest,
+  type SafeResponse,
+} from './safe-fetch.ts';
 
 export const PAYMENT_SIGNATURE_HEADER = 'PAYMENT-SIGNATURE';
 
@@ -107,10 +121,27 @@ function decodePaymentRequired(res: SafeResponse): PaymentRequired {
   return pr;
 }
 
+/** A redirect answering a payment's request: refused, naming where it pointed. */
+function refuseRedirect(res: SafeResponse): void {
+  const location = res.header('location');
+  if (res.status < 300 || res.status >= 400 || location === undefined || res.status === 304) return;
+  let target = location.slice(0, 200);
+  try {
+    target = new URL(location, res.url).toString().slice(0, 200);
+  } catch {
+    // keep the Location as sent
+  }
+  throw new X402Error(
+    'redirect_refused',
+    `the service answered ${res.status}, a redirect to ${target}: a payment goes only to the URL asked for; ask for that URL itself`,
+    { status: res.status, location: target },
+  );
+}
+
 /**
  * Fetches the service once without paying. A 402 with an `exact` offer on our network in our token → the
- * quote (the cheapest such offer). Anything else → X402Error `not_x402` (details.response holds the
- * answer, which may be free content), `bad_payment_required`, `no_matching_offer` (details.offered lists
+ * quote (the cheapest such offer). A redirect → X402Error `redirect_refused` (not followed). Anything
+ * else → `not_x402` (details.response holds the answer, which may be free content), `bad_payment_required`, `no_matching_offer` (details.offered lists
  * what the service accepts) or `requirements_not_ours`; plus safeFetch's errors.
  */
 export async function quote(
@@ -118,7 +149,8 @@ export async function quote(
   payer: PayerNetwork,
   fetchOpts: SafeFetchOptions = {},
 ): Promise<Quote> {
-  const res = await safeFetch(request, fetchOpts);
+  const res = await safeFetch(request, { ...fetchOpts, followRedirects: false });
+  refuseRedirect(res);
   if (res.status !== 402)
     throw new X402Error('not_x402', `the service answered ${res.status}, not 402 Payment Required`, {
       response: res,
@@ -233,8 +265,9 @@ function decodeSettlement(res: SafeResponse): SettleResponse | undefined {
 }
 
 /**
- * Sends the paid request (the quoted request again, with PAYMENT-SIGNATURE) and returns the service's
- * answer and its settlement. A 402 again → X402Error `payment_rejected` (details.reason is the service's
+ * Sends the paid request (the quoted request again, with PAYMENT-SIGNATURE, to the very URL quoted: another
+ * URL is refused with `bad_url` before anything is sent) and returns the service's answer and its settlement;
+ * a redirect is that answer, never followed. A 402 again → X402Error `payment_rejected` (details.reason is the service's
  * error, details.settlement a failed settlement if one was sent). Other statuses are returned as they are:
  * the caller decides what a 5xx after a settlement means.
  */
@@ -243,8 +276,15 @@ export async function send(
   signed: SignedPayment,
   fetchOpts: SafeFetchOptions = {},
 ): Promise<SendResult> {
+  const target = parseServiceUrl(request.url).toString();
+  if (target !== signed.record.url)
+    throw new X402Error(
+      'bad_url',
+      `the payment was signed for ${signed.record.url.slice(0, 200)}, not ${target.slice(0, 200)}: it is not sent`,
+    );
   const res = await safeFetch(request, {
     ...fetchOpts,
+    followRedirects: false,
     systemHeaders: { ...fetchOpts.systemHeaders, [PAYMENT_SIGNATURE_HEADER.toLowerCase()]: signed.header },
   });
   const settlement = decodeSettlement(res);

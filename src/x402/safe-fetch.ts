@@ -2,8 +2,8 @@
 // resolved once and every address it resolves to is checked (loopback, private, link-local, CGNAT,
 // unspecified, multicast, reserved and cloud-metadata addresses are refused unless `host[:port]` is
 // allow-listed; address-class.ts classifies them), and the connection goes to the address that was checked, so a second DNS answer cannot
-// swap it (no rebinding gap). Redirects are followed by hand (at most 3) and each hop is checked again; the
-// response size and the total time are capped. Only the caller's explicit body and a small set of headers
+// swap it (no rebinding gap). Redirects are followed by hand (at most 3) and each hop is checked again, or,
+// with `followRedirects: false` (every request of a payment, pay.ts), not followed at all; the response size and the total time are capped. Only the caller's explicit body and a small set of headers
 // are sent: never credentials, cookies, forwarding headers or anything that identifies who asked.
 
 import { lookup as dnsLookup } from 'node:dns/promises';
@@ -30,6 +30,8 @@ export interface SafeFetchOptions {
   ca?: string | Buffer;
   /** headers set by this layer itself (the payment signature); sent to the first origin only */
   systemHeaders?: Record<string, string>;
+  /** false: a redirect is the answer (status and Location), never followed (default true) */
+  followRedirects?: boolean;
   /** resolver (default: the system's); returns every address of the host */
   resolve?: (host: string) => Promise<{ address: string; family: number }[]>;
 }
@@ -295,7 +297,13 @@ export async function safeFetch(request: SafeRequest, opts: SafeFetchOptions = {
       throw new X402Error('connection_failed', `cannot reach ${url.host}: ${(e as Error).message}`);
     }
     const location = res.headers.location;
-    if (res.status >= 300 && res.status < 400 && location && res.status !== 304) {
+    if (
+      opts.followRedirects !== false &&
+      res.status >= 300 &&
+      res.status < 400 &&
+      location &&
+      res.status !== 304
+    ) {
       if (hop >= MAX_REDIRECTS)
         throw new X402Error('too_many_redirects', `more than ${MAX_REDIRECTS} redirects`, {
           limit: MAX_REDIRECTS,

@@ -1,7 +1,7 @@
 // The real stack plus the local x402 pair (our facilitator and the demo paid service on the sandbox), as
-// `pool-proxy start` wires them: the pool wallet holds a USDC float, the demo host is allow-listed, and the
-// proxy is told both URLs. Built on test/proxy/helpers/stack.ts: its first proxy is replaced by one that knows
-// the x402 pair (same store, same ledger, same prover daemon).
+// `pool-proxy start` wires them: the pool wallet holds a USDC float, the demo host is allow-listed (beside the
+// hosts `env` allow-lists), and the proxy is told both URLs. Built on test/proxy/helpers/stack.ts: its first
+// proxy is replaced by one that knows the x402 pair (same store, same ledger, same prover daemon).
 import type { Env } from '../../src/proxy/config.ts';
 import type { ProxyHandle } from '../../src/proxy/server.ts';
 import type { Clock } from '../../src/proxy/util/clock.ts';
@@ -39,7 +39,10 @@ export async function startPayStack(env: Env = {}, options: { clock?: Clock } = 
     demo: { host: '127.0.0.1', port: 0 },
   });
   const { proxy } = await stack.startProxy(
-    { ...localX402Env(x402, undefined), POOL_PROXY_POOL_WALLET_SECRET: sandbox.secrets().poolWallet },
+    {
+      ...localX402Env(x402, env.POOL_PROXY_PAY_ALLOWED_HOSTS),
+      POOL_PROXY_POOL_WALLET_SECRET: sandbox.secrets().poolWallet,
+    },
     options,
   );
   return {

@@ -1,7 +1,7 @@
 // The pure rules of an agent's policy (src/proxy/domain/agent-policy.ts) and the claims of agent-scoped tokens
-// (src/proxy/auth/tokens.ts): which URLs a service pattern covers, how the operator's limits bound a policy,
-// which rule refuses first, the CSV of the payment record, what an `agt` claim may be, and how agent-token
-// records are listed and swept.
+// (src/proxy/auth/tokens.ts): how the operator's limits bound a policy, which rule refuses first, the CSV of
+// the payment record, what an `agt` claim may be, and how agent-token records are listed and swept. Service
+// rules are in service-rules.test.ts.
 import { randomBytes } from 'node:crypto';
 import test from 'ava';
 import { SignJWT } from 'jose';
@@ -10,12 +10,9 @@ import { TokenService } from '../../src/proxy/auth/tokens.ts';
 import {
   type AgentPolicy,
   checkBudgets,
-  checkService,
   effectiveLimits,
   loosenings,
-  matchesService,
   NO_POLICY,
-  parseServicePattern,
 } from '../../src/proxy/domain/agent-policy.ts';
 import { toCsv } from '../../src/proxy/payments/payment-export.ts';
 
@@ -28,57 +25,6 @@ const codeOf = (f: () => void) => {
     return (error as DomainError).code;
   }
 };
-
-test('a service pattern is an http(s) origin with an optional path prefix, normalised', (t) => {
-  t.is(parseServicePattern('https://API.example.com/'), 'https://api.example.com');
-  t.is(parseServicePattern('https://api.example.com:443/weather/'), 'https://api.example.com/weather');
-  t.is(parseServicePattern('http://127.0.0.1:8403/demo'), 'http://127.0.0.1:8403/demo');
-  for (const bad of [
-    'ftp://x.example',
-    'https://u:p@x.example',
-    'https://x.example/?q=1',
-    'https://x.example/#f',
-    'x.example',
-    '',
-  ])
-    t.is(typeof parseServicePattern(bad), 'object', `refused: ${bad}`);
-});
-
-test('a prefix covers its path and what is below it, on the same origin only', (t) => {
-  const at = (u: string) => new URL(u);
-  t.true(matchesService('https://a.example', at('https://a.example/anything?x=1')));
-  t.true(matchesService('https://a.example/weather', at('https://a.example/weather')));
-  t.true(matchesService('https://a.example/weather', at('https://a.example/weather/today')));
-  t.false(matchesService('https://a.example/weather', at('https://a.example/weatherstation')));
-  t.false(matchesService('https://a.example', at('http://a.example/')), 'another scheme');
-  t.false(matchesService('https://a.example', at('https://a.example:8443/')), 'another port');
-  t.false(matchesService('https://a.example', at('https://b.a.example/')), 'another host');
-});
-
-test('denied wins over allowed; an empty allow-list allows any service', (t) => {
-  const url = 'https://a.example/pay';
-  t.is(
-    codeOf(() => checkService(NO_POLICY, url)),
-    undefined,
-  );
-  t.is(
-    codeOf(() =>
-      checkService(
-        policy({ allowedServices: ['https://a.example'], deniedServices: ['https://a.example/pay'] }),
-        url,
-      ),
-    ),
-    'policy_service_denied',
-  );
-  t.is(
-    codeOf(() => checkService(policy({ allowedServices: ['https://b.example'] }), url)),
-    'policy_service_not_allowed',
-  );
-  t.is(
-    codeOf(() => checkService(policy({ allowedServices: ['https://a.example'] }), url)),
-    undefined,
-  );
-});
 
 test('the operator’s limits: the lower applies; a looser policy names each field that would not hold', (t) => {
   const operator = { paymentCap: 10_000_000n, budgetPerHour: 0n, budgetPerDay: 50_000_000n };

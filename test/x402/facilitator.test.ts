@@ -1,7 +1,8 @@
 // Our facilitator and the demo service on `stellar:local` (the standalone sandbox), end to end over real HTTP:
 // quote → sign → send → confirmTransfer for GET and POST, several concurrent settlements spread over several
 // channel accounts, one authorization settled once even when sent twice at the same time, the same refusals
-// as the official facilitator (replay, wrong amount, wrong payTo, expired, bad signature), and bad requests.
+// as the official facilitator (replay, wrong amount, wrong payTo, expired, bad signature), a payment never sent
+// to a URL other than the one it was signed for, and bad requests.
 import { Keypair, TransactionBuilder, type rpc } from '#stellar-sdk';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import test from 'ava';
@@ -157,6 +158,22 @@ test.serial('a service that fails after verification is not paid', async (t) => 
   t.is(res.settlement, undefined);
   t.is(await balance(poolWallet.publicKey()), before);
   t.like(await findAuthorizationUse(server, signed.record), { state: 'pending' });
+});
+
+test.serial('a payment signed for one URL is never sent to another', async (t) => {
+  const before = await balance(poolWallet.publicKey());
+  const q = await quote({ url: demo.quoteUrl }, payer, fetchOpts());
+  const signed = await sign(q, poolWallet, payer);
+  for (const url of [demo.echoUrl, `${demo.quoteUrl}?x=1`, `${demo.url}/health`]) {
+    const error = await t.throwsAsync(send({ url }, signed, fetchOpts()));
+    t.true(isX402Error(error, 'bad_url'), `${url}: ${String(error)}`);
+  }
+  t.is(await balance(poolWallet.publicKey()), before);
+  t.like(await findAuthorizationUse(server, signed.record), { state: 'pending' });
+  // the URL it was signed for gets it (another spelling of that URL is that URL)
+  const res = await send({ url: demo.quoteUrl.replace('/demo/', '/x/../demo/') }, signed, fetchOpts());
+  t.true(res.settlement?.success);
+  t.is(await balance(poolWallet.publicKey()), before - PRICE);
 });
 
 test.serial('concurrent settlements use several channel accounts and all confirm', async (t) => {

@@ -1,6 +1,7 @@
 // safeFetch against real HTTP(S) servers on loopback: every refused address class (by literal and through
-// a resolver), https to a pinned address, a redirect to a private address, redirect limits, the size and
-// time caps, the allow-list, and what reaches the service (a recording server sees only the caller's
+// a resolver), https to a pinned address, a redirect to a private address, redirect limits, redirects not
+// followed for a payment (the quote refuses them; the paid request's signature reaches no other URL), the size
+// and time caps, the allow-list, and what reaches the service (a recording server sees only the caller's
 // explicit headers and body).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -18,6 +19,7 @@ import {
   safeFetch,
   USER_AGENT,
   type AddressClass,
+  quote,
   type X402Error,
 } from '../../src/x402/index.ts';
 
@@ -246,6 +248,46 @@ test.serial('an allow-listed host is fetched; a redirect to a private address is
   t.is(new URL(followed.url).pathname, '/echo');
   t.is(seen.at(-1)?.method, 'GET');
   t.is(seen.at(-1)?.body, '');
+});
+
+test.serial(
+  'with followRedirects: false a redirect is the answer, and the system headers go nowhere else',
+  async (t) => {
+    const before = seen.length;
+    const res = await safeFetch(
+      { url: `${base}/redirect?to=${encodeURIComponent('/admin')}` },
+      { ...allowed(), followRedirects: false, systemHeaders: { 'payment-signature': 'signed-for-this-url' } },
+    );
+    t.is(res.status, 302);
+    t.is(res.header('location'), '/admin');
+    t.is(new URL(res.url).pathname, '/redirect');
+    t.is(seen.length, before + 1, 'one request, to the URL asked for');
+    t.is(seen.at(-1)?.headers['payment-signature'], 'signed-for-this-url');
+    t.false(
+      seen.slice(before).some((s) => s.url.startsWith('/admin')),
+      'the redirect target was never asked',
+    );
+  },
+);
+
+test.serial('a quote answered with a redirect is refused, the target never asked', async (t) => {
+  const before = seen.length;
+  const payer = {
+    rpcUrl: 'http://127.0.0.1:1',
+    networkPassphrase: 'Test SDF Network ; September 2015',
+    asset: 'C',
+  };
+  for (const status of ['/redirect', '/see-other', '/loop']) {
+    const to = `${base}${status}?to=${encodeURIComponent('/admin')}`;
+    const error = await t.throwsAsync(quote({ url: to }, payer, allowed()));
+    t.is((error as X402Error).code, 'redirect_refused', status);
+    t.truthy((error as X402Error).details.location, status);
+  }
+  t.deepEqual(
+    seen.slice(before).map((s) => new URL(s.url, 'http://x').pathname),
+    ['/redirect', '/see-other', '/loop'],
+    'only the URLs asked for were fetched',
+  );
 });
 
 test.serial('size and time caps', async (t) => {

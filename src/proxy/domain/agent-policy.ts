@@ -1,7 +1,7 @@
 // An agent's spending policy, set by its owner: a per-payment cap, rolling budgets over an hour, a day and 30
 // days, the services it may pay (allowed) and may never pay (denied), and a frozen flag. Pure rules only:
-// what a policy is, how the operator's limits bound it, which services a URL matches and which rule refuses a
-// payment. The store keeps policies (services/agent-policies.ts); payments enforce them
+// what a policy is, how the operator's limits bound it and which rule refuses a payment (which services a URL
+// matches is service-rules.ts). The store keeps policies (services/agent-policies.ts); payments enforce them
 // (payments/policy-check.ts). docs/POLICY.md describes the rules for owners.
 import { formatAmount } from '../../api/amount.ts';
 import { DomainError } from './errors.ts';
@@ -100,31 +100,6 @@ export function loosenings(
   return out;
 }
 
-/** A service pattern: an http(s) origin, optionally with a path prefix; normalised, or an error message. */
-export function parseServicePattern(value: string): string | { error: string } {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return { error: `"${value.slice(0, 80)}" is not an absolute URL` };
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { error: 'must be http or https' };
-  if (url.username !== '' || url.password !== '') return { error: 'must not carry credentials' };
-  if (url.search !== '' || url.hash !== '' || value.includes('?') || value.includes('#'))
-    return { error: 'an origin, optionally with a path prefix: no query or fragment' };
-  const path = url.pathname.replace(/\/+$/, '');
-  return `${url.origin}${path}`;
-}
-
-/** Whether `serviceUrl` is covered by `pattern` (same origin; the path is the prefix or below it). */
-export function matchesService(pattern: string, serviceUrl: URL): boolean {
-  const p = new URL(pattern);
-  if (p.origin !== serviceUrl.origin) return false;
-  const prefix = p.pathname.replace(/\/+$/, '');
-  if (prefix === '') return true;
-  return serviceUrl.pathname === prefix || serviceUrl.pathname.startsWith(`${prefix}/`);
-}
-
 /** Raised when an agent is frozen by its owner: nothing is paid for it until it is unfrozen. */
 export function frozenRefusal(agentId: string): DomainError {
   return new DomainError(
@@ -132,27 +107,6 @@ export function frozenRefusal(agentId: string): DomainError {
     `agent ${agentId} is frozen by its owner: it pays nothing until it is unfrozen`,
     { extra: { rule: 'frozen' } },
   );
-}
-
-/** The service rules, checked before the service is even asked for its price (denied first, then allowed). */
-export function checkService(policy: AgentPolicy, serviceUrl: string): void {
-  let url: URL;
-  try {
-    url = new URL(serviceUrl);
-  } catch {
-    return; // the quote refuses a bad URL with its own problem
-  }
-  const denied = policy.deniedServices.find((p) => matchesService(p, url));
-  if (denied !== undefined)
-    throw new DomainError('policy_service_denied', `the owner's policy denies payments to ${denied}`, {
-      extra: { rule: 'deniedServices', service: denied },
-    });
-  if (policy.allowedServices.length > 0 && !policy.allowedServices.some((p) => matchesService(p, url)))
-    throw new DomainError(
-      'policy_service_not_allowed',
-      `the owner's policy allows payments only to ${policy.allowedServices.join(', ')}`,
-      { extra: { rule: 'allowedServices' } },
-    );
 }
 
 /** The owner's per-payment cap against the price the service quoted. */

@@ -5,13 +5,8 @@
 // problem naming its rule, thrown before anything is journaled, reserved or signed.
 import { formatAmount } from '../../api/amount.ts';
 import { DomainError } from '../domain/errors.ts';
-import {
-  type AgentPolicy,
-  checkBudgets,
-  checkPerPaymentCap,
-  checkService,
-  frozenRefusal,
-} from '../domain/agent-policy.ts';
+import { type AgentPolicy, checkBudgets, checkPerPaymentCap, frozenRefusal } from '../domain/agent-policy.ts';
+import { checkService } from '../domain/service-rules.ts';
 import type { AgentRef } from '../domain/agent-ref.ts';
 import { spendingOf, type SpendingDeps } from './budget.ts';
 import type { PaymentContext } from './context.ts';

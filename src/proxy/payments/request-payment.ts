@@ -1,9 +1,9 @@
 // POST /api/pay: an agent asks the proxy to fetch an x402-protected URL. Everything that can be refused is
 // refused at once, before anything is signed: an unknown agent, a reused idempotency key with another request,
-// a full queue, a bad or private URL, a service that is not x402 or does not take our token or whose payee is
-// one of the deployment's own accounts or contracts (services/deployment.ts, ownAddresses), a price above
-// `maxAmount`, the per-payment cap or the agent's budget, a rule of its owner's policy (policy-check.ts), a
-// float or a balance too low. Then the price is reserved (a journaled `payment` operation) and the payment
+// a full queue, a bad or private URL, a service that is not x402 (or answers with a redirect, never followed:
+// x402/pay.ts) or does not take our token or whose payee is one of the deployment's own accounts or contracts
+// (services/deployment.ts, ownAddresses), a price above `maxAmount`, the per-payment cap or the agent's
+// budget, a rule of its owner's policy (policy-check.ts), a float or a balance too low. Then the price is reserved (a journaled `payment` operation) and the payment
 // joins the current batch; the answer comes once the batch ran. A price above the owner's approval threshold
 // is reserved the same way but journaled `awaiting_approval` and answered at once: it joins a batch only
 // when its owner approves it (approvals.ts). The same idempotency key returns the first payment's answer (or
@@ -283,7 +283,16 @@ function problemOf(error: X402Error): DomainError {
   const extra = { reason: error.code };
   if (isX402Error(error, 'bad_url', 'forbidden_header', 'private_address'))
     return new DomainError('invalid_request', detail, { extra });
-  if (isX402Error(error, 'not_x402', 'bad_payment_required', 'no_matching_offer', 'requirements_not_ours'))
+  if (
+    isX402Error(
+      error,
+      'not_x402',
+      'redirect_refused',
+      'bad_payment_required',
+      'no_matching_offer',
+      'requirements_not_ours',
+    )
+  )
     return new DomainError('service_not_payable', detail, { extra });
   return new DomainError('service_unreachable', detail, { extra });
 }

@@ -16,8 +16,8 @@ import {
   effectiveLimits,
   loosenings,
   type OperatorLimits,
-  parseServicePattern,
 } from '../domain/agent-policy.ts';
+import { parseServicePattern } from '../domain/service-rules.ts';
 import type { AgentRef } from '../domain/agent-ref.ts';
 import { unknownAgent } from '../flows/require-agent.ts';
 import type { ApiRouter } from '../http/api-router.ts';
