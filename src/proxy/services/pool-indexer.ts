@@ -9,7 +9,14 @@
 import { type rpc, scValToNative, type xdr } from '#stellar-sdk';
 import { MerkleTree, SparseMerkleTree } from '../../crypto/index.ts';
 import { PoolEvent as PoolEventName } from '../../ledger/pool-interface.ts';
-import { type EventArchive, fromArchived, type PoolEvent, toArchived } from './event-archive.ts';
+import {
+  checkOwnContracts,
+  type EventArchive,
+  fromArchived,
+  type PoolEvent,
+  toArchived,
+} from './event-archive.ts';
+import { EventGapError } from './event-coverage.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
 import type { Logger } from '../util/logger.ts';
 
@@ -210,6 +217,8 @@ export class PoolIndexer {
     for (;;) {
       const page = await this.#archive.page(this.#cursor, 200);
       if (page.length === 0) break;
+      // Each event's seal was checked by the archive; an event of another contract is refused, not skipped.
+      checkOwnContracts(page, this.#contracts, () => 'the event archive');
       await this.#handle(page.map(fromArchived));
       this.#cursor = page.at(-1)!.id;
       this.#ledger = Math.max(this.#ledger, page.at(-1)!.ledger - 1);
@@ -224,7 +233,7 @@ export class PoolIndexer {
     // Read on by ledger (a cursor older than the RPC's window may be refused), skipping what was replayed.
     this.#resume = { startLedger: Math.max(oldest, last.ledger), after: last.id };
     if (oldest > last.ledger + 1)
-      throw new Error(
+      throw new EventGapError(
         `the pool's events from ledger ${last.ledger + 1} to ${oldest - 1} are neither in the event archive ` +
           `(it ends at ledger ${last.ledger}) nor kept by the RPC (it keeps ledger ${oldest} on): import an ` +
           'export that covers them (pool-proxy store import-events), or use an RPC that keeps them',
