@@ -19,6 +19,7 @@ import {
   ForeignEventError,
   type EventArchive,
   LevelEventArchive,
+  openEventArchive,
   parseArchived,
   PostgresEventArchive,
   type SealedEvent,
@@ -172,7 +173,7 @@ test('a seal covers every field of the event and verifies only under its master 
   t.false(new ArchiveSeal(randomBytes(32)).verifies(e, mac), 'another master key');
 });
 
-test('an archive that ends before what the RPC keeps, or holds an event of another contract, stops the indexer', async (t) => {
+test('an archive that ends before what the RPC keeps, or holds an event of another contract, stops the indexer, and so does an edited row on PostgreSQL', async (t) => {
   const sandbox = await startPoolSandbox({ port: 0, ledgerMs: 50 });
   t.teardown(() => sandbox.close());
   sandbox.chain.state.retainLedgers(2);
@@ -209,4 +210,26 @@ test('an archive that ends before what the RPC keeps, or holds an event of anoth
     foreign!.message,
     new RegExp(`pool event .* is of contract ${CONTRACT}, not of this deployment's pool`),
   );
+
+  // Replicas on PostgreSQL share the archive table: a row edited there is refused by the replay that reads it.
+  const pg = await startPostgres();
+  t.teardown(() => pg.stop());
+  const store = await EncryptedStore.open(await pg.database(), masterKey);
+  t.teardown(() => store.close());
+  const archive = await openEventArchive(store, '', seal);
+  const kept = { ...event(1, 1), contractId: contracts.pool };
+  await archive.append([kept]);
+  const backend = store.backend as PostgresBackend;
+  await backend.pool.query(`UPDATE pool_events SET event = jsonb_set(event, '{ledger}', '2') WHERE id = $1`, [
+    kept.id,
+  ]);
+  const pool = {
+    pool: contracts.pool,
+    aspMembership: contracts.asp_membership,
+    aspNonMembership: contracts.asp_non_membership,
+  };
+  const edited = await t.throwsAsync(new PoolIndexer(server, store, pool, 0, silentLogger, archive).sync(), {
+    instanceOf: ArchiveSealError,
+  });
+  t.regex(edited!.message, new RegExp(`the seal of pool event ${kept.id} does not verify`));
 });

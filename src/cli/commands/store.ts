@@ -71,6 +71,8 @@ async function checkAgainstLedger(config: ProxyConfig, masterKey: Uint8Array): P
   } finally {
     await recovery.close();
   }
+  // A gap first: a key cannot be judged on part of the pool's history.
+  if (gap !== undefined) throw new Error(gap);
   if (found.commitments > 0 && !found.opens) {
     const source =
       config.masterKeyHex !== '' ? 'POOL_PROXY_MASTER_KEY' : `the master key in ${config.masterKeyFile}`;
@@ -80,7 +82,6 @@ async function checkAgainstLedger(config: ProxyConfig, masterKey: Uint8Array): P
         'was made with (from your backup).',
     );
   }
-  if (gap !== undefined) throw new Error(gap);
   console.log(
     found.opens
       ? 'the master key opens this proxy’s notes on chain'

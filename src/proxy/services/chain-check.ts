@@ -58,16 +58,19 @@ export interface ChainCheckInput {
   sync: () => Promise<void>;
 }
 
-/** How often a mismatch is read again after one more pass before the store is refused. */
+/** How often a mismatch is read again, after one more pass that read nothing new, before the store is refused. */
 const ATTEMPTS = 3;
 
 /** Resolves when the rebuilt state agrees with the chain; else `ChainMismatchError` naming the first mismatch. */
 export async function checkAgainstChain(input: ChainCheckInput): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
+  for (let attempts = 1; ; attempts++) {
     const mismatch = await firstMismatch(input);
     if (mismatch === undefined) return;
-    if (attempt >= ATTEMPTS) throw new ChainMismatchError(mismatch);
+    if (attempts >= ATTEMPTS) throw new ChainMismatchError(mismatch);
+    const leaves = input.tree.nextIndex;
     await input.sync();
+    // The pass read new commitments (the chain moved on while it was checked): compare afresh.
+    if (input.tree.nextIndex !== leaves) attempts = 0;
   }
 }
 
