@@ -16,7 +16,6 @@ import type { NoteBook } from './services/notebook.ts';
 import { PoolIndexer } from './services/pool-indexer.ts';
 import { ArchiveConflictError, type EventArchive, ForeignEventError } from './services/event-archive.ts';
 import { ArchiveSealError } from './services/archive-seal.ts';
-import { EventGapError } from './services/event-coverage.ts';
 import { PoolTransactionProver } from './services/pool-transaction.ts';
 import { ChainMismatchError, checkAgainstChain, checkedKey } from './services/chain-check.ts';
 import { PoolReads } from './services/pool-reads.ts';
@@ -85,8 +84,7 @@ function refusedForGood(error: unknown): error is Error {
     error instanceof ChainMismatchError ||
     error instanceof ArchiveSealError ||
     error instanceof ArchiveConflictError ||
-    error instanceof ForeignEventError ||
-    error instanceof EventGapError
+    error instanceof ForeignEventError
   );
 }
 
@@ -248,8 +246,8 @@ export class PoolRuntime implements PoolAccess {
       await indexer?.stop();
       prover?.close();
       if (refusedForGood(error)) {
-        // Not retried: the events read differ from the chain or were tampered with, or part of the history
-        // is missing; reading them again changes nothing.
+        // Not retried: the events read differ from the chain (part of the history is missing, or forged) or
+        // were tampered with; reading them again changes nothing.
         this.#refused = error.message;
         logger.log('error', 'the pool events read cannot be trusted; refused', { error: error.message });
         this.#refuse(error);
@@ -374,6 +372,7 @@ export class PoolRuntime implements PoolAccess {
     await checkAgainstChain({
       reads: new PoolReads(chain.server, chain.passphrase, deployment.contracts.pool),
       tree: indexer.poolTree,
+      asp: () => ({ membership: indexer.aspTree.root, nonMembership: indexer.blocklist.root }),
       spent: indexer.spent,
       notes: async () => {
         const accounts = [FLOAT_ACCOUNT_ID, ...(await agents.all()).map((a) => scopedId(a))];

@@ -1,11 +1,12 @@
 // The rebuild's check against the chain's present state, on a real sandbox running the pool contract: a tree,
 // nullifiers and notes that agree with the pool contract pass; a leaf the contract does not hold, a nullifier
-// it has not spent, or a note whose commitment is not its leaf is refused, naming it. The tree comparison is
+// it has not spent, an ASP root it does not check proofs against, or a note whose commitment is not its leaf is
+// refused, naming it. The tree comparison is
 // one function of (local root, next index) and (chain root, next index).
 import { randomBytes } from 'node:crypto';
 import test from 'ava';
 import { rpc } from '#stellar-sdk';
-import { MerkleTree } from '../../src/crypto/index.ts';
+import { MerkleTree, SparseMerkleTree } from '../../src/crypto/index.ts';
 import { type PoolSandbox, startPoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { ChainMismatchError, checkAgainstChain, treeMismatch } from '../../src/proxy/services/chain-check.ts';
 import type { NoteRecord } from '../../src/proxy/services/notebook.ts';
@@ -24,6 +25,9 @@ test.after.always(async () => {
   await sandbox?.close();
 });
 
+/** The ASP roots of a deployment no key was registered in: an empty allowlist tree and blocklist. */
+const emptyAsp = () => ({ membership: new MerkleTree(20).root, nonMembership: new SparseMerkleTree().root });
+
 const field = () => BigInt(`0x${randomBytes(31).toString('hex')}`);
 
 function note(over: Partial<NoteRecord>): NoteRecord {
@@ -40,13 +44,14 @@ function note(over: Partial<NoteRecord>): NoteRecord {
 }
 
 /** Checks `tree`, `spent` and `notes` against the sandbox's pool contract (no pass in between). */
-function check(tree: MerkleTree, spent: bigint[] = [], notes: NoteRecord[] = []) {
+function check(tree: MerkleTree, spent: bigint[] = [], notes: NoteRecord[] = [], asp = emptyAsp()) {
   let passes = 0;
   return {
     run: () =>
       checkAgainstChain({
         reads,
         tree,
+        asp: () => asp,
         spent: new Set(spent),
         notes: async () => notes,
         sync: async () => void passes++,
@@ -81,6 +86,19 @@ test('a forged leaf is refused, after reading again', async (t) => {
   const error = await t.throwsAsync(forged.run(), { instanceOf: ChainMismatchError });
   t.regex(error!.message, /the pool tree rebuilt from the events read holds 1 leaves, the pool contract's 0/);
   t.true(forged.passes() > 0, 'the events were read again before refusing');
+});
+
+test('an allowlist root the chain does not hold is refused', async (t) => {
+  const tree = new MerkleTree(20);
+  tree.insert(field());
+  const error = await t.throwsAsync(
+    check(new MerkleTree(20), [], [], { ...emptyAsp(), membership: tree.root }).run(),
+    { instanceOf: ChainMismatchError },
+  );
+  t.regex(
+    error!.message,
+    /the ASP allowlist root rebuilt from the events read \(0x[0-9a-f]+\) is not the chain's/,
+  );
 });
 
 test('a nullifier the pool contract has not spent is refused, naming it', async (t) => {

@@ -2,9 +2,9 @@
 // table of a real PostgreSQL store. Events come back in id order, once however often they are appended, from
 // any point, each with its seal; an event kept is never replaced by another of the same id; an event edited
 // where it is kept, or read under another master key, is refused naming it; an export line that is not an
-// event is refused. An indexer whose archive ends before what the RPC keeps refuses to go on (a sandbox with a
-// retention window), naming the gap and the way out, and one whose archive holds an event of another contract
-// refuses it.
+// event is refused. An indexer whose archive holds an event of another contract, or reads an edited row of the
+// PostgreSQL table,
+// refuses it; one whose archive ends before the RPC's window with no event missing reads on.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { Level } from 'level';
@@ -25,7 +25,6 @@ import {
   type SealedEvent,
 } from '../../src/proxy/services/event-archive.ts';
 import { ArchiveSeal, ArchiveSealError } from '../../src/proxy/services/archive-seal.ts';
-import { EventGapError } from '../../src/proxy/services/event-coverage.ts';
 import { PoolIndexer } from '../../src/proxy/services/pool-indexer.ts';
 import { EncryptedStore } from '../../src/proxy/store/encrypted-store.ts';
 import { PostgresBackend } from '../../src/proxy/store/postgres-backend.ts';
@@ -173,12 +172,13 @@ test('a seal covers every field of the event and verifies only under its master 
   t.false(new ArchiveSeal(randomBytes(32)).verifies(e, mac), 'another master key');
 });
 
-test('an archive that ends before what the RPC keeps, or holds an event of another contract, stops the indexer, and so does an edited row on PostgreSQL', async (t) => {
-  const sandbox = await startPoolSandbox({ port: 0, ledgerMs: 50 });
+test('an archive that ends before what the RPC keeps is read on from the RPC; an event of another contract, or an edited row on PostgreSQL, stops the indexer', async (t) => {
+  // Ledgers of 250 ms, 8 kept (as store-recover.test.ts): the oldest moves on while the indexer reads from it.
+  const sandbox = await startPoolSandbox({ port: 0, ledgerMs: 250 });
   t.teardown(() => sandbox.close());
-  sandbox.chain.state.retainLedgers(2);
+  sandbox.chain.state.retainLedgers(8);
   const server = new rpc.Server(sandbox.rpcUrl, { allowHttp: true });
-  while ((await server.getHealth()).oldestLedger < 6) await new Promise((r) => setTimeout(r, 50));
+  while ((await server.getHealth()).oldestLedger < 3) await new Promise((r) => setTimeout(r, 100));
   const { contracts } = sandbox.info;
   /** An indexer on an empty store whose archive holds `events`. */
   const indexerWith = async (events: ArchivedEvent[]) => {
@@ -194,14 +194,9 @@ test('an archive that ends before what the RPC keeps, or holds an event of anoth
     };
     return new PoolIndexer(server, store, pool, 0, silentLogger, archive);
   };
-  const gap = await t.throwsAsync(
-    (await indexerWith([{ ...event(1, 1), contractId: contracts.pool }])).sync(),
-    {
-      instanceOf: EventGapError,
-    },
-  );
-  t.regex(gap!.message, /the pool's events from ledger 2 to \d+ are neither in the event archive/);
-  t.regex(gap!.message, /pool-proxy store import-events/);
+  // Ledgers without pool events between the archive's last event and the RPC's oldest are no gap: the
+  // indexer replays the archive and reads on (what it rebuilt is checked against the chain: chain-check.ts).
+  await t.notThrowsAsync((await indexerWith([{ ...event(1, 1), contractId: contracts.pool }])).sync());
   // An event of another contract (sealed under this master key: another deployment's archive) is refused.
   const foreign = await t.throwsAsync((await indexerWith([event(1, 1)])).sync(), {
     instanceOf: ForeignEventError,

@@ -38,6 +38,10 @@ function refuseIfInUse(config: ProxyConfig): void {
   }
 }
 
+/** Where the master key came from, for messages. */
+const keySource = (config: ProxyConfig) =>
+  config.masterKeyHex !== '' ? 'POOL_PROXY_MASTER_KEY' : `the master key in ${config.masterKeyFile}`;
+
 /**
  * Checks the master key and the pool's history against the ledger (the embedded one of the data directory,
  * started for the check, or POOL_PROXY_RPC_URL) and the proxy's event archive: refuses a key under which the
@@ -63,7 +67,13 @@ async function checkAgainstLedger(config: ProxyConfig, masterKey: Uint8Array): P
       return { found, gap };
     }));
   } catch (error) {
-    if (error instanceof ArchiveSealError || error instanceof ForeignEventError) throw error;
+    if (error instanceof ArchiveSealError)
+      throw new Error(
+        `${keySource(config)} does not verify the seal of the event archive's pool event ${error.eventId}: ` +
+          'either it is not the master key this deployment was made with (use the key the store was made ' +
+          'with, from your backup), or the archive was edited (import an untouched export of this deployment)',
+      );
+    if (error instanceof ForeignEventError) throw error;
     throw new Error(
       `cannot check the master key and the pool's events against the pool on ${recovery.ledger.rpcUrl} ` +
         `(${(error as Error).message}); start the ledger or point POOL_PROXY_RPC_URL at it, then run recover again`,
@@ -74,10 +84,8 @@ async function checkAgainstLedger(config: ProxyConfig, masterKey: Uint8Array): P
   // A gap first: a key cannot be judged on part of the pool's history.
   if (gap !== undefined) throw new Error(gap);
   if (found.commitments > 0 && !found.opens) {
-    const source =
-      config.masterKeyHex !== '' ? 'POOL_PROXY_MASTER_KEY' : `the master key in ${config.masterKeyFile}`;
     throw new Error(
-      `${source} opens none of the pool's ${found.commitments} notes: it is not the key this proxy's deposits ` +
+      `${keySource(config)} opens none of the pool's ${found.commitments} notes: it is not the key this proxy's deposits ` +
         'were made with, and a store rebuilt under it would show every balance empty. Use the key the store ' +
         'was made with (from your backup).',
     );

@@ -1,7 +1,8 @@
 // A store rebuilt from events (by `store recover`, a fresh data directory or a new replica's first pass) is
 // checked against the chain's present state before it is trusted: the pool tree's root and next index
-// recomputed from the leaves read against the pool contract's, each nullifier read against the contract's
-// spent set, and each credited note's commitment against its leaf, its spent mark against the contract. The
+// recomputed from the leaves read against the pool contract's, the ASP allowlist and blocklist roots against
+// the ones the pool checks proofs against, each nullifier read against the contract's spent set, and each
+// credited note's commitment against its leaf, its spent mark against the contract. The
 // first mismatch refuses the store (`ChainMismatchError`, naming it): an archive that lost, forged or changed
 // an event never becomes balances that differ from the chain. A store passes once; its mark is kept in it.
 import type { EncryptedStore } from '../store/encrypted-store.ts';
@@ -50,6 +51,8 @@ export interface ChainCheckInput {
   reads: PoolReads;
   /** the rebuilt pool tree */
   tree: TreeState & { leaf(index: number): bigint };
+  /** the ASP roots rebuilt from the events read: the allowlist tree's and the blocklist's */
+  asp: () => { membership: bigint; nonMembership: bigint };
   /** the nullifiers read */
   spent: ReadonlySet<bigint>;
   /** every credited note (of every agent and the float account) */
@@ -67,20 +70,32 @@ export async function checkAgainstChain(input: ChainCheckInput): Promise<void> {
     const mismatch = await firstMismatch(input);
     if (mismatch === undefined) return;
     if (attempts >= ATTEMPTS) throw new ChainMismatchError(mismatch);
-    const leaves = input.tree.nextIndex;
+    const before = JSON.stringify([input.tree.nextIndex, String(input.asp().membership)]);
     await input.sync();
-    // The pass read new commitments (the chain moved on while it was checked): compare afresh.
-    if (input.tree.nextIndex !== leaves) attempts = 0;
+    // The pass read new commitments or allowlist leaves (the chain moved on while it was checked): afresh.
+    if (JSON.stringify([input.tree.nextIndex, String(input.asp().membership)]) !== before) attempts = 0;
   }
 }
 
-async function firstMismatch({ reads, tree, spent, notes }: ChainCheckInput): Promise<string | undefined> {
+async function firstMismatch({
+  reads,
+  tree,
+  asp,
+  spent,
+  notes,
+}: ChainCheckInput): Promise<string | undefined> {
   const nextIndex = await reads.nextIndex();
   const root = await reads.root();
   // A transaction between the two reads: read again after the next pass.
   if ((await reads.nextIndex()) !== nextIndex) return 'the pool contract moved on while it was read';
   const tree_ = treeMismatch({ root: tree.root, nextIndex: tree.nextIndex }, { root, nextIndex });
   if (tree_ !== undefined) return tree_;
+  const chainAsp = await reads.aspRoots();
+  const localAsp = asp();
+  if (localAsp.membership !== chainAsp.membership)
+    return `the ASP allowlist root rebuilt from the events read (${hex(localAsp.membership)}) is not the chain's (${hex(chainAsp.membership)})`;
+  if (localAsp.nonMembership !== chainAsp.nonMembership)
+    return `the ASP blocklist root rebuilt from the events read (${hex(localAsp.nonMembership)}) is not the chain's (${hex(chainAsp.nonMembership)})`;
   for (const nullifier of spent)
     if (!(await reads.isSpent(nullifier)))
       return `nullifier ${hex(nullifier)} is spent in the events read but not in the pool contract`;

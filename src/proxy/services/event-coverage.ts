@@ -1,9 +1,10 @@
 // Whether the pool's events that can be read — the proxy's event archive, then what the RPC still keeps —
-// cover the pool's whole history: every commitment from leaf 0 to the pool contract's next index, in order,
-// and no ledgers missing between the archive's last event and the oldest ledger the RPC keeps. `pool-proxy
-// store recover` refuses, naming the missing leaves and ledgers, when they do not: a store rebuilt from part
-// of the history would show balances the chain does not hold (an RPC with a short memory forgets the pool's
-// first events; testnet's keeps about 7 days).
+// cover the pool's whole history: every commitment from leaf 0 to the pool contract's next index, in order
+// (every pool transaction inserts commitments, so a transaction missing is a leaf missing). `pool-proxy store
+// recover` refuses, naming the missing leaves and the ledgers they are in, when they do not: a store rebuilt
+// from part of the history would show balances the chain does not hold (an RPC with a short memory forgets
+// the pool's first events; testnet's keeps about 7 days). Ledgers without pool events between the archive's
+// last event and the oldest ledger the RPC keeps are no gap.
 import { type rpc, scValToNative, type xdr } from '#stellar-sdk';
 import { PoolEvent as PoolEventName } from '../../ledger/pool-interface.ts';
 import {
@@ -16,9 +17,6 @@ import {
 import type { PoolReads } from './pool-reads.ts';
 
 const PAGE = 200;
-
-/** The pool's events the proxy can read (archive, then RPC) leave out some of its history. */
-export class EventGapError extends Error {}
 
 export interface CoverageInput {
   server: rpc.Server;
@@ -74,8 +72,6 @@ export async function findCoverageGap(input: CoverageInput): Promise<string | un
     'that keeps them, then run recover again';
   if (walk.jump !== undefined)
     return `the event archive lacks the pool's commitments at leaves ${walk.next}–${walk.jump.leaf - 1} (it jumps to leaf ${walk.jump.leaf} at ledger ${walk.jump.ledger}): ${wayOut}`;
-  if (last !== undefined && oldest > last.ledger + 1)
-    return `the pool's events from ledger ${last.ledger + 1} to ${oldest - 1} are neither in the event archive (it ${held}) nor kept by the RPC (it keeps ledger ${oldest} on): ${wayOut}`;
   const from = last?.ledger ?? (input.startLedger > 0 ? input.startLedger : oldest);
   const filters = [{ type: 'contract' as const, contractIds: [contracts.pool] }];
   let page = await server.getEvents({ startLedger: Math.max(from, oldest), filters, limit: PAGE });

@@ -37,12 +37,26 @@ export class PoolReads {
     return Number(scValToNative(await this.#read('get_next_index')));
   }
 
+  /** The ASP roots the pool checks proofs against: the allowlist's and the blocklist's. */
+  async aspRoots(): Promise<{ membership: bigint; nonMembership: bigint }> {
+    const root = async (method: 'get_asp_membership_root' | 'get_asp_non_membership_root') =>
+      BigInt(scValToNative(await this.#read(method)) as bigint);
+    return {
+      membership: await root('get_asp_membership_root'),
+      nonMembership: await root('get_asp_non_membership_root'),
+    };
+  }
+
   /** Whether the pool has spent `nullifier`. */
   async isSpent(nullifier: bigint): Promise<boolean> {
     return scValToNative(await this.#read('is_spent', nativeToScVal(nullifier, { type: 'u256' }))) === true;
   }
 
-  async #read(method: 'get_root' | 'get_next_index' | 'is_spent', ...args: xdr.ScVal[]): Promise<xdr.ScVal> {
+  async #read(
+    method:
+      'get_root' | 'get_next_index' | 'is_spent' | 'get_asp_membership_root' | 'get_asp_non_membership_root',
+    ...args: xdr.ScVal[]
+  ): Promise<xdr.ScVal> {
     const tx = new TransactionBuilder(new Account(NULL_ACCOUNT, '0'), {
       fee: BASE_FEE,
       networkPassphrase: this.#passphrase,
