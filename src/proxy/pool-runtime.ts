@@ -14,8 +14,13 @@ import { type Deployment, resolveDeployment } from './services/deployment.ts';
 import { ChainClient } from './services/chain-client.ts';
 import type { NoteBook } from './services/notebook.ts';
 import { PoolIndexer } from './services/pool-indexer.ts';
-import type { EventArchive } from './services/event-archive.ts';
+import { ArchiveConflictError, type EventArchive, ForeignEventError } from './services/event-archive.ts';
+import { ArchiveSealError } from './services/archive-seal.ts';
 import { PoolTransactionProver } from './services/pool-transaction.ts';
+import { ChainMismatchError, checkAgainstChain, checkedKey } from './services/chain-check.ts';
+import { PoolReads } from './services/pool-reads.ts';
+import { scopedId } from './domain/agent-ref.ts';
+import { FLOAT_ACCOUNT_ID } from './domain/float-account.ts';
 import type { FlowContext } from './flows/context.ts';
 import { reconcile, type Reconciler } from './flows/reconcile.ts';
 import type { PaymentContext } from './payments/context.ts';
@@ -73,6 +78,16 @@ function walletQuotas(config: ProxyConfig, cluster: Cluster | undefined, clock: 
   return cluster?.quotas(limits, config.prover.timeoutMs + 60_000) ?? new WalletQuotas(limits, clock);
 }
 
+/** Errors of the pool's events that a retry cannot mend: the proxy stops connecting and says why. */
+function refusedForGood(error: unknown): error is Error {
+  return (
+    error instanceof ChainMismatchError ||
+    error instanceof ArchiveSealError ||
+    error instanceof ArchiveConflictError ||
+    error instanceof ForeignEventError
+  );
+}
+
 export class PoolRuntime implements PoolAccess {
   readonly #deps: PoolRuntimeDeps;
   #connected: Connected | undefined;
@@ -83,14 +98,20 @@ export class PoolRuntime implements PoolAccess {
   #singletons: Singletons | undefined;
   /** When the journal was last pruned (the proxy's clock, ms); 0: not yet. */
   #prunedAt = 0;
+  /** Resolves once connected; rejects when the store is refused for good (it differs from the chain). */
   readonly ready: Promise<void>;
   #markReady!: () => void;
+  #refuse!: (error: Error) => void;
+  /** Why the store was refused for good (a rebuilt state that differs from the chain), if it was. */
+  #refused: string | undefined;
 
   constructor(deps: PoolRuntimeDeps) {
     this.#deps = deps;
-    this.ready = new Promise((resolve) => {
+    this.ready = new Promise((resolve, reject) => {
       this.#markReady = resolve;
+      this.#refuse = reject;
     });
+    this.ready.catch(() => undefined); // a caller that never awaits `ready` is told through require()
   }
 
   /** Starts connecting; resolves at once (use `ready` to wait for the connection). */
@@ -99,6 +120,7 @@ export class PoolRuntime implements PoolAccess {
   }
 
   require(): FlowContext {
+    if (this.#refused !== undefined) throw new DomainError('service_unavailable', this.#refused);
     if (this.#connected === undefined) {
       throw new DomainError(
         'service_unavailable',
@@ -223,6 +245,14 @@ export class PoolRuntime implements PoolAccess {
     } catch (error) {
       await indexer?.stop();
       prover?.close();
+      if (refusedForGood(error)) {
+        // Not retried: the events read differ from the chain (part of the history is missing, or forged) or
+        // were tampered with; reading them again changes nothing.
+        this.#refused = error.message;
+        logger.log('error', 'the pool events read cannot be trusted; refused', { error: error.message });
+        this.#refuse(error);
+        return;
+      }
       this.#lastError = messageOf(error);
       logger.log('warn', 'pool connection failed; retrying', { error: this.#lastError });
       this.#retry = setTimeout(() => void this.#attempt(), 2000);
@@ -320,6 +350,7 @@ export class PoolRuntime implements PoolAccess {
       ? { payment: (record) => reconcilePayment(payments.pctx, record) }
       : {};
     await indexer.start(this.#deps.config.indexer.pollIntervalMs);
+    await this.#checkAgainstChain(flows, indexer);
     const reconcileNow = () => reconcile(flows, flows.clock(), reconcilers);
     // Beside other replicas, reconciliation and settlement run on their elected leader, which
     // reconciles first; alone, operations left by a previous run are decided before requests are served.
@@ -330,6 +361,28 @@ export class PoolRuntime implements PoolAccess {
       await recoverPaymentHistory(payments.pctx, await indexer.firstLedger, (tx) => indexer.ledgerOf(tx));
     if (singletons === undefined) await reconcileNow();
     return { singletons, reconcileNow };
+  }
+
+  /**
+   * A store whose state was never compared with the chain (rebuilt from events: `store recover`, a fresh data
+   * directory) is, once, before anything is served from it (services/chain-check.ts).
+   */
+  async #checkAgainstChain(flows: FlowContext, indexer: PoolIndexer): Promise<void> {
+    const { store, agents, notes } = this.#deps;
+    if ((await store.get<boolean>(checkedKey(store))) === true) return;
+    const { chain, deployment } = flows;
+    await checkAgainstChain({
+      reads: new PoolReads(chain.server, chain.passphrase, deployment.contracts.pool),
+      tree: indexer.poolTree,
+      asp: () => ({ membership: indexer.aspTree.root, nonMembership: indexer.blocklist.root }),
+      spent: indexer.spent,
+      notes: async () => {
+        const accounts = [FLOAT_ACCOUNT_ID, ...(await agents.all()).map((a) => scopedId(a))];
+        return (await Promise.all(accounts.map((id) => notes.notes(id)))).flat();
+      },
+      sync: () => indexer.sync(),
+    });
+    await store.put(checkedKey(store), true);
   }
 
   /** Starts the registration slots, the batches, settlement, refills and periodic reconciliation; ready. */

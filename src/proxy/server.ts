@@ -37,6 +37,7 @@ import { NoteBook } from './services/notebook.ts';
 import { PoolRuntime } from './pool-runtime.ts';
 import { PoolStatsService } from './services/stats.ts';
 import { openEventArchive } from './services/event-archive.ts';
+import { ArchiveSeal } from './services/archive-seal.ts';
 import { deriveEpochKey } from './store/derived-keys.ts';
 import { sessionEpoch } from './auth/session-epoch.ts';
 import { EncryptedStore, StoreTamperError } from './store/encrypted-store.ts';
@@ -99,10 +100,12 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     },
   );
   // The pool's events as the indexer reads them, kept beside the store (which `store recover` replaces).
-  const archive = await openEventArchive(store, config.eventArchiveDir).catch(async (error: unknown) => {
-    await store.close();
-    throw error;
-  });
+  const archive = await openEventArchive(store, config.eventArchiveDir, new ArchiveSeal(masterKey)).catch(
+    async (error: unknown) => {
+      await store.close();
+      throw error;
+    },
+  );
   const cluster = await joinCluster(store, logger, clock).catch(async (error: unknown) => {
     await archive.close();
     await store.close();

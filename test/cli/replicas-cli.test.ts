@@ -17,6 +17,7 @@ import { replicaEnvs } from '../../src/cli/commands/replicas.ts';
 import { checkDatabaseStore } from '../../src/cli/commands/store-database.ts';
 import { migrateStore } from '../../src/cli/commands/store-migrate.ts';
 import { LevelEventArchive } from '../../src/proxy/services/event-archive.ts';
+import { ArchiveSeal } from '../../src/proxy/services/archive-seal.ts';
 import { loadConfig } from '../../src/proxy/config.ts';
 import { runCli } from '../helpers/cli.ts';
 import { startTestProxy } from '../proxy/helpers/proxy.ts';
@@ -47,7 +48,7 @@ async function dataDir(): Promise<{ dir: string; master: Buffer }> {
   await store.put(store.key('agent', 'GOWNER', 'agent-1'), { owner: 'GOWNER', agentId: 'agent-1' });
   await store.close();
   // The archive of the pool's events beside it (more events than one copy batch).
-  const archive = await LevelEventArchive.open(join(dir, 'pool-events'));
+  const archive = await LevelEventArchive.open(join(dir, 'pool-events'), new ArchiveSeal(master));
   await archive.append(
     Array.from({ length: 700 }, (_, i) => ({
       id: String(i).padStart(19, '0'),

@@ -5,7 +5,12 @@
 // every balance is back. A second process on a store in use is told which process holds it. Last, the ledger's
 // RPC is given a retention window and the pool's first events fall out of it: the proxy's own archive of the
 // pool's events (exported, set aside and imported again, as an operator moving a deployment would) rebuilds
-// every balance, books = chain. Every request is well-formed and goes through PoolApi.
+// every balance, books = chain. Then the thief's and the careless operator's archives: an export edited (a
+// withdrawal's nullifier replaced, a ciphertext byte flipped, a forged commitment, an edited MAC, another
+// contract's event, an archived event sealed again with other content) is refused at import with nothing
+// written, books = chain; an archive sealed under the right key but unlike the chain makes the rebuilt store's
+// start refuse, naming the first mismatch; and without the archive, recover names the ledgers it lacks and a
+// new store's start refuses, never ready. Every request is well-formed and goes through PoolApi.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
@@ -16,6 +21,7 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
+  rmSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
@@ -27,7 +33,9 @@ import { type ProverDaemon, startProverDaemon } from '../../src/prover/daemon/se
 import { type PoolSandbox, startPoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { EncryptedStore } from '../../src/proxy/store/encrypted-store.ts';
 import { StoreLockedError } from '../../src/storage/open-level.ts';
-import { Keypair, rpc, TransactionBuilder } from '#stellar-sdk';
+import { Keypair, nativeToScVal, rpc, scValToNative, TransactionBuilder, xdr } from '#stellar-sdk';
+import { ArchiveSeal } from '../../src/proxy/services/archive-seal.ts';
+import { LevelEventArchive, type SealedEvent } from '../../src/proxy/services/event-archive.ts';
 import { operatorApi, PoolApi, refused, walletApi } from './helpers/api.ts';
 import { checkSessionsEnded, openSessions } from './helpers/sessions.ts';
 import { operatorHeadersFrom } from './helpers/proxy.ts';
@@ -272,7 +280,11 @@ test.serial(
     );
     const wrongRecover = cli(['store', 'recover', '--data-dir', dataDir]);
     t.is(await wrongRecover.exited, 1, wrongRecover.output());
-    t.regex(wrongRecover.output(), /opens none of the pool's \d+ notes/);
+    // (the archive's seals are the first to refuse it: they verify only under this deployment's key)
+    t.regex(
+      wrongRecover.output(),
+      /does not verify the seal of the event archive's pool event \S+: either it is not the master key/,
+    );
     t.is(asides(), asidesBefore, 'the store was not moved aside');
 
     // The right key again: recover accepts it (and says why).
@@ -341,5 +353,280 @@ test.serial(
       'books = chain: the pool contract holds the rebuilt notes',
     );
     await stop(again.run);
+  },
+);
+
+/** The data directory's master key (the archive is sealed under it). */
+const masterKey = () => Buffer.from(readFileSync(join(dataDir, 'master.key'), 'utf8').trim(), 'hex');
+
+/** The events of an export, one a line. */
+const linesOf = (file: string): SealedEvent[] =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as SealedEvent);
+
+const writeLines = (file: string, events: readonly SealedEvent[]) =>
+  writeFileSync(file, events.map((e) => `${JSON.stringify(e)}\n`).join(''));
+
+/** The name of an event (its first topic). */
+const nameOf = (e: SealedEvent) => scValToNative(xdr.ScVal.fromXDR(e.topic[0]!, 'base64')) as string;
+const u256 = (n: bigint) => nativeToScVal(n, { type: 'u256' }).toXDR('base64');
+const randomField = () => BigInt(`0x${randomBytes(31).toString('hex')}`);
+
+/** `e` with one byte of its note's ciphertext flipped (in place in the value's XDR). */
+function flipCiphertext(e: SealedEvent): SealedEvent {
+  const raw = Buffer.from(e.value, 'base64');
+  const { encrypted_output } = scValToNative(xdr.ScVal.fromXDR(raw)) as { encrypted_output: Uint8Array };
+  const at = raw.indexOf(Buffer.from(encrypted_output));
+  raw[at + 10]! ^= 0x01;
+  return { ...e, value: raw.toString('base64') };
+}
+
+/** `all` with event `i` replaced by `e`. */
+const replaced = (all: readonly SealedEvent[], i: number, e: SealedEvent) =>
+  all.map((x, j) => (j === i ? e : x));
+/** `all` with `e` inserted at `i`. */
+const inserted = (all: readonly SealedEvent[], i: number, e: SealedEvent) => [
+  ...all.slice(0, i),
+  e,
+  ...all.slice(i),
+];
+/** Index of the last event of `all` that `match` accepts (-1: none). */
+function lastIndexWhere(all: readonly SealedEvent[], match: (e: SealedEvent) => boolean): number {
+  for (let i = all.length - 1; i >= 0; i--) if (match(all[i]!)) return i;
+  return -1;
+}
+
+/** `e` as the next event of its ledger (its id's event number + 1). */
+function nextId(e: SealedEvent): string {
+  const [prefix, n] = e.id.split('-') as [string, string];
+  return `${prefix}-${String(Number(n) + 1).padStart(10, '0')}`;
+}
+
+/** A fresh export of the data directory's archive (bytes). */
+async function exportNow(t: import('ava').ExecutionContext): Promise<{ file: string; bytes: Buffer }> {
+  const file = join(mkdtempSync(join(tmpdir(), 'pp-events-')), 'pool-events.jsonl');
+  const run = cli(['store', 'export-events', '--data-dir', dataDir, '--to', file]);
+  t.is(await run.exited, 0, run.output());
+  return { file, bytes: readFileSync(file) };
+}
+
+/** Books = chain: the rebuilt notes and the float account are what the pool contract holds. */
+async function booksEqualChain(t: import('ava').ExecutionContext, url: string): Promise<void> {
+  const books = await op(url).books();
+  const stroops = (v: string) => BigInt(v.replace('.', ''));
+  t.is(
+    stroops(books.agentNotes) + stroops(books.floatAccount),
+    await usdcOf(sandbox, sandbox.info.contracts.pool),
+    'books = chain',
+  );
+}
+
+test.serial(
+  'an edited export is refused line by line: nothing is written, the books still equal the chain',
+  async (t) => {
+    const { file, bytes } = await exportNow(t);
+    const events = linesOf(file);
+    const pool = sandbox.info.contracts.pool;
+    const seal = new ArchiveSeal(masterKey());
+    const nullifierAt = events.findIndex((e) => e.contractId === pool && nameOf(e) === 'new_nullifier_event');
+    const depositAt = events.findIndex((e) => e.contractId === pool && nameOf(e) === 'new_commitment_event');
+    const lastCommitmentAt = lastIndexWhere(
+      events,
+      (e) => e.contractId === pool && nameOf(e) === 'new_commitment_event',
+    );
+    t.true(nullifierAt >= 0 && depositAt >= 0, 'the archive holds a withdrawal and a deposit');
+    const withNullifier = (e: SealedEvent) => ({ ...e, topic: [e.topic[0]!, u256(randomField())] });
+    const last = events[lastCommitmentAt]!;
+    const forged: SealedEvent = { ...last, id: nextId(last), topic: [last.topic[0]!, u256(randomField())] };
+    const resealed = (e: SealedEvent): SealedEvent => ({ ...e, mac: seal.mac(e) });
+    const attacks: Array<{ name: string; edit: (all: SealedEvent[]) => SealedEvent[]; refusal: RegExp }> = [
+      {
+        name: "a withdrawal's nullifier replaced",
+        edit: (all) => replaced(all, nullifierAt, withNullifier(all[nullifierAt]!)),
+        refusal: new RegExp(`line ${nullifierAt + 1}: the seal of pool event \\S+ does not verify`),
+      },
+      {
+        name: "a byte of a deposit's ciphertext flipped",
+        edit: (all) => replaced(all, depositAt, flipCiphertext(all[depositAt]!)),
+        refusal: new RegExp(`line ${depositAt + 1}: the seal of pool event \\S+ does not verify`),
+      },
+      {
+        name: 'a forged commitment inserted',
+        edit: (all) => inserted(all, lastCommitmentAt + 1, forged),
+        refusal: new RegExp(
+          `line ${lastCommitmentAt + 2}: the seal of pool event ${forged.id} does not verify`,
+        ),
+      },
+      {
+        name: 'an edited MAC',
+        edit: (all) =>
+          replaced(all, 0, { ...all[0]!, mac: all[0]!.mac.replace(/^./, (c) => (c === 'a' ? 'b' : 'a')) }),
+        refusal: /line 1: the seal of pool event \S+ does not verify/,
+      },
+      {
+        name: 'an event of another contract',
+        edit: (all) => replaced(all, 0, { ...all[0]!, contractId: sandbox.info.contracts.token }),
+        refusal: /line 1: the seal of pool event \S+ does not verify/,
+      },
+      {
+        // sealed under this master key: another deployment's export
+        name: "another deployment's event (sealed under this master key)",
+        edit: (all) => replaced(all, 0, resealed({ ...all[0]!, contractId: sandbox.info.contracts.token })),
+        refusal: new RegExp(
+          `line 1: pool event \\S+ is of contract ${sandbox.info.contracts.token}, not of this deployment's pool`,
+        ),
+      },
+      {
+        // sealed under this master key: only the archive's refusal to replace an event stops it
+        name: "an archived withdrawal's nullifier replaced and sealed again",
+        edit: (all) => replaced(all, nullifierAt, resealed(withNullifier(all[nullifierAt]!))),
+        refusal: new RegExp(
+          `pool event ${events[nullifierAt]!.id} is in the archive already with other content`,
+        ),
+      },
+    ];
+    for (const { name, edit, refusal } of attacks) {
+      const edited = join(dirname(file), 'edited.jsonl');
+      writeLines(edited, edit(events));
+      const run = cli(['store', 'import-events', '--data-dir', dataDir, '--from', edited]);
+      t.is(await run.exited, 1, `${name}: ${run.output()}`);
+      t.regex(run.output(), refusal, name);
+      t.regex(run.output(), /nothing was written/, name);
+    }
+    t.deepEqual((await exportNow(t)).bytes, bytes, 'the archive is as it was');
+
+    // Nothing moved: the store rebuilt from the archive serves the chain's balances.
+    t.is(await await cli(['store', 'recover', '--data-dir', dataDir]).exited, 0);
+    const again = await startService();
+    t.teardown(() => void again.run.child.kill('SIGKILL'));
+    t.is(await balanceOf(again.url, 'recover-a'), '3.0000000');
+    t.is(await balanceOf(again.url, 'recover-b'), '0.0000000', 'the withdrawal stays spent');
+    t.is(await balanceOf(again.url, 'late-agent'), '1.5000000');
+    await booksEqualChain(t, again.url);
+    await stop(again.run);
+  },
+);
+
+/** Replaces the data directory's archive by `events`, sealed under its master key; returns how to put it back. */
+async function sealedArchiveOf(events: readonly SealedEvent[]): Promise<() => void> {
+  const dir = join(dataDir, 'pool-events');
+  const aside = join(dataDir, 'pool-events.kept');
+  renameSync(dir, aside);
+  const archive = await LevelEventArchive.open(dir, new ArchiveSeal(masterKey()));
+  await archive.append(events);
+  await archive.close();
+  return () => {
+    rmSync(dir, { recursive: true });
+    renameSync(aside, dir);
+  };
+}
+
+test.serial(
+  'an archive sealed under this key but unlike the chain: the rebuilt store is refused, naming the first mismatch',
+  async (t) => {
+    const { file } = await exportNow(t);
+    const events = linesOf(file);
+    const pool = sandbox.info.contracts.pool;
+    const nullifierAt = events.findIndex((e) => e.contractId === pool && nameOf(e) === 'new_nullifier_event');
+    const lastCommitmentAt = lastIndexWhere(
+      events,
+      (e) => e.contractId === pool && nameOf(e) === 'new_commitment_event',
+    );
+    const nullifier = randomField();
+    const chainLeaves =
+      lastCommitmentAt >= 0
+        ? Number(
+            (scValToNative(xdr.ScVal.fromXDR(events[lastCommitmentAt]!.value, 'base64')) as { index: number })
+              .index,
+          ) + 1
+        : 0;
+    const last = events[lastCommitmentAt]!;
+    const lastValue = scValToNative(xdr.ScVal.fromXDR(last.value, 'base64')) as Record<string, unknown>;
+    const forgedValue = nativeToScVal(
+      { encrypted_output: lastValue.encrypted_output, index: chainLeaves },
+      { type: { encrypted_output: ['symbol', 'bytes'], index: ['symbol', 'u32'] } },
+    ).toXDR('base64');
+    const forged = {
+      ...last,
+      id: nextId(last),
+      topic: [last.topic[0]!, u256(randomField())],
+      value: forgedValue,
+    };
+    const cases = [
+      {
+        name: "a withdrawal's nullifier replaced",
+        events: replaced(events, nullifierAt, {
+          ...events[nullifierAt]!,
+          topic: [events[nullifierAt]!.topic[0]!, u256(nullifier)],
+        }),
+        refusal: new RegExp(
+          `nullifier 0x${nullifier.toString(16).padStart(64, '0')} is spent in the events read but not in the pool contract`,
+        ),
+      },
+      {
+        name: 'a forged commitment inserted',
+        events: inserted(events, lastCommitmentAt + 1, forged),
+        refusal: new RegExp(`holds ${chainLeaves + 1} leaves, the pool contract's ${chainLeaves}`),
+      },
+    ];
+    for (const { name, events: edited, refusal } of cases) {
+      const putBack = await sealedArchiveOf(edited);
+      try {
+        const recover = cli(['store', 'recover', '--data-dir', dataDir]);
+        t.is(await recover.exited, 0, `${name}: ${recover.output()}`);
+        const start = cli(['start', '--data-dir', dataDir]);
+        t.is(await start.exited, 1, `${name}: ${start.output()}`);
+        t.regex(start.output(), /differs from the chain/, name);
+        t.regex(start.output(), refusal, name);
+        t.notRegex(start.output(), /ready\./, `${name}: never ready`);
+      } finally {
+        putBack();
+      }
+    }
+    // The true archive again: recover, and the books equal the chain.
+    t.is(await await cli(['store', 'recover', '--data-dir', dataDir]).exited, 0);
+    const again = await startService();
+    t.teardown(() => void again.run.child.kill('SIGKILL'));
+    t.is(await balanceOf(again.url, 'recover-b'), '0.0000000');
+    await booksEqualChain(t, again.url);
+    await stop(again.run);
+  },
+);
+
+test.serial(
+  'recover on a short-memory RPC without the archive refuses, naming the missing ledgers; a fresh store never gets ready',
+  async (t) => {
+    const dir = join(dataDir, 'pool-events');
+    renameSync(dir, `${dir}.away`);
+    t.teardown(() => {
+      rmSync(dir, { recursive: true, force: true });
+      renameSync(`${dir}.away`, dir);
+    });
+    const before = asides();
+    const recover = cli(['store', 'recover', '--data-dir', dataDir]);
+    t.is(await recover.exited, 1, recover.output());
+    t.regex(
+      recover.output(),
+      /the pool holds (\d+) commitments but the events read give 0: its leaves 0–\d+ are in ledgers from the pool’s first ledger to \d+, which neither the event archive \(it holds none of them\) nor the RPC \(it keeps ledger \d+ on\) holds/,
+    );
+    t.regex(recover.output(), /pool-proxy store import-events/);
+    t.notRegex(recover.output(), /opens none of the pool's/, 'not blamed on the master key');
+    t.is(asides(), before, 'the store was not moved aside');
+
+    // A store made without recover (a new data directory on the same ledger): start refuses, never ready.
+    renameSync(storeDir, `${storeDir}.away`);
+    t.teardown(() => {
+      rmSync(storeDir, { recursive: true, force: true });
+      renameSync(`${storeDir}.away`, storeDir);
+    });
+    const start = cli(['start', '--data-dir', dataDir]);
+    t.is(await start.exited, 1, start.output());
+    t.regex(
+      start.output(),
+      /differs from the chain: the pool tree rebuilt from the events read holds 0 leaves, the pool contract's \d+/,
+    );
+    t.notRegex(start.output(), /ready\./);
   },
 );

@@ -1,40 +1,59 @@
 // `pool-proxy store export-events|import-events`: the proxy's archive of the pool's events
-// (src/proxy/services/event-archive.ts) as JSON lines, one event a line. An export carries a pool's history
-// to where the RPC no longer keeps it (another deployment, a rebuilt data directory); an import adds such an
-// export's events to the archive (the ones it holds already are kept once), so the next start, or a store
-// made by `store recover`, rebuilds from them.
+// (src/proxy/services/event-archive.ts) as JSON lines, one sealed event a line. An export carries a pool's
+// history to where the RPC no longer keeps it (a rebuilt data directory, a move of this deployment); an import
+// adds such an export's events to the archive (the ones it holds already are kept once), so the next start, or
+// a store made by `store recover`, rebuilds from them. An import writes nothing unless every line is an event
+// sealed under this master key (archive-seal.ts), of this deployment's contracts, and none differs from the
+// archived event of the same id.
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import { loadConfig, type ProxyConfig } from '../../proxy/config.ts';
+import { ArchiveSeal } from '../../proxy/services/archive-seal.ts';
+import { resolveContracts } from '../../proxy/services/deployment.ts';
 import {
-  type ArchivedEvent,
+  checkOwnContracts,
   type EventArchive,
   LevelEventArchive,
   parseArchived,
   PostgresEventArchive,
+  type SealedEvent,
 } from '../../proxy/services/event-archive.ts';
+import { loadMasterKey } from '../../proxy/store/master-key.ts';
 import { PostgresBackend } from '../../proxy/store/postgres-backend.ts';
+import { ledgerForRecovery } from './store-ledger.ts';
 
 const CHUNK = 500;
+
+/** The configured master key (the archive is sealed under it), or an error saying it is missing. */
+export function archiveMasterKey(config: ProxyConfig): Uint8Array {
+  if (config.masterKeyHex === '' && !existsSync(config.masterKeyFile))
+    throw new Error(
+      `no master key (${config.masterKeyFile} is missing and POOL_PROXY_MASTER_KEY is unset): the event ` +
+        'archive is sealed with the key of the deployment it belongs to',
+    );
+  return loadMasterKey(config.masterKeyHex, config.masterKeyFile);
+}
 
 /** Runs `work` with the configured archive (undefined: a LevelDB data directory that has none yet). */
 export async function withArchive<T>(
   config: ProxyConfig,
+  masterKey: Uint8Array,
   work: (archive: EventArchive | undefined) => Promise<T>,
   create = false,
 ): Promise<T> {
+  const seal = new ArchiveSeal(masterKey);
   if (config.databaseUrl !== '') {
     const backend = await PostgresBackend.open(config.databaseUrl);
     try {
-      return await work(new PostgresEventArchive(backend));
+      return await work(new PostgresEventArchive(backend, seal));
     } finally {
       await backend.close();
     }
   }
   if (!create && !existsSync(config.eventArchiveDir)) return work(undefined);
-  const archive = await LevelEventArchive.open(config.eventArchiveDir);
+  const archive = await LevelEventArchive.open(config.eventArchiveDir, seal);
   try {
     return await work(archive);
   } finally {
@@ -46,7 +65,7 @@ async function exportEvents(config: ProxyConfig, file: string): Promise<string> 
   const out = createWriteStream(file, { flags: 'wx' });
   let count = 0;
   let range: [number, number] | undefined;
-  await withArchive(config, async (archive) => {
+  await withArchive(config, archiveMasterKey(config), async (archive) => {
     for (let after: string | undefined; archive !== undefined;) {
       const page = await archive.page(after, CHUNK);
       if (page.length === 0) break;
@@ -64,7 +83,10 @@ async function exportEvents(config: ProxyConfig, file: string): Promise<string> 
 async function importEvents(config: ProxyConfig, file: string): Promise<string> {
   if (!existsSync(file)) throw new Error(`there is no file ${file}`);
   // Every line is checked before anything is written: a bad export changes nothing.
-  const events: ArchivedEvent[] = [];
+  const masterKey = archiveMasterKey(config);
+  const seal = new ArchiveSeal(masterKey);
+  const events: SealedEvent[] = [];
+  const lines = new Map<string, number>();
   let line = 0;
   for await (const text of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
     line++;
@@ -75,17 +97,26 @@ async function importEvents(config: ProxyConfig, file: string): Promise<string> 
     } catch {
       throw new Error(`${file} line ${line}: not JSON`);
     }
-    events.push(parseArchived(value, `${file} line ${line}`));
+    const event = parseArchived(value, `${file} line ${line}`);
+    seal.check(event, event.mac, `${file} line ${line}`);
+    events.push(event);
+    lines.set(event.id, line);
   }
-  await withArchive(
-    config,
-    async (archive) => {
-      for (let i = 0; i < events.length; i += CHUNK) await archive!.append(events.slice(i, i + CHUNK));
-    },
-    true,
-  );
+  checkOwnContracts(events, await deploymentContracts(config), (e) => `${file} line ${lines.get(e.id)}`);
+  // One append: all or nothing (an event archived already with other content refuses the whole import).
+  await withArchive(config, masterKey, async (archive) => archive!.append(events), true);
   const ledgers = events.map((e) => e.ledger);
   return `imported ${events.length} pool events${events.length ? ` (ledgers ${Math.min(...ledgers)}–${Math.max(...ledgers)})` : ''} into the archive`;
+}
+
+/** The deployment's contract ids (from the configuration, or the ledger of the data directory). */
+async function deploymentContracts(config: ProxyConfig) {
+  const recovery = await ledgerForRecovery(config, process.env);
+  try {
+    return (await resolveContracts(recovery.ledger)).contracts;
+  } finally {
+    await recovery.close();
+  }
 }
 
 export function registerEventCommands(store: Command): void {

@@ -14,6 +14,7 @@ import { LevelBackend } from '../../proxy/store/level-backend.ts';
 import { loadMasterKey } from '../../proxy/store/master-key.ts';
 import { isPostgresUrl, PostgresBackend, redactUrl } from '../../proxy/store/postgres-backend.ts';
 import { LevelEventArchive, PostgresEventArchive } from '../../proxy/services/event-archive.ts';
+import { ArchiveSeal } from '../../proxy/services/archive-seal.ts';
 
 const BATCH = 500;
 
@@ -67,7 +68,9 @@ export async function migrateStore({
       if (Number(copied.rows[0]!.n) !== records)
         throw new Error(`copied ${records} records but the database holds ${copied.rows[0]!.n}`);
       const events =
-        archiveDir !== undefined && existsSync(archiveDir) ? await copyArchive(archiveDir, target) : 0;
+        archiveDir !== undefined && existsSync(archiveDir)
+          ? await copyArchive(archiveDir, target, new ArchiveSeal(masterKey))
+          : 0;
       // The copy must open with the master key (its key check decrypts).
       const check = await EncryptedStore.on(target, masterKey);
       await check.close();
@@ -82,10 +85,10 @@ export async function migrateStore({
 }
 
 /** Appends every event of the LevelDB archive in `dir` to the database's archive; returns how many. */
-async function copyArchive(dir: string, target: PostgresBackend): Promise<number> {
-  const source = await LevelEventArchive.open(dir);
+async function copyArchive(dir: string, target: PostgresBackend, seal: ArchiveSeal): Promise<number> {
+  const source = await LevelEventArchive.open(dir, seal);
   try {
-    const into = new PostgresEventArchive(target);
+    const into = new PostgresEventArchive(target, seal);
     let events = 0;
     for (let after: string | undefined; ;) {
       const page = await source.page(after, BATCH);

@@ -7,6 +7,12 @@ import type { Command } from 'commander';
 import { loadConfig, type ProxyConfig } from '../../proxy/config.ts';
 import { EncryptedStore } from '../../proxy/store/encrypted-store.ts';
 import { findKeyOnChain } from '../../proxy/services/key-on-chain.ts';
+import { ArchiveSealError } from '../../proxy/services/archive-seal.ts';
+import { resolveContracts } from '../../proxy/services/deployment.ts';
+import { ForeignEventError } from '../../proxy/services/event-archive.ts';
+import { findCoverageGap } from '../../proxy/services/event-coverage.ts';
+import { PoolReads } from '../../proxy/services/pool-reads.ts';
+import { rpcServer } from '../../ledger/rpc-server.ts';
 import { loadMasterKey } from '../../proxy/store/master-key.ts';
 import { findDamage } from '../../storage/leveldb-integrity.ts';
 import { lockingProcess } from '../../storage/open-level.ts';
@@ -32,31 +38,54 @@ function refuseIfInUse(config: ProxyConfig): void {
   }
 }
 
+/** Where the master key came from, for messages. */
+const keySource = (config: ProxyConfig) =>
+  config.masterKeyHex !== '' ? 'POOL_PROXY_MASTER_KEY' : `the master key in ${config.masterKeyFile}`;
+
 /**
- * Refuses a master key under which the pool's events (the proxy's archive, then the ledger: the embedded one
- * of the data directory, started for the check, or POOL_PROXY_RPC_URL) show none of the pool's notes while
- * the pool holds some.
+ * Checks the master key and the pool's history against the ledger (the embedded one of the data directory,
+ * started for the check, or POOL_PROXY_RPC_URL) and the proxy's event archive: refuses a key under which the
+ * pool's events show none of the pool's notes while the pool holds some, and a history with a gap (events the
+ * RPC no longer keeps and no archive holds).
  */
-async function refuseForeignKey(config: ProxyConfig, masterKey: Uint8Array): Promise<void> {
+async function checkAgainstLedger(config: ProxyConfig, masterKey: Uint8Array): Promise<void> {
   let found;
+  let gap;
   const recovery = await ledgerForRecovery(config, process.env);
   try {
-    found = await withArchive(config, (archive) =>
-      findKeyOnChain(recovery.ledger, config.indexer.startLedger, masterKey, archive),
-    );
+    ({ found, gap } = await withArchive(config, masterKey, async (archive) => {
+      const found = await findKeyOnChain(recovery.ledger, config.indexer.startLedger, masterKey, archive);
+      const { contracts } = await resolveContracts(recovery.ledger);
+      const server = rpcServer(recovery.ledger.rpcUrl);
+      const gap = await findCoverageGap({
+        server,
+        reads: new PoolReads(server, recovery.ledger.networkPassphrase, contracts.pool),
+        contracts,
+        startLedger: config.indexer.startLedger,
+        archive,
+      });
+      return { found, gap };
+    }));
   } catch (error) {
+    if (error instanceof ArchiveSealError)
+      throw new Error(
+        `${keySource(config)} does not verify the seal of the event archive's pool event ${error.eventId}: ` +
+          'either it is not the master key this deployment was made with (use the key the store was made ' +
+          'with, from your backup), or the archive was edited (import an untouched export of this deployment)',
+      );
+    if (error instanceof ForeignEventError) throw error;
     throw new Error(
-      `cannot check the master key against the pool on ${recovery.ledger.rpcUrl} (${(error as Error).message}); ` +
-        'start the ledger or point POOL_PROXY_RPC_URL at it, then run recover again',
+      `cannot check the master key and the pool's events against the pool on ${recovery.ledger.rpcUrl} ` +
+        `(${(error as Error).message}); start the ledger or point POOL_PROXY_RPC_URL at it, then run recover again`,
     );
   } finally {
     await recovery.close();
   }
+  // A gap first: a key cannot be judged on part of the pool's history.
+  if (gap !== undefined) throw new Error(gap);
   if (found.commitments > 0 && !found.opens) {
-    const source =
-      config.masterKeyHex !== '' ? 'POOL_PROXY_MASTER_KEY' : `the master key in ${config.masterKeyFile}`;
     throw new Error(
-      `${source} opens none of the pool's ${found.commitments} notes: it is not the key this proxy's deposits ` +
+      `${keySource(config)} opens none of the pool's ${found.commitments} notes: it is not the key this proxy's deposits ` +
         'were made with, and a store rebuilt under it would show every balance empty. Use the key the store ' +
         'was made with (from your backup).',
     );
@@ -66,6 +95,7 @@ async function refuseForeignKey(config: ProxyConfig, masterKey: Uint8Array): Pro
       ? 'the master key opens this proxy’s notes on chain'
       : 'the pool holds no notes yet: nothing to check the master key against',
   );
+  console.log("the event archive and the RPC hold the pool's whole history");
 }
 
 function fail(command: string, error: unknown): never {
@@ -133,7 +163,7 @@ export function registerStore(program: Command): void {
         }
         const masterKey = loadMasterKey(config.masterKeyHex, config.masterKeyFile, config.storeDir);
         refuseIfInUse(config);
-        await refuseForeignKey(config, masterKey);
+        await checkAgainstLedger(config, masterKey);
         if (config.databaseUrl !== '') {
           const aside = await recoverDatabaseStore(config.databaseUrl, masterKey);
           console.log(

@@ -4,12 +4,18 @@
 // (append-only segments), so a restart resumes instead of rescanning. Every new commitment is offered
 // to listeners (note discovery). Every event read is kept in the event archive first (event-archive.ts):
 // an empty store (a fresh replica, or one `store recover` made) replays the archive, then reads on from the
-// RPC after its last event, so the pool is rebuilt even when the RPC no longer keeps its first events; a gap
-// between the archive and what the RPC keeps is refused, never skipped.
+// RPC after its last event, so the pool is rebuilt even when the RPC no longer keeps its first events; what
+// such a first pass rebuilt is checked against the chain before it is served (chain-check.ts).
 import { type rpc, scValToNative, type xdr } from '#stellar-sdk';
 import { MerkleTree, SparseMerkleTree } from '../../crypto/index.ts';
 import { PoolEvent as PoolEventName } from '../../ledger/pool-interface.ts';
-import { type EventArchive, fromArchived, type PoolEvent, toArchived } from './event-archive.ts';
+import {
+  checkOwnContracts,
+  type EventArchive,
+  fromArchived,
+  type PoolEvent,
+  toArchived,
+} from './event-archive.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
 import type { Logger } from '../util/logger.ts';
 
@@ -210,6 +216,8 @@ export class PoolIndexer {
     for (;;) {
       const page = await this.#archive.page(this.#cursor, 200);
       if (page.length === 0) break;
+      // Each event's seal was checked by the archive; an event of another contract is refused, not skipped.
+      checkOwnContracts(page, this.#contracts, () => 'the event archive');
       await this.#handle(page.map(fromArchived));
       this.#cursor = page.at(-1)!.id;
       this.#ledger = Math.max(this.#ledger, page.at(-1)!.ledger - 1);
@@ -218,17 +226,12 @@ export class PoolIndexer {
     }
     if (replayed > 0) this.#logger.log('info', 'pool events replayed from the archive', { events: replayed });
     if (this.#cursor === undefined) return;
-    // The RPC must hold every event after the archive's last one: nothing in between may be missing.
+    // Read on by ledger (a cursor older than the RPC's window may be refused), skipping what was replayed.
+    // Ledgers between the archive's last event and the RPC's oldest may hold events of the pool that neither
+    // keeps: the first pass is then checked against the chain's state (chain-check.ts), which refuses it.
     const oldest = (await this.#server.getHealth()).oldestLedger ?? 1;
     const last = (await this.#archive.last())!;
-    // Read on by ledger (a cursor older than the RPC's window may be refused), skipping what was replayed.
     this.#resume = { startLedger: Math.max(oldest, last.ledger), after: last.id };
-    if (oldest > last.ledger + 1)
-      throw new Error(
-        `the pool's events from ledger ${last.ledger + 1} to ${oldest - 1} are neither in the event archive ` +
-          `(it ends at ledger ${last.ledger}) nor kept by the RPC (it keeps ledger ${oldest} on): import an ` +
-          'export that covers them (pool-proxy store import-events), or use an RPC that keeps them',
-      );
   }
 
   /** Applies one batch of events and hands the new commitments and nullifiers to the listeners. */

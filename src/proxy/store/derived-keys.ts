@@ -9,7 +9,8 @@ export type KeyPurpose =
   | 'jwt-signing'
   | 'agent-recovery'
   | 'challenge-mac'
-  | 'payment-nonce';
+  | 'payment-nonce'
+  | 'event-archive-mac';
 
 export function deriveKey(masterKey: Uint8Array, purpose: KeyPurpose, bytes = 32): Uint8Array {
   if (masterKey.length !== 32) throw new Error('master key must be 32 bytes');
