@@ -5,6 +5,9 @@
 // Each request counts against the wallet's rate limit, and so does each REST call its tools make (those are
 // marked as internal calls, which the per-address limit of the loopback address does not count).
 // Bodies have the REST API's JSON limits (size, UTF-8, depth, repeated member names).
+// A request whose Origin header is present and is not the proxy's public origin (or a configured allowed
+// origin) is refused with 403 before anything else (MCP 2025-11-25, Transports: servers MUST validate Origin,
+// so a web page cannot reach /mcp through DNS rebinding or the visitor's browser).
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Context, Middleware, Next } from 'koa';
 import { ProblemError } from '../api/problem.ts';
@@ -13,7 +16,7 @@ import { inProcessFetch, type NodeHandler } from '../http/in-process-fetch.ts';
 import { INTERNAL_CALL_HEADER } from '../http/internal-call.ts';
 import { checkedJsonText, readBody } from '../http/json-body.ts';
 import { PoolApi } from '../api/client.ts';
-import { createPoolMcpServer } from './server.ts';
+import { connectPoolMcpServer, createPoolMcpServer } from './server.ts';
 
 export const MCP_PATH = '/mcp';
 /** The origin the tools' in-process REST calls name (no socket is opened for it). */
@@ -32,6 +35,8 @@ export interface McpHttpOptions {
   /** Marks the tools' REST calls as this process's own (src/http/internal-call.ts). */
   internalCallKey: string;
   maxBodyBytes: number;
+  /** Origins a request may name in its Origin header (the proxy's public origin and any configured ones). */
+  allowedOrigins: ReadonlySet<string>;
 }
 
 export function mcpHttpMiddleware(options: McpHttpOptions): Middleware {
@@ -39,6 +44,7 @@ export function mcpHttpMiddleware(options: McpHttpOptions): Middleware {
     if (ctx.path !== MCP_PATH) return next();
     // The route label of the proxy's request metrics (set by the router for its own routes).
     (ctx as Context & { _matchedRoute?: string })._matchedRoute = MCP_PATH;
+    checkOrigin(ctx.get('origin'), options.allowedOrigins);
     if (ctx.method !== 'POST') {
       throw new ProblemError(
         'method_not_allowed',
@@ -68,7 +74,7 @@ export function mcpHttpMiddleware(options: McpHttpOptions): Middleware {
       enableJsonResponse: true,
     });
     try {
-      await server.connect(transport);
+      await connectPoolMcpServer(server, transport);
       const headers = new Headers();
       for (const [name, value] of Object.entries(ctx.req.headers)) {
         if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
@@ -88,4 +94,14 @@ export function mcpHttpMiddleware(options: McpHttpOptions): Middleware {
       await server.close();
     }
   };
+}
+
+/** Refuses (403) an Origin header that is present and not allowed; no Origin (a non-browser client) passes. */
+function checkOrigin(origin: string, allowed: ReadonlySet<string>): void {
+  if (origin === '' || allowed.has(origin)) return;
+  throw new ProblemError(
+    'forbidden',
+    `Origin ${JSON.stringify(origin.slice(0, 200))} may not call ${MCP_PATH}: only the proxy's own origin ` +
+      'and those in POOL_PROXY_MCP_ALLOWED_ORIGINS may',
+  );
 }

@@ -231,6 +231,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
       takeWalletRate: (wallet) => api.takeWalletRate(wallet),
       internalCallKey,
       maxBodyBytes: config.limits.maxBodyBytes,
+      allowedOrigins: new Set([publicUrl.origin, ...config.mcpAllowedOrigins]),
     }),
   );
   const handler = app.callback();
