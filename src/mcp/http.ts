@@ -1,6 +1,7 @@
 // Streamable HTTP MCP at POST /mcp on the proxy's Koa app: stateless (a new server and transport per POST, JSON
 // answers), authenticated with the wallet's Bearer JWT (or an agent-scoped token, whose tools act for its one
-// agent) exactly like the REST API, and acting through the proxy's own REST API with that same token, in process
+// agent, as an MCP client gets through OAuth) exactly like the REST API; a 401 names the protected resource
+// metadata in WWW-Authenticate, and acting through the proxy's own REST API with that same token, in process
 // (src/http/in-process-fetch.ts: the app's handler, no socket). GET and DELETE (SSE streams, sessions) answer 405.
 // Each request counts against the wallet's rate limit, and so does each REST call its tools make (those are
 // marked as internal calls, which the per-address limit of the loopback address does not count).
@@ -37,6 +38,8 @@ export interface McpHttpOptions {
   maxBodyBytes: number;
   /** Origins a request may name in its Origin header (the proxy's public origin and any configured ones). */
   allowedOrigins: ReadonlySet<string>;
+  /** Where a client finds how to get a token (RFC 9728), named in every 401's WWW-Authenticate. */
+  resourceMetadataUrl: string;
 }
 
 export function mcpHttpMiddleware(options: McpHttpOptions): Middleware {
@@ -52,8 +55,8 @@ export function mcpHttpMiddleware(options: McpHttpOptions): Middleware {
         { headers: { Allow: 'POST' } },
       );
     }
-    const token = bearerToken(ctx);
-    const { sub: wallet, exp: expiresAt, agt } = await options.verifyToken(token);
+    const { token, claims } = await authenticate(ctx, options);
+    const { sub: wallet, exp: expiresAt, agt } = claims;
     await options.takeWalletRate(wallet);
     const body = await readBody(ctx.req, options.maxBodyBytes);
     // The REST API's limits on JSON (UTF-8, nesting depth, repeated member names) hold here too.
@@ -104,4 +107,25 @@ function checkOrigin(origin: string, allowed: ReadonlySet<string>): void {
     `Origin ${JSON.stringify(origin.slice(0, 200))} may not call ${MCP_PATH}: only the proxy's own origin ` +
       'and those in POOL_PROXY_MCP_ALLOWED_ORIGINS may',
   );
+}
+
+/**
+ * The caller's token and its claims; a 401 names the protected resource metadata (MCP Authorization, RFC 9728
+ * §5.1), where an MCP client learns how to get a token from the URL alone.
+ */
+async function authenticate(ctx: Context, options: McpHttpOptions) {
+  const presented = ctx.get('authorization') !== '';
+  try {
+    const token = bearerToken(ctx);
+    return { token, claims: await options.verifyToken(token) };
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'unauthorized') throw error;
+    const challenge = [
+      `Bearer resource_metadata="${options.resourceMetadataUrl}"`,
+      ...(presented ? ['error="invalid_token"'] : []),
+    ].join(', ');
+    throw new ProblemError('unauthorized', (error as Error).message, {
+      headers: { 'WWW-Authenticate': challenge },
+    });
+  }
 }
