@@ -148,20 +148,29 @@ async function callTool(client: Client, name: string, args: Record<string, unkno
   })) as CallToolResult;
 }
 
-/** Opens `url` in a new page whose Freighter is `owner`, connects and logs in on the consent view. */
+/**
+ * Opens `url` in a new page whose Freighter is `owner`, connects and logs in; on the consent view (an `?oauth=`
+ * URL) waits for the request's details.
+ */
 async function consentAs(browser: Browser, service: RunningService, owner: Keypair, url: URL, width: number) {
+  const consent = url.searchParams.has('oauth');
   const context = await browser.newContext({ viewport: { width, height: 900 } });
   await installFreighter(context, owner, service.networkPassphrase, service.rpcUrl);
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   await page.goto(url.href);
-  await page.locator('#consent').waitFor();
-  await page.locator('#consent-intro').filter({ hasText: 'log in' }).waitFor();
+  if (consent) await page.locator('#consent-intro').filter({ hasText: 'log in' }).waitFor();
   await page.getByRole('button', { name: 'Connect Freighter' }).click();
   await page.getByRole('button', { name: 'Log in' }).click();
-  await page.locator('#consent-details').waitFor();
-  await page.locator('#consent-agent option').first().waitFor({ state: 'attached' });
+  await page
+    .locator('#session')
+    .filter({ hasText: /^Logged in$/ })
+    .waitFor();
+  if (consent) {
+    await page.locator('#consent-details').waitFor();
+    await page.locator('#consent-agent option').first().waitFor({ state: 'attached' });
+  } else await page.locator(`#manage-agent option[value="${AGENT}"]`).waitFor({ state: 'attached' });
   return { page, errors, close: () => context.close() };
 }
 
