@@ -3,7 +3,8 @@
 // client exchanges its code with its PKCE verifier, and every way to get or keep a token it should not have is
 // refused with nothing issued — a code used twice (which also ends what the first use gave), a missing or wrong
 // verifier, another resource, another client's code, another owner's agent, a rotated refresh token presented
-// again — and the owner's revoke (REST, as the page does) or the client's own (RFC 7009) ends the connection.
+// again, a client's agent token used to consent — and the owner's revoke (REST, as the page does) or the
+// client's own (RFC 7009) ends the connection.
 import { createHash, randomBytes } from 'node:crypto';
 import { Keypair } from '#stellar-sdk';
 import test from 'ava';
@@ -247,6 +248,14 @@ test.serial(
     t.is(refused?.status, 404);
     t.is(refused?.code, 'not_found');
     t.is((await owner.oauthRequest(requestId)).requestId, requestId);
+    // A client's own agent token cannot consent for it (or for any other client).
+    const a = pkce();
+    const agentToken = tokensOf(await exchange(await approvedCode(a.challenge), a.verifier)).access_token;
+    const asAgent = owner.as({ kind: 'wallet', token: agentToken });
+    const forbidden = await t.throwsAsync(() => asAgent.approveOAuthRequest(requestId, { agentId: AGENT }), {
+      instanceOf: PoolApiError,
+    });
+    t.is(forbidden?.code, 'forbidden_for_agent_token');
     // Approved once, a request cannot be approved again.
     await owner.approveOAuthRequest(requestId, { agentId: AGENT });
     const again = await t.throwsAsync(() => owner.approveOAuthRequest(requestId, { agentId: AGENT }), {

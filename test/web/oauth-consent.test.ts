@@ -149,11 +149,12 @@ async function callTool(client: Client, name: string, args: Record<string, unkno
 }
 
 /**
- * Opens `url` in a new page whose Freighter is `owner`, connects and logs in; on the consent view (an `?oauth=`
- * URL) waits for the request's details.
+ * Opens `url` in a new page whose Freighter is `owner`, connects and logs in; for an authorization URL (which
+ * the proxy redirects to the consent view) waits for the request's details and the chosen agent's limits.
  */
 async function consentAs(browser: Browser, service: RunningService, owner: Keypair, url: URL, width: number) {
-  const consent = url.searchParams.has('oauth');
+  // An authorization URL leads (through the proxy's redirect) to the consent view.
+  const consent = url.pathname === '/oauth/authorize';
   const context = await browser.newContext({ viewport: { width, height: 900 } });
   await installFreighter(context, owner, service.networkPassphrase, service.rpcUrl);
   const page = await context.newPage();
@@ -169,7 +170,7 @@ async function consentAs(browser: Browser, service: RunningService, owner: Keypa
     .waitFor();
   if (consent) {
     await page.locator('#consent-details').waitFor();
-    await page.locator('#consent-agent option').first().waitFor({ state: 'attached' });
+    await page.locator(`#consent-form[data-agent="${AGENT}"]`).waitFor({ state: 'attached' });
   } else await page.locator(`#manage-agent option[value="${AGENT}"]`).waitFor({ state: 'attached' });
   return { page, errors, close: () => context.close() };
 }
@@ -244,10 +245,28 @@ test.serial(
     await row.getByRole('button', { name: /^Revoke token / }).click();
     await owned.page.locator('#tokens-status').filter({ hasText: 'revoked' }).waitFor();
     await owned.close();
-    // The next call is refused: the token is revoked and so is its refresh token, so the SDK asks for consent again.
-    provider.authorizationUrl = undefined;
+    // The next call is refused: the access token is revoked, and so is the refresh token the SDK then tries.
     await t.throwsAsync(callTool(client, 'pool_balance'));
-    t.truthy(provider.authorizationUrl, 'the client has to send its user to consent again');
+    const direct = await fetch(`${service.proxyUrl}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${after.access_token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    });
+    t.is(direct.status, 401);
+    const refreshed = await fetch(`${service.proxyUrl}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        client_id: String(provider.clientInformation()?.client_id),
+        refresh_token: String(after.refresh_token),
+      }),
+    });
+    t.is(refreshed.status, 400);
     await client.close();
   },
 );

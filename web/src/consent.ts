@@ -73,6 +73,8 @@ async function loadPolicy(): Promise<void> {
     const value = policy[field];
     $<HTMLInputElement>(id).value = value ? usdc(value) : '';
   }
+  // Which agent's limits the form shows now.
+  $('consent-form').dataset.agent = agentId;
 }
 
 /** The policy with the three limits as typed, or a Problem when one would loosen it or is not an amount. */
