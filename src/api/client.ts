@@ -24,6 +24,9 @@ import type {
   DepositSubmitRequest,
   Health,
   LogoutResult,
+  OAuthApproval,
+  OAuthDecision,
+  OAuthRequestView,
   OperatorBooks,
   OperatorDepositRequest,
   PayRequest,
@@ -280,6 +283,20 @@ export class PoolApi {
       'DELETE',
       `/api/agents/${encodeURIComponent(agentId)}/tokens/${encodeURIComponent(tokenId)}`,
     );
+  }
+
+  /** An MCP client's authorization request waiting for this wallet's consent (the wallet page's consent view). */
+  oauthRequest(requestId: string): Promise<OAuthRequestView> {
+    return this.#call('GET', `/api/oauth/requests/${encodeURIComponent(requestId)}`);
+  }
+
+  /** Approves the request for one of the wallet's agents; the answer is where to send the browser. */
+  approveOAuthRequest(requestId: string, approval: OAuthApproval): Promise<OAuthDecision> {
+    return this.#call('POST', `/api/oauth/requests/${encodeURIComponent(requestId)}/approve`, approval);
+  }
+
+  refuseOAuthRequest(requestId: string): Promise<OAuthDecision> {
+    return this.#call('POST', `/api/oauth/requests/${encodeURIComponent(requestId)}/refuse`);
   }
 
   /** An agent's payments asked for in [from, to) (ISO 8601; absent: from the beginning, until now), as JSON. */

@@ -503,8 +503,45 @@ export const AgentTokenIssued = z
   })
   .openapi('AgentTokenIssued');
 export const AgentTokenList = z
-  .object({ tokens: z.array(z.object(agentTokenInfo)) })
+  .object({
+    tokens: z.array(
+      z.object({
+        ...agentTokenInfo,
+        client: z
+          .object({ clientId: z.string(), name: z.string() })
+          .optional()
+          .openapi({ description: 'the MCP client the owner connected through OAuth, when it was one' }),
+      }),
+    ),
+  })
   .openapi('AgentTokenList');
+export const OAuthRequestParams = z.strictObject({
+  requestId: z
+    .string()
+    .regex(/^ppa_[A-Za-z0-9_-]{43}$/, 'requestId must be the id the authorization endpoint gave (ppa_…)'),
+});
+export const OAuthRequestView = z
+  .object({
+    requestId: z.string(),
+    clientId: z.string(),
+    clientName: z.string().openapi({ description: 'the name the client gave itself (not verified)' }),
+    redirectHost: z.string().openapi({ description: 'where the client receives the authorization' }),
+    verified: z.boolean().openapi({
+      description:
+        'false: the client registered itself (dynamic registration), so its name is only its own claim',
+    }),
+    resource: z.string().openapi({ description: 'the MCP endpoint the token will be valid for' }),
+    expiresAt: z.string(),
+  })
+  .openapi('OAuthRequestView');
+export const OAuthApproval = z.strictObject({ agentId }).openapi('OAuthApproval');
+export const OAuthDecision = z
+  .object({
+    redirectTo: z.string().openapi({
+      description: 'the client’s redirect URI with the authorization code (or the refusal) and its state',
+    }),
+  })
+  .openapi('OAuthDecision');
 export const AgentTokenRevoked = z
   .object({ tokenId: z.string(), revoked: z.literal(true) })
   .openapi('AgentTokenRevoked');

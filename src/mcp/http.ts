@@ -1,10 +1,14 @@
 // Streamable HTTP MCP at POST /mcp on the proxy's Koa app: stateless (a new server and transport per POST, JSON
 // answers), authenticated with the wallet's Bearer JWT (or an agent-scoped token, whose tools act for its one
-// agent) exactly like the REST API, and acting through the proxy's own REST API with that same token, in process
+// agent, as an MCP client gets through OAuth) exactly like the REST API; a 401 names the protected resource
+// metadata in WWW-Authenticate, and acting through the proxy's own REST API with that same token, in process
 // (src/http/in-process-fetch.ts: the app's handler, no socket). GET and DELETE (SSE streams, sessions) answer 405.
 // Each request counts against the wallet's rate limit, and so does each REST call its tools make (those are
 // marked as internal calls, which the per-address limit of the loopback address does not count).
 // Bodies have the REST API's JSON limits (size, UTF-8, depth, repeated member names).
+// A request whose Origin header is present and is not the proxy's public origin (or a configured allowed
+// origin) is refused with 403 before anything else (MCP 2025-11-25, Transports: servers MUST validate Origin,
+// so a web page cannot reach /mcp through DNS rebinding or the visitor's browser).
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Context, Middleware, Next } from 'koa';
 import { ProblemError } from '../api/problem.ts';
@@ -13,7 +17,7 @@ import { inProcessFetch, type NodeHandler } from '../http/in-process-fetch.ts';
 import { INTERNAL_CALL_HEADER } from '../http/internal-call.ts';
 import { checkedJsonText, readBody } from '../http/json-body.ts';
 import { PoolApi } from '../api/client.ts';
-import { createPoolMcpServer } from './server.ts';
+import { connectPoolMcpServer, createPoolMcpServer } from './server.ts';
 
 export const MCP_PATH = '/mcp';
 /** The origin the tools' in-process REST calls name (no socket is opened for it). */
@@ -32,6 +36,10 @@ export interface McpHttpOptions {
   /** Marks the tools' REST calls as this process's own (src/http/internal-call.ts). */
   internalCallKey: string;
   maxBodyBytes: number;
+  /** Origins a request may name in its Origin header (the proxy's public origin and any configured ones). */
+  allowedOrigins: ReadonlySet<string>;
+  /** Where a client finds how to get a token (RFC 9728), named in every 401's WWW-Authenticate. */
+  resourceMetadataUrl: string;
 }
 
 export function mcpHttpMiddleware(options: McpHttpOptions): Middleware {
@@ -39,6 +47,7 @@ export function mcpHttpMiddleware(options: McpHttpOptions): Middleware {
     if (ctx.path !== MCP_PATH) return next();
     // The route label of the proxy's request metrics (set by the router for its own routes).
     (ctx as Context & { _matchedRoute?: string })._matchedRoute = MCP_PATH;
+    checkOrigin(ctx.get('origin'), options.allowedOrigins);
     if (ctx.method !== 'POST') {
       throw new ProblemError(
         'method_not_allowed',
@@ -46,8 +55,8 @@ export function mcpHttpMiddleware(options: McpHttpOptions): Middleware {
         { headers: { Allow: 'POST' } },
       );
     }
-    const token = bearerToken(ctx);
-    const { sub: wallet, exp: expiresAt, agt } = await options.verifyToken(token);
+    const { token, claims } = await authenticate(ctx, options);
+    const { sub: wallet, exp: expiresAt, agt } = claims;
     await options.takeWalletRate(wallet);
     const body = await readBody(ctx.req, options.maxBodyBytes);
     // The REST API's limits on JSON (UTF-8, nesting depth, repeated member names) hold here too.
@@ -68,7 +77,7 @@ export function mcpHttpMiddleware(options: McpHttpOptions): Middleware {
       enableJsonResponse: true,
     });
     try {
-      await server.connect(transport);
+      await connectPoolMcpServer(server, transport);
       const headers = new Headers();
       for (const [name, value] of Object.entries(ctx.req.headers)) {
         if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
@@ -88,4 +97,35 @@ export function mcpHttpMiddleware(options: McpHttpOptions): Middleware {
       await server.close();
     }
   };
+}
+
+/** Refuses (403) an Origin header that is present and not allowed; no Origin (a non-browser client) passes. */
+function checkOrigin(origin: string, allowed: ReadonlySet<string>): void {
+  if (origin === '' || allowed.has(origin)) return;
+  throw new ProblemError(
+    'forbidden',
+    `Origin ${JSON.stringify(origin.slice(0, 200))} may not call ${MCP_PATH}: only the proxy's own origin ` +
+      'and those in POOL_PROXY_MCP_ALLOWED_ORIGINS may',
+  );
+}
+
+/**
+ * The caller's token and its claims; a 401 names the protected resource metadata (MCP Authorization, RFC 9728
+ * §5.1), where an MCP client learns how to get a token from the URL alone.
+ */
+async function authenticate(ctx: Context, options: McpHttpOptions) {
+  const presented = ctx.get('authorization') !== '';
+  try {
+    const token = bearerToken(ctx);
+    return { token, claims: await options.verifyToken(token) };
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'unauthorized') throw error;
+    const challenge = [
+      `Bearer resource_metadata="${options.resourceMetadataUrl}"`,
+      ...(presented ? ['error="invalid_token"'] : []),
+    ].join(', ');
+    throw new ProblemError('unauthorized', (error as Error).message, {
+      headers: { 'WWW-Authenticate': challenge },
+    });
+  }
 }

@@ -2,7 +2,7 @@
 // (with the operator's token). stdout carries the protocol only; everything else goes to stderr.
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { PoolApi } from '../api/client.ts';
-import { createPoolMcpServer } from './server.ts';
+import { connectPoolMcpServer, createPoolMcpServer } from './server.ts';
 
 export interface StdioOptions {
   /** Origin of the proxy, e.g. http://127.0.0.1:8080 */
@@ -27,7 +27,7 @@ export async function runStdioServer(options: StdioOptions): Promise<{ closed: P
     transport.onclose = () => resolve();
     process.stdin.once('end', () => resolve());
   });
-  await server.connect(transport);
+  await connectPoolMcpServer(server, transport);
   log(`pool-proxy mcp: serving agent "${options.agentId}" through ${options.proxyUrl} (stdio)`);
   return { closed };
 }

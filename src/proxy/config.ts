@@ -69,6 +69,8 @@ export interface ProxyConfig {
   operator: OperatorAccess;
   /** Peers whose X-Forwarded-For names the client (addresses or CIDR ranges; http/client-address.ts). */
   trustedProxies: string[];
+  /** Origins besides the public URL's that a browser request to /mcp may come from (src/mcp/http.ts). */
+  mcpAllowedOrigins: string[];
   ledger: LedgerConfig;
   indexer: { startLedger: number; pollIntervalMs: number };
   /** How often unfinished operations are reconciled against the chain (also once at start). */
@@ -259,6 +261,20 @@ function trustedProxies(env: Env): string[] {
   return entries;
 }
 
+/** Comma-separated http(s) origins (scheme, host and port only), each as a browser sends it in Origin. */
+function origins(env: Env, name: string): string[] {
+  const entries = text(env, name, '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  for (const entry of entries) {
+    const parsed = URL.canParse(entry) ? new URL(entry) : undefined;
+    if (parsed === undefined || !/^https?:$/.test(parsed.protocol) || parsed.origin !== entry)
+      throw new ConfigError(`${name}: "${entry}" is not an origin such as https://app.example.com`);
+  }
+  return entries;
+}
+
 function rateLimit(env: Env, prefix: string, perSecond: number, burst: number): RateLimitConfig {
   return {
     perSecond: decimal(env, `${prefix}_PER_SECOND`, perSecond, 0, 1_000_000),
@@ -373,6 +389,7 @@ export function loadConfig(env: Env = process.env): ProxyConfig {
       loopback: flag(env, 'POOL_PROXY_OPERATOR_LOOPBACK'),
     },
     trustedProxies: trustedProxies(env),
+    mcpAllowedOrigins: origins(env, 'POOL_PROXY_MCP_ALLOWED_ORIGINS'),
     ledger: {
       rpcUrl,
       networkPassphrase,

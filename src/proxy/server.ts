@@ -9,7 +9,7 @@ import { TokenRevocations } from './auth/revocations.ts';
 import { TokenService } from './auth/tokens.ts';
 import type { ProxyConfig } from './config.ts';
 import { ApiRouter } from './http/api-router.ts';
-import { mcpHttpMiddleware } from '../mcp/http.ts';
+import { MCP_PATH, mcpHttpMiddleware } from '../mcp/http.ts';
 import { newInternalCallKey } from '../http/internal-call.ts';
 import { createApp } from './http/app.ts';
 import { TrustedProxies } from './http/client-address.ts';
@@ -27,6 +27,13 @@ import { WalletConfirmations } from './auth/wallet-confirmation.ts';
 import { registerServiceRoutes } from './routes/service-routes.ts';
 import { registerPolicyRoutes } from './routes/policy-routes.ts';
 import { registerAgentTokenRoutes } from './routes/agent-token-routes.ts';
+import { OAuthRecords } from './auth/oauth-records.ts';
+import { PoolOAuthProvider } from './routes/oauth-provider.ts';
+import {
+  oauthMiddleware,
+  PROTECTED_RESOURCE_PATH,
+  registerOAuthConsentRoutes,
+} from './routes/oauth-routes.ts';
 import { registerExportRoutes } from './routes/export-routes.ts';
 import { AgentTokens } from './services/agent-tokens.ts';
 import { AgentPolicies } from './services/agent-policies.ts';
@@ -211,6 +218,25 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
   registerExportRoutes(api, agents, pool);
   const agentTokens = new AgentTokens(store);
   registerAgentTokenRoutes(api, { agents, records: agentTokens, tokens, clock });
+  // MCP authorization: this proxy is /mcp's OAuth authorization server; what a client gets is an agent token.
+  const oauthRecords = new OAuthRecords(store);
+  const mcpResource = `${config.publicUrl}${MCP_PATH}`;
+  const oauthDeps = {
+    provider: new PoolOAuthProvider({
+      records: oauthRecords,
+      agentTokens,
+      tokens,
+      clock,
+      resource: mcpResource,
+      consentPage: `${config.publicUrl}/`,
+    }),
+    records: oauthRecords,
+    agents,
+    clock,
+    publicUrl: config.publicUrl,
+    resource: mcpResource,
+  };
+  registerOAuthConsentRoutes(api, oauthDeps);
 
   const friendbot = sandboxFriendbotUrl(config.ledger);
   const web = webMiddleware({ connectOrigins: friendbot ? [new URL(friendbot).origin] : [] });
@@ -223,6 +249,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     ipLimiter: cluster?.limiter('ip', config.rateLimit.ip) ?? new RateLimiter(config.rateLimit.ip, clock),
     logger,
     web,
+    oauth: oauthMiddleware(oauthDeps),
   });
   // MCP over Streamable HTTP at /mcp (src/mcp/http.ts): its tools call this REST API in process (the app's own
   // handler, complete once every middleware is in) with the caller's token.
@@ -234,6 +261,8 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
       takeWalletRate: (wallet) => api.takeWalletRate(wallet),
       internalCallKey,
       maxBodyBytes: config.limits.maxBodyBytes,
+      allowedOrigins: new Set([publicUrl.origin, ...config.mcpAllowedOrigins]),
+      resourceMetadataUrl: `${config.publicUrl}${PROTECTED_RESOURCE_PATH}`,
     }),
   );
   const handler = app.callback();
@@ -252,6 +281,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
       confirmations.sweepExpired(),
       tokens.sweepRevocations(),
       agentTokens.sweepExpired(clock() / 1000),
+      oauthRecords.sweepExpired(clock() / 1000),
       pool.sweep(),
     ]).catch((error) => logger.log('warn', 'sweep failed', { error: String(error) }));
   }, 60_000);

@@ -2,6 +2,8 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import type { ExecutionContext } from 'ava';
+import type { Keypair } from '#stellar-sdk';
+import { PoolApi } from '../../src/api/client.ts';
 
 export interface ToolProblem {
   code: string;
@@ -46,4 +48,12 @@ export function sdkValidationError(t: ExecutionContext, result: CallToolResult):
   t.true(result.isError);
   const first = result.content[0];
   t.regex(first?.type === 'text' ? first.text : '', /Input validation error/);
+}
+
+/** Logs `wallet` in at the proxy at `url` (SEP-53 challenge signed by the wallet) and returns its token. */
+export async function loginWallet(url: string, wallet: Keypair): Promise<string> {
+  const api = new PoolApi({ baseUrl: url });
+  const { challenge } = await api.challenge(wallet.publicKey());
+  const signature = Buffer.from(wallet.signMessage(challenge)).toString('base64');
+  return (await api.verify({ publicKey: wallet.publicKey(), challenge, signature })).token;
 }

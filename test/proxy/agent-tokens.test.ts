@@ -193,11 +193,11 @@ test.serial('over /mcp an agent token has the same rights: its tools act for its
     const paid = structured(t, await callTool(client, 'pool_pay', { url: demo }));
     t.is(paid.paymentStatus, 'confirmed');
     t.is(await balanceOf('alpha'), '0.9700000');
-    const withdraw = await callTool(client, 'pool_withdraw', {
-      amount: '0.1',
-      destination: wallet.publicKey(),
-    });
-    t.true(withdraw.isError, 'an unknown tool');
+    // an unknown tool: the JSON-RPC error Invalid params (-32602), and nothing runs
+    const withdraw = await t.throwsAsync(
+      callTool(client, 'pool_withdraw', { amount: '0.1', destination: wallet.publicKey() }),
+    );
+    t.regex(withdraw?.message ?? '', /-32602.*no tool named "pool_withdraw"/);
     t.is(await balanceOf('alpha'), '0.9700000');
     t.true((await own().setFrozen('alpha', true)).frozen);
     t.is(problem(t, await callTool(client, 'pool_pay', { url: demo })).code, 'agent_frozen');

@@ -114,6 +114,10 @@ export const api = {
   agentTokens: (agentId: string) => call((a) => a.agentTokens(agentId), true),
   revokeAgentToken: (agentId: string, tokenId: string) =>
     call((a) => a.revokeAgentToken(agentId, tokenId), true),
+  oauthRequest: (requestId: string) => call((a) => a.oauthRequest(requestId), true),
+  approveOAuth: (requestId: string, agentId: string) =>
+    call((a) => a.approveOAuthRequest(requestId, { agentId }), true),
+  refuseOAuth: (requestId: string) => call((a) => a.refuseOAuthRequest(requestId), true),
   exportPayments: (agentId: string, format: 'csv' | 'json', period: { from?: string; to?: string }) =>
     call(
       (a) =>

@@ -18,6 +18,7 @@ import {
 } from './api.ts';
 import { agentCard } from './agent-cards.ts';
 import { loadApprovals, resetApprovals, wireApprovals } from './approvals.ts';
+import { loadConsent, resetConsent, wireConsent } from './consent.ts';
 import { copyButton, shortened } from './copy.ts';
 import { $, clearProblem, el, setStatus, showProblem } from './dom.ts';
 import { dateTime, shortAddress, usdc } from './format.ts';
@@ -48,6 +49,7 @@ import {
 const FUND_USDC = 100;
 /** Sections with a problem box, and those of them with a status line. */
 const SECTIONS = [
+  'consent',
   'wallet',
   'approvals',
   'deposit',
@@ -182,6 +184,7 @@ async function clearAccount(notice: string, revoke = true): Promise<void> {
   state.deposits.clear();
   resetManage();
   resetApprovals();
+  resetConsent();
   renderAgents([]);
   renderPayments([], 'Log in to see your payments.');
   for (const section of SECTIONS) clearProblem(section);
@@ -588,6 +591,7 @@ async function loadAgents(): Promise<void> {
   const { agents } = await api.agents();
   if (epoch !== state.epoch) return;
   renderAgents(agents);
+  void guarded('consent', () => loadConsent(agents.map((a) => a.agentId)));
   await loadPolicies(agents.map((a) => a.agentId));
   const selected = selectedAgent();
   if (selected !== undefined) selectAgent(selected);
@@ -684,6 +688,7 @@ function wire(): void {
     redraw: drawAgentCards,
     confirm: confirmWithWallet,
   });
+  wireConsent({ guarded: (section, action) => guarded(section, action) });
   wireApprovals({
     epoch: () => state.epoch,
     refresh: () => {

@@ -1,4 +1,4 @@
-// The agent-token panel's list (id, issued, expires, Revoke) and the box that shows a new token once, with a
+// The agent-token panel's list (the MCP client it was given to through OAuth, id, issued, expires, Revoke) and the box that shows a new token once, with a
 // Copy button and the note that it is shown only now; the token is never kept anywhere else by the page.
 import type { AgentToken } from './api.ts';
 import { copyButton } from './copy.ts';
@@ -14,6 +14,8 @@ export function renderTokens(tokens: readonly AgentToken[], onRevoke: (tokenId: 
       const what = el('span');
       const id = el('span', shortAddress(token.tokenId), 'mono');
       id.title = token.tokenId;
+      if (token.client !== undefined)
+        what.append(el('span', `${token.client.name} (MCP client) `, 'token-client'));
       what.append(
         id,
         el('span', ' · issued ', 'muted'),

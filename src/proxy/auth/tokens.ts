@@ -84,18 +84,26 @@ export class TokenService {
       .sign(this.#privateKey);
   }
 
-  /** A token for one agent of `owner`, valid `ttlSeconds`: its claims say what it may do (agt). */
+  /**
+   * A token for one agent of `owner`, valid `ttlSeconds`: its claims say what it may do (agt). `jti`: the id
+   * that revokes it (an OAuth grant's, shared by the access tokens of one connection; default a new one);
+   * `resource`: a further audience, the resource (RFC 8707) an OAuth client asked the token for.
+   */
   async issueForAgent(
     owner: string,
     agentId: string,
     ttlSeconds: number,
+    options: { jti?: string; resource?: string } = {},
   ): Promise<{ token: string; claims: TokenClaims }> {
     const iat = Math.floor(this.#now() / 1000);
-    const claims: TokenClaims = { sub: owner, jti: randomUUID(), iat, exp: iat + ttlSeconds, agt: agentId };
+    const jti = options.jti ?? randomUUID();
+    const claims: TokenClaims = { sub: owner, jti, iat, exp: iat + ttlSeconds, agt: agentId };
+    const audience =
+      options.resource === undefined ? this.#settings.audience : [this.#settings.audience, options.resource];
     const token = await new SignJWT({ agt: agentId })
       .setProtectedHeader({ alg: 'EdDSA', typ: 'JWT', ...(this.#epoch !== '' && { kid: this.#epoch }) })
       .setIssuer(this.#settings.issuer)
-      .setAudience(this.#settings.audience)
+      .setAudience(audience)
       .setSubject(owner)
       .setIssuedAt(iat)
       .setExpirationTime(claims.exp)

@@ -1,5 +1,5 @@
 // The Koa application: request id, metrics and one log line per request, problem+json errors, per-IP
-// rate limit, the wallet page, then the API routes. Route modules register themselves on the ApiRouter;
+// rate limit, MCP authorization's OAuth endpoints, the wallet page, then the API routes. Route modules register themselves on the ApiRouter;
 // this file only wires the pipeline.
 import Koa, { type Context, type Middleware, type Next } from 'koa';
 import { type ProblemCode, ProblemError } from '../../api/problem.ts';
@@ -26,6 +26,8 @@ export interface AppDeps {
   logger: Logger;
   /** Serves the wallet page (GET /, /app.js, /app.css); see web.ts. */
   web?: Middleware;
+  /** Serves MCP authorization's metadata and OAuth endpoints (routes/oauth-routes.ts). */
+  oauth?: Middleware;
   /** The key of this process's own calls (MCP over HTTP's tools), which the per-address limit skips. */
   internalCallKey: string;
   /** Peers whose X-Forwarded-For names the client (client-address.ts). */
@@ -33,7 +35,7 @@ export interface AppDeps {
 }
 
 export function createApp(deps: AppDeps): Koa {
-  const { api, metrics, ipLimiter, logger, web, internalCallKey, trustedProxies } = deps;
+  const { api, metrics, ipLimiter, logger, web, oauth, internalCallKey, trustedProxies } = deps;
   // proxy = false: Koa must never derive ctx.ip from X-Forwarded-For; the client's address is worked out once,
   // from trusted proxies only (client-address.ts).
   const app = new Koa({ proxy: false });
@@ -84,6 +86,7 @@ export function createApp(deps: AppDeps): Koa {
     ctx.set('X-Content-Type-Options', 'nosniff');
     await next();
   });
+  if (oauth) app.use(oauth);
   if (web) app.use(web);
   app.use(api.router.routes());
   app.use(api.router.allowedMethods({ throw: true }));

@@ -89,6 +89,7 @@ export function registerAgentTokenRoutes(api: ApiRouter, deps: AgentTokenRouteDe
           agentId: r.agentId,
           issuedAt: iso(r.issuedAt),
           expiresAt: iso(r.expiresAt),
+          ...(r.client && { client: r.client }),
         })),
       };
     },

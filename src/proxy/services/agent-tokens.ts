@@ -1,5 +1,6 @@
 // The agent-scoped tokens an owner issued, per agent, so the owner can list and revoke them: one encrypted
-// record per token (its id, the jti, and its lifetime), keyed by owner, agent and token id. The token itself is
+// record per token (its id, the jti, and its lifetime), keyed by owner, agent and token id. A connection an MCP
+// client got through OAuth is one record too (its grant id is every access token's jti; routes/oauth-provider.ts). The token itself is
 // never kept. A revoked token's record is deleted here and its jti written to the revocations
 // (auth/revocations.ts), which every replica reads and which survive restarts.
 import type { AgentRef } from '../domain/agent-ref.ts';
@@ -12,6 +13,8 @@ export interface AgentTokenRecord {
   issuedAt: number;
   /** Unix seconds */
   expiresAt: number;
+  /** Set when an MCP client got the token through OAuth (the owner's consent): which client. */
+  client?: { clientId: string; name: string };
 }
 
 export class AgentTokens {
