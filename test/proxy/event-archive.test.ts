@@ -80,18 +80,19 @@ test('an archive that ends before what the RPC keeps stops the indexer with the 
   const store = await EncryptedStore.open(mkdtempSync(join(tmpdir(), 'pp-archive-store-')), randomBytes(32));
   t.teardown(() => store.close());
   const { contracts } = sandbox.info;
-  const indexer = new PoolIndexer(
+  const indexer = new PoolIndexer({
     server,
     store,
-    {
+    contracts: {
       pool: contracts.pool,
       aspMembership: contracts.asp_membership,
       aspNonMembership: contracts.asp_non_membership,
     },
-    0,
-    silentLogger,
+    startLedger: 0,
+    logger: silentLogger,
     archive,
-  );
+    treeCapacity: 2 ** 20,
+  });
   const error = await t.throwsAsync(indexer.sync());
   t.regex(error!.message, /the pool's events from ledger 2 to \d+ are neither in the event archive/);
   t.regex(error!.message, /pool-proxy store import-events/);
