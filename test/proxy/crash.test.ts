@@ -137,7 +137,8 @@ async function trees(): Promise<{ count: number; leavesFree: number }> {
 let openersKilled = 0;
 
 async function killedAt(service: Service, request: () => Promise<unknown>, step?: string): Promise<void> {
-  if ((step === 'after-send' || step === 'after-confirm') && (await trees()).leavesFree === 0) openersKilled++;
+  if ((step === 'after-send' || step === 'after-confirm') && (await trees()).leavesFree === 0)
+    openersKilled++;
   void request().catch(() => undefined);
   const timeout = new Promise((_, reject) =>
     setTimeout(() => reject(new Error(`the fault never fired:\n${service.output()}`)), 120_000).unref(),

@@ -392,18 +392,27 @@ test.serial(
   },
 );
 
-test.serial('the replicas agree on the pool\'s trees, which rolled over under their transactions', async (t) => {
-  const info = await Promise.all(replicas.map((_, i) => op(i).info()));
-  const latest = Math.max(...info.map((i) => i.trees.count));
-  t.true(latest >= 3, `trees opened: ${latest}`);
-  // each replica reads the ledger on its own: wait until every one has read as far, then compare
-  for (let i = 0; i < 40; i++) {
-    const trees = await Promise.all(replicas.map((_, r) => op(r).info().then((x) => x.trees)));
-    if (trees.every((x) => JSON.stringify(x) === JSON.stringify(trees[0]))) {
-      t.pass();
-      return;
+test.serial(
+  "the replicas agree on the pool's trees, which rolled over under their transactions",
+  async (t) => {
+    const info = await Promise.all(replicas.map((_, i) => op(i).info()));
+    const latest = Math.max(...info.map((i) => i.trees.count));
+    t.true(latest >= 3, `trees opened: ${latest}`);
+    // each replica reads the ledger on its own: wait until every one has read as far, then compare
+    for (let i = 0; i < 40; i++) {
+      const trees = await Promise.all(
+        replicas.map((_, r) =>
+          op(r)
+            .info()
+            .then((x) => x.trees),
+        ),
+      );
+      if (trees.every((x) => JSON.stringify(x) === JSON.stringify(trees[0]))) {
+        t.pass();
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 250));
     }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  t.fail('the replicas never agreed on the trees');
-});
+    t.fail('the replicas never agreed on the trees');
+  },
+);
