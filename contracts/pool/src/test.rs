@@ -578,14 +578,6 @@ fn a_full_tree_rolls_over_and_the_outputs_open_the_next() {
     let payout = Address::from_str(&w.env, s(&w.f["payout_wallet"]));
     w.pool.mock_all_auths().set_payout_wallet(&payout);
     w.disburse_call(&w.disburse, &w.admin).unwrap();
-    // the disbursement's outputs opened tree 1 at leaves 0 and 1; tree 0's final root is kept
-    assert_eq!((w.pool.get_current_tree(), w.pool.get_next_index()), (1, 2));
-    assert_eq!(w.pool.get_full_tree_root(&0), Some(w.withdraw.root_after.clone()));
-    assert_eq!(w.pool.get_full_tree_root(&1), None);
-    let levels = w.f["levels"].as_u64().unwrap() as u32;
-    let new_root =
-        root_of_first_pair(&w.env, &w.disburse.proof.output_commitment0, &w.disburse.proof.output_commitment1, levels);
-    assert_eq!(w.pool.get_root(), new_root);
     let events = w.env.events().all().filter_by_contract(&w.pool_id);
     let commitments: std::vec::Vec<ScVal> = events
         .events()
@@ -607,6 +599,14 @@ fn a_full_tree_rolls_over_and_the_outputs_open_the_next() {
     for (i, data) in commitments.iter().enumerate() {
         assert_eq!((field(data, "tree"), field(data, "index")), (ScVal::U32(1), ScVal::U32(i as u32)));
     }
+    // the disbursement's outputs opened tree 1 at leaves 0 and 1; tree 0's final root is kept
+    assert_eq!((w.pool.get_current_tree(), w.pool.get_next_index()), (1, 2));
+    assert_eq!(w.pool.get_full_tree_root(&0), Some(w.withdraw.root_after.clone()));
+    assert_eq!(w.pool.get_full_tree_root(&1), None);
+    let levels = w.f["levels"].as_u64().unwrap() as u32;
+    let new_root =
+        root_of_first_pair(&w.env, &w.disburse.proof.output_commitment0, &w.disburse.proof.output_commitment1, levels);
+    assert_eq!(w.pool.get_root(), new_root);
     // the next pair goes to leaves 2 and 3 of tree 1, the one after to tree 2
     let hasher = pool_common::Poseidon2::new(&w.env);
     let pair = [w.u(7), w.u(8)];
