@@ -631,6 +631,24 @@ export const PoolInfo = z
       description:
         "The longest a new agent's first prepare takes, from its first request to the prepared transaction, as this proxy measures it: the slot interval, the signing window and a proof (its key's registration slot), inserting a full slot's keys, its own proof, and one retry after `503 registration_pending` (a request held past the hold limit answers that, with Retry-After). Holds while no more keys than a slot takes arrive per slot",
     }),
+    trees: z
+      .object({
+        current: z
+          .number()
+          .int()
+          .openapi({ description: 'The current tree (numbered from 0); those before it are full' }),
+        count: z.number().int().openapi({ description: 'Trees opened so far' }),
+        leavesUsed: z.number().int().openapi({ description: 'Leaves used in the current tree' }),
+        leavesFree: z
+          .number()
+          .int()
+          .openapi({ description: 'Leaves left in the current tree (a transaction takes two)' }),
+        capacity: z.number().int().openapi({ description: 'Leaves one tree takes' }),
+      })
+      .openapi({
+        description:
+          "The pool's commitment trees, as this proxy has read the ledger. A full tree freezes nothing: the transaction that needs room opens the next tree, and notes in every tree stay spendable",
+      }),
     friendbotUrl: z.string().optional().openapi({
       description: 'Only on the embedded sandbox: `GET {friendbotUrl}?addr=G…&usdc=N` funds an account',
     }),

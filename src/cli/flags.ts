@@ -31,3 +31,16 @@ export function parsePassphrase(text: string): string {
   }
   return text;
 }
+
+/** Help of `--tree-capacity` (start, contracts deploy). */
+export const TREE_CAPACITY_HELP =
+  'leaves one pool commitment tree takes before the pool opens the next: a power of two from 4 to 1048576 ' +
+  '(small values fill trees in seconds, for tests)';
+
+/** `--tree-capacity`: a power of two from 4 to 2^20 (the circuit's tree depth), or a clear error. */
+export function parseTreeCapacity(text: string): number {
+  const n = Number(text);
+  if (!/^\d{1,8}$/.test(text) || n < 4 || n > 2 ** 20 || (n & (n - 1)) !== 0)
+    throw new Error(`--tree-capacity must be a power of two from 4 to 1048576, got ${text}`);
+  return n;
+}

@@ -12,8 +12,13 @@ import { type SnarkjsVerificationKey, verificationKeyToScVal } from './verificat
 
 /** The pool's parameters (the sandbox's defaults are the circuit's: depth 20 trees, policy AB). */
 export interface PoolParameters {
-  /** depth of the pool's commitment tree (the circuit's: 20) */
+  /** depth of the pool's commitment trees (the circuit's: 20) */
   poolLevels: number;
+  /**
+   * leaves one commitment tree takes before the pool opens the next (a power of two in 4..2^poolLevels; default
+   * 2^poolLevels, 524,288 transactions a tree; small ones let tests fill trees in seconds)
+   */
+  treeCapacity: number;
   /** depth of the ASP membership tree (the circuit's: 20) */
   aspLevels: number;
   /** largest single deposit, in stroops */
@@ -24,6 +29,7 @@ export interface PoolParameters {
 
 export const DEFAULT_POOL_PARAMETERS: PoolParameters = {
   poolLevels: 20,
+  treeCapacity: 2 ** 20,
   aspLevels: 20,
   maxDeposit: 1_000_000n * 10_000_000n,
   policyFlags: 3,
@@ -149,6 +155,7 @@ export async function deployPool(opts: PoolDeploymentOptions): Promise<PoolDeplo
     addr(nonMembership),
     u256(params.maxDeposit),
     u32(params.poolLevels),
+    u32(params.treeCapacity),
     u32(params.policyFlags),
   ]);
   await sendOperation(

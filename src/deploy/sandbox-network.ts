@@ -8,7 +8,7 @@ import { Keypair, nativeToScVal } from '#stellar-sdk';
 import type { ContractIds } from '../ledger/contract-errors.ts';
 import { type NetworkDefinition, Sandbox, type SandboxOptions, STARTING_BALANCE } from '../sandbox/index.ts';
 import { readContractWasms } from './contract-wasm.ts';
-import { deployPool } from './pool-deployment.ts';
+import { DEFAULT_POOL_PARAMETERS, deployPool } from './pool-deployment.ts';
 import { loadVerificationKey, type VerificationKeyInput } from './verification-key.ts';
 
 /** Largest friendbot USDC grant, in whole USDC. */
@@ -37,12 +37,19 @@ export function formatUsdc(stroops: bigint): string {
   return `${stroops / 10_000_000n}.${(stroops % 10_000_000n).toString().padStart(7, '0')}`;
 }
 
-/**
- * The pool network; `vkey` is the circuit's snarkjs verification key (path or object) for the verifier,
- * `wasmDir` where the compiled contracts are (default build/contracts).
- */
+/** What a pool network is made with. */
+export interface PoolNetworkOptions {
+  /** the circuit's snarkjs verification key (path or object) for the verifier */
+  vkey?: VerificationKeyInput;
+  /** where the compiled contracts are (default build/contracts) */
+  wasmDir?: string;
+  /** leaves one pool commitment tree takes before the next opens (default 2^20: the whole tree) */
+  treeCapacity?: number;
+}
+
+/** The pool network. */
 export function poolNetwork(
-  opts: { vkey?: VerificationKeyInput; wasmDir?: string } = {},
+  opts: PoolNetworkOptions = {},
 ): NetworkDefinition<PoolNetworkInfo, PoolNetworkSecrets> {
   return {
     genesis(ctx) {
@@ -72,6 +79,10 @@ export function poolNetwork(
         token: { code: 'USDC', issuer: admin.publicKey() },
         verificationKey,
         wasms,
+        parameters: {
+          ...DEFAULT_POOL_PARAMETERS,
+          treeCapacity: opts.treeCapacity ?? DEFAULT_POOL_PARAMETERS.treeCapacity,
+        },
       });
       return { contracts, accounts: { admin: admin.publicKey(), operator, poolWallet } };
     },
@@ -107,9 +118,7 @@ export function poolNetwork(
 export type PoolSandbox = Sandbox<PoolNetworkInfo, PoolNetworkSecrets>;
 
 /** The sandbox engine running the pool network. */
-export function startPoolSandbox(
-  opts: SandboxOptions & { vkey?: VerificationKeyInput; wasmDir?: string } = {},
-): Promise<PoolSandbox> {
-  const { vkey, wasmDir, ...rest } = opts;
-  return Sandbox.start({ ...rest, network: poolNetwork({ vkey, wasmDir }) });
+export function startPoolSandbox(opts: SandboxOptions & PoolNetworkOptions = {}): Promise<PoolSandbox> {
+  const { vkey, wasmDir, treeCapacity, ...rest } = opts;
+  return Sandbox.start({ ...rest, network: poolNetwork({ vkey, wasmDir, treeCapacity }) });
 }

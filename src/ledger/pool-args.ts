@@ -27,6 +27,8 @@ export interface PoolProof {
   extDataHash: bigint;
   aspMembershipRoot: bigint;
   aspNonMembershipRoot: bigint;
+  /** The tree `root` is a root of (the contract needs it for a full tree's final root). */
+  tree: number;
 }
 
 const entry = (key: string, val: xdr.ScVal) => new xdr.ScMapEntry({ key: xdr.ScVal.scvSymbol(key), val });
@@ -46,11 +48,16 @@ function toField(v: string | bigint, what: string): bigint {
   return x;
 }
 
-/** The pool's view of a proof from the prover: its bytes (or snarkjs JSON) and the 11 public signals in order. */
+/**
+ * The pool's view of a proof from the prover: its bytes (or snarkjs JSON), the 11 public signals in order, and
+ * the tree whose root the proof's root is (0 for a pool that has never rolled over).
+ */
 export function poolProofFromSignals(
   proof: Uint8Array | SnarkjsProof,
   publicSignals: readonly (string | bigint)[],
+  tree = 0,
 ): PoolProof {
+  if (!Number.isInteger(tree) || tree < 0 || tree > 0xffff_ffff) throw new RangeError('tree must be a u32');
   const proofBytes = proof instanceof Uint8Array ? proof : proofToBytes(proof);
   if (proofBytes.length !== PROOF_BYTES) throw new RangeError(`a proof is exactly ${PROOF_BYTES} bytes`);
   if (!Array.isArray(publicSignals) || publicSignals.length !== POOL_PUBLIC_SIGNALS) {
@@ -70,6 +77,7 @@ export function poolProofFromSignals(
     outputCommitment1: s[6] as bigint,
     aspMembershipRoot: s[7] as bigint,
     aspNonMembershipRoot: s[9] as bigint,
+    tree,
   };
 }
 
@@ -91,6 +99,7 @@ export function poolProofToScVal(p: PoolProof): xdr.ScVal {
     entry('proof', groth16),
     entry('public_amount', u256(p.publicAmount)),
     entry('root', u256(p.root)),
+    entry('tree', xdr.ScVal.scvU32(p.tree)),
   ]);
 }
 
@@ -130,9 +139,12 @@ export function poolProofFromScVal(v: xdr.ScVal): PoolProof {
       'proof',
       'public_amount',
       'root',
+      'tree',
     ],
     'proof',
   );
+  const tree = f.get('tree');
+  if (tree?.type !== 'scvU32') throw new TypeError('tree must be a U32');
   const g = fields(f.get('proof') as xdr.ScVal, ['a', 'b', 'c'], 'proof.proof');
   const nullifiers = f.get('input_nullifiers') as xdr.ScVal;
   if (nullifiers.type !== 'scvVec' || !nullifiers.value)
@@ -151,6 +163,7 @@ export function poolProofFromScVal(v: xdr.ScVal): PoolProof {
     extDataHash: bytesToBigint(readBytes(f.get('ext_data_hash'), 'ext_data_hash', 32)),
     aspMembershipRoot: readU256(f.get('asp_membership_root'), 'asp_membership_root'),
     aspNonMembershipRoot: readU256(f.get('asp_non_membership_root'), 'asp_non_membership_root'),
+    tree: tree.value as number,
   };
 }
 

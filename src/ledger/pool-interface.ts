@@ -11,19 +11,23 @@ import { type ContractInterface, type FunctionSpec, type SpecType } from './cont
 export { ROOT_HISTORY_SIZE } from '../crypto/index.ts';
 
 /**
- * Persistent storage keys of the pool's Merkle tree (SPP's merkle_with_history layout: `FilledSubtree(level)`,
- * `Root(slot)` in a ring of ROOT_HISTORY_SIZE). Which of them a `transact` writes depends on how many leaves
- * came before it, so callers that must pin a footprint ahead of time name them here.
+ * Persistent storage keys of the pool's Merkle trees (SPP's merkle_with_history layout: `FilledSubtree(level)`,
+ * `Root(slot)` in a ring of ROOT_HISTORY_SIZE; then, for trees that roll over, `CurrentTree` and each full
+ * tree's `FullTreeRoot(tree)`). Which of them a `transact` writes depends on how many leaves came before it, so
+ * callers that must pin a footprint ahead of time name them here.
  */
 export const PoolStorageKey = {
   root: (slot: number): xdr.ScVal => xdr.ScVal.scvVec([xdr.ScVal.scvSymbol('Root'), xdr.ScVal.scvU32(slot)]),
   filledSubtree: (level: number): xdr.ScVal =>
     xdr.ScVal.scvVec([xdr.ScVal.scvSymbol('FilledSubtree'), xdr.ScVal.scvU32(level)]),
+  currentTree: (): xdr.ScVal => xdr.ScVal.scvVec([xdr.ScVal.scvSymbol('CurrentTree')]),
+  fullTreeRoot: (tree: number): xdr.ScVal =>
+    xdr.ScVal.scvVec([xdr.ScVal.scvSymbol('FullTreeRoot'), xdr.ScVal.scvU32(tree)]),
 };
 
 // ---- error enums ----
 
-/** The pool's `Error` enum (codes 1–14). */
+/** The pool's `Error` enum (codes 1–15). */
 export const PoolError = {
   NotAuthorized: 1,
   MerkleTreeFull: 2,
@@ -39,6 +43,7 @@ export const PoolError = {
   Overflow: 12,
   NonCanonicalPublicInput: 13,
   InvalidPolicyFlags: 14,
+  WrongTreeCapacity: 15,
 } as const;
 
 /** The verifier's `Groth16Error`. The pool calls `verify` without `try_`, so these surface from `transact`. */
@@ -88,6 +93,7 @@ const poolFunctions = [
       ['asp_non_membership', ADDRESS],
       ['maximum_deposit_amount', U256],
       ['levels', 'u32'],
+      ['tree_capacity', 'u32'],
       ['policy_flags', 'u32'],
     ],
   },
@@ -110,9 +116,19 @@ const poolFunctions = [
     ],
   },
   { name: 'get_root', inputs: [], output: U256 },
-  { name: 'is_known_root', inputs: [['root', U256]], output: 'bool' },
+  {
+    name: 'is_known_root',
+    inputs: [
+      ['root', U256],
+      ['tree', 'u32'],
+    ],
+    output: 'bool',
+  },
   { name: 'is_spent', inputs: [['nullifier', U256]], output: 'bool' },
   { name: 'get_next_index', inputs: [], output: 'u32' },
+  { name: 'get_current_tree', inputs: [], output: 'u32' },
+  { name: 'get_tree_capacity', inputs: [], output: 'u32' },
+  { name: 'get_full_tree_root', inputs: [['tree', 'u32']], output: { option: U256 } },
   { name: 'get_policy_flags', inputs: [], output: 'u32' },
   { name: 'get_asp_membership_root', inputs: [], output: U256 },
   { name: 'get_asp_non_membership_root', inputs: [], output: U256 },
@@ -140,6 +156,7 @@ export const POOL_INTERFACE: ContractInterface = {
         ['ext_data_hash', { bytesN: 32 }],
         ['asp_membership_root', U256],
         ['asp_non_membership_root', U256],
+        ['tree', 'u32'],
       ],
     },
     {

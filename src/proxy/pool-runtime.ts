@@ -2,6 +2,7 @@
 // the background and retries, so a ledger or prover that starts later (or restarts) is picked up, and
 // until then the pool endpoints answer 503 `service_unavailable` instead of the process dying.
 
+import { scValToNative } from '#stellar-sdk';
 import type { Clock } from './util/clock.ts';
 import { ProverClient } from '../prover/client.ts';
 import type { ProxyConfig } from './config.ts';
@@ -16,7 +17,8 @@ import type { NoteBook } from './services/notebook.ts';
 import { PoolIndexer } from './services/pool-indexer.ts';
 import { ArchiveConflictError, type EventArchive, ForeignEventError } from './services/event-archive.ts';
 import { ArchiveSealError } from './services/archive-seal.ts';
-import { PoolTransactionProver } from './services/pool-transaction.ts';
+import { PoolTransactionProver, type TreeState } from './services/pool-transaction.ts';
+import { TreeCapacityWatch } from './services/tree-capacity.ts';
 import { ChainMismatchError, checkAgainstChain, checkedKey } from './services/chain-check.ts';
 import { PoolReads } from './services/pool-reads.ts';
 import { scopedId } from './domain/agent-ref.ts';
@@ -185,9 +187,13 @@ export class PoolRuntime implements PoolAccess {
     return this.require().registrar.waitBoundMs();
   }
 
-  info(): { deployment: Deployment; circuitId: string } {
-    this.require();
-    return { deployment: this.#connected!.deployment, circuitId: this.#deps.config.prover.circuitId };
+  info(): { deployment: Deployment; circuitId: string; trees: TreeState } {
+    const flows = this.require();
+    return {
+      deployment: this.#connected!.deployment,
+      circuitId: this.#deps.config.prover.circuitId,
+      trees: flows.prover.treeState(),
+    };
   }
 
   async close(): Promise<void> {
@@ -215,15 +221,23 @@ export class PoolRuntime implements PoolAccess {
         addresses: config.prover.addresses,
         deadlineMs: config.prover.timeoutMs,
       });
-      indexer = new PoolIndexer(
-        ledger.server,
-        store,
-        deployment.contracts,
-        config.indexer.startLedger,
-        logger,
-        this.#deps.archive,
+      const treeCapacity = Number(
+        scValToNative(
+          await ledger.read(deployment.operator.publicKey(), deployment.contracts.pool, 'get_tree_capacity'),
+        ),
       );
+      indexer = new PoolIndexer({
+        server: ledger.server,
+        store,
+        contracts: deployment.contracts,
+        startLedger: config.indexer.startLedger,
+        logger,
+        archive: this.#deps.archive,
+        treeCapacity,
+      });
       const flows = this.#flowContext(deployment, ledger, prover, indexer);
+      const trees = new TreeCapacityWatch(this.#deps.metrics, logger);
+      indexer.onCommitments(async () => trees.observe(flows.prover.treeState()));
       const payments = createPayments({
         flows,
         config: config.payments,

@@ -59,6 +59,8 @@ test.serial('deploys the compiled contracts through the RPC, and a second run ch
     poolWallet.publicKey(),
     '--salt',
     'deploy-test',
+    '--tree-capacity',
+    '16',
     '--json',
   ];
   const first = await deploy(flags, admin.secret());
@@ -80,6 +82,8 @@ test.serial('deploys the compiled contracts through the RPC, and a second run ch
     poolWallet.publicKey(),
   );
   t.is(await view(out.contracts.pool as string, 'get_next_index', admin.publicKey()), 0);
+  t.is(await view(out.contracts.pool as string, 'get_tree_capacity', admin.publicKey()), 16);
+  t.is(await view(out.contracts.pool as string, 'get_current_tree', admin.publicKey()), 0);
   t.is(await view(out.contracts.asp_membership as string, 'get_admin', admin.publicKey()), admin.publicKey());
 
   // everything exists already: nothing is uploaded or created again, the same ids come back
@@ -116,6 +120,11 @@ test('refuses bad flags and a missing or wrong admin secret, naming the problem'
     [[...base.slice(0, 6), '--asset', 'USDC'], admin.secret(), /--asset must be CODE:ISSUER/],
     [[...base.slice(0, 4), '--pool-wallet', 'GNOPE', ...base.slice(6)], admin.secret(), /--pool-wallet/],
     [['--rpc-url', 'ftp://x', ...base.slice(2)], admin.secret(), /--rpc-url must be an http\(s\) URL/],
+    ...['6', '2', '0', '-8', '2097152', '1e3', 'many'].map((n): [string[], string, RegExp] => [
+      [...base, '--tree-capacity', n],
+      admin.secret(),
+      /--tree-capacity must be a power of two from 4 to 1048576/,
+    ]),
     [
       [base[0] as string, base[1] as string, '--network-passphrase', 'Other ; net', ...base.slice(4)],
       admin.secret(),

@@ -115,4 +115,12 @@ test('pool-proxy start refuses a bad address and exits non-zero with a clear mes
   const bad = runCli(['start', '--data-dir', dataDir, '--ledger-ms', 'soon', '--sandbox', '127.0.0.1:0'], {});
   t.is(await bad.exited, 1);
   t.regex(bad.output(), /--ledger-ms must be a positive integer/);
+  for (const n of ['12', '2', '2097152', 'big']) {
+    const capacity = runCli(
+      ['start', '--data-dir', dataDir, '--tree-capacity', n, '--sandbox', '127.0.0.1:0'],
+      {},
+    );
+    t.is(await capacity.exited, 1);
+    t.regex(capacity.output(), /--tree-capacity must be a power of two from 4 to 1048576/);
+  }
 });

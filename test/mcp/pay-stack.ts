@@ -6,7 +6,7 @@ import type { Env } from '../../src/proxy/config.ts';
 import type { ProxyHandle } from '../../src/proxy/server.ts';
 import type { Clock } from '../../src/proxy/util/clock.ts';
 import { type LocalX402, localX402Env, startLocalX402 } from '../../src/x402/local-services.ts';
-import { type Stack, startStack } from '../proxy/helpers/stack.ts';
+import { type Stack, type StackOptions, startStack } from '../proxy/helpers/stack.ts';
 
 export const POOL_WALLET_FLOAT_USDC = 100;
 
@@ -17,14 +17,20 @@ export interface PayStack {
   close(): Promise<void>;
 }
 
-/** `clock`: the proxy's clock, for a test that moves time instead of sleeping. */
-export async function startPayStack(env: Env = {}, options: { clock?: Clock } = {}): Promise<PayStack> {
-  const stack = await startStack({
-    POOL_PROXY_BATCH_WINDOW_MS: '300',
-    // No settlement run during a test file: it would move pool USDC between a test's before and after.
-    POOL_PROXY_SETTLE_INTERVAL_MS: '86400000',
-    ...env,
-  });
+/** `clock`: the proxy's clock, for a test that moves time instead of sleeping; `sandbox`: how the ledger is made. */
+export async function startPayStack(
+  env: Env = {},
+  options: { clock?: Clock; sandbox?: StackOptions } = {},
+): Promise<PayStack> {
+  const stack = await startStack(
+    {
+      POOL_PROXY_BATCH_WINDOW_MS: '300',
+      // No settlement run during a test file: it would move pool USDC between a test's before and after.
+      POOL_PROXY_SETTLE_INTERVAL_MS: '86400000',
+      ...env,
+    },
+    options.sandbox,
+  );
   await stack.proxy.close();
   const { sandbox } = stack;
   const float = await fetch(
@@ -43,7 +49,7 @@ export async function startPayStack(env: Env = {}, options: { clock?: Clock } = 
       ...localX402Env(x402, env.POOL_PROXY_PAY_ALLOWED_HOSTS),
       POOL_PROXY_POOL_WALLET_SECRET: sandbox.secrets().poolWallet,
     },
-    options,
+    options.clock === undefined ? {} : { clock: options.clock },
   );
   return {
     stack,

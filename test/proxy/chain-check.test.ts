@@ -1,12 +1,12 @@
 // The rebuild's check against the chain's present state, on a real sandbox running the pool contract: a tree,
 // nullifiers and notes that agree with the pool contract pass; a leaf the contract does not hold, a nullifier
 // it has not spent, an ASP root it does not check proofs against, or a note whose commitment is not its leaf is
-// refused, naming it. The tree comparison is
-// one function of (local root, next index) and (chain root, next index).
+// refused, naming it. The current tree's comparison is one function of (local tree, next index, root) and the
+// chain's; full trees are compared by their final roots.
 import { randomBytes } from 'node:crypto';
 import test from 'ava';
 import { rpc } from '#stellar-sdk';
-import { MerkleTree, SparseMerkleTree } from '../../src/crypto/index.ts';
+import { MerkleForest, MerkleTree, SparseMerkleTree } from '../../src/crypto/index.ts';
 import { type PoolSandbox, startPoolSandbox } from '../../src/deploy/sandbox-network.ts';
 import { ChainMismatchError, checkAgainstChain, treeMismatch } from '../../src/proxy/services/chain-check.ts';
 import type { NoteRecord } from '../../src/proxy/services/notebook.ts';
@@ -44,7 +44,7 @@ function note(over: Partial<NoteRecord>): NoteRecord {
 }
 
 /** Checks `tree`, `spent` and `notes` against the sandbox's pool contract (no pass in between). */
-function check(tree: MerkleTree, spent: bigint[] = [], notes: NoteRecord[] = [], asp = emptyAsp()) {
+function check(tree: MerkleForest, spent: bigint[] = [], notes: NoteRecord[] = [], asp = emptyAsp()) {
   let passes = 0;
   return {
     run: () =>
@@ -61,10 +61,17 @@ function check(tree: MerkleTree, spent: bigint[] = [], notes: NoteRecord[] = [],
 }
 
 test('the tree comparison names what differs: leaves, then root', (t) => {
-  t.is(treeMismatch({ root: 5n, nextIndex: 3 }, { root: 5n, nextIndex: 3 }), undefined);
-  t.regex(treeMismatch({ root: 5n, nextIndex: 4 }, { root: 5n, nextIndex: 3 })!, /holds 4 leaves, .* 3/);
+  t.is(treeMismatch({ tree: 0, root: 5n, nextIndex: 3 }, { tree: 0, root: 5n, nextIndex: 3 }), undefined);
   t.regex(
-    treeMismatch({ root: 5n, nextIndex: 3 }, { root: 6n, nextIndex: 3 })!,
+    treeMismatch({ tree: 1, root: 5n, nextIndex: 3 }, { tree: 0, root: 5n, nextIndex: 3 })!,
+    /the events read fill 2 pool trees, the pool contract 1/,
+  );
+  t.regex(
+    treeMismatch({ tree: 0, root: 5n, nextIndex: 4 }, { tree: 0, root: 5n, nextIndex: 3 })!,
+    /holds 4 leaves, .* 3/,
+  );
+  t.regex(
+    treeMismatch({ tree: 0, root: 5n, nextIndex: 3 }, { tree: 0, root: 6n, nextIndex: 3 })!,
     /root .* \(0x0+5\) is not the pool contract's \(0x0+6\) at 3 leaves/,
   );
 });
@@ -76,11 +83,11 @@ test('an empty tree and no nullifiers agree with a new pool contract', async (t)
     new MerkleTree(20).root,
     'the contract and src/crypto compute the same empty root',
   );
-  await t.notThrowsAsync(check(new MerkleTree(20)).run());
+  await t.notThrowsAsync(check(new MerkleForest(20)).run());
 });
 
 test('a forged leaf is refused, after reading again', async (t) => {
-  const tree = new MerkleTree(20);
+  const tree = new MerkleForest(20);
   tree.insert(field());
   const forged = check(tree);
   const error = await t.throwsAsync(forged.run(), { instanceOf: ChainMismatchError });
@@ -92,7 +99,7 @@ test('an allowlist root the chain does not hold is refused', async (t) => {
   const tree = new MerkleTree(20);
   tree.insert(field());
   const error = await t.throwsAsync(
-    check(new MerkleTree(20), [], [], { ...emptyAsp(), membership: tree.root }).run(),
+    check(new MerkleForest(20), [], [], { ...emptyAsp(), membership: tree.root }).run(),
     { instanceOf: ChainMismatchError },
   );
   t.regex(
@@ -103,7 +110,7 @@ test('an allowlist root the chain does not hold is refused', async (t) => {
 
 test('a nullifier the pool contract has not spent is refused, naming it', async (t) => {
   const nullifier = field();
-  const error = await t.throwsAsync(check(new MerkleTree(20), [nullifier]).run(), {
+  const error = await t.throwsAsync(check(new MerkleForest(20), [nullifier]).run(), {
     instanceOf: ChainMismatchError,
   });
   t.regex(
@@ -113,7 +120,7 @@ test('a nullifier the pool contract has not spent is refused, naming it', async 
 });
 
 test('a note whose commitment is not its leaf is refused, naming it', async (t) => {
-  const error = await t.throwsAsync(check(new MerkleTree(20), [], [note({ leafIndex: 0 })]).run(), {
+  const error = await t.throwsAsync(check(new MerkleForest(20), [], [note({ leafIndex: 0 })]).run(), {
     instanceOf: ChainMismatchError,
   });
   t.regex(

@@ -5,7 +5,8 @@
 // same data directory. After every restart the books must match the chain: the agent's API balance equals the
 // pool contract's USDC less the float account's notes (this sandbox has no other depositor), nothing is
 // credited or debited twice, the pool wallet's float comes back whole, and in the end the agent withdraws its
-// whole balance.
+// whole balance. The pool's trees take 4 leaves (two transactions), so every other transaction opens a new
+// tree: some of the transactions in flight when the process dies are the ones that open a tree.
 import test from 'ava';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -54,6 +55,7 @@ test.beforeEach(async () => {
     // a payment killed after it was sent is released once its authorization expires: keep that short
     demoMaxTimeoutSeconds: 30,
     channelCount: 2,
+    treeCapacity: 4,
   });
   place = { ...rig, dataDir: mkdtempSync(join(tmpdir(), 'pool-proxy-crash-')) };
   places.push(place);
@@ -123,7 +125,20 @@ async function booksMatchChain(t: { is: (a: unknown, b: unknown, m?: string) => 
   return api;
 }
 
-async function killedAt(service: Service, request: () => Promise<unknown>): Promise<void> {
+/** Where the pool's trees stand, as the running proxy has read them. */
+async function trees(): Promise<{ count: number; leavesFree: number }> {
+  const info = (await fetch(proxyUrl('/api/pool/info')).then((r) => r.json())) as {
+    trees: { count: number; leavesFree: number };
+  };
+  return info.trees;
+}
+
+/** Kills that hit a transaction opening a new tree after it was sent (counted for the assertion below). */
+let openersKilled = 0;
+
+async function killedAt(service: Service, request: () => Promise<unknown>, step?: string): Promise<void> {
+  if ((step === 'after-send' || step === 'after-confirm') && (await trees()).leavesFree === 0)
+    openersKilled++;
   void request().catch(() => undefined);
   const timeout = new Promise((_, reject) =>
     setTimeout(() => reject(new Error(`the fault never fired:\n${service.output()}`)), 120_000).unref(),
@@ -161,12 +176,12 @@ test.serial(
     for (const step of STEPS) {
       service = await startService(`withdraw:${step}`);
       await booksMatchChain(t, `before withdraw:${step}`);
-      await killedAt(service, () => withdraw('1'));
+      await killedAt(service, () => withdraw('1'), step);
     }
     for (const step of STEPS) {
       service = await startService(`operator_deposit:${step}`);
       await booksMatchChain(t, `before operator_deposit:${step}`);
-      await killedAt(service, () => deposit('1'));
+      await killedAt(service, () => deposit('1'), step);
     }
 
     service = await startService();
@@ -183,6 +198,8 @@ test.serial(
       t.is(await apiBalance(), 0n);
       t.is(await usdcOf(pool), 0n);
       t.is(await usdcOf(destination), deposited);
+      t.true(openersKilled >= 1, 'a transaction that opened a tree was in flight when the process died');
+      t.true((await trees()).count >= 4, 'the run opened trees');
     } finally {
       service.child.kill('SIGTERM');
       await service.exited;

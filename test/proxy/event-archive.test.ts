@@ -192,7 +192,15 @@ test('an archive that ends before what the RPC keeps is read on from the RPC; an
       aspMembership: contracts.asp_membership,
       aspNonMembership: contracts.asp_non_membership,
     };
-    return new PoolIndexer(server, store, pool, 0, silentLogger, archive);
+    return new PoolIndexer({
+      server,
+      store,
+      contracts: pool,
+      startLedger: 0,
+      logger: silentLogger,
+      archive,
+      treeCapacity: 2 ** 20,
+    });
   };
   // Ledgers without pool events between the archive's last event and the RPC's oldest are no gap: the
   // indexer replays the archive and reads on (what it rebuilt is checked against the chain: chain-check.ts).
@@ -223,8 +231,19 @@ test('an archive that ends before what the RPC keeps is read on from the RPC; an
     aspMembership: contracts.asp_membership,
     aspNonMembership: contracts.asp_non_membership,
   };
-  const edited = await t.throwsAsync(new PoolIndexer(server, store, pool, 0, silentLogger, archive).sync(), {
-    instanceOf: ArchiveSealError,
-  });
+  const edited = await t.throwsAsync(
+    new PoolIndexer({
+      server,
+      store,
+      contracts: pool,
+      startLedger: 0,
+      logger: silentLogger,
+      archive,
+      treeCapacity: 2 ** 20,
+    }).sync(),
+    {
+      instanceOf: ArchiveSealError,
+    },
+  );
   t.regex(edited!.message, new RegExp(`the seal of pool event ${kept.id} does not verify`));
 });

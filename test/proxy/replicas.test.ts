@@ -45,7 +45,8 @@ let broken: { url: string; server: Server };
 test.before(async () => {
   pgServer = await startPostgres();
   const databaseUrl = await pgServer.database();
-  stack = await startStack({ POOL_PROXY_DATABASE_URL: databaseUrl });
+  // trees of 8 leaves (four transactions): the replicas' indexers follow a pool that rolls over many times
+  stack = await startStack({ POOL_PROXY_DATABASE_URL: databaseUrl }, { treeCapacity: 8 });
   const { sandbox } = stack;
   await stack.fund(sandbox.info.accounts.poolWallet, 100);
   // The x402 pair on a thread of its own, as `pool-proxy start` runs it: 60 quotes at once share no event
@@ -388,5 +389,30 @@ test.serial(
       'nothing frozen: only what was paid is gone',
     );
     t.is(await stack.usdcBalance(x402.demoPayTo), payToBefore + confirmed * PRICE, 'nothing paid twice');
+  },
+);
+
+test.serial(
+  "the replicas agree on the pool's trees, which rolled over under their transactions",
+  async (t) => {
+    const info = await Promise.all(replicas.map((_, i) => op(i).info()));
+    const latest = Math.max(...info.map((i) => i.trees.count));
+    t.true(latest >= 3, `trees opened: ${latest}`);
+    // each replica reads the ledger on its own: wait until every one has read as far, then compare
+    for (let i = 0; i < 40; i++) {
+      const trees = await Promise.all(
+        replicas.map((_, r) =>
+          op(r)
+            .info()
+            .then((x) => x.trees),
+        ),
+      );
+      if (trees.every((x) => JSON.stringify(x) === JSON.stringify(trees[0]))) {
+        t.pass();
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    t.fail('the replicas never agreed on the trees');
   },
 );

@@ -34,13 +34,14 @@ async function rig(t: ExecutionContext) {
   const notes = new NoteBook(store);
   const journal = new Journal(store, undefined, Date.now);
   // The indexer is never started here: nothing is read from a ledger.
-  const indexer = new PoolIndexer(
-    new rpc.Server('http://127.0.0.1:9', { allowHttp: true }),
+  const indexer = new PoolIndexer({
+    server: new rpc.Server('http://127.0.0.1:9', { allowHttp: true }),
     store,
-    { pool: 'pool', aspMembership: 'asp-membership', aspNonMembership: 'asp-non-membership' },
-    0,
-    silentLogger,
-  );
+    contracts: { pool: 'pool', aspMembership: 'asp-membership', aspNonMembership: 'asp-non-membership' },
+    startLedger: 0,
+    logger: silentLogger,
+    treeCapacity: 2 ** 20,
+  });
   const crediting = new NoteCrediting({
     store,
     notes,

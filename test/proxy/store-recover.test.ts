@@ -108,7 +108,8 @@ function signed(xdr: string, wallet: Keypair): string {
 }
 
 test.before(async () => {
-  sandbox = await startPoolSandbox({ port: 0, ledgerMs: 250 });
+  // trees of 4 leaves (two transactions): the store recovered below is of a pool with several trees
+  sandbox = await startPoolSandbox({ port: 0, ledgerMs: 250, treeCapacity: 4 });
   daemon = await startProverDaemon({
     listen: '127.0.0.1:0',
     circuitsDir: CIRCUITS_DIR,
@@ -147,12 +148,15 @@ test.serial(
     for (const [agentId, amount] of [
       ['recover-a', '3'],
       ['recover-b', '2.5'],
+      ['recover-c', '1'],
     ]) {
       const res = await op(first.url).operatorDeposit({ agentId, amount });
       t.is(res.status, 'confirmed', JSON.stringify(res));
     }
     t.is(await balanceOf(first.url, 'recover-a'), '3.0000000');
     t.is(await balanceOf(first.url, 'recover-b'), '2.5000000');
+    t.is(await balanceOf(first.url, 'recover-c'), '1.0000000');
+    t.like((await new PoolApi({ baseUrl: first.url }).info()).trees, { count: 2 }, 'notes in two trees');
     // Sessions (one logged out), and a wallet's deposit prepared and never submitted.
     const sessions = await openSessions(first.url);
     const wallet = Keypair.random();
@@ -212,6 +216,7 @@ test.serial(
     // What a recover keeps: agents, owners and balances (from the chain and the master key).
     t.is(await balanceOf(again.url, 'recover-a'), '3.0000000');
     t.is(await balanceOf(again.url, 'recover-b'), '2.5000000');
+    t.is(await balanceOf(again.url, 'recover-c'), '1.0000000');
     // What it loses: every session (the logged-out token stays refused), the prepared deposit, the counts of
     // the public statistics (they restart; the agents are counted again from the chain).
     await checkSessionsEnded(t, again.url, sessions);
@@ -224,12 +229,17 @@ test.serial(
     );
     t.is(lost.status, 404, lost.detail);
     const stats = await new PoolApi({ baseUrl: again.url }).stats();
-    t.like(stats, { activeAgents: 2, totalTransactions: 0, servicesUsed: 0, recentBatches: [] });
-    // The rebuilt notes are spendable.
+    t.like(stats, { activeAgents: 3, totalTransactions: 0, servicesUsed: 0, recentBatches: [] });
+    // The rebuilt notes are spendable, in the first tree and in the second.
     const destination = sandbox.info.accounts.operator;
-    const spend = await op(again.url).withdraw({ agentId: 'recover-b', amount: '2.5', destination });
-    t.is(spend.status, 'confirmed', JSON.stringify(spend));
-    t.is(await balanceOf(again.url, 'recover-b'), '0.0000000');
+    for (const [agentId, amount] of [
+      ['recover-b', '2.5'],
+      ['recover-c', '1'],
+    ] as const) {
+      const spend = await op(again.url).withdraw({ agentId, amount, destination });
+      t.is(spend.status, 'confirmed', JSON.stringify(spend));
+      t.is(await balanceOf(again.url, agentId), '0.0000000');
+    }
     await stop(again.run);
   },
 );
@@ -535,18 +545,23 @@ test.serial(
       (e) => e.contractId === pool && nameOf(e) === 'new_commitment_event',
     );
     const nullifier = randomField();
-    const chainLeaves =
-      lastCommitmentAt >= 0
-        ? Number(
-            (scValToNative(xdr.ScVal.fromXDR(events[lastCommitmentAt]!.value, 'base64')) as { index: number })
-              .index,
-          ) + 1
-        : 0;
     const last = events[lastCommitmentAt]!;
-    const lastValue = scValToNative(xdr.ScVal.fromXDR(last.value, 'base64')) as Record<string, unknown>;
+    const lastValue = scValToNative(xdr.ScVal.fromXDR(last.value, 'base64')) as {
+      encrypted_output: Uint8Array;
+      index: number;
+      tree?: number;
+    };
+    // The pool's trees take 4 leaves here: the forged commitment goes after the last, in its tree or the next.
+    const lastTree = Number(lastValue.tree ?? 0);
+    const chainLeaves = Number(lastValue.index) + 1;
+    const opens = chainLeaves === 4;
     const forgedValue = nativeToScVal(
-      { encrypted_output: lastValue.encrypted_output, index: chainLeaves },
-      { type: { encrypted_output: ['symbol', 'bytes'], index: ['symbol', 'u32'] } },
+      {
+        encrypted_output: lastValue.encrypted_output,
+        index: opens ? 0 : chainLeaves,
+        tree: opens ? lastTree + 1 : lastTree,
+      },
+      { type: { encrypted_output: ['symbol', 'bytes'], index: ['symbol', 'u32'], tree: ['symbol', 'u32'] } },
     ).toXDR('base64');
     const forged = {
       ...last,
@@ -568,7 +583,9 @@ test.serial(
       {
         name: 'a forged commitment inserted',
         events: inserted(events, lastCommitmentAt + 1, forged),
-        refusal: new RegExp(`holds ${chainLeaves + 1} leaves, the pool contract's ${chainLeaves}`),
+        refusal: opens
+          ? new RegExp(`the events read fill ${lastTree + 2} pool trees, the pool contract ${lastTree + 1}`)
+          : new RegExp(`holds ${chainLeaves + 1} leaves, the pool contract's ${chainLeaves}`),
       },
     ];
     for (const { name, events: edited, refusal } of cases) {

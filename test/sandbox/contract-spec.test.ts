@@ -104,7 +104,7 @@ test('contract.Client.from: typed read calls on the pool, verifier and ASP contr
   t.is(typeof root, 'bigint');
   t.is((await pool.get_policy_flags!()).result, 3);
   t.is((await pool.is_spent!({ nullifier: 12345n })).result, false);
-  t.is((await pool.is_known_root!({ root })).result, true);
+  t.is((await pool.is_known_root!({ root, tree: 0 })).result, true);
   t.is((await pool.get_payout_wallet!()).result, accounts.poolWallet);
 
   const membership = (await client(contracts.asp_membership)) as unknown as Methods;

@@ -28,9 +28,14 @@ test('Proof is a map with SPP field names in sorted order and round-trips', (t) 
     'proof',
     'public_amount',
     'root',
+    'tree',
   ]);
   const native = scValToNative(v) as Record<string, unknown>;
   t.is(native.root, 1n);
+  t.is(native.tree, 0, 'a proof names tree 0 unless told');
+  t.is(scValToNative(poolProofToScVal(poolProofFromSignals(bytes, signals, 7))).tree, 7);
+  t.throws(() => poolProofFromSignals(bytes, signals, -1), { message: /tree must be a u32/ });
+  t.throws(() => poolProofFromSignals(bytes, signals, 2 ** 32), { message: /tree must be a u32/ });
   t.is(native.public_amount, 2n);
   t.deepEqual(native.input_nullifiers, [4n, 5n]);
   t.is(native.asp_membership_root, 8n);

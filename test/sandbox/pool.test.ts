@@ -365,7 +365,7 @@ test.serial(
     w.tree.insertPair(deposit.outputs[0]!.commitment, deposit.outputs[1]!.commitment);
     t.is(await view(w.pool, 'get_root'), w.tree.root);
     t.is(await view(w.pool, 'get_next_index'), 2);
-    t.true((await view(w.pool, 'is_known_root', [u256(w.tree.root)])) as boolean);
+    t.true((await view(w.pool, 'is_known_root', [u256(w.tree.root), xdr.ScVal.scvU32(0)])) as boolean);
     t.is(await tokenBalance(w.server, w.token, w.alice.publicKey()), 90n * USDC);
     t.is(await tokenBalance(w.server, w.token, w.pool), 10n * USDC);
     // the SAC balance entry of the pool contract is readable the way wallets read it

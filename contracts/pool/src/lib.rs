@@ -4,6 +4,13 @@
 //! and the Groth16 proof (the verifier's own error fails the call); then it marks the nullifiers, pays a
 //! withdrawal (ext_amount < 0) and appends the two output commitments to the tree. `disburse` is the same
 //! transaction restricted to admin-authorised withdrawals to the registered payout wallet.
+//!
+//! Trees roll over: the pool's commitments fill one tree of `tree_capacity` leaves (a power of two, at most
+//! 2^levels) after another. When the current tree cannot take a transaction's two outputs, that transaction
+//! opens the next tree (the outputs go there) and the full tree's final root is kept under its number
+//! (`FullTreeRoot(tree)`), a known root for ever: a note in any tree is spent with the same circuit and key by
+//! proving against its tree's root and naming that tree in `Proof.tree`. Nullifiers are global, so a note is
+//! spent once whichever tree it is proved in. Nothing ever refuses a transaction for lack of room.
 #![no_std]
 
 use pool_common::field::{fr_modulus, is_canonical};
@@ -58,10 +65,14 @@ pub enum Error {
     NonCanonicalPublicInput = 13,
     /// InvalidPolicyFlags
     InvalidPolicyFlags = 14,
+    /// WrongTreeCapacity
+    WrongTreeCapacity = 15,
 }
 
-/// Storage keys. Instance: Admin … PayoutWallet. Persistent: CurrentRootIndex, Root(slot), Nullifier(n), and
-/// the tree's NextIndex and FilledSubtree(level) (pool_common::merkle::TreeKey, the same encoding).
+/// Storage keys. Instance: Admin … PayoutWallet, TreeCapacity. Persistent: CurrentRootIndex, Root(slot) (the
+/// current tree's recent roots), Nullifier(n), CurrentTree (the number of the tree outputs go to),
+/// FullTreeRoot(tree) (each full tree's final root), and the current tree's NextIndex and FilledSubtree(level)
+/// (pool_common::merkle::TreeKey, the same encoding).
 #[contracttype]
 #[derive(Clone, Debug, Eq, PartialEq)]
 pub enum DataKey {
@@ -77,6 +88,9 @@ pub enum DataKey {
     CurrentRootIndex,
     Root(u32),
     Nullifier(U256),
+    TreeCapacity,
+    CurrentTree,
+    FullTreeRoot(u32),
 }
 
 #[contracttype]
@@ -91,6 +105,8 @@ pub struct Proof {
     pub ext_data_hash: BytesN<32>,
     pub asp_membership_root: U256,
     pub asp_non_membership_root: U256,
+    /// The tree `root` is a root of: needed only for a full tree's final root once it has left the ring.
+    pub tree: u32,
 }
 
 /// Hashed by the proof as keccak256(XDR of this struct's ScVal map) mod r.
@@ -111,7 +127,7 @@ pub struct NewNullifierEvent {
     pub nullifier: U256,
 }
 
-/// An output commitment appended at `index`, with the note encrypted for its owner.
+/// An output commitment appended at leaf `index` of tree `tree`, with the note encrypted for its owner.
 #[contractevent(topics = ["new_commitment_event"])]
 #[derive(Clone, Debug, Eq, PartialEq)]
 pub struct NewCommitmentEvent {
@@ -119,6 +135,7 @@ pub struct NewCommitmentEvent {
     pub commitment: U256,
     pub encrypted_output: Bytes,
     pub index: u32,
+    pub tree: u32,
 }
 
 fn instance_get<V: soroban_sdk::TryFromVal<Env, soroban_sdk::Val>>(env: &Env, key: &DataKey) -> V {
@@ -133,9 +150,32 @@ fn current_root_index(env: &Env) -> u32 {
     env.storage().persistent().get(&DataKey::CurrentRootIndex).unwrap()
 }
 
+/// The number of the tree outputs go to (0 before the first rollover).
+fn current_tree(env: &Env) -> u32 {
+    env.storage().persistent().get(&DataKey::CurrentTree).unwrap_or(0)
+}
+
+/// A root `transact` accepts: one in the ring of recent roots, or the final root of full tree `tree`.
+fn is_known_root(env: &Env, root: &U256, tree: u32) -> bool {
+    if in_root_ring(env, root) {
+        return true;
+    }
+    if tree >= current_tree(env) {
+        return false;
+    }
+    let key = DataKey::FullTreeRoot(tree);
+    match env.storage().persistent().get::<_, U256>(&key) {
+        Some(r) if r == *root => {
+            extend_persistent(env, &key);
+            true
+        }
+        _ => false,
+    }
+}
+
 /// The ring of roots, newest first; 0 is never a root. Reads slots until it finds `root` (all of them if absent)
 /// and keeps the matching slot live.
-fn is_known_root(env: &Env, root: &U256) -> bool {
+fn in_root_ring(env: &Env, root: &U256) -> bool {
     if *root == U256::from_u32(env, 0) {
         return false;
     }
@@ -202,7 +242,7 @@ fn live_asp_root(env: &Env, key: &DataKey) -> U256 {
 
 /// Everything after the sender's authorisation and the deposit pull.
 fn internal_transact(env: &Env, proof: Proof, ext: ExtData) -> Result<(), Error> {
-    if !is_known_root(env, &proof.root) {
+    if !is_known_root(env, &proof.root, proof.tree) {
         return Err(Error::UnknownRoot);
     }
     let store = env.storage().persistent();
@@ -266,16 +306,8 @@ fn internal_transact(env: &Env, proof: Proof, ext: ExtData) -> Result<(), Error>
         transfer(env, &env.current_contract_address(), &ext.recipient, amount);
     }
 
-    let levels: u32 = instance_get(env, &DataKey::Levels);
-    let index = merkle::next_index(env);
-    if index % 2 != 0 {
-        return Err(Error::NextIndexNotEven);
-    }
-    if index as u64 + 2 > 1u64 << levels {
-        return Err(Error::MerkleTreeFull);
-    }
     let leaves = [proof.output_commitment0.clone(), proof.output_commitment1.clone()];
-    let root = merkle::append(env, &hasher, levels, index, &leaves);
+    let (tree, index, root) = append_outputs(env, &hasher, &leaves)?;
     let slot = (current_root_index(env) + 1) % ROOT_HISTORY_SIZE;
     store.set(&DataKey::CurrentRootIndex, &slot);
     extend_persistent(env, &DataKey::CurrentRootIndex);
@@ -286,9 +318,36 @@ fn internal_transact(env: &Env, proof: Proof, ext: ExtData) -> Result<(), Error>
             .into_iter()
             .enumerate()
     {
-        NewCommitmentEvent { commitment, encrypted_output, index: index + i as u32 }.publish(env);
+        NewCommitmentEvent { commitment, encrypted_output, index: index + i as u32, tree }.publish(env);
     }
     Ok(())
+}
+
+/// Appends the output pair to the current tree, first opening the next tree when this one is full (its final
+/// root, the ring's newest, is kept as `FullTreeRoot`). Returns the tree, the left leaf's index in it and the
+/// tree's new root.
+pub(crate) fn append_outputs(env: &Env, hasher: &Poseidon2, leaves: &[U256; 2]) -> Result<(u32, u32, U256), Error> {
+    let store = env.storage().persistent();
+    let levels: u32 = instance_get(env, &DataKey::Levels);
+    let capacity: u32 = instance_get(env, &DataKey::TreeCapacity);
+    let mut tree = current_tree(env);
+    let mut index = merkle::next_index(env);
+    if index % 2 != 0 {
+        return Err(Error::NextIndexNotEven);
+    }
+    if index as u64 + 2 > capacity as u64 {
+        let slot = current_root_index(env);
+        let final_root: U256 = store.get(&DataKey::Root(slot)).unwrap();
+        store.set(&DataKey::FullTreeRoot(tree), &final_root);
+        extend_persistent(env, &DataKey::FullTreeRoot(tree));
+        tree = tree.checked_add(1).ok_or(Error::MerkleTreeFull)?;
+        store.set(&DataKey::CurrentTree, &tree);
+        index = 0;
+    }
+    extend_persistent(env, &DataKey::CurrentTree);
+    // a fresh tree needs no reset: every node the append reads at an odd position was written in this tree
+    let root = merkle::append(env, hasher, levels, index, leaves);
+    Ok((tree, index, root))
 }
 
 fn transact(env: &Env, proof: Proof, ext: ExtData, sender: Address, disburse: bool) -> Result<(), Error> {
@@ -321,8 +380,9 @@ pub struct Pool;
 
 #[contractimpl]
 impl Pool {
-    /// levels 1..=32 (WrongLevels), policy_flags ⊆ {allowlist 1, blocklist 2} (InvalidPolicyFlags); the empty
-    /// tree's root goes to slot 0 of the ring.
+    /// levels 1..=32 (WrongLevels), tree_capacity a power of two in 4..=2^levels (WrongTreeCapacity: how many
+    /// leaves one tree takes before the next opens), policy_flags ⊆ {allowlist 1, blocklist 2}
+    /// (InvalidPolicyFlags); the empty tree's root goes to slot 0 of the ring.
     #[allow(clippy::too_many_arguments)]
     pub fn __constructor(
         env: Env,
@@ -333,10 +393,14 @@ impl Pool {
         asp_non_membership: Address,
         maximum_deposit_amount: U256,
         levels: u32,
+        tree_capacity: u32,
         policy_flags: u32,
     ) -> Result<(), Error> {
         if levels == 0 || levels > pool_common::constants::MAX_LEVELS {
             return Err(Error::WrongLevels);
+        }
+        if tree_capacity < 4 || !tree_capacity.is_power_of_two() || tree_capacity as u64 > 1u64 << levels {
+            return Err(Error::WrongTreeCapacity);
         }
         if policy_flags > (ALLOWLIST_BIT | BLOCKLIST_BIT) {
             return Err(Error::InvalidPolicyFlags);
@@ -349,11 +413,14 @@ impl Pool {
         instance.set(&DataKey::AspNonMembership, &asp_non_membership);
         instance.set(&DataKey::MaximumDepositAmount, &maximum_deposit_amount);
         instance.set(&DataKey::Levels, &levels);
+        instance.set(&DataKey::TreeCapacity, &tree_capacity);
         instance.set(&DataKey::PolicyFlags, &policy_flags);
         extend_instance(&env);
         let store = env.storage().persistent();
         store.set(&DataKey::CurrentRootIndex, &0u32);
         extend_persistent(&env, &DataKey::CurrentRootIndex);
+        store.set(&DataKey::CurrentTree, &0u32);
+        extend_persistent(&env, &DataKey::CurrentTree);
         store.set(&DataKey::Root(0), &merkle::zero(&env, levels));
         extend_persistent(&env, &DataKey::Root(0));
         Ok(())
@@ -374,16 +441,33 @@ impl Pool {
         env.storage().persistent().get(&DataKey::Root(slot)).unwrap()
     }
 
-    pub fn is_known_root(env: Env, root: U256) -> bool {
-        is_known_root(&env, &root)
+    /// Whether `transact` accepts `root` for a proof naming `tree`.
+    pub fn is_known_root(env: Env, root: U256, tree: u32) -> bool {
+        is_known_root(&env, &root, tree)
     }
 
     pub fn is_spent(env: Env, nullifier: U256) -> bool {
         env.storage().persistent().has(&DataKey::Nullifier(nullifier))
     }
 
+    /// Leaves used in the current tree.
     pub fn get_next_index(env: Env) -> u32 {
         merkle::next_index(&env)
+    }
+
+    /// The tree outputs go to (trees before it are full).
+    pub fn get_current_tree(env: Env) -> u32 {
+        current_tree(&env)
+    }
+
+    /// How many leaves one tree takes.
+    pub fn get_tree_capacity(env: Env) -> u32 {
+        instance_get(&env, &DataKey::TreeCapacity)
+    }
+
+    /// The final root of a full tree (None for the current tree and those not yet opened).
+    pub fn get_full_tree_root(env: Env, tree: u32) -> Option<U256> {
+        env.storage().persistent().get(&DataKey::FullTreeRoot(tree))
     }
 
     pub fn get_policy_flags(env: Env) -> u32 {

@@ -92,6 +92,7 @@ fn tx_of(env: &Env, v: &serde_json::Value) -> Tx {
         output_commitment1: inputs[6].clone(),
         asp_membership_root: inputs[7].clone(),
         asp_non_membership_root: inputs[9].clone(),
+        tree: 0,
     };
     Tx {
         proof,
@@ -120,6 +121,11 @@ struct World {
 
 /// A pool with `policy` and a deposit cap of `max_deposit` (U256 limbs, most significant first).
 fn world_with(policy: u32, max_deposit: [u64; 4]) -> World {
+    world_of(policy, max_deposit, 1 << 20)
+}
+
+/// A pool whose trees take `capacity` leaves each.
+fn world_of(policy: u32, max_deposit: [u64; 4], capacity: u32) -> World {
     let env = test_env();
     let [a, b, c, d] = max_deposit;
     let max_deposit = U256::from_parts(&env, a, b, c, d);
@@ -144,7 +150,7 @@ fn world_with(policy: u32, max_deposit: [u64; 4]) -> World {
     assert_eq!(asp_nm.get_root(), u256_hex(&env, s(&f["non_membership_root"])));
     let pool_levels = f["levels"].as_u64().unwrap() as u32;
     let pool_id = env
-        .register(Pool, (&admin, &token, &verifier, &asp_m_id, &asp_nm_id, max_deposit, pool_levels, policy));
+        .register(Pool, (&admin, &token, &verifier, &asp_m_id, &asp_nm_id, max_deposit, pool_levels, capacity, policy));
     let pool = PoolClient::new(&env, &pool_id);
     let alice = Address::generate(&env);
     let relayer = Address::generate(&env);
@@ -225,9 +231,9 @@ fn constructor_and_views() {
     assert_eq!(w.pool.get_next_index(), 0);
     assert_eq!(w.pool.get_policy_flags(), 3);
     assert_eq!(w.pool.get_payout_wallet(), None);
-    assert!(w.pool.is_known_root(&empty));
-    assert!(!w.pool.is_known_root(&w.u(0)));
-    assert!(!w.pool.is_known_root(&w.u(1)));
+    assert!(w.pool.is_known_root(&empty, &0));
+    assert!(!w.pool.is_known_root(&w.u(0), &0));
+    assert!(!w.pool.is_known_root(&w.u(1), &0));
     assert!(!w.pool.is_spent(&w.deposit.inputs[3]));
     assert_eq!(w.pool.get_asp_membership_root(), w.asp_m.get_root());
     assert_eq!(w.pool.get_asp_non_membership_root(), w.asp_nm.get_root());
@@ -241,9 +247,13 @@ fn constructor_and_views() {
 }
 
 fn register_pool(levels: u32, policy: u32) {
+    register_pool_of(levels, 1 << levels.min(31), policy);
+}
+
+fn register_pool_of(levels: u32, capacity: u32, policy: u32) {
     let env = test_env();
     let a = Address::generate(&env);
-    env.register(Pool, (&a, &a, &a, &a, &a, U256::from_u32(&env, 1), levels, policy));
+    env.register(Pool, (&a, &a, &a, &a, &a, U256::from_u32(&env, 1), levels, capacity, policy));
 }
 
 #[test]
@@ -266,8 +276,23 @@ fn constructor_refuses_unknown_policy_flags() {
 
 #[test]
 fn constructor_accepts_every_policy_and_level_bound() {
-    for (levels, policy) in [(1, 0), (32, 1), (20, 2), (20, 3)] {
+    for (levels, policy) in [(2, 0), (32, 1), (20, 2), (20, 3)] {
         register_pool(levels, policy);
+    }
+    for capacity in [4, 8, 1 << 19, 1 << 20] {
+        register_pool_of(20, capacity, 3);
+    }
+}
+
+#[test]
+fn constructor_refuses_a_tree_capacity_not_a_power_of_two_in_4_to_2_pow_levels() {
+    for (levels, capacity) in [(20, 0), (20, 2), (20, 6), (20, 12), (20, (1 << 20) + 1), (20, 1 << 21), (1, 4)] {
+        let env = test_env();
+        let a = Address::generate(&env);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            env.register(Pool, (&a, &a, &a, &a, &a, U256::from_u32(&env, 1), levels, capacity, 3u32));
+        }));
+        assert!(r.is_err(), "levels {levels} capacity {capacity} was accepted");
     }
 }
 
@@ -327,6 +352,7 @@ fn deposit_withdraw_disburse_with_real_proofs() {
             std::vec![
                 xdr::ScMapEntry { key: sym("encrypted_output"), val: ScVal::Bytes(note.try_into().unwrap()) },
                 xdr::ScMapEntry { key: sym("index"), val: ScVal::U32(i as u32) },
+                xdr::ScMapEntry { key: sym("tree"), val: ScVal::U32(0) },
             ]
             .try_into()
             .unwrap(),
@@ -335,7 +361,7 @@ fn deposit_withdraw_disburse_with_real_proofs() {
     }
     assert_eq!(w.pool.get_root(), w.deposit.root_after);
     assert_eq!(w.pool.get_next_index(), 2);
-    assert!(w.pool.is_known_root(&w.deposit.root_after));
+    assert!(w.pool.is_known_root(&w.deposit.root_after, &0));
     assert!(w.pool.is_spent(&w.deposit.inputs[3]) && w.pool.is_spent(&w.deposit.inputs[4]));
     assert_eq!((w.balance(&w.alice), w.balance(&w.pool_id)), (90 * USDC, 10 * USDC));
 
@@ -360,7 +386,7 @@ fn deposit_withdraw_disburse_with_real_proofs() {
     assert_eq!((w.pool.get_root(), w.pool.get_next_index()), (w.disburse.root_after.clone(), 6));
     // every root since genesis is still known
     for tx in [&w.deposit, &w.withdraw, &w.disburse] {
-        assert!(w.pool.is_known_root(&tx.root_after));
+        assert!(w.pool.is_known_root(&tx.root_after, &0));
     }
     std::println!("transact deposit (native contracts, host crypto metered): {deposit_cost} instructions");
 }
@@ -512,15 +538,128 @@ fn tree_index_checks() {
     let w = world();
     w.env.as_contract(&w.pool_id, || w.env.storage().persistent().set(&TreeKey::NextIndex, &1u32));
     assert_eq!(w.transact(&w.deposit, &w.alice), Err(Error::NextIndexNotEven as u32));
-    // a full tree
+    // the last pair of a 2^20-leaf tree fills it; nothing is refused for lack of room
     let w = world();
-    w.env.as_contract(&w.pool_id, || w.env.storage().persistent().set(&TreeKey::NextIndex, &(1u32 << 20)));
-    assert_eq!(w.transact(&w.deposit, &w.alice), Err(Error::MerkleTreeFull as u32));
     w.env.as_contract(&w.pool_id, || {
         w.env.storage().persistent().set(&TreeKey::NextIndex, &((1u32 << 20) - 2))
     });
     w.transact(&w.deposit, &w.alice).unwrap();
-    assert_eq!(w.pool.get_next_index(), 1 << 20);
+    assert_eq!((w.pool.get_current_tree(), w.pool.get_next_index()), (0, 1 << 20));
+    assert_eq!(w.pool.get_full_tree_root(&0), None);
+    // the number of trees is the only bound: 2^32 of them
+    let w = world();
+    w.env.as_contract(&w.pool_id, || {
+        let p = w.env.storage().persistent();
+        p.set(&TreeKey::NextIndex, &(1u32 << 20));
+        p.set(&DataKey::CurrentTree, &u32::MAX);
+    });
+    assert_eq!(w.transact(&w.deposit, &w.alice), Err(Error::MerkleTreeFull as u32));
+}
+
+/// The root of a tree of `levels` levels holding only `left` and `right` at leaves 0 and 1.
+fn root_of_first_pair(env: &Env, left: &U256, right: &U256, levels: u32) -> U256 {
+    let hasher = pool_common::Poseidon2::new(env);
+    let mut node = hasher.compress(left, right);
+    for level in 1..levels {
+        node = hasher.compress(&node, &pool_common::merkle::zero(env, level));
+    }
+    node
+}
+
+#[test]
+fn a_full_tree_rolls_over_and_the_outputs_open_the_next() {
+    let w = world_of(3, CAP, 4);
+    assert_eq!((w.pool.get_tree_capacity(), w.pool.get_current_tree()), (4, 0));
+    w.transact(&w.deposit, &w.alice).unwrap();
+    w.transact(&w.withdraw, &w.relayer).unwrap();
+    // tree 0 is full (leaves 0..3) but stays current until a transaction needs room
+    assert_eq!((w.pool.get_current_tree(), w.pool.get_next_index()), (0, 4));
+    assert_eq!(w.pool.get_full_tree_root(&0), None);
+    let payout = Address::from_str(&w.env, s(&w.f["payout_wallet"]));
+    w.pool.mock_all_auths().set_payout_wallet(&payout);
+    w.disburse_call(&w.disburse, &w.admin).unwrap();
+    let events = w.env.events().all().filter_by_contract(&w.pool_id);
+    let commitments: std::vec::Vec<ScVal> = events
+        .events()
+        .iter()
+        .filter_map(|e| match &e.body {
+            xdr::ContractEventBody::V0(b)
+                if b.topics.first() == Some(&ScVal::Symbol("new_commitment_event".try_into().unwrap())) =>
+            {
+                Some(b.data.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    let field = |data: &ScVal, name: &str| match data {
+        ScVal::Map(Some(m)) => m.iter().find(|e| e.key == ScVal::Symbol(name.try_into().unwrap())).unwrap().val.clone(),
+        _ => panic!("not a map"),
+    };
+    assert_eq!(commitments.len(), 2, "the disbursement's two commitments");
+    for (i, data) in commitments.iter().enumerate() {
+        assert_eq!((field(data, "tree"), field(data, "index")), (ScVal::U32(1), ScVal::U32(i as u32)));
+    }
+    // the disbursement's outputs opened tree 1 at leaves 0 and 1; tree 0's final root is kept
+    assert_eq!((w.pool.get_current_tree(), w.pool.get_next_index()), (1, 2));
+    assert_eq!(w.pool.get_full_tree_root(&0), Some(w.withdraw.root_after.clone()));
+    assert_eq!(w.pool.get_full_tree_root(&1), None);
+    let levels = w.f["levels"].as_u64().unwrap() as u32;
+    let new_root =
+        root_of_first_pair(&w.env, &w.disburse.proof.output_commitment0, &w.disburse.proof.output_commitment1, levels);
+    assert_eq!(w.pool.get_root(), new_root);
+    // the next pair goes to leaves 2 and 3 of tree 1, the one after to tree 2
+    let hasher = pool_common::Poseidon2::new(&w.env);
+    let pair = [w.u(7), w.u(8)];
+    let appended = w.env.as_contract(&w.pool_id, || crate::append_outputs(&w.env, &hasher, &pair).unwrap());
+    assert_eq!((appended.0, appended.1), (1, 2));
+    w.env.as_contract(&w.pool_id, || {
+        let p = w.env.storage().persistent();
+        let slot = (p.get::<_, u32>(&DataKey::CurrentRootIndex).unwrap() + 1) % crate::ROOT_HISTORY_SIZE;
+        p.set(&DataKey::CurrentRootIndex, &slot);
+        p.set(&DataKey::Root(slot), &appended.2);
+    });
+    let appended2 = w.env.as_contract(&w.pool_id, || crate::append_outputs(&w.env, &hasher, &pair).unwrap());
+    assert_eq!((appended2.0, appended2.1), (2, 0));
+    assert_eq!(w.pool.get_full_tree_root(&1), Some(appended.2));
+}
+
+#[test]
+fn a_full_trees_root_stays_known_after_it_leaves_the_ring_and_its_notes_spend_once() {
+    let w = world_of(3, CAP, 4);
+    w.transact(&w.deposit, &w.alice).unwrap();
+    w.transact(&w.withdraw, &w.relayer).unwrap();
+    let final_root = w.withdraw.root_after.clone();
+    // other transactions open tree 1 and then push every root of tree 0 out of the ring
+    let hasher = pool_common::Poseidon2::new(&w.env);
+    w.env.as_contract(&w.pool_id, || {
+        let (tree, _, _) = crate::append_outputs(&w.env, &hasher, &[w.u(7), w.u(8)]).unwrap();
+        assert_eq!(tree, 1);
+        let p = w.env.storage().persistent();
+        for slot in 0..crate::ROOT_HISTORY_SIZE {
+            p.set(&DataKey::Root(slot), &U256::from_u32(&w.env, 1000 + slot));
+        }
+    });
+    assert!(w.pool.is_known_root(&final_root, &0));
+    assert!(!w.pool.is_known_root(&final_root, &1), "the current tree's roots are only those in the ring");
+    assert!(!w.pool.is_known_root(&final_root, &2), "a tree not yet opened has no root");
+    assert!(!w.pool.is_known_root(&w.deposit.root_after, &0), "only a full tree's final root is kept");
+    let payout = Address::from_str(&w.env, s(&w.f["payout_wallet"]));
+    w.pool.mock_all_auths().set_payout_wallet(&payout);
+    // the disbursement spends the withdrawal's change, a note of tree 0: naming the wrong tree is refused
+    let mut wrong = w.disburse.clone();
+    wrong.proof.tree = 1;
+    assert_eq!(w.disburse_call(&wrong, &w.admin), Err(Error::UnknownRoot as u32));
+    let before = w.balance(&w.pool_id);
+    w.disburse_call(&w.disburse, &w.admin).unwrap();
+    assert_eq!(w.balance(&w.pool_id), before - USDC);
+    assert_eq!((w.pool.get_current_tree(), w.pool.get_next_index()), (1, 4));
+    // spent once: the same nullifiers are refused in any later tree
+    w.env.as_contract(&w.pool_id, || {
+        let (tree, _, _) = crate::append_outputs(&w.env, &hasher, &[w.u(9), w.u(10)]).unwrap();
+        assert_eq!(tree, 2);
+    });
+    assert_eq!(w.disburse_call(&w.disburse, &w.admin), Err(Error::AlreadySpentNullifier as u32));
+    assert_eq!(w.balance(&w.pool_id), before - USDC);
 }
 
 #[test]
@@ -587,16 +726,16 @@ fn root_history_is_a_ring_of_90() {
     });
     assert_eq!(w.pool.get_root(), w.u(105));
     for i in 0..90u32 {
-        assert!(w.pool.is_known_root(&w.u(i + 100)), "slot {i}");
+        assert!(w.pool.is_known_root(&w.u(i + 100), &0), "slot {i}");
     }
-    assert!(!w.pool.is_known_root(&w.u(99)));
-    assert!(!w.pool.is_known_root(&w.u(190)));
+    assert!(!w.pool.is_known_root(&w.u(99), &0));
+    assert!(!w.pool.is_known_root(&w.u(190), &0));
     // the next root overwrites the oldest (slot 6)
     env.as_contract(&w.pool_id, || {
         env.storage().persistent().set(&DataKey::Root(6), &U256::from_u32(env, 7));
     });
-    assert!(!w.pool.is_known_root(&w.u(106)));
-    assert!(w.pool.is_known_root(&w.u(7)));
+    assert!(!w.pool.is_known_root(&w.u(106), &0));
+    assert!(w.pool.is_known_root(&w.u(7), &0));
 }
 
 #[test]

@@ -85,7 +85,7 @@ fn costs_of_the_built_wasms() {
 
     let max = U256::from_u128(&env, 1_000_000_000_000);
     let pool_id = env
-        .register(pool.as_slice(), (&admin, &token, &verifier_id, &asp_m_id, &asp_nm_id, max, 20u32, 3u32));
+        .register(pool.as_slice(), (&admin, &token, &verifier_id, &asp_m_id, &asp_nm_id, max, 20u32, 1u32 << 20, 3u32));
     let pool = PoolClient::new(&env, &pool_id);
     let alice = Address::generate(&env);
     token::StellarAssetClient::new(&env, &token).mock_all_auths().mint(&alice, &1_000_000_000);

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { parsePassphrase, parseRpcUrl } from '../flags.ts';
+import { parsePassphrase, parseRpcUrl, parseTreeCapacity, TREE_CAPACITY_HELP } from '../flags.ts';
 
 // `pool-proxy contracts deploy`: uploads the pool's four compiled contracts to a network through its Soroban
 // RPC, creates and initialises them (the same code the sandbox's genesis runs) and prints the proxy's
@@ -31,6 +31,7 @@ export function registerContracts(program: Command): void {
       'names the deployment: the same admin and salt give the same ids',
       'privacy-pool',
     )
+    .option('--tree-capacity <n>', TREE_CAPACITY_HELP, String(2 ** 20))
     .option('--json', 'print the result as JSON instead of environment lines')
     .action((opts: DeployFlags) =>
       runDeploy(opts).catch((error: Error) => {
@@ -49,6 +50,7 @@ interface DeployFlags {
   vkey?: string;
   wasmDir?: string;
   salt: string;
+  treeCapacity: string;
   json?: boolean;
 }
 
@@ -78,20 +80,24 @@ async function runDeploy(opts: DeployFlags): Promise<void> {
     token = { code, issuer };
   }
   if (!/^[\x20-\x7e]{1,64}$/.test(opts.salt)) throw new Error('--salt must be 1 to 64 printable characters');
+  const treeCapacity = parseTreeCapacity(opts.treeCapacity);
   const secret = process.env.POOL_PROXY_ADMIN_SECRET ?? '';
   if (!StrKey.isValidEd25519SecretSeed(secret))
     throw new Error(
       'set POOL_PROXY_ADMIN_SECRET to the secret seed (S…) of the funded account that deploys and administers the pool',
     );
 
-  const [{ deployPool }, { readContractWasms }, { loadVerificationKey }, { x402Network }] = await Promise.all(
-    [
-      import('../../deploy/pool-deployment.ts'),
-      import('../../deploy/contract-wasm.ts'),
-      import('../../deploy/verification-key.ts'),
-      import('../../ledger/networks.ts'),
-    ],
-  );
+  const [
+    { DEFAULT_POOL_PARAMETERS, deployPool },
+    { readContractWasms },
+    { loadVerificationKey },
+    { x402Network },
+  ] = await Promise.all([
+    import('../../deploy/pool-deployment.ts'),
+    import('../../deploy/contract-wasm.ts'),
+    import('../../deploy/verification-key.ts'),
+    import('../../ledger/networks.ts'),
+  ]);
   const verificationKey = loadVerificationKey(opts.vkey);
   const wasms = readContractWasms(opts.wasmDir);
   const admin = Keypair.fromSecret(secret);
@@ -106,6 +112,7 @@ async function runDeploy(opts: DeployFlags): Promise<void> {
     token,
     verificationKey,
     wasms,
+    parameters: { ...DEFAULT_POOL_PARAMETERS, treeCapacity },
     salt: opts.salt,
     log: (line) => console.error(line),
   });

@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { POLICY_CIRCUIT, circuitArtifacts } from '../../circuit/policy-circuit.ts';
 import { type ListenAddress, parseListen } from '../../listen.ts';
 import { LOCAL_CHANNELS, localX402Env, type LocalX402Urls } from '../../x402/local-services.ts';
-import { parseIntFlag, parsePassphrase } from '../flags.ts';
+import { parseIntFlag, parsePassphrase, parseTreeCapacity } from '../flags.ts';
 import { tlsListen } from './sandbox.ts';
 import type { ListenOptions } from './start-listeners.ts';
 
@@ -22,6 +22,7 @@ export interface StartOptions extends ListenOptions {
   tls?: string | boolean;
   build?: boolean;
   replicas: string;
+  treeCapacity?: string;
 }
 
 /** The embedded sandbox and the local x402 facilitator and demo service that run on it. */
@@ -31,6 +32,8 @@ export interface SandboxPartConfig {
   dir: string;
   ledgerMs: number;
   networkPassphrase: string;
+  /** leaves one pool tree takes (used when genesis creates the pool) */
+  treeCapacity?: number;
   tls?: { host: string; port: number; dir: string };
   facilitator: ListenAddress;
   demo: ListenAddress & { maxTimeoutSeconds: number };
@@ -87,6 +90,7 @@ function sandboxPart(
     dir: join(dataDir, 'sandbox'),
     ledgerMs,
     networkPassphrase,
+    ...(opts.treeCapacity !== undefined && { treeCapacity: parseTreeCapacity(opts.treeCapacity) }),
     ...(tlsAt && { tls: { ...tlsAt, dir: join(dataDir, 'tls') } }),
     facilitator: parseListen(opts.facilitator, '--facilitator'),
     demo: {

@@ -17,6 +17,7 @@ import { startPoolSandboxThread } from '../threads/sandbox-thread.ts';
 import { startLocalX402Thread } from '../threads/x402-thread.ts';
 import { replicaEnvs } from './replicas.ts';
 import { httpsLine, TLS_FLAG, TLS_HELP } from './sandbox.ts';
+import { TREE_CAPACITY_HELP } from '../flags.ts';
 import {
   proxyEnvironment,
   readStartConfig,
@@ -98,6 +99,7 @@ async function startSandbox(config: SandboxPartConfig, vkey: string, parts: Part
       dataDir: config.dir,
       vkey,
       networkPassphrase: config.networkPassphrase,
+      ...(config.treeCapacity !== undefined && { treeCapacity: config.treeCapacity }),
       logLedgers: true,
       ...(config.tls && { tls: config.tls }),
     },
@@ -275,6 +277,7 @@ export function registerStart(program: Command): void {
       'run `npm run build` (incremental) once the addresses are known to be free; `npm start` does',
     )
     .option(TLS_FLAG, TLS_HELP)
+    .option('--tree-capacity <n>', `${TREE_CAPACITY_HELP}; applies when the embedded sandbox is created`)
     .option(
       '--replicas <n>',
       'proxies on consecutive ports from POOL_PROXY_PORT, sharing the store (needs POOL_PROXY_DATABASE_URL when > 1)',

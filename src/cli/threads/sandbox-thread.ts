@@ -21,6 +21,8 @@ export interface SandboxThreadOptions {
   dataDir?: string;
   vkey?: VerificationKeyInput;
   networkPassphrase?: string;
+  /** leaves one pool tree takes (at genesis) */
+  treeCapacity?: number;
   /** forward a log line per ledger close (as `pool-proxy sandbox` prints them) */
   logLedgers?: boolean;
   /** serve HTTPS too, on this address, with the certificate kept in `dir` (made there when missing) */

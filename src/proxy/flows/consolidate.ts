@@ -5,6 +5,7 @@
 // account's padding transfers merge its two smallest notes (or re-randomise one, or none: dummy inputs).
 import { randomUUID } from 'node:crypto';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
+import type { NoteRecord } from '../services/notebook.ts';
 import type { FlowContext } from './context.ts';
 import { sealFor, type SealForDeps } from './seal-for.ts';
 import { proveAndRelay, type RelayDeps } from './relay.ts';
@@ -39,9 +40,12 @@ export async function consolidate(
 ): Promise<void> {
   const agent = scopedId(ref);
   const sign = opts.pick === 'smallest' ? 1 : -1;
-  const notes = (await ctx.notes.unspentNotes(agent))
-    .sort((a, b) => (a.amount > b.amount ? sign : a.amount < b.amount ? -sign : 0))
-    .slice(0, 2);
+  const notes = pickPair(
+    ctx,
+    (await ctx.notes.unspentNotes(agent)).sort((a, b) =>
+      a.amount > b.amount ? sign : a.amount < b.amount ? -sign : 0,
+    ),
+  );
   const total = notes.reduce((s, n) => s + n.amount, 0n);
   const opId = randomUUID();
   await ctx.journal.begin({ opId, kind: 'consolidate', agent, state: 'proving', amount: 0n });
@@ -70,4 +74,17 @@ export async function consolidate(
     await settleFailure(ctx, opId, error);
     throw error;
   }
+}
+
+/**
+ * The first two notes in `sorted` order that share a tree (one proof spends notes of one tree). When no two
+ * do, the first note outside the current tree alone: re-proved, it moves into the current tree, where later
+ * consolidations can merge it. With one note or none, those.
+ */
+function pickPair(ctx: ConsolidateDeps, sorted: NoteRecord[]): NoteRecord[] {
+  for (let i = 0; i < sorted.length; i++)
+    for (let j = i + 1; j < sorted.length; j++)
+      if (ctx.prover.treeOf(sorted[i]!) === ctx.prover.treeOf(sorted[j]!)) return [sorted[i]!, sorted[j]!];
+  const outside = sorted.find((n) => ctx.prover.treeOf(n) !== ctx.prover.currentTree);
+  return outside === undefined ? sorted.slice(0, 2) : [outside];
 }

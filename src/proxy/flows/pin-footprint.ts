@@ -3,9 +3,12 @@
 // deposit lands first, this one writes `FilledSubtree` levels and a `Root` slot outside its declared footprint
 // and fails (the host's Storage/ExceededLimit), and the wallet's signature cannot be redone by the proxy. So
 // the prepared transaction declares every tree level and the next few root slots as read-write, with the
-// write bytes and resource fee they may cost: deposits prepared side by side then land in any order.
+// write bytes and resource fee they may cost: deposits prepared side by side then land in any order. When the
+// current tree is nearly full, one of them may be the transaction that opens the next tree: then it also
+// declares `CurrentTree` and the `FullTreeRoot` entries of the trees that may fill before it lands.
 import { Account, Address, Operation, type Transaction, TransactionBuilder, xdr } from '#stellar-sdk';
 import { PoolStorageKey, ROOT_HISTORY_SIZE } from '../../ledger/pool-interface.ts';
+import type { TreeState } from '../services/pool-transaction.ts';
 
 /** Deposits that may land between this one's simulation and its application without breaking it. */
 export const PINNED_ROOT_SLOTS = 16;
@@ -14,12 +17,38 @@ const BYTES_PER_ENTRY = 200;
 /** Resource fee added per added entry: a write entry, its bytes and its share of the transaction's size. */
 const FEE_PER_ENTRY = 25_000n;
 
-export function pinPoolFootprint(
-  tx: Transaction,
-  poolId: string,
-  levels: number,
-  passphrase: string,
-): Transaction {
+/** What a prepared deposit's footprint is pinned for. */
+export interface PinFootprintOptions {
+  /** the simulated transaction */
+  tx: Transaction;
+  poolId: string;
+  /** the pool's tree depth */
+  levels: number;
+  passphrase: string;
+  /** where the pool's trees stood when it was proved */
+  trees: TreeState;
+}
+
+/**
+ * The trees that may fill before a deposit prepared at `trees` lands: their `FullTreeRoot` entries, with
+ * `CurrentTree`, are what opening the next tree writes. Counted for PINNED_ROOT_SLOTS other transactions landing
+ * first (two leaves each), twice over, since the indexer that says where the trees stand may be behind the ledger.
+ */
+export function treesThatMayFill(trees: TreeState): number[] {
+  const coming = 4 * (PINNED_ROOT_SLOTS + 1);
+  const free = trees.capacity - trees.leaves;
+  if (free >= coming) return [];
+  const count = 1 + Math.floor((coming - free) / trees.capacity);
+  return Array.from({ length: count }, (_, i) => trees.tree + i);
+}
+
+export function pinPoolFootprint({
+  tx,
+  poolId,
+  levels,
+  passphrase,
+  trees,
+}: PinFootprintOptions): Transaction {
   const envelope = tx.toEnvelope();
   if (envelope.type !== 'envelopeTypeTx') return tx;
   const ext = (envelope.value as xdr.TransactionV1Envelope).tx.ext;
@@ -58,6 +87,9 @@ export function pinPoolFootprint(
   if (first !== undefined)
     for (let i = 1; i <= PINNED_ROOT_SLOTS; i++)
       add(keyOf(PoolStorageKey.root((first + i) % ROOT_HISTORY_SIZE)));
+  const filling = treesThatMayFill(trees);
+  if (filling.length > 0) add(keyOf(PoolStorageKey.currentTree()));
+  for (const tree of filling) add(keyOf(PoolStorageKey.fullTreeRoot(tree)));
   if (extra.length === 0) return tx;
 
   const pinned = new xdr.SorobanTransactionData({

@@ -149,11 +149,12 @@ async function proveDeposit(
     new Address(wallet).toScVal(),
   ]);
   // Other deposits may land first: declare the tree entries they would shift this one's writes to.
-  const tx = pinPoolFootprint(
-    simulated,
-    ctx.deployment.contracts.pool,
-    POLICY_CIRCUIT.levels,
-    ctx.deployment.networkPassphrase,
-  );
+  const tx = pinPoolFootprint({
+    tx: simulated,
+    poolId: ctx.deployment.contracts.pool,
+    levels: POLICY_CIRCUIT.levels,
+    passphrase: ctx.deployment.networkPassphrase,
+    trees: ctx.prover.treeState(),
+  });
   return { tx, proved, ms: ctx.clock() - started };
 }

@@ -61,7 +61,10 @@ export async function spendNotes(
   });
 }
 
-/** Up to two unspent notes covering `amount` (smallest sufficient), or undefined when consolidation is needed. */
+/**
+ * Up to two unspent notes covering `amount` (smallest sufficient; a pair from one tree, as one proof needs), or
+ * undefined when consolidation is needed first.
+ */
 export async function selectNotes(
   ctx: SpendNotesDeps,
   agent: string,
@@ -74,9 +77,13 @@ export async function selectNotes(
   if (single) return [single];
   for (let i = 0; i < notes.length; i++) {
     for (let j = i + 1; j < notes.length; j++)
-      if (notes[i].amount + notes[j].amount >= amount) return [notes[i], notes[j]];
+      if (
+        notes[i].amount + notes[j].amount >= amount &&
+        ctx.prover.treeOf(notes[i]) === ctx.prover.treeOf(notes[j])
+      )
+        return [notes[i], notes[j]];
   }
-  if (notes.length <= 2)
+  if (notes.reduce((sum, n) => sum + n.amount, 0n) < amount)
     throw new DomainError('insufficient_balance', 'the agent notes do not cover the amount');
   return undefined;
 }

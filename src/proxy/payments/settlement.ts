@@ -77,14 +77,16 @@ export async function settleAgent(pctx: SettlementDeps, ref: AgentRef): Promise<
       );
       const own = flows.keyring.crypto(agent);
       const float = flows.keyring.crypto(FLOAT_ACCOUNT_ID);
-      // One agent note leaves the second input free: the float account's largest note joins the transfer, so
-      // its notes merge as debts arrive (locked for this operation, released with it if it fails).
+      // One agent note leaves the second input free: the float account's largest note in the same tree joins
+      // the transfer, so its notes merge as debts arrive (locked for this operation, released with it if it
+      // fails).
+      const tree = flows.prover.treeOf(notes[0]!);
       const merged =
         notes.length === 1
           ? await flows.spendLock.run(FLOAT_ACCOUNT_ID, async () => {
-              const largest = (await flows.notes.unspentNotes(FLOAT_ACCOUNT_ID)).sort((a, b) =>
-                a.amount > b.amount ? -1 : a.amount < b.amount ? 1 : 0,
-              )[0];
+              const largest = (await flows.notes.unspentNotes(FLOAT_ACCOUNT_ID))
+                .filter((n) => flows.prover.treeOf(n) === tree)
+                .sort((a, b) => (a.amount > b.amount ? -1 : a.amount < b.amount ? 1 : 0))[0];
               if (largest !== undefined) await flows.notes.lock(FLOAT_ACCOUNT_ID, opId, [largest.commitment]);
               return largest;
             })

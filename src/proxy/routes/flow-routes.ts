@@ -204,7 +204,7 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolAccess, limits: 
     response: PoolInfo,
     errors: ['service_unavailable'],
     handler: async () => {
-      const { deployment, circuitId } = runtime.info();
+      const { deployment, circuitId, trees } = runtime.info();
       return {
         network: deployment.network,
         networkPassphrase: deployment.networkPassphrase,
@@ -217,6 +217,13 @@ export function registerFlowRoutes(api: ApiRouter, runtime: PoolAccess, limits: 
         maxWithdraw: formatAmount(limits.maxWithdraw),
         // A new agent's first prepare, with its key's slot, that slot's inserts and its proof, as measured.
         registrationWaitMaxSeconds: Math.ceil(runtime.registrationWaitBoundMs() / 1000),
+        trees: {
+          current: trees.tree,
+          count: trees.tree + 1,
+          leavesUsed: trees.leaves,
+          leavesFree: trees.capacity - trees.leaves,
+          capacity: trees.capacity,
+        },
         ...(deployment.friendbotUrl ? { friendbotUrl: deployment.friendbotUrl } : {}),
         payments: {
           enabled: limits.payments.poolWalletSecret !== '',

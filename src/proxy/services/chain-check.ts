@@ -1,6 +1,6 @@
 // A store rebuilt from events (by `store recover`, a fresh data directory or a new replica's first pass) is
-// checked against the chain's present state before it is trusted: the pool tree's root and next index
-// recomputed from the leaves read against the pool contract's, the ASP allowlist and blocklist roots against
+// checked against the chain's present state before it is trusted: the pool's current tree, its root and next
+// index, and every full tree's final root, recomputed from the leaves read, against the pool contract's, the ASP allowlist and blocklist roots against
 // the ones the pool checks proofs against, each nullifier read against the contract's spent set, and each
 // credited note's commitment against its leaf, its spent mark against the contract. The
 // first mismatch refuses the store (`ChainMismatchError`, naming it): an archive that lost, forged or changed
@@ -9,10 +9,22 @@ import type { EncryptedStore } from '../store/encrypted-store.ts';
 import type { NoteRecord } from './notebook.ts';
 import type { PoolReads } from './pool-reads.ts';
 
-/** A pool tree as the check compares it: its root and how many leaves it holds. */
+/** The pool's current tree as the check compares it: its number, how many leaves it holds, its root. */
 export interface TreeState {
-  root: bigint;
+  tree: number;
   nextIndex: number;
+  root: bigint;
+}
+
+/** The rebuilt trees (a MerkleForest): the current one, full trees' roots, commitments by position. */
+export interface RebuiltTrees {
+  readonly currentTree: number;
+  readonly currentTreeLeaves: number;
+  readonly root: bigint;
+  /** commitments across every tree */
+  readonly nextIndex: number;
+  rootOf(tree: number): bigint;
+  leaf(position: number): bigint;
 }
 
 /** The store's events differ from the chain: the first mismatch found. */
@@ -30,10 +42,12 @@ export class ChainMismatchError extends Error {
 const hex = (n: bigint) => `0x${n.toString(16).padStart(64, '0')}`;
 
 /**
- * What differs between a tree rebuilt from events (`local`) and the pool contract's (`chain`), or undefined
- * when they agree. One tree: the caller pairs each local tree with the contract's.
+ * What differs between the current tree rebuilt from events (`local`) and the pool contract's (`chain`), or
+ * undefined when they agree (full trees are compared by their final roots, in firstMismatch).
  */
 export function treeMismatch(local: TreeState, chain: TreeState): string | undefined {
+  if (local.tree !== chain.tree)
+    return `the events read fill ${local.tree + 1} pool trees, the pool contract ${chain.tree + 1}`;
   if (local.nextIndex !== chain.nextIndex)
     return (
       `the pool tree rebuilt from the events read holds ${local.nextIndex} leaves, the pool contract's ` +
@@ -49,8 +63,8 @@ export function treeMismatch(local: TreeState, chain: TreeState): string | undef
 
 export interface ChainCheckInput {
   reads: PoolReads;
-  /** the rebuilt pool tree */
-  tree: TreeState & { leaf(index: number): bigint };
+  /** the rebuilt pool trees */
+  tree: RebuiltTrees;
   /** the ASP roots rebuilt from the events read: the allowlist tree's and the blocklist's */
   asp: () => { membership: bigint; nonMembership: bigint };
   /** the nullifiers read */
@@ -84,12 +98,22 @@ async function firstMismatch({
   spent,
   notes,
 }: ChainCheckInput): Promise<string | undefined> {
+  const current = await reads.currentTree();
   const nextIndex = await reads.nextIndex();
   const root = await reads.root();
-  // A transaction between the two reads: read again after the next pass.
-  if ((await reads.nextIndex()) !== nextIndex) return 'the pool contract moved on while it was read';
-  const tree_ = treeMismatch({ root: tree.root, nextIndex: tree.nextIndex }, { root, nextIndex });
+  // A transaction between the reads: read again after the next pass.
+  if ((await reads.nextIndex()) !== nextIndex || (await reads.currentTree()) !== current)
+    return 'the pool contract moved on while it was read';
+  const tree_ = treeMismatch(
+    { tree: tree.currentTree, nextIndex: tree.currentTreeLeaves, root: tree.root },
+    { tree: current, nextIndex, root },
+  );
   if (tree_ !== undefined) return tree_;
+  for (let full = 0; full < current; full++) {
+    const final = await reads.fullTreeRoot(full);
+    if (final !== tree.rootOf(full))
+      return `pool tree ${full}'s final root rebuilt from the events read (${hex(tree.rootOf(full))}) is not the pool contract's (${final === undefined ? 'none' : hex(final)})`;
+  }
   const chainAsp = await reads.aspRoots();
   const localAsp = asp();
   if (localAsp.membership !== chainAsp.membership)

@@ -35,13 +35,17 @@ interface Walk {
   jump?: { leaf: number; ledger: number };
 }
 
-/** Follows the pool's commitments of `events` on from `walk.next`. */
-function follow(walk: Walk, events: readonly PoolEvent[], pool: string): void {
+/**
+ * Follows the pool's commitments of `events` on from `walk.next`, by their position across the pool's trees
+ * (tree × `capacity` + leaf index).
+ */
+function follow(walk: Walk, events: readonly PoolEvent[], pool: string, capacity: number): void {
   for (const e of events) {
     if (walk.jump !== undefined) return;
     if (e.contractId !== pool || scValToNative(e.topic[0] as xdr.ScVal) !== PoolEventName.newCommitment)
       continue;
-    const leaf = Number((scValToNative(e.value) as { index: number }).index);
+    const data = scValToNative(e.value) as { index: number; tree?: number };
+    const leaf = Number(data.tree ?? 0) * capacity + Number(data.index);
     if (leaf === walk.next) walk.next++;
     else if (leaf > walk.next) walk.jump = { leaf, ledger: e.ledger };
   }
@@ -54,14 +58,15 @@ function follow(walk: Walk, events: readonly PoolEvent[], pool: string): void {
 export async function findCoverageGap(input: CoverageInput): Promise<string | undefined> {
   const { server, reads, contracts, archive } = input;
   // Read first: the chain may move on while the events are read, never back.
-  const chainNext = await reads.nextIndex();
+  const capacity = await reads.treeCapacity();
+  const chainNext = (await reads.currentTree()) * capacity + (await reads.nextIndex());
   const walk: Walk = { next: 0 };
   let last: PoolEvent | undefined;
   for (let after: string | undefined; archive !== undefined;) {
     const page = await archive.page(after, PAGE);
     if (page.length === 0) break;
     checkOwnContracts(page, contracts, () => 'the event archive');
-    follow(walk, page.map(fromArchived), contracts.pool);
+    follow(walk, page.map(fromArchived), contracts.pool, capacity);
     last = fromArchived(page.at(-1)!);
     after = last.id;
   }
@@ -86,7 +91,7 @@ export async function findCoverageGap(input: CoverageInput): Promise<string | un
         topic: e.topic,
         value: e.value,
       }));
-    follow(walk, events, contracts.pool);
+    follow(walk, events, contracts.pool, capacity);
     if (walk.jump !== undefined || page.events.length < PAGE) break;
     page = await server.getEvents({ cursor: page.cursor, filters, limit: PAGE });
   }

@@ -125,7 +125,7 @@ export class NoteCrediting {
           ...confirmedNote(
             this.#d.keyring.crypto(pending.agentId),
             { commitment: event.commitment, amount: pending.amount, blinding: pending.blinding },
-            event.leafIndex,
+            event,
           ),
           createdTx: txHash,
         };
@@ -191,7 +191,7 @@ export class NoteCrediting {
     spentIn: Map<bigint, string>,
   ): Promise<void> {
     const note = {
-      ...confirmedNote(this.#d.keyring.crypto(agentId), output, event.leafIndex),
+      ...confirmedNote(this.#d.keyring.crypto(agentId), output, event),
       createdTx: event.txHash,
     };
     // The agent exists from its first confirmed note on (a deposit that never landed leaves nothing).

@@ -13,6 +13,7 @@ export interface NoteRecord {
   commitment: bigint;
   amount: bigint;
   blinding: bigint;
+  /** the note's position in the pool across its trees (src/crypto/merkle-forest.ts) */
   leafIndex: number;
   nullifier: bigint;
   state: NoteState;

@@ -1,5 +1,6 @@
 // Follows the pool's and the ASPs' contract events through getEvents and rebuilds, locally, what proofs
-// need: the pool Merkle tree (commitments with their leaf index), the spent-nullifier set, the ASP
+// need: the pool's Merkle trees (commitments by their position across the trees that roll over, see
+// src/crypto/merkle-forest.ts), the spent-nullifier set, the ASP
 // allowlist tree and the blocklist sparse Merkle tree. The cursor and each pass's changes are persisted
 // (append-only segments), so a restart resumes instead of rescanning. Every new commitment is offered
 // to listeners (note discovery). Every event read is kept in the event archive first (event-archive.ts):
@@ -7,7 +8,7 @@
 // RPC after its last event, so the pool is rebuilt even when the RPC no longer keeps its first events; what
 // such a first pass rebuilt is checked against the chain before it is served (chain-check.ts).
 import { type rpc, scValToNative, type xdr } from '#stellar-sdk';
-import { MerkleTree, SparseMerkleTree } from '../../crypto/index.ts';
+import { MerkleForest, MerkleTree, SparseMerkleTree } from '../../crypto/index.ts';
 import { PoolEvent as PoolEventName } from '../../ledger/pool-interface.ts';
 import {
   checkOwnContracts,
@@ -27,7 +28,10 @@ export interface PoolContracts {
 
 export interface CommitmentEvent {
   commitment: bigint;
+  /** the commitment's position in the pool, across its trees */
   leafIndex: number;
+  /** its leaf index in its own tree (what its nullifier commits to) */
+  indexInTree: number;
   encryptedOutput: Uint8Array;
   txHash: string;
   ledger: number;
@@ -60,8 +64,22 @@ export type CommitmentListener = (
   nullifiers: Array<{ nullifier: bigint; txHash: string }>,
 ) => Promise<void>;
 
+/** What an indexer follows and where it keeps what it read. */
+export interface PoolIndexerOptions {
+  server: rpc.Server;
+  store: EncryptedStore;
+  contracts: PoolContracts;
+  /** the first ledger to read (0: the oldest the RPC keeps) */
+  startLedger: number;
+  logger: Logger;
+  archive?: EventArchive;
+  /** leaves one pool tree takes before the next opens (the pool contract's `get_tree_capacity`) */
+  treeCapacity: number;
+}
+
 export class PoolIndexer {
-  readonly poolTree = new MerkleTree(20);
+  /** The pool's commitments, tree after tree. */
+  readonly poolTree: MerkleForest;
   readonly aspTree = new MerkleTree(20);
   readonly blocklist = new SparseMerkleTree();
   readonly spent = new Set<bigint>();
@@ -87,14 +105,8 @@ export class PoolIndexer {
   /** after an archive replay: where the RPC is read from, and the last event already applied */
   #resume: { startLedger: number; after: string } | undefined;
 
-  constructor(
-    server: rpc.Server,
-    store: EncryptedStore,
-    contracts: PoolContracts,
-    startLedger: number,
-    logger: Logger,
-    archive?: EventArchive,
-  ) {
+  constructor({ server, store, contracts, startLedger, logger, archive, treeCapacity }: PoolIndexerOptions) {
+    this.poolTree = new MerkleForest(20, treeCapacity);
     this.#server = server;
     this.#store = store;
     this.#contracts = contracts;
@@ -187,7 +199,7 @@ export class PoolIndexer {
   }
 
   /**
-   * Resolves once the pool tree holds leaf `index`: beside other replicas, a note may be credited in the shared
+   * Resolves once the pool holds the commitment at position `index`: beside other replicas, a note may be credited in the shared
    * store by another replica's indexer before this one has seen its commitment, and its Merkle path is needed
    * now. Waits ledger by ledger (`waitForLedger`) until the leaf is here or `timeoutMs` has passed.
    */
@@ -298,18 +310,26 @@ export class PoolIndexer {
     if (contract === this.#contracts.pool) this.#txLedgers.set(event.txHash, event.ledger);
     if (contract === this.#contracts.pool && name === PoolEventName.newCommitment) {
       const commitment = BigInt(scValToNative(event.topic[1] as xdr.ScVal) as bigint);
-      const data = scValToNative(event.value) as { encrypted_output: Uint8Array; index: number };
-      const index = Number(data.index);
+      const data = scValToNative(event.value) as {
+        encrypted_output: Uint8Array;
+        index: number;
+        tree?: number;
+      };
+      const place = { tree: Number(data.tree ?? 0), index: Number(data.index) };
+      const index = this.poolTree.positionOf(place);
       if (index === this.poolTree.nextIndex) {
         this.poolTree.insert(commitment);
       } else if (index > this.poolTree.nextIndex || this.poolTree.leaf(index) !== commitment) {
+        const next = this.poolTree.placeOf(this.poolTree.nextIndex);
         throw new Error(
-          `pool tree out of step: event index ${index}, local next index ${this.poolTree.nextIndex}`,
+          `pool tree out of step: event at tree ${place.tree} leaf ${place.index}, local next at tree ` +
+            `${next.tree} leaf ${next.index}`,
         );
       }
       commitments.push({
         commitment,
         leafIndex: index,
+        indexInTree: place.index,
         encryptedOutput: new Uint8Array(data.encrypted_output),
         txHash: event.txHash,
         ledger: event.ledger,
@@ -408,8 +428,8 @@ export class PoolIndexer {
   }
 }
 
-/** The tree's leaves from index `from` on. */
-function leavesOf(tree: MerkleTree, from: number): bigint[] {
+/** The tree's (or the pool's trees') leaves from index `from` on. */
+function leavesOf(tree: MerkleTree | MerkleForest, from: number): bigint[] {
   const out: bigint[] = [];
   for (let i = from; i < tree.nextIndex; i++) out.push(tree.leaf(i));
   return out;

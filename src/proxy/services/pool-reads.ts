@@ -32,9 +32,25 @@ export class PoolReads {
     return BigInt(scValToNative(await this.#read('get_root')) as bigint);
   }
 
-  /** The pool tree's next leaf index (how many commitments it holds). */
+  /** The current tree's next leaf index (how many commitments it holds). */
   async nextIndex(): Promise<number> {
     return Number(scValToNative(await this.#read('get_next_index')));
+  }
+
+  /** The tree commitments go to (those before it are full). */
+  async currentTree(): Promise<number> {
+    return Number(scValToNative(await this.#read('get_current_tree')));
+  }
+
+  /** How many leaves one tree takes. */
+  async treeCapacity(): Promise<number> {
+    return Number(scValToNative(await this.#read('get_tree_capacity')));
+  }
+
+  /** A full tree's final root (undefined for the current tree). */
+  async fullTreeRoot(tree: number): Promise<bigint | undefined> {
+    const root = scValToNative(await this.#read('get_full_tree_root', nativeToScVal(tree, { type: 'u32' })));
+    return root === null || root === undefined ? undefined : BigInt(root as bigint);
   }
 
   /** The ASP roots the pool checks proofs against: the allowlist's and the blocklist's. */
@@ -54,7 +70,14 @@ export class PoolReads {
 
   async #read(
     method:
-      'get_root' | 'get_next_index' | 'is_spent' | 'get_asp_membership_root' | 'get_asp_non_membership_root',
+      | 'get_root'
+      | 'get_next_index'
+      | 'get_current_tree'
+      | 'get_tree_capacity'
+      | 'get_full_tree_root'
+      | 'is_spent'
+      | 'get_asp_membership_root'
+      | 'get_asp_non_membership_root',
     ...args: xdr.ScVal[]
   ): Promise<xdr.ScVal> {
     const tx = new TransactionBuilder(new Account(NULL_ACCOUNT, '0'), {

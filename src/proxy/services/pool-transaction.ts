@@ -1,5 +1,7 @@
 // Builds one `transact` call for an agent: spends up to two of its notes, creates two outputs, proves
-// the statement through the prover daemon, and returns the contract arguments (proof struct, ExtData).
+// the statement through the prover daemon, and returns the contract arguments (proof struct, ExtData). The
+// notes of one proof are in one tree: the proof's root is that tree's (the contract finds a full tree's final
+// root by the tree the proof names).
 import { createHmac } from 'node:crypto';
 import type { xdr } from '#stellar-sdk';
 import {
@@ -83,6 +85,16 @@ interface TransferProof {
   registration?: Uint8Array;
 }
 
+/** Where the pool's trees stand, as the indexer has read them. */
+export interface TreeState {
+  /** the tree the latest commitment went to */
+  tree: number;
+  /** leaves used in it */
+  leaves: number;
+  /** leaves one tree takes */
+  capacity: number;
+}
+
 export interface ProvedTransaction {
   args: { proof: xdr.ScVal; extData: xdr.ScVal };
   /** Output notes (amount > 0 only) with their commitments, to credit once confirmed. */
@@ -155,16 +167,19 @@ export class PoolTransactionProver {
     if (inputs.length > POLICY_CIRCUIT.nIns) throw new Error('at most two notes per proof');
     if (registration !== undefined && outputs[1].amount !== 0n)
       throw new Error('a registration replaces only a zero-valued second output');
-    const tree = this.#indexer.poolTree;
+    const forest = this.#indexer.poolTree;
     // Each input is proved with its owner's key (the spender's unless given), and so its allowlist and
     // blocklist proofs; dummy inputs use the spender's.
     const owned = inputs.map((i) => ('note' in i ? i : { note: i, owner: spender }));
     for (const { note } of owned) await this.#indexer.waitForLeaf(note.leafIndex);
+    const trees = new Set(owned.map(({ note }) => forest.placeOf(note.leafIndex).tree));
+    if (trees.size > 1) throw new Error('the notes of one proof must be in one tree');
+    const tree = trees.size === 1 ? [...trees][0]! : forest.currentTree;
     const spent: SpentNote[] = owned.map(({ note, owner }) => ({
       amount: note.amount,
       secretKey: owner.keys.noteSecretKey,
       blinding: note.blinding,
-      path: tree.path(note.leafIndex),
+      path: forest.path(note.leafIndex),
     }));
     const keys = owned.map(({ owner }) => owner);
     while (spent.length < POLICY_CIRCUIT.nIns) {
@@ -192,7 +207,7 @@ export class PoolTransactionProver {
       encryptedOutput1: registration ?? encryptNote(created[1], outputs[1].to.keys.encryptionPublicKey),
     };
     const prepared = buildTransactionInputs({
-      root: tree.root,
+      root: forest.rootOf(tree),
       inputs: spent,
       outputs: created,
       extData,
@@ -220,7 +235,7 @@ export class PoolTransactionProver {
     this.#metrics.proofDuration.observe(proveMs / 1000);
     return {
       args: {
-        proof: poolProofToScVal(poolProofFromSignals(proof, prepared.publicSignals)),
+        proof: poolProofToScVal(poolProofFromSignals(proof, prepared.publicSignals, tree)),
         extData: extDataToScVal(extData),
       },
       outputs: created
@@ -235,6 +250,22 @@ export class PoolTransactionProver {
       proveMs,
     };
   }
+
+  /** The tree a note's commitment is in (the notes of one proof must share it). */
+  treeOf(note: NoteRecord): number {
+    return this.#indexer.poolTree.placeOf(note.leafIndex).tree;
+  }
+
+  /** The tree new outputs go to (once it is full, the next one). */
+  get currentTree(): number {
+    return this.#indexer.poolTree.currentTree;
+  }
+
+  /** The current tree, how many of its leaves are used, and how many one tree takes. */
+  treeState(): TreeState {
+    const forest = this.#indexer.poolTree;
+    return { tree: forest.currentTree, leaves: forest.currentTreeLeaves, capacity: forest.capacity };
+  }
 }
 
 function findLeaf(indexer: PoolIndexer, leaf: bigint): number {
@@ -242,17 +273,20 @@ function findLeaf(indexer: PoolIndexer, leaf: bigint): number {
   throw new DomainError('service_unavailable', 'the agent is not in the ASP allowlist yet');
 }
 
-/** A confirmed output as a note record (leaf index from the indexer, nullifier from the agent's key). */
+/**
+ * A confirmed output as a note record: its position in the pool and its leaf index in its own tree from the
+ * indexer, its nullifier (which commits to that leaf index) from the agent's key.
+ */
 export function confirmedNote(
   agent: AgentCrypto,
   output: { commitment: bigint; amount: bigint; blinding: bigint },
-  leafIndex: number,
+  at: { leafIndex: number; indexInTree: number },
 ): NewNote {
   const check = noteCommitment(output.amount, agent.keys.notePublicKey, output.blinding);
   if (check !== output.commitment) throw new Error('note does not belong to this agent');
   return {
     ...output,
-    leafIndex,
-    nullifier: noteNullifier(output.commitment, BigInt(leafIndex), agent.keys.noteSecretKey),
+    leafIndex: at.leafIndex,
+    nullifier: noteNullifier(output.commitment, BigInt(at.indexInTree), agent.keys.noteSecretKey),
   };
 }

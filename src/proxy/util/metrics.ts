@@ -11,6 +11,8 @@ export interface ProxyMetrics {
   rateLimited: Counter<'scope'>;
   /** Transactions sent to the ledger and not yet decided (confirmed or rejected). */
   transactionsInFlight: Gauge;
+  /** The pool's commitment trees: the current tree's number, its leaves used, and leaves per tree. */
+  poolTree: Gauge<'measure'>;
 }
 
 export function createMetrics(): ProxyMetrics {
@@ -52,6 +54,14 @@ export function createMetrics(): ProxyMetrics {
     transactionsInFlight: new Gauge({
       name: 'pool_proxy_transactions_in_flight',
       help: 'Transactions sent to the ledger and awaiting its decision',
+      registers: [registry],
+    }),
+    poolTree: new Gauge({
+      name: 'pool_proxy_pool_tree',
+      help:
+        "The pool's commitment trees as the indexer has read them: measure=current (the current tree's number; " +
+        'trees before it are full), leaves_used and leaves_free (in the current tree), capacity (leaves per tree)',
+      labelNames: ['measure'],
       registers: [registry],
     }),
   };

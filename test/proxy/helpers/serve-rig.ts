@@ -38,8 +38,14 @@ export async function startServeRig(opts: {
   /** the demo service's maxTimeoutSeconds: authorizations signed but never sent expire (and are released) after it */
   demoMaxTimeoutSeconds: number;
   channelCount?: number;
+  /** leaves one pool tree takes (default: the whole 2^20) */
+  treeCapacity?: number;
 }): Promise<ServeRig> {
-  const sandbox = await startPoolSandbox({ port: 0, ledgerMs: 250 });
+  const sandbox = await startPoolSandbox({
+    port: 0,
+    ledgerMs: 250,
+    ...(opts.treeCapacity !== undefined && { treeCapacity: opts.treeCapacity }),
+  });
   for (const [addr, usdc] of [
     [sandbox.info.accounts.operator, 1000],
     [sandbox.info.accounts.poolWallet, opts.poolWalletUsdc],

@@ -54,15 +54,20 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-export async function startStack(
-  env: Env = {},
-  opts: { networkPassphrase?: string; ledgerMs?: number } = {},
-): Promise<Stack> {
+/** How a stack's sandbox is made: its passphrase, ledger interval and the pool's tree capacity. */
+export interface StackOptions {
+  networkPassphrase?: string;
+  ledgerMs?: number;
+  treeCapacity?: number;
+}
+
+export async function startStack(env: Env = {}, opts: StackOptions = {}): Promise<Stack> {
   const passphrase = opts.networkPassphrase ?? STANDALONE_PASSPHRASE;
   const sandbox = await startPoolSandbox({
     port: 0,
     ledgerMs: opts.ledgerMs ?? 250,
     networkPassphrase: passphrase,
+    ...(opts.treeCapacity !== undefined && { treeCapacity: opts.treeCapacity }),
   });
   const daemon = await startProverDaemon({
     listen: '127.0.0.1:0',
