@@ -3,7 +3,7 @@
 export { type AgentKeys, deriveAgentKeys } from './agent-keys.ts';
 export { type ExtData, extDataHash, extDataToScVal, publicAmount } from './ext-data.ts';
 export { assertField, bigintToBytes32, bytesToBigint, FIELD_MODULUS } from './field.ts';
-export { type ForestPlace, MerkleForest } from './merkle-forest.ts';
+export { MerkleForest } from './merkle-forest.ts';
 export { type MerklePath, MerkleTree, ROOT_HISTORY_SIZE, ZERO_LEAF, zeroHashes } from './merkle-tree.ts';
 export {
   assertNoteAmount,
