@@ -33,6 +33,7 @@ import type {
   PoolInfo,
   PoolStats,
   PreparedDeposit,
+  UnfreezeRequest,
   WalletConfirmationMessage,
   WalletConfirmationRequest,
   WithdrawRequest,
@@ -260,9 +261,19 @@ export class PoolApi {
     return this.#call('PUT', `/api/agents/${encodeURIComponent(agentId)}/policy`, request);
   }
 
-  /** Freezes (`true`) or unfreezes (`false`) an agent (its owner only). */
-  setFrozen(agentId: string, frozen: boolean): Promise<AgentPolicyView> {
-    return this.#call('POST', `/api/agents/${encodeURIComponent(agentId)}/${frozen ? 'freeze' : 'unfreeze'}`);
+  /**
+   * Freezes (`true`) or unfreezes (`false`) an agent (its owner only); unfreezing an agent whose owner requires
+   * wallet signatures carries one (`confirmation`, for the action `{ unfreeze: true }`).
+   */
+  setFrozen(
+    agentId: string,
+    frozen: boolean,
+    confirmation?: UnfreezeRequest['confirmation'],
+  ): Promise<AgentPolicyView> {
+    const path = `/api/agents/${encodeURIComponent(agentId)}/${frozen ? 'freeze' : 'unfreeze'}`;
+    return confirmation === undefined
+      ? this.#call('POST', path)
+      : this.#call('POST', path, { confirmation } satisfies UnfreezeRequest);
   }
 
   /** Issues a token for one agent (its owner only); the answer holds the token, shown this once. */

@@ -16,6 +16,7 @@ export type AgentPolicyRequest = z.input<ReturnType<typeof S.policyRequest>>;
 export type AgentPolicyChange = z.output<ReturnType<typeof S.policyRequest>>;
 export type AgentTokenRequest = z.input<typeof S.AgentTokenRequest>;
 export type WalletConfirmationRequest = z.input<ReturnType<typeof S.walletConfirmationRequest>>;
+export type UnfreezeRequest = z.input<typeof S.UnfreezeRequest>;
 
 // ---- answers ----
 export type Health = z.infer<typeof S.Health>;

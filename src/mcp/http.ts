@@ -27,8 +27,8 @@ export interface McpHttpOptions {
    * for an agent token, whose `agt` names its one agent).
    */
   verifyToken: (token: string) => Promise<{ sub: string; exp: number; agt?: string }>;
-  /** Counts the request against the wallet's rate limit (throws its 429 beyond it). */
-  takeWalletRate: (wallet: string) => Promise<void>;
+  /** Counts the request in its token's rate bucket: the wallet's, or its agent's (throws its 429 beyond it). */
+  takeWalletRate: (wallet: string, agent?: string) => Promise<void>;
   /** Marks the tools' REST calls as this process's own (src/http/internal-call.ts). */
   internalCallKey: string;
   maxBodyBytes: number;
@@ -48,7 +48,7 @@ export function mcpHttpMiddleware(options: McpHttpOptions): Middleware {
     }
     const token = bearerToken(ctx);
     const { sub: wallet, exp: expiresAt, agt } = await options.verifyToken(token);
-    await options.takeWalletRate(wallet);
+    await options.takeWalletRate(wallet, agt);
     const body = await readBody(ctx.req, options.maxBodyBytes);
     // The REST API's limits on JSON (UTF-8, nesting depth, repeated member names) hold here too.
     checkedJsonText(body);

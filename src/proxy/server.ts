@@ -127,6 +127,8 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
   );
 
   const trustedProxies = new TrustedProxies(config.trustedProxies);
+  const ipLimiter =
+    cluster?.limiter('ip', config.rateLimit.ip) ?? new RateLimiter(config.rateLimit.ip, clock);
   const api = new ApiRouter({
     tokens,
     operator: {
@@ -136,6 +138,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     },
     tokenLimiter:
       cluster?.limiter('token', config.rateLimit.token) ?? new RateLimiter(config.rateLimit.token, clock),
+    ipLimiter,
     metrics,
     maxBodyBytes: config.limits.maxBodyBytes,
   });
@@ -186,16 +189,17 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
   });
   registerPaymentRoutes(api, pool, config.limits.paymentCap);
   registerApprovalRoutes(api, pool);
+  const operatorLimits = {
+    paymentCap: config.limits.paymentCap,
+    budgetPerHour: config.payments.budgetPerHour,
+    budgetPerDay: config.payments.budgetPerDay,
+  };
   registerPolicyRoutes(api, {
     agents,
     policies,
     records: new PaymentRecords(store),
     runtime: pool,
-    operator: {
-      paymentCap: config.limits.paymentCap,
-      budgetPerHour: config.payments.budgetPerHour,
-      budgetPerDay: config.payments.budgetPerDay,
-    },
+    operator: operatorLimits,
     maxAmount: MAX_POLICY_AMOUNT,
     confirmations,
   });
@@ -204,6 +208,9 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     policies,
     confirmations,
     maxWithdraw: config.limits.maxWithdraw,
+    maxPolicyAmount: MAX_POLICY_AMOUNT,
+    operator: operatorLimits,
+    clock,
   });
   registerExportRoutes(api, agents, pool);
   const agentTokens = new AgentTokens(store);
@@ -217,7 +224,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     metrics,
     internalCallKey,
     trustedProxies,
-    ipLimiter: cluster?.limiter('ip', config.rateLimit.ip) ?? new RateLimiter(config.rateLimit.ip, clock),
+    ipLimiter,
     logger,
     web,
   });
@@ -228,7 +235,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     mcpHttpMiddleware({
       handler: () => handler,
       verifyToken,
-      takeWalletRate: (wallet) => api.takeWalletRate(wallet),
+      takeWalletRate: (wallet, agent) => api.takeWalletRate(wallet, agent),
       internalCallKey,
       maxBodyBytes: config.limits.maxBodyBytes,
     }),

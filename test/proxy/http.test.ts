@@ -376,6 +376,24 @@ test('POOL_PROXY_OPERATOR_LOOPBACK (single-host development): loopback callers a
     // A trusted proxy's request is judged by the client it names.
     t.is(await get('/metrics', { 'x-forwarded-for': '203.0.113.9' }, '127.0.0.2'), 401);
     t.is(await get('/metrics', { 'x-forwarded-for': '127.0.0.1' }, '127.0.0.2'), 200);
+    t.is(await get('/metrics', { 'x-forwarded-for': '127.0.0.3, 127.0.0.1' }, '127.0.0.2'), 200);
+    // Anything but a plain X-Forwarded-For from the trusted proxy names a client it cannot know: no operator,
+    // whatever the socket is (each of these made the caller the operator before).
+    const untrustworthy: Array<Record<string, string>> = [
+      { 'x-real-ip': '203.0.113.9' },
+      { forwarded: 'for=203.0.113.9' },
+      { via: '1.1 edge' },
+      { 'x-forwarded-for': '203.0.113.9:4711' },
+      { 'x-forwarded-for': 'unknown' },
+      { 'x-forwarded-for': '[2001:db8::9]' },
+      { 'x-forwarded-for': '127.0.0.1, ' },
+      { 'x-forwarded-for': '127.0.0.1', 'x-real-ip': '203.0.113.9' },
+      { 'x-forwarded-for': '127.0.0.1', via: '1.1 edge' },
+    ];
+    for (const relayed of untrustworthy)
+      t.is(await get('/metrics', relayed, '127.0.0.2'), 401, JSON.stringify(relayed));
+    const sameHost: Array<Record<string, string>> = [{ 'x-real-ip': '127.0.0.1' }, { via: '1.1 localhost' }];
+    for (const relayed of sameHost) t.is(await get('/metrics', relayed), 401, JSON.stringify(relayed));
   } finally {
     await local.close();
   }

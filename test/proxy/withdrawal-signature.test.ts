@@ -123,11 +123,11 @@ test.serial(
       t,
       putPolicy({
         ...off,
-        confirmation: await confirm({ withdrawalSettings: { ...off, requireWithdrawalSignature: true } }),
+        confirmation: await confirm({ policy: { ...off, requireWithdrawalSignature: true } }),
       }),
     );
     t.is(mismatched.code, 'wallet_signature_invalid');
-    const ok = await putPolicy({ ...off, confirmation: await confirm({ withdrawalSettings: off }) });
+    const ok = await putPolicy({ ...off, confirmation: await confirm({ policy: off }) });
     t.like(ok, { requireWithdrawalSignature: false, withdrawalDestinations: [] });
 
     const op = stack.operatorApi();

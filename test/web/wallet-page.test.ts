@@ -562,14 +562,18 @@ test.serial(
     await decided.waiting.getByRole('button', { name: /^Approve/ }).click();
     await decided.waiting.locator('.approval-problem').filter({ hasText: 'Already decided' }).waitFor();
 
-    // Loosening the withdrawal settings asks the wallet to sign them too.
+    // Loosening the withdrawal settings asks the wallet to sign the policy it makes.
     const signedBefore = wallet.requests.length;
     await page.getByLabel("Require my wallet's signature for every withdrawal").uncheck();
     await savePolicy(page);
     t.true(
       wallet.requests
         .slice(signedBefore)
-        .some((r) => r.type === 'SUBMIT_BLOB' && /Set the withdrawal settings/.test(String(r.blob))),
+        .some(
+          (r) =>
+            r.type === 'SUBMIT_BLOB' &&
+            /Change the policy of agent .*, loosening .*requireWithdrawalSignature/.test(String(r.blob)),
+        ),
     );
     t.false((await (await fetch(policyUrl, { headers: bearer(token()) })).json()).requireWithdrawalSignature);
     t.deepEqual(await layoutProblems(page), [], 'at 1280 px');

@@ -70,10 +70,13 @@ export function createApp(deps: AppDeps): Koa {
   });
   app.use(problemMiddleware(logger));
   app.use(async (ctx: Context, next: Next) => {
+    // The owner's brakes are limited by the router, per wallet (api-router.ts): an agent sharing the owner's
+    // address cannot use up what the owner needs to stop it.
     const internal = isInternalCall(ctx.get(INTERNAL_CALL_HEADER) || undefined, internalCallKey);
-    const decision = internal
-      ? { allowed: true, retryAfterSeconds: 0 }
-      : await ipLimiter.take(clientAddressOf(ctx));
+    const decision =
+      internal || api.isBrake(ctx)
+        ? { allowed: true, retryAfterSeconds: 0 }
+        : await ipLimiter.take(clientAddressOf(ctx));
     if (!decision.allowed) {
       metrics.rateLimited.inc({ scope: 'ip' });
       throw new ProblemError('rate_limited', 'too many requests from this address; slow down', {
