@@ -23,6 +23,7 @@ import type {
   DepositResult,
   DepositSubmitRequest,
   Health,
+  Liveness,
   LogoutResult,
   OperatorBooks,
   OperatorDepositRequest,
@@ -141,8 +142,14 @@ export class PoolApi {
     });
   }
 
+  /** Readiness: `healthy` once the proxy's pool is connected (refused with status 503 while it is starting). */
   health(): Promise<Health> {
     return this.#call('GET', '/health');
+  }
+
+  /** Liveness: the proxy serves HTTP, whether its pool is connected or not. */
+  liveness(): Promise<Liveness> {
+    return this.#call('GET', '/health/live');
   }
 
   info(): Promise<PoolInfo> {

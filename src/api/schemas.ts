@@ -320,8 +320,15 @@ export const PaymentsQuery = z.strictObject({
 
 export const Health = z
   .object({
-    status: z.literal('healthy'),
+    status: z.enum(['healthy', 'starting']).openapi({
+      description:
+        '`healthy` (200) once the pool is connected; `starting` (503) until then, with `detail` saying why',
+    }),
     version: z.string(),
+    detail: z
+      .string()
+      .optional()
+      .openapi({ description: 'while starting: what the pool connection waits for' }),
     poolWalletFloat: z
       .string()
       .optional()
@@ -329,6 +336,9 @@ export const Health = z
     warnings: z.array(z.string()).optional(),
   })
   .openapi('Health');
+export const Liveness = z
+  .object({ status: z.literal('alive'), version: z.string() })
+  .openapi('Liveness', { description: 'the process answers HTTP (whether the pool is connected or not)' });
 export const AuthChallenge = z.object({ challenge: z.string() }).openapi('AuthChallenge');
 export const AuthToken = z.object({ token: z.string(), expiresIn: z.number().int() }).openapi('AuthToken');
 export const LogoutResult = z

@@ -20,6 +20,7 @@ export type UnfreezeRequest = z.input<typeof S.UnfreezeRequest>;
 
 // ---- answers ----
 export type Health = z.infer<typeof S.Health>;
+export type Liveness = z.infer<typeof S.Liveness>;
 export type AuthChallenge = z.infer<typeof S.AuthChallenge>;
 export type AuthToken = z.infer<typeof S.AuthToken>;
 export type LogoutResult = z.infer<typeof S.LogoutResult>;
