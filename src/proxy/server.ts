@@ -142,18 +142,23 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     metrics,
     maxBodyBytes: config.limits.maxBodyBytes,
   });
-  registerServiceRoutes(api, metrics, config.publicUrl, async () => {
-    const { float } = await pool.health().catch(() => ({ float: undefined }));
-    if (float === undefined) return {};
-    const low = float < config.limits.paymentCap;
-    return {
-      poolWalletFloat: formatAmount(float),
-      ...(low && {
-        warnings: [
-          'the pool wallet float is below the per-payment cap: payments are refused until it is topped up',
-        ],
-      }),
-    };
+  registerServiceRoutes(api, {
+    metrics,
+    publicUrl: config.publicUrl,
+    starting: () => pool.starting(),
+    details: async () => {
+      const { float } = await pool.health().catch(() => ({ float: undefined }));
+      if (float === undefined) return {};
+      const low = float < config.limits.paymentCap;
+      return {
+        poolWalletFloat: formatAmount(float),
+        ...(low && {
+          warnings: [
+            'the pool wallet float is below the per-payment cap: payments are refused until it is topped up',
+          ],
+        }),
+      };
+    },
   });
   registerAuthRoutes(api, login, tokens);
   const agents = new AgentRegistry(store, clock);

@@ -103,7 +103,9 @@ export interface RouteDefinition<B, Q, P, R, A extends Access = Access> {
     render: (result: R, query: Q) => { body: string; headers?: Record<string, string> } | undefined;
   };
   /** The success status for a result (200 unless given), e.g. 202 for a payment still being decided. */
-  status?: (result: R) => 200 | 202;
+  status?: (result: R) => 200 | 202 | 503;
+  /** What the statuses `status` may answer besides 200 mean (OpenAPI; default: 202, a payment not decided yet). */
+  statusDocs?: Partial<Record<202 | 503, string>>;
 }
 
 export interface ApiRouterDeps {
@@ -357,7 +359,13 @@ export class ApiRouter {
     });
     const responses: Record<string, unknown> = {
       200: ok('OK'),
-      ...(def.status && { 202: ok('Accepted: not decided yet') }),
+      ...(def.status &&
+        Object.fromEntries(
+          Object.entries(def.statusDocs ?? { 202: 'Accepted: not decided yet' }).map(([code, text]) => [
+            code,
+            ok(text),
+          ]),
+        )),
     };
     for (const [status, codes] of [...byStatus].sort((a, b) => a[0] - b[0])) {
       responses[status] = {

@@ -98,8 +98,12 @@ export function registerAgentTokenRoutes(api: ApiRouter, deps: AgentTokenRouteDe
     method: 'delete',
     path: '/api/agents/:agentId/tokens/:tokenId',
     summary: "Revoke one of an agent's tokens: refused everywhere from now on, also after a restart",
+    description:
+      'One of the owner’s brakes: counted in the wallet’s own brake bucket, which no agent token uses, so an ' +
+      'agent flooding the proxy cannot hold its owner off it.',
     tag: 'policy',
     access: 'wallet-or-operator',
+    brake: true,
     params: AgentTokenParams,
     response: AgentTokenRevoked,
     errors: ['not_found', 'invalid_request'],
