@@ -98,6 +98,11 @@ export class PoolRuntime implements PoolAccess {
     void this.#attempt();
   }
 
+  /** Why the pool is not connected yet (the last attempt's failure, or `connecting`); undefined once it is. */
+  starting(): string | undefined {
+    return this.#connected === undefined ? this.#lastError : undefined;
+  }
+
   require(): FlowContext {
     if (this.#connected === undefined) {
       throw new DomainError(
