@@ -7,6 +7,7 @@
 // every attempt is refused with `wallet_signature_required` / `wallet_signature_invalid` while nothing moves:
 // the agent's balance, the service's USDC and the policy stay as they were, and the operator's books match the
 // pool's USDC on chain. Tightening needs no signature; a fresh signature of exactly the change goes through.
+// Nor can the token issue agent tokens without end: of 25 asked at once over the replicas, 20 are issued.
 import { Keypair } from '#stellar-sdk';
 import test, { type ExecutionContext } from 'ava';
 import type { AgentPolicyRequest, AgentPolicyView, WalletConfirmationRequest } from '../../src/api/types.ts';
@@ -194,6 +195,16 @@ async function scenario(t: ExecutionContext, rig: Rig): Promise<void> {
   const paid = await own().pay({ agentId: AGENT, serviceUrl: x402.demo.quoteUrl, method: 'GET' });
   t.is(paid.paymentStatus, 'confirmed');
   t.is(await stack.usdcBalance(x402.demoPayTo), demoBefore + PRICE);
+
+  // The copied token cannot mint tokens without end either: 25 asked at once (over the replicas), 20 live.
+  const issued = await Promise.allSettled(Array.from({ length: 25 }, () => own().issueAgentToken(AGENT)));
+  t.is(issued.filter((r) => r.status === 'fulfilled').length, 20);
+  for (const r of issued.filter((r) => r.status === 'rejected'))
+    t.like(r.reason, { status: 409, code: 'conflict' });
+  t.is((await own().agentTokens(AGENT)).tokens.length, 20);
+  const first = (await own().agentTokens(AGENT)).tokens[0]!;
+  await own().revokeAgentToken(AGENT, first.tokenId);
+  t.truthy((await own().issueAgentToken(AGENT)).token, 'one revoked, one more may be issued');
 }
 
 test.serial('LevelDB: a copied token alone cannot loosen a protected agent; the wallet can', async (t) => {
