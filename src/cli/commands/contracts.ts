@@ -31,6 +31,10 @@ export function registerContracts(program: Command): void {
       'names the deployment: the same admin and salt give the same ids',
       'privacy-pool',
     )
+    .option(
+      '--change-payout-wallet',
+      'when the pool exists already with another payout wallet, re-point it to --pool-wallet (refused otherwise)',
+    )
     .option('--json', 'print the result as JSON instead of environment lines')
     .action((opts: DeployFlags) =>
       runDeploy(opts).catch((error: Error) => {
@@ -49,6 +53,7 @@ interface DeployFlags {
   vkey?: string;
   wasmDir?: string;
   salt: string;
+  changePayoutWallet?: boolean;
   json?: boolean;
 }
 
@@ -107,6 +112,7 @@ async function runDeploy(opts: DeployFlags): Promise<void> {
     verificationKey,
     wasms,
     salt: opts.salt,
+    changePayoutWallet: opts.changePayoutWallet === true,
     log: (line) => console.error(line),
   });
   if (opts.json) {
