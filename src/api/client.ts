@@ -23,6 +23,7 @@ import type {
   DepositResult,
   DepositSubmitRequest,
   Health,
+  Liveness,
   LogoutResult,
   OAuthApproval,
   OAuthDecision,
@@ -36,6 +37,7 @@ import type {
   PoolInfo,
   PoolStats,
   PreparedDeposit,
+  UnfreezeRequest,
   WalletConfirmationMessage,
   WalletConfirmationRequest,
   WithdrawRequest,
@@ -143,8 +145,14 @@ export class PoolApi {
     });
   }
 
+  /** Readiness: `healthy` once the proxy's pool is connected (refused with status 503 while it is starting). */
   health(): Promise<Health> {
     return this.#call('GET', '/health');
+  }
+
+  /** Liveness: the proxy serves HTTP, whether its pool is connected or not. */
+  liveness(): Promise<Liveness> {
+    return this.#call('GET', '/health/live');
   }
 
   info(): Promise<PoolInfo> {
@@ -263,9 +271,19 @@ export class PoolApi {
     return this.#call('PUT', `/api/agents/${encodeURIComponent(agentId)}/policy`, request);
   }
 
-  /** Freezes (`true`) or unfreezes (`false`) an agent (its owner only). */
-  setFrozen(agentId: string, frozen: boolean): Promise<AgentPolicyView> {
-    return this.#call('POST', `/api/agents/${encodeURIComponent(agentId)}/${frozen ? 'freeze' : 'unfreeze'}`);
+  /**
+   * Freezes (`true`) or unfreezes (`false`) an agent (its owner only); unfreezing an agent whose owner requires
+   * wallet signatures carries one (`confirmation`, for the action `{ unfreeze: true }`).
+   */
+  setFrozen(
+    agentId: string,
+    frozen: boolean,
+    confirmation?: UnfreezeRequest['confirmation'],
+  ): Promise<AgentPolicyView> {
+    const path = `/api/agents/${encodeURIComponent(agentId)}/${frozen ? 'freeze' : 'unfreeze'}`;
+    return confirmation === undefined
+      ? this.#call('POST', path)
+      : this.#call('POST', path, { confirmation } satisfies UnfreezeRequest);
   }
 
   /** Issues a token for one agent (its owner only); the answer holds the token, shown this once. */

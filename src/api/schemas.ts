@@ -121,23 +121,26 @@ export const withdrawRequest = (max: bigint) =>
     })
     .openapi('WithdrawRequest');
 
-export const walletConfirmationRequest = (max: bigint) =>
+export const walletConfirmationRequest = (maxWithdraw: bigint, maxPolicyAmount: bigint) =>
   z
     .strictObject({
       withdraw: z
-        .strictObject({ amount: amountField(max), destination: accountAddress('Recipient') })
+        .strictObject({ amount: amountField(maxWithdraw), destination: accountAddress('Recipient') })
         .optional(),
-      withdrawalSettings: z
-        .strictObject({
-          requireWithdrawalSignature: z.boolean(),
-          withdrawalDestinations: z.array(accountAddress('an allowed destination')).max(20),
-        })
-        .optional(),
+      policy: z.strictObject(policyFields(maxPolicyAmount)).optional().openapi({
+        description: 'a policy change, exactly as it will be sent to PUT /api/agents/{agentId}/policy',
+      }),
+      unfreeze: z.literal(true).optional().openapi({ description: 'unfreezing the agent' }),
     })
-    .refine((b) => (b.withdraw === undefined) !== (b.withdrawalSettings === undefined), {
-      message: 'name exactly one action: withdraw or withdrawalSettings',
+    .refine((b) => [b.withdraw, b.policy, b.unfreeze].filter((a) => a !== undefined).length === 1, {
+      message: 'name exactly one action: withdraw, policy or unfreeze',
     })
     .openapi('WalletConfirmationRequest');
+
+/** An unfreeze's optional body: the wallet's confirmation when the owner requires one. */
+export const UnfreezeRequest = z
+  .strictObject({ confirmation: walletConfirmation.optional() })
+  .openapi('UnfreezeRequest');
 export const WalletConfirmationMessage = z
   .object({
     message: z.string().openapi({ description: 'the text for the wallet to sign (SEP-53 signMessage)' }),
@@ -196,53 +199,61 @@ export const APPROVAL_TIMEOUT_DEFAULT_S = 900;
 const APPROVAL_TIMEOUT_MIN_S = 30;
 const APPROVAL_TIMEOUT_MAX_S = 86_400;
 
+/** The fields of a policy change, shared by the change itself and its wallet confirmation. */
+const policyFields = (max: bigint) => ({
+  perPaymentCap: policyAmount(max, 'largest price one payment may have; null/absent: the operator’s cap'),
+  budgetPerHour: policyAmount(
+    max,
+    'most the agent may spend in any rolling hour; null/absent: no own budget',
+  ),
+  budgetPerDay: policyAmount(max, 'most the agent may spend in any rolling 24 hours'),
+  budgetPer30Days: policyAmount(max, 'most the agent may spend in any rolling 30 days'),
+  allowedServices: z
+    .array(servicePattern)
+    .max(50)
+    .optional()
+    .openapi({ description: 'the agent may pay only these services; empty/absent: any service' }),
+  deniedServices: z
+    .array(servicePattern)
+    .max(50)
+    .optional()
+    .openapi({ description: 'the agent may never pay these services (a denial wins over an allowance)' }),
+  frozen: z
+    .boolean()
+    .optional()
+    .openapi({ description: 'freeze (true) or unfreeze (false) the agent; absent: unchanged' }),
+  approvalThreshold: policyAmount(
+    max,
+    'a payment whose quoted price is above this waits for the owner’s approval; null/absent: none waits',
+  ),
+  approvalTimeoutSeconds: z
+    .number()
+    .int()
+    .min(APPROVAL_TIMEOUT_MIN_S)
+    .max(APPROVAL_TIMEOUT_MAX_S)
+    .nullable()
+    .optional()
+    .openapi({
+      description: `how long a payment waits for approval before it expires unpaid (seconds, ${APPROVAL_TIMEOUT_MIN_S}–${APPROVAL_TIMEOUT_MAX_S}); null/absent: ${APPROVAL_TIMEOUT_DEFAULT_S}`,
+    }),
+  requireWithdrawalSignature: z.boolean().optional().openapi({
+    description:
+      'each withdrawal needs a fresh wallet signature (a wallet’s agents only); absent: unchanged. Turning it off needs one too',
+  }),
+  withdrawalDestinations: z.array(accountAddress('an allowed destination')).max(20).optional().openapi({
+    description:
+      'the only accounts withdrawals may go to; empty: any; absent: unchanged. Adding one while signatures are required needs one',
+  }),
+});
+
 export const policyRequest = (max: bigint) =>
   z
     .strictObject({
-      perPaymentCap: policyAmount(max, 'largest price one payment may have; null/absent: the operator’s cap'),
-      budgetPerHour: policyAmount(
-        max,
-        'most the agent may spend in any rolling hour; null/absent: no own budget',
-      ),
-      budgetPerDay: policyAmount(max, 'most the agent may spend in any rolling 24 hours'),
-      budgetPer30Days: policyAmount(max, 'most the agent may spend in any rolling 30 days'),
-      allowedServices: z
-        .array(servicePattern)
-        .max(50)
-        .optional()
-        .openapi({ description: 'the agent may pay only these services; empty/absent: any service' }),
-      deniedServices: z
-        .array(servicePattern)
-        .max(50)
-        .optional()
-        .openapi({ description: 'the agent may never pay these services (a denial wins over an allowance)' }),
-      frozen: z
-        .boolean()
-        .optional()
-        .openapi({ description: 'freeze (true) or unfreeze (false) the agent; absent: unchanged' }),
-      approvalThreshold: policyAmount(
-        max,
-        'a payment whose quoted price is above this waits for the owner’s approval; null/absent: none waits',
-      ),
-      approvalTimeoutSeconds: z
-        .number()
-        .int()
-        .min(APPROVAL_TIMEOUT_MIN_S)
-        .max(APPROVAL_TIMEOUT_MAX_S)
-        .nullable()
-        .optional()
-        .openapi({
-          description: `how long a payment waits for approval before it expires unpaid (seconds, ${APPROVAL_TIMEOUT_MIN_S}–${APPROVAL_TIMEOUT_MAX_S}); null/absent: ${APPROVAL_TIMEOUT_DEFAULT_S}`,
-        }),
-      requireWithdrawalSignature: z.boolean().optional().openapi({
+      ...policyFields(max),
+      confirmation: walletConfirmation.optional().openapi({
         description:
-          'each withdrawal needs a fresh wallet signature (a wallet’s agents only); absent: unchanged. Turning it off needs one too',
+          'while the owner requires wallet signatures, a change that loosens anything needs one (docs/POLICY.md)',
       }),
-      withdrawalDestinations: z.array(accountAddress('an allowed destination')).max(20).optional().openapi({
-        description:
-          'the only accounts withdrawals may go to; empty: any; absent: unchanged. Adding one while signatures are required needs one',
-      }),
-      confirmation: walletConfirmation.optional(),
     })
     .openapi('AgentPolicyRequest');
 
@@ -309,8 +320,15 @@ export const PaymentsQuery = z.strictObject({
 
 export const Health = z
   .object({
-    status: z.literal('healthy'),
+    status: z.enum(['healthy', 'starting']).openapi({
+      description:
+        '`healthy` (200) once the pool is connected; `starting` (503) until then, with `detail` saying why',
+    }),
     version: z.string(),
+    detail: z
+      .string()
+      .optional()
+      .openapi({ description: 'while starting: what the pool connection waits for' }),
     poolWalletFloat: z
       .string()
       .optional()
@@ -318,6 +336,9 @@ export const Health = z
     warnings: z.array(z.string()).optional(),
   })
   .openapi('Health');
+export const Liveness = z
+  .object({ status: z.literal('alive'), version: z.string() })
+  .openapi('Liveness', { description: 'the process answers HTTP (whether the pool is connected or not)' });
 export const AuthChallenge = z.object({ challenge: z.string() }).openapi('AuthChallenge');
 export const AuthToken = z.object({ token: z.string(), expiresIn: z.number().int() }).openapi('AuthToken');
 export const LogoutResult = z

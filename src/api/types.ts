@@ -16,9 +16,11 @@ export type AgentPolicyRequest = z.input<ReturnType<typeof S.policyRequest>>;
 export type AgentPolicyChange = z.output<ReturnType<typeof S.policyRequest>>;
 export type AgentTokenRequest = z.input<typeof S.AgentTokenRequest>;
 export type WalletConfirmationRequest = z.input<ReturnType<typeof S.walletConfirmationRequest>>;
+export type UnfreezeRequest = z.input<typeof S.UnfreezeRequest>;
 
 // ---- answers ----
 export type Health = z.infer<typeof S.Health>;
+export type Liveness = z.infer<typeof S.Liveness>;
 export type AuthChallenge = z.infer<typeof S.AuthChallenge>;
 export type AuthToken = z.infer<typeof S.AuthToken>;
 export type LogoutResult = z.infer<typeof S.LogoutResult>;

@@ -3,8 +3,20 @@
 // circuit's verification key), the ASP membership and non-membership contracts and the pool, and registers the
 // pool wallet as the payout wallet. Contract ids derive from the admin and a salt, so every step first looks
 // whether its result is already on the ledger: a deployment that stopped half-way is finished by running it
-// again. The sandbox's genesis runs this same code against its own RPC.
-import { Address, Asset, hash, type Keypair, nativeToScVal, Operation, StrKey, xdr } from '#stellar-sdk';
+// again. A pool that exists already is compared with what was asked: other constructor settings are refused
+// (they cannot change), another payout wallet unless `changePayoutWallet`. The sandbox's genesis runs this
+// same code against its own RPC.
+import {
+  Address,
+  Asset,
+  hash,
+  type Keypair,
+  nativeToScVal,
+  Operation,
+  scValToNative,
+  StrKey,
+  xdr,
+} from '#stellar-sdk';
 import { type ContractName, type ContractWasm, CONTRACT_NAMES } from './contract-wasm.ts';
 import type { LedgerAccess } from '../ledger/ledger-access.ts';
 import { sendOperation } from './transactions.ts';
@@ -48,6 +60,8 @@ export interface PoolDeploymentOptions {
   parameters?: PoolParameters;
   /** names the deployment: the same admin and salt give the same contract ids (default `privacy-pool`) */
   salt?: string;
+  /** an existing pool's payout wallet may be re-pointed to `poolWallet` (else a different one is refused) */
+  changePayoutWallet?: boolean;
   log?: (line: string) => void;
 }
 
@@ -147,17 +161,39 @@ export async function deployPool(opts: PoolDeploymentOptions): Promise<PoolDeplo
   const verifier = await create('verifier', [verificationKeyToScVal(opts.verificationKey)]);
   const membership = await create('asp_membership', [addr(deployer), u32(params.aspLevels)]);
   const nonMembership = await create('asp_non_membership', [addr(deployer)]);
-  const pool = await create('pool', [
-    addr(deployer),
-    addr(token),
-    addr(verifier),
-    addr(membership),
-    addr(nonMembership),
-    u256(params.maxDeposit),
-    u32(params.poolLevels),
-    u32(params.treeCapacity),
-    u32(params.policyFlags),
-  ]);
+  const poolSettings: Array<[string, xdr.ScVal]> = [
+    ['Token', addr(token)],
+    ['Verifier', addr(verifier)],
+    ['AspMembership', addr(membership)],
+    ['AspNonMembership', addr(nonMembership)],
+    ['MaximumDepositAmount', u256(params.maxDeposit)],
+    ['Levels', u32(params.poolLevels)],
+    ['TreeCapacity', u32(params.treeCapacity)],
+    ['PolicyFlags', u32(params.policyFlags)],
+  ];
+  const poolId = contractIdFor(ledger.networkPassphrase, deployer, hash(Buffer.from(`${salt}/pool`)));
+  const existing = await instanceStorage(ledger, poolId);
+  if (existing !== undefined) {
+    // A pool's constructor settings never change; its payout wallet only when asked to.
+    const differs = poolSettings.filter(([key, value]) => !sameScVal(existing.get(key), value));
+    if (differs.length > 0)
+      throw new Error(
+        `the pool ${poolId} already exists with other settings (${differs
+          .map(([key, value]) => `${key}: ${shown(existing.get(key))} on the ledger, ${shown(value)} asked`)
+          .join('; ')}); they cannot change: deploy another pool with another --salt`,
+      );
+    const payout = existing.get('PayoutWallet');
+    if (sameScVal(payout, addr(opts.poolWallet))) {
+      log(`pool: ${poolId} already exists; payout wallet ${opts.poolWallet} already set`);
+      return result(poolId);
+    }
+    if (payout !== undefined && opts.changePayoutWallet !== true)
+      throw new Error(
+        `the pool ${poolId} already pays out to ${shown(payout)}, not ${opts.poolWallet}: re-pointing it moves ` +
+          'the payouts of the live pool to another wallet; run again with --change-payout-wallet if that is meant',
+      );
+  }
+  const pool = await create('pool', [addr(deployer), ...poolSettings.map(([, value]) => value)]);
   await sendOperation(
     ledger,
     'set the payout wallet',
@@ -169,10 +205,43 @@ export async function deployPool(opts: PoolDeploymentOptions): Promise<PoolDeplo
     }),
   );
   log(`pool: payout wallet ${opts.poolWallet}`);
-  return {
-    contracts: { token, pool, verifier, asp_membership: membership, asp_non_membership: nonMembership },
-    wasmHashes: Object.fromEntries(
-      CONTRACT_NAMES.map((n) => [n, opts.wasms[n].hash.toString('hex')]),
-    ) as Record<ContractName, string>,
-  };
+  return result(pool);
+
+  function result(poolContract: string): PoolDeployment {
+    return {
+      contracts: {
+        token,
+        pool: poolContract,
+        verifier,
+        asp_membership: membership,
+        asp_non_membership: nonMembership,
+      },
+      wasmHashes: Object.fromEntries(
+        CONTRACT_NAMES.map((n) => [n, opts.wasms[n].hash.toString('hex')]),
+      ) as Record<ContractName, string>,
+    };
+  }
 }
+
+/** A contract's instance storage by key (`DataKey::Token` → "Token"), or undefined when it does not exist. */
+async function instanceStorage(
+  ledger: LedgerAccess,
+  contractId: string,
+): Promise<Map<string, xdr.ScVal> | undefined> {
+  const { entries } = await ledger.server.getLedgerEntries(instanceKey(contractId));
+  const data = entries[0]?.val;
+  if (data === undefined) return undefined;
+  const value = data.type === 'contractData' ? data.contractData.val : undefined;
+  const out = new Map<string, xdr.ScVal>();
+  if (value?.type !== 'scvContractInstance') return out;
+  for (const item of value.instance.storage ?? []) {
+    const head = item.key.type === 'scvVec' && item.key.vec?.length === 1 ? item.key.vec[0] : undefined;
+    if (head?.type === 'scvSymbol') out.set(head.sym.toString(), item.val);
+  }
+  return out;
+}
+
+const sameScVal = (a: xdr.ScVal | undefined, b: xdr.ScVal) =>
+  a !== undefined && a.toXDR('base64') === b.toXDR('base64');
+
+const shown = (value: xdr.ScVal | undefined) => (value === undefined ? 'none' : String(scValToNative(value)));

@@ -31,8 +31,8 @@ export interface McpHttpOptions {
    * for an agent token, whose `agt` names its one agent).
    */
   verifyToken: (token: string) => Promise<{ sub: string; exp: number; agt?: string }>;
-  /** Counts the request against the wallet's rate limit (throws its 429 beyond it). */
-  takeWalletRate: (wallet: string) => Promise<void>;
+  /** Counts the request in its token's rate bucket: the wallet's, or its agent's (throws its 429 beyond it). */
+  takeWalletRate: (wallet: string, agent?: string) => Promise<void>;
   /** Marks the tools' REST calls as this process's own (src/http/internal-call.ts). */
   internalCallKey: string;
   maxBodyBytes: number;
@@ -57,7 +57,7 @@ export function mcpHttpMiddleware(options: McpHttpOptions): Middleware {
     }
     const { token, claims } = await authenticate(ctx, options);
     const { sub: wallet, exp: expiresAt, agt } = claims;
-    await options.takeWalletRate(wallet);
+    await options.takeWalletRate(wallet, agt);
     const body = await readBody(ctx.req, options.maxBodyBytes);
     // The REST API's limits on JSON (UTF-8, nesting depth, repeated member names) hold here too.
     checkedJsonText(body);

@@ -121,6 +121,11 @@ export class PoolRuntime implements PoolAccess {
     void this.#attempt();
   }
 
+  /** Why the pool is not connected yet (the last attempt's failure, or `connecting`); undefined once it is. */
+  starting(): string | undefined {
+    return this.#connected === undefined ? this.#lastError : undefined;
+  }
+
   require(): FlowContext {
     if (this.#refused !== undefined) throw new DomainError('service_unavailable', this.#refused);
     if (this.#connected === undefined) {

@@ -137,6 +137,8 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
   );
 
   const trustedProxies = new TrustedProxies(config.trustedProxies);
+  const ipLimiter =
+    cluster?.limiter('ip', config.rateLimit.ip) ?? new RateLimiter(config.rateLimit.ip, clock);
   const api = new ApiRouter({
     tokens,
     operator: {
@@ -146,21 +148,27 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     },
     tokenLimiter:
       cluster?.limiter('token', config.rateLimit.token) ?? new RateLimiter(config.rateLimit.token, clock),
+    ipLimiter,
     metrics,
     maxBodyBytes: config.limits.maxBodyBytes,
   });
-  registerServiceRoutes(api, metrics, config.publicUrl, async () => {
-    const { float } = await pool.health().catch(() => ({ float: undefined }));
-    if (float === undefined) return {};
-    const low = float < config.limits.paymentCap;
-    return {
-      poolWalletFloat: formatAmount(float),
-      ...(low && {
-        warnings: [
-          'the pool wallet float is below the per-payment cap: payments are refused until it is topped up',
-        ],
-      }),
-    };
+  registerServiceRoutes(api, {
+    metrics,
+    publicUrl: config.publicUrl,
+    starting: () => pool.starting(),
+    details: async () => {
+      const { float } = await pool.health().catch(() => ({ float: undefined }));
+      if (float === undefined) return {};
+      const low = float < config.limits.paymentCap;
+      return {
+        poolWalletFloat: formatAmount(float),
+        ...(low && {
+          warnings: [
+            'the pool wallet float is below the per-payment cap: payments are refused until it is topped up',
+          ],
+        }),
+      };
+    },
   });
   registerAuthRoutes(api, login, tokens);
   const agents = new AgentRegistry(store, clock);
@@ -196,16 +204,17 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
   });
   registerPaymentRoutes(api, pool, config.limits.paymentCap);
   registerApprovalRoutes(api, pool);
+  const operatorLimits = {
+    paymentCap: config.limits.paymentCap,
+    budgetPerHour: config.payments.budgetPerHour,
+    budgetPerDay: config.payments.budgetPerDay,
+  };
   registerPolicyRoutes(api, {
     agents,
     policies,
     records: new PaymentRecords(store),
     runtime: pool,
-    operator: {
-      paymentCap: config.limits.paymentCap,
-      budgetPerHour: config.payments.budgetPerHour,
-      budgetPerDay: config.payments.budgetPerDay,
-    },
+    operator: operatorLimits,
     maxAmount: MAX_POLICY_AMOUNT,
     confirmations,
   });
@@ -214,6 +223,9 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     policies,
     confirmations,
     maxWithdraw: config.limits.maxWithdraw,
+    maxPolicyAmount: MAX_POLICY_AMOUNT,
+    operator: operatorLimits,
+    clock,
   });
   registerExportRoutes(api, agents, pool);
   const agentTokens = new AgentTokens(store);
@@ -246,7 +258,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     metrics,
     internalCallKey,
     trustedProxies,
-    ipLimiter: cluster?.limiter('ip', config.rateLimit.ip) ?? new RateLimiter(config.rateLimit.ip, clock),
+    ipLimiter,
     logger,
     web,
     oauth: oauthMiddleware(oauthDeps),
@@ -258,7 +270,7 @@ export async function startProxy(config: ProxyConfig, options: StartOptions = {}
     mcpHttpMiddleware({
       handler: () => handler,
       verifyToken,
-      takeWalletRate: (wallet) => api.takeWalletRate(wallet),
+      takeWalletRate: (wallet, agent) => api.takeWalletRate(wallet, agent),
       internalCallKey,
       maxBodyBytes: config.limits.maxBodyBytes,
       allowedOrigins: new Set([publicUrl.origin, ...config.mcpAllowedOrigins]),

@@ -67,6 +67,7 @@ const RANGES: Range[] = [
   range('reserved', '2001::/32', { embeds: { offset: 12, inverted: true } }),
   range('reserved', '2001:2::/48'),
   range('reserved', '2001:db8::/32'),
+  range('reserved', '3fff::/20'), // documentation (RFC 9637)
   range('reserved', '100::/64'),
   range('private', 'fc00::/7'),
   range('link_local', 'fe80::/10'),

@@ -1,8 +1,9 @@
 // `pool-proxy contracts deploy` against a running sandbox, as an operator deploys to testnet: a fresh admin
 // (funded by friendbot) uploads the compiled contracts, creates a new asset's Stellar Asset Contract and the
 // four contracts through the RPC; each module on the ledger is byte for byte the one `npm run build` made,
-// the pool knows its payout wallet and answers for its tree, running it again finishes nothing twice, and
-// bad flags or a missing secret stop it with one line naming the problem.
+// the pool knows its payout wallet and answers for its tree, running it again finishes nothing twice, running
+// it with another pool wallet or token is refused naming what differs (the wallet re-pointed only with
+// --change-payout-wallet), and bad flags or a missing secret stop it with one line naming the problem.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Asset, Contract, Keypair, rpc, scValToNative, TransactionBuilder } from '#stellar-sdk';
@@ -92,6 +93,35 @@ test.serial('deploys the compiled contracts through the RPC, and a second run ch
   t.deepEqual(JSON.parse(second.stdout).contracts, out.contracts);
   t.regex(second.stderr, /pool: .* already exists/);
   t.notRegex(second.stderr, /uploaded module/);
+
+  // another pool wallet: refused, naming both, the live pool's payout unchanged; re-pointed only when told to
+  const other = await funded();
+  const walletAt = flags.indexOf('--pool-wallet') + 1;
+  const moved = flags.map((f, i) => (i === walletAt ? other.publicKey() : f));
+  const refusedRun = await deploy(moved, admin.secret());
+  t.is(refusedRun.code, 2, refusedRun.stderr);
+  t.regex(
+    refusedRun.stderr.trim().split('\n').at(-1) ?? '',
+    new RegExp(
+      `already pays out to ${poolWallet.publicKey()}, not ${other.publicKey()}.*--change-payout-wallet`,
+    ),
+  );
+  const payout = () => view(out.contracts.pool as string, 'get_payout_wallet', admin.publicKey());
+  t.is(await payout(), poolWallet.publicKey(), 'the payout did not move');
+  // a constructor setting cannot change at all, told or not
+  const assetAt = flags.indexOf('--asset') + 1;
+  const otherToken = flags.map((f, i) => (i === assetAt ? `TUSE:${admin.publicKey()}` : f));
+  const tokenRun = await deploy([...otherToken, '--change-payout-wallet'], admin.secret());
+  t.is(tokenRun.code, 2, tokenRun.stderr);
+  t.regex(
+    tokenRun.stderr,
+    /already exists with other settings \(Token: C\w+ on the ledger, C\w+ asked\).*another --salt/,
+  );
+  t.is(await payout(), poolWallet.publicKey());
+  const repointed = await deploy([...moved, '--change-payout-wallet'], admin.secret());
+  t.is(repointed.code, 0, repointed.stderr);
+  t.is(await payout(), other.publicKey(), 're-pointed when told to');
+  flags[walletAt] = other.publicKey();
 
   // without --json: the proxy's environment
   const lines = await deploy(flags.slice(0, -1), admin.secret());

@@ -100,6 +100,8 @@ test('a made-up internal-call marker is counted like any request', async (t) => 
   const headers = { 'x-pool-internal-call': 'x'.repeat(43) };
   const answers: number[] = [];
   for (let i = 0; i < 7; i++)
-    answers.push((await rawRequest(`${proxy.url}/health`, { headers, localAddress: '127.0.0.6' })).status);
+    answers.push(
+      (await rawRequest(`${proxy.url}/health/live`, { headers, localAddress: '127.0.0.6' })).status,
+    );
   t.deepEqual(answers, [200, 200, 200, 200, 200, 200, 429]);
 });

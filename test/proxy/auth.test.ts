@@ -328,3 +328,37 @@ test('the Bearer scheme is matched in any case, after one or more spaces (RFC 91
     t.is(problemOf(res).code, 'unauthorized');
   }
 });
+
+test('a token of another key id says why: an earlier epoch of this service, or a key it never had', async (t) => {
+  const masterKey = randomBytes(32);
+  const settings = { issuer: 'i', audience: 'a', ttlSeconds: 3600 };
+  const epochA = randomBytes(16).toString('hex');
+  const epochB = randomBytes(16).toString('hex');
+  const now = new TokenService(masterKey, settings, undefined, undefined, epochB);
+  const wallet = Keypair.random().publicKey();
+  const reason = async (token: string) =>
+    (await t.throwsAsync(now.verify(token), { instanceOf: DomainError }))!.message;
+  // issued here before two recoveries (the first epoch, no kid) and before one (epoch A)
+  const first = await new TokenService(masterKey, settings).issue(wallet);
+  const earlier = await new TokenService(masterKey, settings, undefined, undefined, epochA).issue(wallet);
+  for (const token of [first, earlier])
+    t.regex(
+      await reason(token),
+      /earlier key of this service: issued before this service’s store was recovered/,
+    );
+  // another service's token naming a key id of the right shape, and one naming a made-up key id
+  const elsewhere = await new TokenService(randomBytes(32), settings, undefined, undefined, epochA).issue(
+    wallet,
+  );
+  t.regex(
+    await reason(elsewhere),
+    new RegExp(`key id "${epochA}", which is no signing key of this service: it was not issued here`),
+  );
+  const forged = await new TokenService(masterKey, settings, undefined, undefined, 'not-an-epoch').issue(
+    wallet,
+  );
+  t.regex(await reason(forged), /key id "not-an-epoch", which is no signing key of this service/);
+  const foreignFirst = await new TokenService(randomBytes(32), settings).issue(wallet);
+  t.regex(await reason(foreignFirst), /no key id and no signature of this service/);
+  t.is((await now.verify(await now.issue(wallet))).sub, wallet);
+});

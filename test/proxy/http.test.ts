@@ -4,7 +4,7 @@ import test from 'ava';
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { TokenService } from '../../src/proxy/auth/tokens.ts';
 import { isLoopbackAddress } from '../../src/http/loopback.ts';
-import type { AuthChallenge, AuthToken, Health, PoolStats } from '../../src/api/types.ts';
+import type { AuthChallenge, AuthToken, Health, Liveness, PoolStats } from '../../src/api/types.ts';
 import { getJson, jsonOf, type OpenApiDocument, postJson, problemOf, rawRequest } from './helpers/http.ts';
 import { startTestProxy, type TestProxy } from './helpers/proxy.ts';
 
@@ -29,12 +29,18 @@ async function login(wallet: Keypair): Promise<string> {
   return jsonOf<AuthToken>(res).token;
 }
 
-test('GET /health', async (t) => {
+test('GET /health is 503 `starting` while the pool is not connected; GET /health/live answers all along', async (t) => {
+  // This proxy's ledger is a closed port: its pool routes answer 503, and so does its readiness.
   const res = await getJson(`${proxy.url}/health`);
-  t.is(res.status, 200);
+  t.is(res.status, 503);
   const health = jsonOf<Health>(res);
-  t.is(health.status, 'healthy');
+  t.is(health.status, 'starting');
+  t.regex(health.detail ?? '', /the pool is not connected yet/);
   t.regex(health.version, /^\d+\.\d+\.\d+/);
+  t.is((await getJson(`${proxy.url}/api/pool/info`)).status, 503);
+  const live = await getJson(`${proxy.url}/health/live`);
+  t.is(live.status, 200);
+  t.like(jsonOf<Liveness>(live), { status: 'alive', version: health.version });
 });
 
 test('GET /openapi.json documents every route from the request schemas', async (t) => {
@@ -123,7 +129,7 @@ test('GET /openapi.json documents every route from the request schemas', async (
 });
 
 test('GET /metrics exposes Prometheus text with request counters, to the operator only', async (t) => {
-  await getJson(`${proxy.url}/health`);
+  await getJson(`${proxy.url}/health/live`);
   const refused = await rawRequest(`${proxy.url}/metrics`);
   t.is(refused.status, 401, 'counts by route and status are not for the public');
   t.is(problemOf(refused).code, 'unauthorized');
@@ -139,7 +145,7 @@ test('GET /metrics exposes Prometheus text with request counters, to the operato
   const res = await rawRequest(`${proxy.url}/metrics`, { headers: proxy.operator });
   t.is(res.status, 200);
   t.regex(String(res.headers['content-type']), /text\/plain/);
-  t.regex(res.text, /pool_proxy_http_requests_total\{method="GET",route="\/health",status="200"\} \d+/);
+  t.regex(res.text, /pool_proxy_http_requests_total\{method="GET",route="\/health\/live",status="200"\} \d+/);
 });
 
 test('unknown paths are 404 and wrong methods 405, both problem+json', async (t) => {
@@ -184,7 +190,7 @@ test('JSON bodies: oversized → 413 (declared or streamed)', async (t) => {
   });
   t.is(chunked.status, 413);
   // The service stays up for the next request.
-  t.is((await getJson(`${proxy.url}/health`)).status, 200);
+  t.is((await getJson(`${proxy.url}/health/live`)).status, 200);
 });
 
 test('JSON bodies: malformed, non-object, empty or non-UTF-8 → 400', async (t) => {
@@ -307,8 +313,8 @@ test('per-IP rate limit answers 429 with Retry-After; X-Forwarded-For does not r
   });
   try {
     const statuses: number[] = [];
-    for (let i = 0; i < 3; i++) statuses.push((await getJson(`${limited.url}/health`)).status);
-    const refused = await getJson(`${limited.url}/health`, { 'x-forwarded-for': '203.0.113.7' });
+    for (let i = 0; i < 3; i++) statuses.push((await getJson(`${limited.url}/health/live`)).status);
+    const refused = await getJson(`${limited.url}/health/live`, { 'x-forwarded-for': '203.0.113.7' });
     t.deepEqual(statuses, [200, 200, 200]);
     t.is(refused.status, 429);
     t.is(problemOf(refused).code, 'rate_limited');
@@ -326,7 +332,7 @@ test('behind trusted proxies the client is the X-Forwarded-For address they name
   });
   try {
     const from = (localAddress: string, forwardedFor?: string) =>
-      rawRequest(`${limited.url}/health`, {
+      rawRequest(`${limited.url}/health/live`, {
         localAddress,
         headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor },
       }).then((r) => r.status);
@@ -376,6 +382,24 @@ test('POOL_PROXY_OPERATOR_LOOPBACK (single-host development): loopback callers a
     // A trusted proxy's request is judged by the client it names.
     t.is(await get('/metrics', { 'x-forwarded-for': '203.0.113.9' }, '127.0.0.2'), 401);
     t.is(await get('/metrics', { 'x-forwarded-for': '127.0.0.1' }, '127.0.0.2'), 200);
+    t.is(await get('/metrics', { 'x-forwarded-for': '127.0.0.3, 127.0.0.1' }, '127.0.0.2'), 200);
+    // Anything but a plain X-Forwarded-For from the trusted proxy names a client it cannot know: no operator,
+    // whatever the socket is (each of these made the caller the operator before).
+    const untrustworthy: Array<Record<string, string>> = [
+      { 'x-real-ip': '203.0.113.9' },
+      { forwarded: 'for=203.0.113.9' },
+      { via: '1.1 edge' },
+      { 'x-forwarded-for': '203.0.113.9:4711' },
+      { 'x-forwarded-for': 'unknown' },
+      { 'x-forwarded-for': '[2001:db8::9]' },
+      { 'x-forwarded-for': '127.0.0.1, ' },
+      { 'x-forwarded-for': '127.0.0.1', 'x-real-ip': '203.0.113.9' },
+      { 'x-forwarded-for': '127.0.0.1', via: '1.1 edge' },
+    ];
+    for (const relayed of untrustworthy)
+      t.is(await get('/metrics', relayed, '127.0.0.2'), 401, JSON.stringify(relayed));
+    const sameHost: Array<Record<string, string>> = [{ 'x-real-ip': '127.0.0.1' }, { via: '1.1 localhost' }];
+    for (const relayed of sameHost) t.is(await get('/metrics', relayed), 401, JSON.stringify(relayed));
   } finally {
     await local.close();
   }
@@ -404,7 +428,7 @@ test('per-token rate limit applies to a wallet across requests', async (t) => {
     const statuses = [];
     for (let i = 0; i < 3; i++) statuses.push((await getJson(url, headers)).status);
     t.deepEqual(statuses, [200, 200, 429]);
-    t.is((await getJson(`${limited.url}/health`)).status, 200, 'other callers unaffected');
+    t.is((await getJson(`${limited.url}/health/live`)).status, 200, 'other callers unaffected');
   } finally {
     await limited.close();
   }

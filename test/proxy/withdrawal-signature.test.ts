@@ -2,7 +2,8 @@
 // proxy), a wallet's agent withdraws with its token alone until the owner's policy requires a fresh wallet
 // signature and holds an address book; then a withdrawal without a signature, with a wrong one, one signed
 // for another withdrawal or one replayed is refused and moves nothing, a destination outside the book is
-// refused, a fresh signature goes through once, and turning the setting off needs the wallet too. Every
+// refused, a fresh signature goes through once, and turning the setting off needs the wallet too. A
+// withdrawal to an account that cannot hold USDC is refused saying what to do, not with the host's text. Every
 // request is well-formed and goes through PoolApi.
 import { Keypair } from '#stellar-sdk';
 import test from 'ava';
@@ -48,6 +49,19 @@ test.before(async () => {
 test.after.always(async () => {
   await stack?.close();
 });
+
+test.serial(
+  'a withdrawal to an account that cannot hold USDC says what to do, and moves nothing',
+  async (t) => {
+    const nowhere = Keypair.random().publicKey(); // never created: no account, no trustline
+    const res = await refused(t, withdraw('0.1', nowhere), 'ledger_rejected');
+    t.is(res.status, 422, res.detail);
+    t.regex(res.detail, /cannot receive USDC: it has no USDC trustline .*Add the USDC asset/);
+    t.notRegex(res.detail, /HostError|Error\(Contract/);
+    t.is(await balance(), '1.0000000');
+    t.is(await stack.usdcBalance(stack.sandbox.info.contracts.pool), 10_000_000n, 'books = chain');
+  },
+);
 
 test.serial('without the setting a withdrawal needs the token only, as before', async (t) => {
   const res = await withdraw('0.1', other.publicKey());
@@ -123,11 +137,11 @@ test.serial(
       t,
       putPolicy({
         ...off,
-        confirmation: await confirm({ withdrawalSettings: { ...off, requireWithdrawalSignature: true } }),
+        confirmation: await confirm({ policy: { ...off, requireWithdrawalSignature: true } }),
       }),
     );
     t.is(mismatched.code, 'wallet_signature_invalid');
-    const ok = await putPolicy({ ...off, confirmation: await confirm({ withdrawalSettings: off }) });
+    const ok = await putPolicy({ ...off, confirmation: await confirm({ policy: off }) });
     t.like(ok, { requireWithdrawalSignature: false, withdrawalDestinations: [] });
 
     const op = stack.operatorApi();

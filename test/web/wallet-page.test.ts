@@ -2,9 +2,10 @@
 // sandbox keypair; the page connects, funds the wallet, logs in, deposits (a new agent requires the wallet's
 // signature for withdrawals from the start), shows the balance and withdraws (signed in Freighter), and the
 // destination's USDC is checked on chain; a payment of the wallet's agent shows with its receipt. The owner sets
-// the agent's policy (problems at the field), freezes and unfreezes it, issues, uses and revokes an agent token,
-// exports its payments, sets an approval threshold and denies, approves and sees a refusal on payments waiting
-// for it, and loosens the withdrawal settings with the wallet's signature, at 1280 and 390 px
+// the agent's policy (problems at the field), freezes and unfreezes it (the unfreeze signed in Freighter),
+// issues, uses and revokes an agent token, exports its payments, sets an approval threshold and denies, approves
+// and sees a refusal on payments waiting for it, and loosens the withdrawal settings with the wallet's
+// signature, at 1280 and 390 px
 // (WEB_SCREENSHOTS=<folder> saves screenshots). The withdraw destination starts empty and warns before linking
 // a withdrawal to its deposit; a ledger refusal is one plain sentence; the layout holds at 390 and 768 px. A
 // switch of account or network in the wallet clears everything of the previous account and sends no signature
@@ -376,9 +377,14 @@ async function screenshot(page: Page, name: string, part?: string): Promise<void
   else await page.screenshot({ path, fullPage: true });
 }
 
-/** Saves the policy form and waits for the proxy's answer and the page's confirmation of that save. */
+/**
+ * Saves the policy form and waits for the proxy's answer and the page's confirmation of that save (a loosening
+ * of a protected policy is answered 403 first, then sent again with the wallet's signature).
+ */
 async function savePolicy(page: Page): Promise<void> {
-  const put = page.waitForResponse((r) => r.url().endsWith('/policy') && r.request().method() === 'PUT');
+  const put = page.waitForResponse(
+    (r) => r.url().endsWith('/policy') && r.request().method() === 'PUT' && r.status() !== 403,
+  );
   await page.getByRole('button', { name: 'Save policy' }).click();
   if ((await put).status() !== 200) throw new Error(`the policy was refused: ${await (await put).text()}`);
   await page.locator('#policy-status').filter({ hasText: 'Policy saved' }).waitFor();
@@ -447,7 +453,7 @@ test.serial(
     t.is(await page.locator('#policy-hour').inputValue(), '0.3');
     await page.getByLabel('Budget per hour (USDC)').fill('');
 
-    // Freeze: the agent's payments are refused at once; unfreeze restores it.
+    // Freeze: the agent's payments are refused at once; unfreeze, signed by the wallet, restores it.
     await page.getByRole('button', { name: 'Freeze agent' }).click();
     await card.locator('.badge').filter({ hasText: 'Frozen' }).waitFor();
     const pay = await fetch(`${service.proxyUrl}/api/pay`, {
@@ -457,9 +463,16 @@ test.serial(
     });
     t.is(pay.status, 403);
     t.is((await pay.json()).code, 'agent_frozen');
+    const beforeUnfreeze = wallet.requests.length;
     await page.getByRole('button', { name: 'Unfreeze agent' }).click();
     await card.locator('.badge').filter({ hasText: 'Active' }).waitFor();
     t.false((await (await fetch(policyUrl, { headers: bearer(token()) })).json()).frozen);
+    // the agent is protected (the page asked for the wallet's signature at its first deposit): Freighter signed it
+    t.true(
+      wallet.requests
+        .slice(beforeUnfreeze)
+        .some((r) => r.type === 'SUBMIT_BLOB' && /Unfreeze agent /.test(String(r.blob))),
+    );
 
     // On a phone: issue an agent token (shown once, with Copy), use it, revoke it.
     await page.setViewportSize({ width: 390, height: 844 });
@@ -562,14 +575,18 @@ test.serial(
     await decided.waiting.getByRole('button', { name: /^Approve/ }).click();
     await decided.waiting.locator('.approval-problem').filter({ hasText: 'Already decided' }).waitFor();
 
-    // Loosening the withdrawal settings asks the wallet to sign them too.
+    // Loosening the withdrawal settings asks the wallet to sign the policy it makes.
     const signedBefore = wallet.requests.length;
     await page.getByLabel("Require my wallet's signature for every withdrawal").uncheck();
     await savePolicy(page);
     t.true(
       wallet.requests
         .slice(signedBefore)
-        .some((r) => r.type === 'SUBMIT_BLOB' && /Set the withdrawal settings/.test(String(r.blob))),
+        .some(
+          (r) =>
+            r.type === 'SUBMIT_BLOB' &&
+            /Change the policy of agent .*, loosening .*requireWithdrawalSignature/.test(String(r.blob)),
+        ),
     );
     t.false((await (await fetch(policyUrl, { headers: bearer(token()) })).json()).requireWithdrawalSignature);
     t.deepEqual(await layoutProblems(page), [], 'at 1280 px');

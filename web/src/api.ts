@@ -9,6 +9,7 @@ import type {
   AgentTokenList,
   Balance,
   PaymentListEntry,
+  WalletConfirmationRequest,
 } from '../../src/api/types.ts';
 import { Problem } from './problem.ts';
 
@@ -24,9 +25,8 @@ export interface Confirmation {
   nonce: string;
   signature: string;
 }
-export type Confirmable =
-  | { withdraw: { amount: string; destination: string } }
-  | { withdrawalSettings: { requireWithdrawalSignature: boolean; withdrawalDestinations: string[] } };
+/** What the wallet confirms: a withdrawal, a policy change (as it will be sent) or an unfreeze. */
+export type Confirmable = WalletConfirmationRequest;
 
 const publicApi = new PoolApi({ baseUrl: location.origin });
 let walletApi: PoolApi | undefined;
@@ -108,7 +108,8 @@ export const api = {
   payments: (limit: number) => call((a) => a.payments(limit), true),
   policy: (agentId: string) => call((a) => a.policy(agentId), true),
   setPolicy: (agentId: string, change: AgentPolicyRequest) => call((a) => a.setPolicy(agentId, change), true),
-  setFrozen: (agentId: string, frozen: boolean) => call((a) => a.setFrozen(agentId, frozen), true),
+  setFrozen: (agentId: string, frozen: boolean, confirmation?: Confirmation) =>
+    call((a) => a.setFrozen(agentId, frozen, confirmation), true),
   issueAgentToken: (agentId: string, expiresInSeconds: number) =>
     call((a) => a.issueAgentToken(agentId, { expiresInSeconds }), true),
   agentTokens: (agentId: string) => call((a) => a.agentTokens(agentId), true),

@@ -1,5 +1,5 @@
-// The agent controls: which agent they act on, its policy (form, save, problems at the fields; a loosening of
-// the withdrawal settings is signed by the wallet first), freeze and unfreeze, its agent tokens (issue — shown
+// The agent controls: which agent they act on, its policy (form, save, problems at the fields; a loosening the
+// proxy asks the wallet to sign is signed and sent again), freeze and unfreeze (likewise), its agent tokens (issue — shown
 // once —, list, revoke) and the export of its payments for a period. The policies fetched here also feed the
 // agent cards. Each action runs through the page's `guarded`, so a failure shows in its own panel; results for
 // an account the page no longer shows are dropped.
@@ -7,7 +7,7 @@ import { type AgentPolicy, api, type Confirmable, type Confirmation } from './ap
 import { $, setStatus } from './dom.ts';
 import { saveFile } from './download.ts';
 import { shortAddress } from './format.ts';
-import { clearFieldIssues, fillPolicyForm, loosens, readPolicyForm, showFieldIssues } from './policy-form.ts';
+import { clearFieldIssues, fillPolicyForm, readPolicyForm, showFieldIssues } from './policy-form.ts';
 import { Problem } from './problem.ts';
 import { renderTokens, showNewToken } from './token-list.ts';
 
@@ -126,6 +126,22 @@ function accept(view: AgentPolicy, refill = false): void {
   if (view.agentId === selected) showSelected(refill);
 }
 
+/**
+ * Sends a change; when the proxy answers that the owner's wallet must sign it (a loosening of a protected
+ * agent), has the wallet sign the proxy's message and sends it once more with the signature.
+ */
+async function withSignatureIfAsked<T>(
+  send: (confirmation?: Confirmation) => Promise<T>,
+  sign: () => Promise<Confirmation>,
+): Promise<T> {
+  try {
+    return await send();
+  } catch (error) {
+    if (!(error instanceof Problem) || error.code !== 'wallet_signature_required') throw error;
+    return send(await sign());
+  }
+}
+
 async function onSavePolicy(): Promise<void> {
   const agentId = current();
   const epoch = deps.epoch();
@@ -141,18 +157,16 @@ async function onSavePolicy(): Promise<void> {
   }
   clearFieldIssues();
   const change = form.change;
-  if (loosens(policies.get(agentId), change)) {
-    setStatus('policy', 'This loosens the withdrawal settings: sign it in Freighter…');
-    change.confirmation = await deps.confirm(agentId, {
-      withdrawalSettings: {
-        requireWithdrawalSignature: change.requireWithdrawalSignature === true,
-        withdrawalDestinations: change.withdrawalDestinations ?? [],
-      },
-    });
-    setStatus('policy', '');
-  }
   try {
-    const view = await api.setPolicy(agentId, change);
+    const view = await withSignatureIfAsked(
+      (confirmation) => api.setPolicy(agentId, { ...change, ...(confirmation && { confirmation }) }),
+      async () => {
+        setStatus('policy', 'This loosens a policy your wallet protects: sign it in Freighter…');
+        const confirmation = await deps.confirm(agentId, { policy: change });
+        setStatus('policy', '');
+        return confirmation;
+      },
+    );
     if (epoch !== deps.epoch()) return;
     accept(view, true);
     setStatus('policy', `Policy saved for ${shortAddress(agentId)}.`, true);
@@ -174,7 +188,15 @@ async function onToggleFreeze(): Promise<void> {
   const agentId = current();
   const epoch = deps.epoch();
   const frozen = !(policies.get(agentId)?.frozen ?? false);
-  const view = await api.setFrozen(agentId, frozen);
+  const view = await withSignatureIfAsked(
+    (confirmation) => api.setFrozen(agentId, frozen, confirmation),
+    async () => {
+      setStatus('freeze', 'Your wallet protects this agent: sign the unfreeze in Freighter…');
+      const confirmation = await deps.confirm(agentId, { unfreeze: true });
+      setStatus('freeze', '');
+      return confirmation;
+    },
+  );
   if (epoch !== deps.epoch()) return;
   accept(view);
   setStatus(

@@ -70,15 +70,6 @@ export function readPolicyForm(): { change: PolicyChange } | { issues: FieldIssu
   return issues.length > 0 ? { issues } : { change: change as PolicyChange };
 }
 
-/** Whether `change` loosens the withdrawal settings of `current` while they require the wallet's signature. */
-export function loosens(current: AgentPolicy | undefined, change: PolicyChange): boolean {
-  if (current?.requireWithdrawalSignature !== true) return false;
-  if (change.requireWithdrawalSignature !== true) return true;
-  const before = current.withdrawalDestinations;
-  const after = change.withdrawalDestinations ?? [];
-  return before.length > 0 && (after.length === 0 || after.some((d) => !before.includes(d)));
-}
-
 export function clearFieldIssues(): void {
   for (const id of Object.values(FIELD_IDS)) {
     $(id).removeAttribute('aria-invalid');

@@ -32,6 +32,10 @@ export function registerContracts(program: Command): void {
       'privacy-pool',
     )
     .option('--tree-capacity <n>', TREE_CAPACITY_HELP, String(2 ** 20))
+    .option(
+      '--change-payout-wallet',
+      'when the pool exists already with another payout wallet, re-point it to --pool-wallet (refused otherwise)',
+    )
     .option('--json', 'print the result as JSON instead of environment lines')
     .action((opts: DeployFlags) =>
       runDeploy(opts).catch((error: Error) => {
@@ -51,6 +55,7 @@ interface DeployFlags {
   wasmDir?: string;
   salt: string;
   treeCapacity: string;
+  changePayoutWallet?: boolean;
   json?: boolean;
 }
 
@@ -114,6 +119,7 @@ async function runDeploy(opts: DeployFlags): Promise<void> {
     wasms,
     parameters: { ...DEFAULT_POOL_PARAMETERS, treeCapacity },
     salt: opts.salt,
+    changePayoutWallet: opts.changePayoutWallet === true,
     log: (line) => console.error(line),
   });
   if (opts.json) {

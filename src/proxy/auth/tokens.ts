@@ -5,7 +5,7 @@
 // by an agent's owner for that one agent) carries the agent's id in an `agt` claim; its subject is the owner
 // (a wallet, or `operator` for the operator's own agents). Wallet tokens carry no `agt` and are unchanged.
 import { createPrivateKey, createPublicKey, type KeyObject, randomUUID } from 'node:crypto';
-import { decodeProtectedHeader, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { compactVerify, decodeProtectedHeader, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { isAccountAddress } from '../../api/address.ts';
 import { isAgentId, OPERATOR_OWNER } from '../../api/agent-id.ts';
 import { DomainError } from '../domain/errors.ts';
@@ -39,6 +39,8 @@ export interface TokenSettings {
 export class TokenService {
   readonly #privateKey: KeyObject;
   readonly #publicKey: KeyObject;
+  /** Another epoch's verification key (to tell a token of an earlier epoch from one never issued here). */
+  readonly #publicKeyOf: (epoch: string) => KeyObject;
   readonly #settings: TokenSettings;
   readonly #verified = new Map<string, TokenClaims>();
   readonly #revocations: TokenRevocations | undefined;
@@ -55,13 +57,15 @@ export class TokenService {
     epoch = '',
   ) {
     this.#epoch = epoch;
-    const seed = deriveEpochKey(masterKey, 'jwt-signing', epoch);
-    this.#privateKey = createPrivateKey({
-      key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]),
-      format: 'der',
-      type: 'pkcs8',
-    });
+    const privateKeyOf = (e: string) =>
+      createPrivateKey({
+        key: Buffer.concat([ED25519_PKCS8_PREFIX, deriveEpochKey(masterKey, 'jwt-signing', e)]),
+        format: 'der',
+        type: 'pkcs8',
+      });
+    this.#privateKey = privateKeyOf(epoch);
     this.#publicKey = createPublicKey(this.#privateKey);
+    this.#publicKeyOf = (e) => createPublicKey(privateKeyOf(e));
     this.#settings = settings;
     this.#revocations = revocations;
     this.#now = now;
@@ -156,6 +160,25 @@ export class TokenService {
     return claims;
   }
 
+  /**
+   * Why a token naming another key id than the current one is refused: signed with an earlier epoch's key of
+   * this service (its store was recovered since), or with a key this service never had.
+   */
+  async #otherKeyId(token: string, kid: string): Promise<string> {
+    const named = `key id "${kid.slice(0, 40)}"`;
+    if (kid === '' || EPOCH_KID.test(kid)) {
+      const earlier = await compactVerify(token, this.#publicKeyOf(kid), { algorithms: ['EdDSA'] }).then(
+        () => true,
+        () => false,
+      );
+      if (earlier)
+        return 'token was signed with an earlier key of this service: issued before this service’s store was recovered; log in again';
+    }
+    return kid === ''
+      ? 'token carries no key id and no signature of this service: it was not issued here; log in again'
+      : `token names ${named}, which is no signing key of this service: it was not issued here; log in again`;
+  }
+
   async #verifySignature(token: string): Promise<TokenClaims> {
     let payload: Record<string, unknown>;
     // A well-formed token of another epoch (issued before `store recover`) says so; anything else is judged below.
@@ -166,10 +189,7 @@ export class TokenService {
       kid = null;
     }
     if (kid !== null && (kid ?? '') !== this.#epoch)
-      throw new DomainError(
-        'unauthorized',
-        'token was issued before this service’s store was recovered; log in again',
-      );
+      throw new DomainError('unauthorized', await this.#otherKeyId(token, kid ?? ''));
     try {
       ({ payload } = await jwtVerify(token, this.#publicKey, {
         algorithms: ['EdDSA'],
@@ -198,6 +218,9 @@ export class TokenService {
     };
   }
 }
+
+/** A session epoch as a `kid` names it (auth/session-epoch.ts: 16 random bytes in hex). */
+const EPOCH_KID = /^[0-9a-f]{32}$/;
 
 function describeJwtError(error: unknown): string {
   if (error instanceof joseErrors.JWTExpired) return 'token expired';

@@ -1,13 +1,15 @@
 // A fresh wallet signature for one money-out action, when the agent's owner asked for it in its policy: a
-// withdrawal (amount, destination) or a change that loosens the withdrawal settings. The proxy issues a
-// message (SEP-53 text naming the service, the wallet, the action, the network, a single-use nonce and a short
-// expiry) and keeps its nonce with the action; the wallet signs the message; the request that does the action
+// withdrawal (amount, destination), a policy change that loosens what the agent may spend or where money may
+// go, or an unfreeze. The proxy issues a message (SEP-53 text naming the service, the wallet, the action, the
+// network, a single-use nonce and a short expiry) and keeps its nonce with the action; the wallet signs the message; the request that does the action
 // sends the nonce and the signature. The nonce is consumed by the first attempt that names it, whether the
 // signature verifies or not, so a signature is never accepted twice; an action other than the one signed is
 // refused. A bearer token alone can no longer move the money elsewhere.
 import { randomBytes } from 'node:crypto';
 import { Keypair } from '#stellar-sdk';
+import { formatAmount } from '../../api/amount.ts';
 import { DomainError } from '../domain/errors.ts';
+import type { AgentPolicy } from '../domain/agent-policy.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
 import type { Clock } from '../util/clock.ts';
 import { decodeSignature } from './signature.ts';
@@ -98,12 +100,28 @@ export function withdrawalAction(agentId: string, amount: string, destination: s
   return `Withdraw ${amount} USDC from agent ${agentId} to ${destination}.`;
 }
 
-/** The action that loosens an agent's withdrawal settings (turns the signature off, or adds destinations). */
-export function withdrawalSettingsAction(
-  agentId: string,
-  requireSignature: boolean,
-  destinations: string[],
-): string {
-  const book = destinations.length === 0 ? 'any' : destinations.join(', ');
-  return `Set the withdrawal settings of agent ${agentId}: wallet signature ${requireSignature ? 'required' : 'not required'}; destinations: ${book}.`;
+/**
+ * The action that changes a protected agent's policy in a way that loosens it: the whole policy it will have,
+ * and which of its fields are looser than now, so the wallet signs exactly what the agent may do afterwards.
+ */
+export function policyChangeAction(agentId: string, next: AgentPolicy, loosened: readonly string[]): string {
+  const amount = (v: bigint | undefined) => (v === undefined ? 'none' : `${formatAmount(v)} USDC`);
+  const list = (items: readonly string[] | undefined, empty: string) =>
+    items === undefined || items.length === 0 ? empty : items.join(', ');
+  return [
+    `Change the policy of agent ${agentId}, loosening ${loosened.join(', ')}, to:`,
+    `per-payment cap ${amount(next.perPaymentCap)};`,
+    `budgets: hour ${amount(next.budgets.hour)}, day ${amount(next.budgets.day)}, 30 days ${amount(next.budgets.days30)};`,
+    `approval above ${amount(next.approvalThreshold)}, waiting ${next.approvalTimeoutSeconds ?? 'the default'} s;`,
+    `allowed services: ${list(next.allowedServices, 'any')};`,
+    `denied services: ${list(next.deniedServices, 'none')};`,
+    `frozen: ${next.frozen ? 'yes' : 'no'};`,
+    `wallet signature for withdrawals: ${next.requireWithdrawalSignature === true ? 'required' : 'not required'};`,
+    `withdrawal destinations: ${list(next.withdrawalDestinations, 'any')}.`,
+  ].join('\n');
+}
+
+/** The action that unfreezes a protected agent. */
+export function unfreezeAction(agentId: string): string {
+  return `Unfreeze agent ${agentId}: it may pay again within its policy.`;
 }

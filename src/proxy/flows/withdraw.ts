@@ -12,6 +12,7 @@ import { spendNotes, type SpendNotesDeps } from './spend-notes.ts';
 import type { WithdrawalData } from './operation-data.ts';
 import { settleFailure, type SettleFailureDeps } from './settle-failure.ts';
 import { markConfirmed, type MarkConfirmedDeps } from './mark-confirmed.ts';
+import { LedgerRejected } from '../services/chain-client.ts';
 
 /** What this flow uses of the flows' context. */
 export type WithdrawDeps = Pick<FlowContext, 'notes' | 'journal' | 'metrics' | 'logger'> &
@@ -68,6 +69,28 @@ export async function withdraw(
   } catch (error) {
     await settleFailure(ctx, opId, error);
     ctx.logger.log('warn', 'withdrawal failed', { opId, code: codeOf(error) });
-    throw error;
+    throw explained(error, destination);
   }
+}
+
+/**
+ * A refusal of the USDC transfer to the destination, said so that its owner knows what to do (the page says
+ * the same); any other failure as it is.
+ */
+function explained(error: unknown, destination: string): unknown {
+  if (!(error instanceof LedgerRejected)) return error;
+  const missing = ['TrustlineMissingError', 'AccountMissingError'].find((name) =>
+    error.contractError?.is('token', name),
+  );
+  if (missing === undefined) return error;
+  return new DomainError(
+    'ledger_rejected',
+    `the destination ${destination} cannot receive USDC: it has no USDC trustline (or does not exist yet). ` +
+      'Add the USDC asset in that account’s wallet (a change-trust operation; Freighter: Manage assets → Add an ' +
+      'asset), then withdraw again. Nothing was withdrawn.',
+    {
+      cause: error,
+      extra: { reason: missing === 'TrustlineMissingError' ? 'trustline_missing' : 'account_missing' },
+    },
+  );
 }

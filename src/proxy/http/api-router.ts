@@ -16,7 +16,7 @@ import {
 import { checkJsonContentType, parseJsonObject, readBody } from '../../http/json-body.ts';
 import { bearerToken, bearerValue } from '../../http/bearer.ts';
 import { isOperatorToken, type OperatorCredential } from '../auth/operator-token.ts';
-import { clientAddressOf, isRelayed, type TrustedProxies } from './client-address.ts';
+import { certainClientAddress, clientAddressOf, type TrustedProxies } from './client-address.ts';
 import { isLoopbackAddress } from '../../http/loopback.ts';
 import type { ProxyMetrics } from '../util/metrics.ts';
 import type { RequestLimiter } from './rate-limit.ts';
@@ -81,6 +81,13 @@ export interface RouteDefinition<B, Q, P, R, A extends Access = Access> {
   /** Whether an agent-scoped token may call it (default: refused with `forbidden_for_agent_token`). */
   agentToken?: AgentTokenRule;
   body?: z.ZodType<B>;
+  /** A request without a body (no Content-Type, nothing sent) is validated as `{}`. */
+  bodyOptional?: boolean;
+  /**
+   * One of the owner's brakes (freeze, unfreeze, revoking agent tokens): counted in the wallet's own brake
+   * bucket instead of the per-address and per-wallet ones, so nothing an agent does can hold the owner off it.
+   */
+  brake?: boolean;
   query?: z.ZodType<Q>;
   params?: z.ZodType<P>;
   response: z.ZodType<R>;
@@ -96,7 +103,9 @@ export interface RouteDefinition<B, Q, P, R, A extends Access = Access> {
     render: (result: R, query: Q) => { body: string; headers?: Record<string, string> } | undefined;
   };
   /** The success status for a result (200 unless given), e.g. 202 for a payment still being decided. */
-  status?: (result: R) => 200 | 202;
+  status?: (result: R) => 200 | 202 | 503;
+  /** What the statuses `status` may answer besides 200 mean (OpenAPI; default: 202, a payment not decided yet). */
+  statusDocs?: Partial<Record<202 | 503, string>>;
 }
 
 export interface ApiRouterDeps {
@@ -108,6 +117,8 @@ export interface ApiRouterDeps {
     trustedProxies: TrustedProxies;
   };
   tokenLimiter: RequestLimiter;
+  /** The per-address limiter app.ts applies, here for brakes whose token does not verify. */
+  ipLimiter: RequestLimiter;
   metrics: ProxyMetrics;
   maxBodyBytes: number;
 }
@@ -153,6 +164,8 @@ export class ApiRouter {
   readonly router = new Router();
   readonly registry = new OpenAPIRegistry();
   readonly #deps: ApiRouterDeps;
+  /** The brake routes, as `METHOD /path` (RouteDefinition.brake). */
+  readonly #brakes = new Set<string>();
 
   constructor(deps: ApiRouterDeps) {
     this.#deps = deps;
@@ -173,8 +186,14 @@ export class ApiRouter {
     def: RouteDefinition<B, Q, P, R, A>,
   ): void {
     this.#document(def);
+    if (def.brake === true) this.#brakes.add(`${def.method.toUpperCase()} ${def.path}`);
     this.router[def.method](def.path, async (ctx: Context) => {
-      const auth = await this.#authorize(ctx, def.access);
+      const brake = def.brake === true;
+      // A brake whose credentials are refused counts in its address's bucket (app.ts left it to this).
+      const auth = await this.#authorize(ctx, def.access, brake).catch(async (error: unknown) => {
+        if (brake) await this.#takeAddressRate(ctx);
+        throw error;
+      });
       if (auth?.agt !== undefined && def.agentToken === undefined)
         throw new ProblemError(
           'forbidden_for_agent_token',
@@ -186,9 +205,12 @@ export class ApiRouter {
       const query = def.query ? validate(def.query, { ...ctx.query }, 'query') : (undefined as Q);
       let body = undefined as B;
       if (def.body) {
-        checkJsonContentType(ctx.get('content-type') || undefined);
-        const raw = parseJsonObject(await readBody(ctx.req, this.#deps.maxBodyBytes));
-        body = validate(def.body, raw, 'request body');
+        const contentType = ctx.get('content-type') || undefined;
+        if (contentType !== undefined || def.bodyOptional !== true) checkJsonContentType(contentType);
+        const bytes = await readBody(ctx.req, this.#deps.maxBodyBytes);
+        // No Content-Type passed only where the body is optional, and then the body must be empty.
+        if (contentType === undefined && bytes.length > 0) checkJsonContentType(contentType);
+        body = validate(def.body, contentType === undefined ? {} : parseJsonObject(bytes), 'request body');
       }
       if (auth?.agt !== undefined) checkOwnAgent(auth.agt, params, body);
       // #authorize answers claims for every access rule but 'public' (or throws): what AuthFor<A> says.
@@ -236,7 +258,16 @@ export class ApiRouter {
     });
   }
 
-  async #authorize(ctx: Context, access: Access): Promise<TokenClaims | undefined> {
+  /**
+   * Whether the request is for a brake route, which the per-address limit leaves to the router: a brake
+   * counts in its wallet's brake bucket, and only a request whose token does not verify in its address's.
+   */
+  isBrake(ctx: Context): boolean {
+    const { pathAndMethod } = this.router.match(ctx.path, ctx.method);
+    return pathAndMethod.some((layer) => this.#brakes.has(`${ctx.method} ${layer.path}`));
+  }
+
+  async #authorize(ctx: Context, access: Access, brake = false): Promise<TokenClaims | undefined> {
     if (access === 'public') return undefined;
     const presented = bearerValue(ctx);
     if (presented !== undefined && isOperatorToken(presented)) {
@@ -260,29 +291,47 @@ export class ApiRouter {
       throw new ProblemError('forbidden', 'this endpoint answers the operator only, not a wallet');
     }
     const claims = await this.#deps.tokens.verify(bearerToken(ctx));
-    await this.takeWalletRate(claims.sub);
+    await this.takeWalletRate(claims.sub, claims.agt, brake && claims.agt === undefined);
     return claims;
   }
 
   /**
    * The single-host opt-in (POOL_PROXY_OPERATOR_LOOPBACK): a loopback caller without a token acts as the
-   * operator (on wallet-or-operator routes when it says so with `X-Pool-Operator: true`), unless the request
-   * was relayed (it names a client behind its sender) by anything but a trusted proxy.
+   * operator (on wallet-or-operator routes when it says so with `X-Pool-Operator: true`), when its caller is
+   * certainly on this host: a relayed request only through a trusted proxy naming a loopback client in a
+   * plain X-Forwarded-For (client-address.ts, certainClientAddress).
    */
   #localOperator(ctx: Context, access: Access): boolean {
     const { loopback, trustedProxies } = this.#deps.operator;
     if (!loopback) return false;
     if (access === 'wallet-or-operator' && ctx.get(OPERATOR_HEADER) !== 'true') return false;
-    if (isRelayed(ctx) && !trustedProxies.has(ctx.req.socket.remoteAddress)) return false;
-    return isLoopbackAddress(clientAddressOf(ctx));
+    const client = certainClientAddress(ctx, trustedProxies);
+    return client !== undefined && isLoopbackAddress(client);
   }
 
-  /** Counts one request against the wallet's rate limit (REST and /mcp alike); throws 429 beyond it. */
-  async takeWalletRate(wallet: string): Promise<void> {
-    const decision = await this.#deps.tokenLimiter.take(wallet);
+  /**
+   * Counts one request in its caller's bucket (REST and /mcp alike); throws 429 beyond it. The wallet's own
+   * token, each of its agents' tokens and the wallet's brakes (`brake`) have a bucket each: an agent flooding
+   * the proxy slows itself only, and nothing but the owner's own brakes can hold a brake off.
+   */
+  async takeWalletRate(wallet: string, agent?: string, brake = false): Promise<void> {
+    const key = agent !== undefined ? `agent:${wallet}:${agent}` : brake ? `brake:${wallet}` : wallet;
+    const decision = await this.#deps.tokenLimiter.take(key);
     if (!decision.allowed) {
       this.#deps.metrics.rateLimited.inc({ scope: 'token' });
-      throw new ProblemError('rate_limited', 'too many requests for this wallet; slow down', {
+      const whose = agent !== undefined ? 'this agent token' : brake ? 'this wallet’s brakes' : 'this wallet';
+      throw new ProblemError('rate_limited', `too many requests for ${whose}; slow down`, {
+        headers: { 'Retry-After': String(decision.retryAfterSeconds) },
+      });
+    }
+  }
+
+  /** The per-address limit, for a brake whose token did not verify (app.ts leaves brakes to the router). */
+  async #takeAddressRate(ctx: Context): Promise<void> {
+    const decision = await this.#deps.ipLimiter.take(clientAddressOf(ctx));
+    if (!decision.allowed) {
+      this.#deps.metrics.rateLimited.inc({ scope: 'ip' });
+      throw new ProblemError('rate_limited', 'too many requests from this address; slow down', {
         headers: { 'Retry-After': String(decision.retryAfterSeconds) },
       });
     }
@@ -310,7 +359,13 @@ export class ApiRouter {
     });
     const responses: Record<string, unknown> = {
       200: ok('OK'),
-      ...(def.status && { 202: ok('Accepted: not decided yet') }),
+      ...(def.status &&
+        Object.fromEntries(
+          Object.entries(def.statusDocs ?? { 202: 'Accepted: not decided yet' }).map(([code, text]) => [
+            code,
+            ok(text),
+          ]),
+        )),
     };
     for (const [status, codes] of [...byStatus].sort((a, b) => a[0] - b[0])) {
       responses[status] = {
@@ -330,7 +385,12 @@ export class ApiRouter {
         ...(def.params ? { params: def.params as never } : {}),
         ...(def.query ? { query: def.query as never } : {}),
         ...(def.body
-          ? { body: { required: true, content: { 'application/json': { schema: def.body } } } }
+          ? {
+              body: {
+                required: def.bodyOptional !== true,
+                content: { 'application/json': { schema: def.body } },
+              },
+            }
           : {}),
       },
       responses: responses as never,

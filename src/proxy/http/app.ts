@@ -13,7 +13,7 @@ import { bindRequest, problemOf } from './request-context.ts';
 import type { RequestLimiter } from './rate-limit.ts';
 
 /** Routes polled by monitors: their request lines are debug, not info. */
-const QUIET_ROUTES = new Set(['/health', '/metrics']);
+const QUIET_ROUTES = new Set(['/health', '/health/live', '/metrics']);
 /** 5xx answers about someone else's service (a paid service that does not resolve or answer): refusals. */
 const NOT_OUR_FAILURE: ReadonlySet<ProblemCode> = new Set(['service_unreachable']);
 const MAX_LOGGED_PATH = 200;
@@ -53,7 +53,7 @@ export function createApp(deps: AppDeps): Koa {
       metrics.httpRequests.inc({ method: ctx.method, route, status: String(ctx.status) });
       metrics.httpDuration.observe({ method: ctx.method, route }, seconds);
       // One line per request. Refusals (the caller's problem, so info) carry their problem code and detail;
-      // failures of the proxy are errors; probes of /health and /metrics are debug. A request no route
+      // failures of the proxy are errors; probes of /health and /metrics are debug (a 503 `starting` too). A request no route
       // matched (a 404) carries its path, which is all there is to know about it.
       const problem = problemOf(ctx);
       const fields = {
@@ -64,18 +64,22 @@ export function createApp(deps: AppDeps): Koa {
         ms: Math.round(seconds * 10_000) / 10,
         ...(problem && { code: problem.code, detail: problem.detail.slice(0, MAX_LOGGED_DETAIL) }),
       };
-      if (ctx.status >= 500 && !(problem && NOT_OUR_FAILURE.has(problem.code)))
+      if (QUIET_ROUTES.has(route) && problem === undefined) log.log('debug', 'request', fields);
+      else if (ctx.status >= 500 && !(problem && NOT_OUR_FAILURE.has(problem.code)))
         log.log('error', 'request failed', fields);
       else if (ctx.status >= 400) log.log('info', 'request refused', fields);
-      else log.log(QUIET_ROUTES.has(route) ? 'debug' : 'info', 'request', fields);
+      else log.log('info', 'request', fields);
     }
   });
   app.use(problemMiddleware(logger));
   app.use(async (ctx: Context, next: Next) => {
+    // The owner's brakes are limited by the router, per wallet (api-router.ts): an agent sharing the owner's
+    // address cannot use up what the owner needs to stop it.
     const internal = isInternalCall(ctx.get(INTERNAL_CALL_HEADER) || undefined, internalCallKey);
-    const decision = internal
-      ? { allowed: true, retryAfterSeconds: 0 }
-      : await ipLimiter.take(clientAddressOf(ctx));
+    const decision =
+      internal || api.isBrake(ctx)
+        ? { allowed: true, retryAfterSeconds: 0 }
+        : await ipLimiter.take(clientAddressOf(ctx));
     if (!decision.allowed) {
       metrics.rateLimited.inc({ scope: 'ip' });
       throw new ProblemError('rate_limited', 'too many requests from this address; slow down', {

@@ -59,7 +59,21 @@ export function clientAddressOf(ctx: Context): string {
   return String(ctx.state[STATE_KEY] ?? ctx.req.socket.remoteAddress ?? 'unknown');
 }
 
-/** Whether the request names a client behind whoever sent it (a relay on this host, e.g. a reverse proxy). */
-export function isRelayed(ctx: Context): boolean {
-  return ['x-forwarded-for', 'forwarded', 'x-real-ip', 'via'].some((name) => ctx.get(name) !== '');
+/** Headers by which a relay (a reverse proxy, a tunnel) names, or admits, a client behind it. */
+const RELAY_HEADERS = ['forwarded', 'x-real-ip', 'via'] as const;
+
+/**
+ * For the loopback opt-in: the caller's address when it is known for certain, else undefined. A request that
+ * names no client behind its sender comes from the socket's peer. One that does is known only when a trusted
+ * proxy sent it with X-Forwarded-For alone, every hop of it one bare address; `Forwarded`, `X-Real-IP`, `Via`,
+ * or a hop with a port, brackets, `unknown` or nothing at all mean a client whose address is not known.
+ */
+export function certainClientAddress(ctx: Context, trusted: TrustedProxies): string | undefined {
+  const peer = ctx.req.socket.remoteAddress;
+  const forwardedFor = ctx.get('x-forwarded-for');
+  if (RELAY_HEADERS.some((name) => ctx.get(name) !== '')) return undefined;
+  if (forwardedFor === '') return peer === undefined ? undefined : plain(peer);
+  if (!trusted.has(peer)) return undefined;
+  if (forwardedFor.split(',').some((hop) => isIP(plain(hop.trim())) === 0)) return undefined;
+  return trusted.clientAddress(peer, forwardedFor);
 }

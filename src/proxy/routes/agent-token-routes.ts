@@ -15,7 +15,7 @@ import type { TokenService } from '../auth/tokens.ts';
 import type { AgentRef } from '../domain/agent-ref.ts';
 import { unknownAgent } from '../flows/require-agent.ts';
 import type { ApiRouter } from '../http/api-router.ts';
-import type { AgentTokens } from '../services/agent-tokens.ts';
+import { type AgentTokens, MAX_LIVE_TOKENS_PER_AGENT } from '../services/agent-tokens.ts';
 import type { AgentRegistry } from '../services/agents.ts';
 import type { Clock } from '../util/clock.ts';
 
@@ -44,30 +44,36 @@ export function registerAgentTokenRoutes(api: ApiRouter, deps: AgentTokenRouteDe
     description:
       'The token pays within the agent’s policy and reads the agent’s balance, policy and payments, over REST ' +
       'and /mcp. Everything else (withdrawals, deposits, policy changes, freeze, tokens, other agents, wallet ' +
-      'routes) answers 403 `forbidden_for_agent_token`. Send `{}` for the default lifetime (30 days).',
+      'routes) answers 403 `forbidden_for_agent_token`. Send `{}` for the default lifetime (30 days). An agent ' +
+      `holds at most ${MAX_LIVE_TOKENS_PER_AGENT} live tokens: beyond that, \`conflict\` until one is revoked or expires.`,
     tag: 'policy',
     access: 'wallet-or-operator',
     params: BalanceParams,
     body: AgentTokenRequest,
     response: AgentTokenIssued,
-    errors: ['not_found', 'invalid_request'],
+    errors: ['not_found', 'invalid_request', 'conflict'],
     handler: async ({ params, body, auth }) => {
       const ref = await owned(auth.sub, params.agentId);
       const ttl = body.expiresInSeconds ?? DEFAULT_TTL_SECONDS;
-      const { token, claims } = await tokens.issueForAgent(ref.owner, ref.agentId, ttl);
-      await records.add(ref, {
-        tokenId: claims.jti,
-        agentId: ref.agentId,
-        issuedAt: claims.iat,
-        expiresAt: claims.exp,
+      return records.issue(ref, clock() / 1000, async () => {
+        const { token, claims } = await tokens.issueForAgent(ref.owner, ref.agentId, ttl);
+        const record = {
+          tokenId: claims.jti,
+          agentId: ref.agentId,
+          issuedAt: claims.iat,
+          expiresAt: claims.exp,
+        };
+        return {
+          record,
+          result: {
+            tokenId: claims.jti,
+            agentId: ref.agentId,
+            issuedAt: iso(claims.iat),
+            expiresAt: iso(claims.exp),
+            token,
+          },
+        };
       });
-      return {
-        tokenId: claims.jti,
-        agentId: ref.agentId,
-        issuedAt: iso(claims.iat),
-        expiresAt: iso(claims.exp),
-        token,
-      };
     },
   });
 
@@ -99,8 +105,12 @@ export function registerAgentTokenRoutes(api: ApiRouter, deps: AgentTokenRouteDe
     method: 'delete',
     path: '/api/agents/:agentId/tokens/:tokenId',
     summary: "Revoke one of an agent's tokens: refused everywhere from now on, also after a restart",
+    description:
+      'One of the owner’s brakes: counted in the wallet’s own brake bucket, which no agent token uses, so an ' +
+      'agent flooding the proxy cannot hold its owner off it.',
     tag: 'policy',
     access: 'wallet-or-operator',
+    brake: true,
     params: AgentTokenParams,
     response: AgentTokenRevoked,
     errors: ['not_found', 'invalid_request'],

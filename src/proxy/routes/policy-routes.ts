@@ -2,19 +2,17 @@
 // token): read it with what is left of each budget, replace it, freeze and unfreeze the agent. A policy looser
 // than the operator's limits is refused with the fields that would not hold (domain/agent-policy.ts).
 import { formatAmount } from '../../api/amount.ts';
-import { ProblemError } from '../../api/problem.ts';
 import {
   AgentPolicyView,
   APPROVAL_TIMEOUT_DEFAULT_S,
   BalanceParams,
   policyRequest,
+  UnfreezeRequest,
 } from '../../api/schemas.ts';
-import type { AgentPolicyChange } from '../../api/types.ts';
 import {
   type AgentPolicy,
   type BudgetWindow,
   effectiveLimits,
-  loosenings,
   type OperatorLimits,
 } from '../domain/agent-policy.ts';
 import { parseServicePattern } from '../domain/service-rules.ts';
@@ -27,8 +25,8 @@ import type { AgentPolicies } from '../services/agent-policies.ts';
 import type { AgentRegistry } from '../services/agents.ts';
 import type { PoolAccess } from './pool-access.ts';
 import type { WalletConfirmations } from '../auth/wallet-confirmation.ts';
-import { checkSettingsChange } from '../flows/withdrawal-policy.ts';
-import { OPERATOR_OWNER } from '../services/agents.ts';
+import { confirmPolicyChange, confirmUnfreeze, stillConfirmed } from '../flows/withdrawal-policy.ts';
+import { checkedPolicy } from './policy-body.ts';
 
 export interface PolicyRouteDeps {
   agents: AgentRegistry;
@@ -83,9 +81,13 @@ export function registerPolicyRoutes(api: ApiRouter, deps: PolicyRouteDeps): voi
       'Sets the owner’s per-payment cap, budgets (rolling hour, 24 hours, 30 days), allowed/denied services and ' +
       'approval threshold (a payment above it waits for the owner’s approval up to `approvalTimeoutSeconds`); ' +
       'an absent or null field sets none of the owner’s own (the operator’s default applies). `frozen` changes ' +
-      'the frozen flag when given, and the withdrawal settings change only when named; loosening them while a wallet ' +
-      'signature is required needs one (`confirmation`, else `wallet_signature_required`). A cap or budget above the operator’s is refused (`invalid_request`, naming ' +
-      'the field) and nothing changes: an owner can only tighten the operator’s limits.',
+      'the frozen flag when given, and the withdrawal settings change only when named. While the owner requires ' +
+      'wallet signatures, a change that loosens anything (a cap, budget or approval threshold raised or removed, ' +
+      'an allowed service added or the list emptied, a denied service removed, an unfreeze, the withdrawal ' +
+      'settings loosened) needs a fresh one of exactly this change (`confirmation`, from ' +
+      'POST /api/agents/{agentId}/wallet-confirmation with `{"policy": …}`; else `wallet_signature_required`, ' +
+      'naming the loosened fields); tightening never does. A cap or budget above the operator’s is refused ' +
+      '(`invalid_request`, naming the field) and nothing changes: an owner can only tighten the operator’s limits.',
     tag: 'policy',
     access: 'wallet-or-operator',
     params: BalanceParams,
@@ -100,103 +102,78 @@ export function registerPolicyRoutes(api: ApiRouter, deps: PolicyRouteDeps): voi
     ],
     handler: async ({ params, auth, body }) => {
       const ref = await owned(auth, params.agentId);
-      const now = deps.runtime.require().clock();
-      const next = (current: AgentPolicy) => policyOf(body, current, now);
+      const context = { operator, now: deps.runtime.require().clock() };
+      // Checked, and the wallet's confirmation consumed, before the lock; under it the policy as it is then
+      // must need no other signature (a concurrent change is refused rather than loosened unsigned).
       const current = await policies.get(ref);
-      const checked = next(current);
-      if (ref.owner === OPERATOR_OWNER && checked.requireWithdrawalSignature === true)
-        throw new ProblemError(
-          'invalid_request',
-          'the operator’s agents have no wallet to sign withdrawals',
-          {
-            issues: [{ path: 'requireWithdrawalSignature', message: 'a wallet’s agents only' }],
-          },
-        );
-      const loose = loosenings(checked, operator);
-      if (loose.length > 0)
-        throw new ProblemError(
-          'invalid_request',
-          `the policy is looser than the operator's limits: ${loose.map((l) => `${l.path}: ${l.message}`).join('; ')}`,
-          { issues: loose },
-        );
-      await checkSettingsChange(current, checked, deps.confirmations, ref, body.confirmation);
-      return view(ref, await policies.update(ref, next));
+      const next = checkedPolicy(ref, body, current, context);
+      const confirmed = await confirmPolicyChange(current, next, deps.confirmations, ref, body.confirmation);
+      const updated = await policies.update(ref, (fresh) => {
+        const again = checkedPolicy(ref, body, fresh, context);
+        stillConfirmed(fresh, again, ref, confirmed);
+        return again;
+      });
+      return view(ref, updated);
     },
   });
 
-  for (const [action, frozen] of [
-    ['freeze', true],
-    ['unfreeze', false],
-  ] as const) {
-    api.add({
-      method: 'post',
-      path: `/api/agents/:agentId/${action}`,
-      summary: frozen
-        ? 'Freeze an agent: it pays nothing, its queued unsigned payments are not paid (its owner only)'
-        : 'Unfreeze an agent: it may pay again within its policy (its owner only)',
-      description: frozen
-        ? 'New payments are refused at once with `agent_frozen`; payments already queued and not yet signed fail ' +
-          'with reason `agent_frozen` and give their reservation back. Withdrawals by the owner still work.'
-        : undefined,
-      tag: 'policy',
-      access: 'wallet-or-operator',
-      params: BalanceParams,
-      response: AgentPolicyView,
-      errors: ['not_found', 'invalid_request', 'service_unavailable'],
-      handler: async ({ params, auth }) => {
-        const ref = await owned(auth, params.agentId);
-        const now = deps.runtime.require().clock();
-        return view(ref, await policies.update(ref, (current) => ({ ...current, frozen, updatedAt: now })));
-      },
-    });
-  }
-}
-
-/** The policy a PUT body makes of the current one (only `frozen` is kept when absent). */
-function policyOf(body: AgentPolicyChange, current: AgentPolicy, now: number): AgentPolicy {
-  const amount = (value: bigint | null | undefined) => value ?? undefined;
-  const budgets: Partial<Record<BudgetWindow, bigint>> = {};
-  const hour = amount(body.budgetPerHour);
-  const day = amount(body.budgetPerDay);
-  const days30 = amount(body.budgetPer30Days);
-  if (hour !== undefined) budgets.hour = hour;
-  if (day !== undefined) budgets.day = day;
-  if (days30 !== undefined) budgets.days30 = days30;
-  const perPaymentCap = amount(body.perPaymentCap);
-  const approvalThreshold = amount(body.approvalThreshold);
-  const approvalTimeoutSeconds = body.approvalTimeoutSeconds ?? undefined;
-  return {
-    ...(perPaymentCap !== undefined && { perPaymentCap }),
-    ...(approvalThreshold !== undefined && { approvalThreshold }),
-    ...(approvalTimeoutSeconds !== undefined && { approvalTimeoutSeconds }),
-    budgets,
-    allowedServices: services(body.allowedServices ?? [], 'allowedServices'),
-    deniedServices: services(body.deniedServices ?? [], 'deniedServices'),
-    frozen: body.frozen ?? current.frozen,
-    // the withdrawal settings change only when named (turning them off may need the wallet)
-    requireWithdrawalSignature:
-      body.requireWithdrawalSignature ?? current.requireWithdrawalSignature ?? false,
-    withdrawalDestinations: body.withdrawalDestinations ?? current.withdrawalDestinations ?? [],
-    updatedAt: now,
-  };
-}
-
-function services(patterns: string[], field: string): string[] {
-  const out: string[] = [];
-  const issues: Array<{ path: string; message: string }> = [];
-  patterns.forEach((value, i) => {
-    const parsed = parseServicePattern(value);
-    if (typeof parsed === 'string') {
-      if (!out.includes(parsed)) out.push(parsed);
-    } else issues.push({ path: `${field}.${i}`, message: parsed.error });
+  api.add({
+    method: 'post',
+    path: '/api/agents/:agentId/freeze',
+    summary: 'Freeze an agent: it pays nothing, its queued unsigned payments are not paid (its owner only)',
+    description:
+      'New payments are refused at once with `agent_frozen`; payments already queued and not yet signed fail ' +
+      'with reason `agent_frozen` and give their reservation back. Withdrawals by the owner still work. A ' +
+      'freeze never needs a signature, and the owner’s brakes have their own rate bucket, which its agents ' +
+      'never use.',
+    tag: 'policy',
+    access: 'wallet-or-operator',
+    brake: true,
+    params: BalanceParams,
+    response: AgentPolicyView,
+    errors: ['not_found', 'invalid_request', 'service_unavailable'],
+    handler: async ({ params, auth }) => {
+      const ref = await owned(auth, params.agentId);
+      const now = deps.runtime.require().clock();
+      return view(ref, await policies.update(ref, (fresh) => ({ ...fresh, frozen: true, updatedAt: now })));
+    },
   });
-  if (issues.length > 0)
-    throw new ProblemError(
+
+  api.add({
+    method: 'post',
+    path: '/api/agents/:agentId/unfreeze',
+    summary: 'Unfreeze an agent: it may pay again within its policy (its owner only)',
+    description:
+      'No body is needed, except while the owner requires wallet signatures: then the body carries ' +
+      '`confirmation`, a fresh signature of the message POST /api/agents/{agentId}/wallet-confirmation ' +
+      'answers for `{"unfreeze": true}` (else `wallet_signature_required`).',
+    tag: 'policy',
+    access: 'wallet-or-operator',
+    brake: true,
+    params: BalanceParams,
+    body: UnfreezeRequest,
+    bodyOptional: true,
+    response: AgentPolicyView,
+    errors: [
+      'not_found',
       'invalid_request',
-      `invalid request body: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
-      { issues },
-    );
-  return out;
+      'wallet_signature_required',
+      'wallet_signature_invalid',
+      'service_unavailable',
+    ],
+    handler: async ({ params, auth, body }) => {
+      const ref = await owned(auth, params.agentId);
+      const now = deps.runtime.require().clock();
+      const current = await policies.get(ref);
+      const confirmed = await confirmUnfreeze(current, deps.confirmations, ref, body?.confirmation);
+      const updated = await policies.update(ref, (fresh) => {
+        const next = { ...fresh, frozen: false, updatedAt: now };
+        stillConfirmed(fresh, next, ref, confirmed);
+        return next;
+      });
+      return view(ref, updated);
+    },
+  });
 }
 
 function policyView(

@@ -3,8 +3,13 @@
 // client got through OAuth is one record too (its grant id is every access token's jti; routes/oauth-provider.ts). The token itself is
 // never kept. A revoked token's record is deleted here and its jti written to the revocations
 // (auth/revocations.ts), which every replica reads and which survive restarts.
-import type { AgentRef } from '../domain/agent-ref.ts';
+import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
+import { DomainError } from '../domain/errors.ts';
+import type { Mutex } from '../store/backend.ts';
 import type { EncryptedStore } from '../store/encrypted-store.ts';
+
+/** The most live tokens one agent may hold (docs/POLICY.md): the owner revokes one to issue another. */
+export const MAX_LIVE_TOKENS_PER_AGENT = 20;
 
 export interface AgentTokenRecord {
   tokenId: string;
@@ -19,15 +24,41 @@ export interface AgentTokenRecord {
 
 export class AgentTokens {
   readonly #store: EncryptedStore;
+  readonly #lock: Mutex;
 
   constructor(store: EncryptedStore) {
     this.#store = store;
+    this.#lock = store.mutex('agent-token');
+  }
+
+  /**
+   * Issues a token with `make` and keeps its record, unless the agent already holds MAX_LIVE_TOKENS_PER_AGENT
+   * live ones (`conflict`). Under the agent's token lock, so replicas issuing at once cannot pass the cap.
+   */
+  async issue<T>(
+    ref: AgentRef,
+    nowSeconds: number,
+    make: () => Promise<{ record: AgentTokenRecord; result: T }>,
+  ): Promise<T> {
+    return this.#lock.run(scopedId(ref), async () => {
+      const live = await this.list(ref, nowSeconds);
+      if (live.length >= MAX_LIVE_TOKENS_PER_AGENT)
+        throw new DomainError(
+          'conflict',
+          `agent ${ref.agentId} already holds ${live.length} live tokens, the most one agent may hold: revoke one (DELETE /api/agents/${ref.agentId}/tokens/{tokenId}) before issuing another`,
+          { extra: { limit: MAX_LIVE_TOKENS_PER_AGENT } },
+        );
+      const { record, result } = await make();
+      await this.add(ref, record);
+      return result;
+    });
   }
 
   #key(ref: AgentRef, tokenId: string): string {
     return this.#store.key('agent-token', ref.owner, ref.agentId, tokenId);
   }
 
+  /** Keeps a record as it is (AgentTokens.issue, and tests that set one up). */
   async add(ref: AgentRef, record: AgentTokenRecord): Promise<void> {
     await this.#store.put(this.#key(ref, record.tokenId), record);
   }
