@@ -115,6 +115,7 @@ function kindOf(tx: Transaction): string | undefined {
   if (contract === sandbox.info.contracts.asp_membership && fn === 'insert_leaf') return 'ASP insert';
   if (contract !== sandbox.info.contracts.pool) return undefined;
   if (fn === 'disburse') return 'refill';
+  if (fn !== 'transact') return undefined;
   const amount = BigInt((scValToNative(args.args[1] as xdr.ScVal) as { ext_amount: bigint }).ext_amount);
   return amount > 0n ? 'deposit' : amount < 0n ? 'withdrawal' : 'transfer';
 }
