@@ -31,6 +31,7 @@ import type {
   OperatorBooks,
   OperatorDepositRequest,
   PayRequest,
+  PaymentDryRun,
   PaymentExport,
   PaymentList,
   PaymentResult,
@@ -239,8 +240,14 @@ export class PoolApi {
     return this.#call('POST', `/api/agents/${encodeURIComponent(agentId)}/wallet-confirmation`, request);
   }
 
-  pay(request: PayRequest): Promise<PaymentResult> {
+  pay(request: Omit<PayRequest, 'dryRun'>): Promise<PaymentResult> {
     return this.#call('POST', '/api/pay', request);
+  }
+
+  /** What paying would do now: the quoted price and whether it would pass (or the rule that refuses it);
+   * nothing is reserved or signed. */
+  payDryRun(request: Omit<PayRequest, 'dryRun' | 'idempotencyKey'>): Promise<PaymentDryRun> {
+    return this.#call('POST', '/api/pay', { ...request, dryRun: true });
   }
 
   /** One payment's state now (its answer once decided). */

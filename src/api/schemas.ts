@@ -181,6 +181,15 @@ export const payRequest = (cap: bigint) =>
         .regex(/^[A-Za-z0-9_.:-]{8,128}$/, 'idempotencyKey must be 8–128 characters of A-Z a-z 0-9 _ . : -')
         .optional()
         .openapi({ description: 'Same key, same answer: a retry never pays twice' }),
+      dryRun: z
+        .boolean()
+        .optional()
+        .openapi({
+          description:
+            'true: run every check a payment passes, with the service’s quoted price and the budgets as they are now, ' +
+            'and answer a PaymentDryRun (whether it would pay, or the rule that would refuse it); nothing is reserved, ' +
+            'journaled or signed, and an idempotencyKey is neither looked up nor bound',
+        }),
     })
     .openapi('PayRequest');
 
@@ -432,6 +441,38 @@ export const PaymentResult = z
       .optional(),
   })
   .openapi('PaymentResult');
+/** The answer to a dry run of a payment: what would be paid and whether it would pass. */
+export const PaymentDryRun = z
+  .object({
+    dryRun: z.literal(true),
+    wouldPay: z.boolean().openapi({ description: 'whether the payment would pass every check now' }),
+    price: z.string().optional().openapi({
+      description:
+        'the service’s quoted price (USDC); absent when a rule refused before the service was asked',
+    }),
+    asset: z.string().optional(),
+    payTo: z.string().optional().openapi({ description: 'whom the pool wallet would pay' }),
+    network: z.string().optional(),
+    awaitsApproval: z.boolean().optional().openapi({
+      description:
+        'true when the price is above the owner’s approval threshold: the payment would wait for approval',
+    }),
+    refusal: z
+      .object({
+        code: z.string().openapi({ description: 'the problem code the payment would be refused with' }),
+        detail: z.string(),
+        rule: z.string().openapi({
+          description:
+            'the rule that refuses: frozen, deniedServices, allowedServices, encodedPath, maxAmount, paymentCap, ' +
+            'perPaymentCap, operatorBudget:hour|day, budget:hour|day|days30, float, balance, or the code itself',
+        }),
+      })
+      .optional()
+      .openapi({ description: 'when wouldPay is false: why' }),
+  })
+  .openapi('PaymentDryRun');
+/** What POST /api/pay answers: a payment's result, or with `dryRun: true` a dry run's. */
+export const PayAnswer = z.union([PaymentResult, PaymentDryRun]);
 export const PaymentList = z
   .object({
     payments: z.array(

@@ -32,6 +32,7 @@ export type Balance = z.infer<typeof S.Balance>;
 export type AgentList = z.infer<typeof S.AgentList>;
 export type PaymentReceipt = z.infer<typeof S.PaymentReceipt>;
 export type PaymentResult = z.infer<typeof S.PaymentResult>;
+export type PaymentDryRun = z.infer<typeof S.PaymentDryRun>;
 export type PaymentList = z.infer<typeof S.PaymentList>;
 export type PaymentListEntry = PaymentList['payments'][number];
 export type BatchSummary = z.infer<typeof S.BatchSummary>;

@@ -34,6 +34,12 @@ export const destinationInput = z
 
 const payFields = S.payRequest(1n).shape;
 
+/** A wallet's signed confirmation of one withdrawal, as POST /api/withdraw takes it. */
+export const walletConfirmationInput = S.withdrawRequest(1n).shape.confirmation.describe(
+  'the owner’s wallet confirmation of exactly this withdrawal, when the owner’s policy requires one: the nonce ' +
+    'from POST /api/agents/{agentId}/wallet-confirmation and the wallet’s SEP-53 signature of its message',
+);
+
 export const idempotencyKeyInput = payFields.idempotencyKey.describe(
   'your key for this payment (8–128 of A-Z a-z 0-9 _ . : -); reuse it unchanged when retrying the same payment',
 );
@@ -99,14 +105,15 @@ export const outputs = {
   },
   withdraw: { ...S.WithdrawResult.shape, agentId, txHash },
   pay: {
-    paymentId: z.string(),
+    paymentId: z.string().optional().describe('absent in a dry run'),
     paymentStatus: z
       .enum(['confirmed', 'pending', 'awaiting_approval'])
       .describe(
         'pending: still being decided; call again with the same idempotencyKey for the result. awaiting_approval: ' +
           'the price is above the owner’s approval threshold; nothing is paid unless the owner approves it by expiresAt',
-      ),
-    batchId: z.string(),
+      )
+      .optional(),
+    batchId: z.string().optional(),
     expiresAt: z.string().optional().describe('while awaiting_approval: when it expires unpaid'),
     content: z.string().optional().describe("the paid service's response body"),
     contentEncoding: z.enum(['utf8', 'base64']).optional().describe('base64 for a binary body'),
@@ -115,6 +122,8 @@ export const outputs = {
     receipt: S.PaymentReceipt.optional().describe(
       'the on-chain transfer from the pool wallet (transaction: its hash)',
     ),
+    // a dry run's answer (dryRun: true): nothing was reserved or signed
+    ...S.PaymentDryRun.partial().shape,
   },
   stats: S.PoolStats.shape,
   policy: {

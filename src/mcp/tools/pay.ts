@@ -2,8 +2,11 @@
 // answer. The payment joins a batch made by the pool wallet; a retry with the same idempotencyKey pays at
 // most once. A payment that failed in its batch is an isError result with its reason; one above the owner's
 // approval threshold answers that it waits for approval, with its id, unless the client lets the owner be asked
-// at once (approval-prompt.ts).
+// at once (approval-prompt.ts). With dryRun it only says what would be paid and whether it would pass, naming
+// the rule that would refuse it: nothing is reserved or signed.
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { PoolApiError } from '../../api/client.ts';
+import type { PaymentDryRun } from '../../api/types.ts';
 import {
   agentIdInput,
   amountInput,
@@ -27,7 +30,9 @@ export function registerPay({ server, api, mode, agentOf, forWhom }: ToolContext
         'service’s response. THIS SPENDS THE AGENT’S MONEY (USDC). The payment joins a batch and is made by the ' +
         'pool wallet, so the answer comes after the batch window (seconds). Set maxAmount to refuse a higher ' +
         'price. To retry a call that failed or timed out, call again with the SAME idempotencyKey: the proxy ' +
-        'then pays at most once and returns the first result. Use a new key only for a new, intended payment.',
+        'then pays at most once and returns the first result. Use a new key only for a new, intended payment. ' +
+        'Set dryRun to true to learn first, without paying or reserving anything, the quoted price and whether ' +
+        'the payment would pass (or which rule of the owner’s policy, budget or balance would refuse it).',
       inputSchema: {
         url: z.string().min(1).max(2048).describe('http(s) URL of the x402 service, query string included'),
         method: payMethodInput,
@@ -35,6 +40,12 @@ export function registerPay({ server, api, mode, agentOf, forWhom }: ToolContext
         headers: payHeadersInput,
         maxAmount: amountInput('highest price to accept').optional(),
         idempotencyKey: idempotencyKeyInput,
+        dryRun: z
+          .boolean()
+          .optional()
+          .describe(
+            'true: only say what would be paid and whether it would pass; nothing is paid or reserved',
+          ),
         ...(mode.kind === 'wallet' ? { agentId: agentIdInput } : {}),
       },
       outputSchema: outputs.pay,
@@ -47,14 +58,18 @@ export function registerPay({ server, api, mode, agentOf, forWhom }: ToolContext
           const maxAmount =
             args.maxAmount === undefined ? undefined : normaliseAmount(args.maxAmount, 'maxAmount');
           const agentId = agentOf(args);
+          const request = {
+            agentId,
+            serviceUrl,
+            method: args.method ?? 'GET',
+            ...(args.body !== undefined ? { body: args.body } : {}),
+            ...(args.headers !== undefined ? { headers: args.headers } : {}),
+            ...(maxAmount !== undefined ? { maxAmount } : {}),
+          };
+          if (args.dryRun === true) return dryRunAnswer(await api.payDryRun(request));
           const asked = await payOrExplain(() =>
             api.pay({
-              agentId,
-              serviceUrl,
-              method: args.method ?? 'GET',
-              ...(args.body !== undefined ? { body: args.body } : {}),
-              ...(args.headers !== undefined ? { headers: args.headers } : {}),
-              ...(maxAmount !== undefined ? { maxAmount } : {}),
+              ...request,
               ...(args.idempotencyKey !== undefined ? { idempotencyKey: args.idempotencyKey } : {}),
             }),
           );
@@ -107,7 +122,22 @@ interface PayArgs {
   headers?: Record<string, string>;
   maxAmount?: string | number;
   idempotencyKey?: string;
+  dryRun?: boolean;
   agentId?: string;
+}
+
+/** A dry run's answer, said plainly: the price and payee, and either that it would pass or what refuses it. */
+function dryRunAnswer(result: PaymentDryRun): CallToolResult {
+  const price =
+    result.price === undefined
+      ? 'The service was not asked for its price.'
+      : `The service asks ${result.price} USDC, to be paid to ${result.payTo} on ${result.network}.`;
+  const verdict = result.wouldPay
+    ? result.awaitsApproval === true
+      ? 'The payment would pass, but would wait for the owner’s approval (above the approval threshold).'
+      : 'The payment would pass.'
+    : `The payment would be refused: ${result.refusal?.code} (rule ${result.refusal?.rule}): ${result.refusal?.detail}.`;
+  return success(result, `Dry run, nothing paid or reserved. ${price} ${verdict}`);
 }
 
 /**

@@ -48,6 +48,7 @@ export async function checkBeforeReserve(pctx: PolicyCheckDeps, ref: AgentRef, p
       throw new DomainError(
         'budget_exceeded',
         `this agent spent ${formatAmount(used)} USDC in the last ${name}; ${formatAmount(price)} more would pass its budget of ${formatAmount(budget)} USDC`,
+        { extra: { rule: `operatorBudget:${name}` } },
       );
   }
   if (policy !== undefined) checkBudgets(policy, spent, price);

@@ -3,19 +3,18 @@
 // a full queue, a bad or private URL, a service that is not x402 (or answers with a redirect, never followed:
 // x402/pay.ts) or does not take our token or whose payee is one of the deployment's own accounts or contracts
 // (services/deployment.ts, ownAddresses), a price above `maxAmount`, the per-payment cap or the agent's
-// budget, a rule of its owner's policy (policy-check.ts), a float or a balance too low. Then the price is reserved (a journaled `payment` operation) and the payment
-// joins the current batch; the answer comes once the batch ran. A price above the owner's approval threshold
+// budget, a rule of its owner's policy (policy-check.ts), a float or a balance too low (the checks, in order,
+// are payment-checks.ts, shared with a dry run). Then the price is reserved (a journaled `payment` operation)
+// and the payment joins the current batch; the answer comes once the batch ran. A price above the owner's approval threshold
 // is reserved the same way but journaled `awaiting_approval` and answered at once: it joins a batch only
 // when its owner approves it (approvals.ts). The same idempotency key returns the first payment's answer (or
 // its current state), never a second payment.
 import { randomUUID } from 'node:crypto';
-import { isX402Error, type Quote, quote, type SafeRequest, X402Error } from '../../x402/index.ts';
+import type { Quote } from '../../x402/index.ts';
 import { type AgentRef, scopedId } from '../domain/agent-ref.ts';
-import { formatAmount } from '../../api/amount.ts';
 import { codeOf, DomainError, messageOf } from '../domain/errors.ts';
 import type { FlowContext } from '../flows/context.ts';
 import { requireAgent, type RequireAgentDeps } from '../flows/require-agent.ts';
-import { ownAddresses } from '../services/deployment.ts';
 import type { PaymentResult as PaymentOutcome } from '../../api/types.ts';
 import type { PaymentContext } from './context.ts';
 import {
@@ -30,13 +29,13 @@ import { fingerprint, type KeyRecord } from './records.ts';
 /** How long a repeated request waits for the first one's outcome beyond the batch window. */
 const REPLAY_WAIT_MS = 90_000;
 const REPLAY_POLL_MS = 200;
+import { isBudgeted } from './policy-check.ts';
 import {
-  checkBeforeQuote,
-  checkBeforeReserve,
-  checkQuotedPrice,
-  isBudgeted,
-  type PolicyCheckDeps,
-} from './policy-check.ts';
+  checkReservable,
+  checkUpToQuote,
+  type PayRequest,
+  type PaymentChecksDeps,
+} from './payment-checks.ts';
 import { needsApproval } from '../domain/agent-policy.ts';
 import { type ApprovalDeps, waitingData } from './approvals.ts';
 import type { PaymentData } from './payment-data.ts';
@@ -50,19 +49,9 @@ export type RequestPaymentDeps = Pick<
     RequireAgentDeps;
 } & RecoverHistoryDeps &
   OutcomeDeps &
-  PolicyCheckDeps &
+  PaymentChecksDeps &
   ApprovalDeps &
   PaymentFailureDeps;
-
-export interface PayRequest {
-  agentId: string;
-  serviceUrl: string;
-  method: string;
-  body?: unknown;
-  headers?: Record<string, string>;
-  maxAmount?: bigint;
-  idempotencyKey?: string;
-}
 
 export async function requestPayment(
   pctx: RequestPaymentDeps,
@@ -130,19 +119,7 @@ async function pay(
 ): Promise<PaymentOutcome> {
   const { flows } = pctx;
   const agent = scopedId(ref);
-  await pctx.batches.checkCapacity();
-  // The owner's policy first (frozen, services): a refused service is not even asked for its price.
-  const policy = await checkBeforeQuote(pctx, ref, req.serviceUrl);
-  const request: SafeRequest = {
-    url: req.serviceUrl,
-    method: req.method,
-    headers: req.headers,
-    body: req.body,
-  };
-  const q = await quoteService(pctx, request);
-  checkPayee(pctx, q);
-  checkPrice(pctx, q, req);
-  checkQuotedPrice(policy, q.amount);
+  const { policy, quote: q, request } = await checkUpToQuote(pctx, ref, req);
   // With budgets on (the operator's or a policy's), an agent's checks and reservation are taken one payment
   // at a time; with an idempotency key, one request per key binds it (in every replica: the locks are the
   // store's).
@@ -201,26 +178,7 @@ async function checkAndReserve(
   idempotency: { key: string; fingerprint: string } | undefined,
   waiting: Record<string, unknown> | undefined,
 ): Promise<Error | undefined> {
-  const { flows } = pctx;
-  const agent = scopedId(ref);
-  await checkBeforeReserve(pctx, ref, q.amount);
-  const float = await pctx.float.available();
-  if (float < q.amount) {
-    throw new DomainError(
-      'service_unavailable',
-      // (not how much is free: that would tell what the current window's payments hold, before its batch runs)
-      `the pool wallet's float cannot pay ${formatAmount(q.amount)} USDC now; retry after settlement`,
-      { retryAfterSeconds: 30 },
-    );
-  }
-  const available = await flows.notes.available(agent);
-  if (available < q.amount) {
-    throw new DomainError(
-      'insufficient_balance',
-      `available balance ${formatAmount(available)} USDC is less than the price ${formatAmount(q.amount)} USDC`,
-    );
-  }
-
+  await checkReservable(pctx, ref, q.amount);
   return reserveJournaled(pctx, ref, req, q, paymentId, idempotency, waiting);
 }
 
@@ -265,61 +223,5 @@ async function reserveJournaled(
       reason: { code: codeOf(error), detail: messageOf(error) },
     });
     return error as Error;
-  }
-}
-
-async function quoteService(pctx: RequestPaymentDeps, request: SafeRequest): Promise<Quote> {
-  try {
-    return await quote(request, pctx.payer, pctx.fetchOptions);
-  } catch (error) {
-    if (!(error instanceof X402Error)) throw error;
-    throw problemOf(error);
-  }
-}
-
-/** x402 errors at quoting time, as the caller's problem. */
-function problemOf(error: X402Error): DomainError {
-  const detail = error.message;
-  const extra = { reason: error.code };
-  if (isX402Error(error, 'bad_url', 'forbidden_header', 'private_address'))
-    return new DomainError('invalid_request', detail, { extra });
-  if (
-    isX402Error(
-      error,
-      'not_x402',
-      'redirect_refused',
-      'bad_payment_required',
-      'no_matching_offer',
-      'requirements_not_ours',
-    )
-  )
-    return new DomainError('service_not_payable', detail, { extra });
-  return new DomainError('service_unreachable', detail, { extra });
-}
-
-/** A payee that is one of our own accounts or contracts is refused: USDC paid there leaves the books. */
-function checkPayee(pctx: RequestPaymentDeps, q: Quote): void {
-  const own = ownAddresses(pctx.flows.deployment);
-  const what = own.get(q.payTo) ?? (q.payTo === pctx.poolWallet.publicKey() ? 'the pool wallet' : undefined);
-  if (what === undefined) return;
-  throw new DomainError(
-    'service_not_payable',
-    `the service asks to be paid to ${q.payTo}, which is ${what}: the proxy never pays its own accounts or contracts`,
-    { extra: { reason: 'own_account' } },
-  );
-}
-
-function checkPrice(pctx: RequestPaymentDeps, q: Quote, req: PayRequest): void {
-  if (req.maxAmount !== undefined && q.amount > req.maxAmount) {
-    throw new DomainError(
-      'price_too_high',
-      `the service asks ${formatAmount(q.amount)} USDC, more than maxAmount ${formatAmount(req.maxAmount)} USDC`,
-    );
-  }
-  if (q.amount > pctx.paymentCap) {
-    throw new DomainError(
-      'price_too_high',
-      `the service asks ${formatAmount(q.amount)} USDC, more than the per-payment cap ${formatAmount(pctx.paymentCap)} USDC`,
-    );
   }
 }

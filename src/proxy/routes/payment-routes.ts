@@ -1,5 +1,5 @@
 // Payments: pay an x402 service from an agent's pool balance (answered after the batch ran, or at once when it
-// waits for its owner's approval), the recent payments of the caller's agents with their receipts, and one
+// waits for its owner's approval) or dry-run such a payment (dry-run.ts), the recent payments of the caller's agents with their receipts, and one
 // payment's status.
 import { formatAmount } from '../../api/amount.ts';
 import { ProblemError } from '../../api/problem.ts';
@@ -12,11 +12,13 @@ import {
   ApprovalParams,
   OperatorBooks,
   PaymentList,
+  PayAnswer,
   PaymentResult,
   PaymentsQuery,
   payRequest,
 } from '../../api/schemas.ts';
 import { requestPayment } from '../payments/request-payment.ts';
+import { dryRunPayment } from '../payments/dry-run.ts';
 import { OPERATOR_OWNER } from '../services/agents.ts';
 import type { PoolAccess } from './pool-access.ts';
 import { ownedPaymentData } from '../payments/payment-data.ts';
@@ -36,12 +38,16 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
       'deadline answers 202 with `paymentStatus: "pending"`. A price above the owner’s approval threshold is reserved and ' +
       'answered at once, 202 with `paymentStatus: "awaiting_approval"` and `expiresAt`: nothing is paid unless the owner ' +
       'approves it (`/api/approvals`); poll `GET /api/payments/{paymentId}`. A retry with the same idempotencyKey returns the same answer ' +
-      'and never pays twice.',
+      'and never pays twice. With `dryRun: true` the same checks run (the service is asked for its price; budgets, float ' +
+      'and balance are read as they are now) and the answer is a `PaymentDryRun`, 200: `wouldPay`, the quoted `price`, ' +
+      '`payTo`, `network`, `awaitsApproval`, and for a refusal `refusal: {code, detail, rule}` with the code the payment ' +
+      'would be refused with. Nothing is reserved, journaled or signed; the idempotencyKey is ignored. A request that is ' +
+      'itself wrong (unknown agent, bad URL) is still a problem.',
     tag: 'pay',
     access: 'wallet-or-operator',
     agentToken: 'own-agent',
     body: payRequest(paymentCap),
-    response: PaymentResult,
+    response: PayAnswer,
     errors: [
       'invalid_request',
       'not_found',
@@ -62,7 +68,7 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
       'service_unavailable',
       'payment_failed',
     ],
-    status: (result) => (result.paymentStatus === 'confirmed' ? 200 : 202),
+    status: (result) => ('dryRun' in result || result.paymentStatus === 'confirmed' ? 200 : 202),
     handler: async ({ body, auth }) => {
       const owner = auth.sub;
       // an agent token pays for its own agent (api-router.ts refuses another agentId)
@@ -72,7 +78,7 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
           issues: [{ path: 'agentId', message: 'required without a wallet token' }],
         });
       }
-      const outcome = await requestPayment(runtime.requirePayments(), owner, {
+      const request = {
         agentId: agentId ?? owner,
         serviceUrl: body.serviceUrl,
         method: body.method,
@@ -80,7 +86,9 @@ export function registerPaymentRoutes(api: ApiRouter, runtime: PoolAccess, payme
         headers: body.headers,
         maxAmount: body.maxAmount,
         idempotencyKey: body.idempotencyKey,
-      });
+      };
+      if (body.dryRun === true) return dryRunPayment(runtime.requirePayments(), owner, request);
+      const outcome = await requestPayment(runtime.requirePayments(), owner, request);
       if (outcome.paymentStatus === 'failed') throw paymentProblem(outcome);
       return outcome;
     },
