@@ -15,7 +15,6 @@ import {
   effectiveLimits,
   type OperatorLimits,
 } from '../domain/agent-policy.ts';
-import { parseServicePattern } from '../domain/service-rules.ts';
 import type { AgentRef } from '../domain/agent-ref.ts';
 import { unknownAgent } from '../flows/require-agent.ts';
 import type { ApiRouter } from '../http/api-router.ts';
