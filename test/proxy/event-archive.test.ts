@@ -180,6 +180,21 @@ test('an archive that ends before what the RPC keeps is read on from the RPC; an
   const server = new rpc.Server(sandbox.rpcUrl, { allowHttp: true });
   while ((await server.getHealth()).oldestLedger < 3) await new Promise((r) => setTimeout(r, 100));
   const { contracts } = sandbox.info;
+  /** An indexer of this sandbox's pool on `store`, replaying `archive` first. */
+  const indexerOn = (store: EncryptedStore, archive: EventArchive) =>
+    new PoolIndexer({
+      server,
+      store,
+      contracts: {
+        pool: contracts.pool,
+        aspMembership: contracts.asp_membership,
+        aspNonMembership: contracts.asp_non_membership,
+      },
+      startLedger: 0,
+      logger: silentLogger,
+      archive,
+      treeCapacity: 2 ** 20,
+    });
   /** An indexer on an empty store whose archive holds `events`. */
   const indexerWith = async (events: ArchivedEvent[]) => {
     const archive = await LevelEventArchive.open(mkdtempSync(join(tmpdir(), 'pp-archive-')), seal);
@@ -187,20 +202,7 @@ test('an archive that ends before what the RPC keeps is read on from the RPC; an
     await archive.append(events);
     const store = await EncryptedStore.open(mkdtempSync(join(tmpdir(), 'pp-archive-store-')), masterKey);
     t.teardown(() => store.close());
-    const pool = {
-      pool: contracts.pool,
-      aspMembership: contracts.asp_membership,
-      aspNonMembership: contracts.asp_non_membership,
-    };
-    return new PoolIndexer({
-      server,
-      store,
-      contracts: pool,
-      startLedger: 0,
-      logger: silentLogger,
-      archive,
-      treeCapacity: 2 ** 20,
-    });
+    return indexerOn(store, archive);
   };
   // Ledgers without pool events between the archive's last event and the RPC's oldest are no gap: the
   // indexer replays the archive and reads on (what it rebuilt is checked against the chain: chain-check.ts).
@@ -226,24 +228,8 @@ test('an archive that ends before what the RPC keeps is read on from the RPC; an
   await backend.pool.query(`UPDATE pool_events SET event = jsonb_set(event, '{ledger}', '2') WHERE id = $1`, [
     kept.id,
   ]);
-  const pool = {
-    pool: contracts.pool,
-    aspMembership: contracts.asp_membership,
-    aspNonMembership: contracts.asp_non_membership,
-  };
-  const edited = await t.throwsAsync(
-    new PoolIndexer({
-      server,
-      store,
-      contracts: pool,
-      startLedger: 0,
-      logger: silentLogger,
-      archive,
-      treeCapacity: 2 ** 20,
-    }).sync(),
-    {
-      instanceOf: ArchiveSealError,
-    },
-  );
+  const edited = await t.throwsAsync(indexerOn(store, archive).sync(), {
+    instanceOf: ArchiveSealError,
+  });
   t.regex(edited!.message, new RegExp(`the seal of pool event ${kept.id} does not verify`));
 });
