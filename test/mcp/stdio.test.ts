@@ -121,6 +121,7 @@ test.serial(
     t.deepEqual(payTool.inputSchema.required, ['url']);
     t.deepEqual(Object.keys(payTool.inputSchema.properties ?? {}).sort(), [
       'body',
+      'dryRun',
       'headers',
       'idempotencyKey',
       'maxAmount',
