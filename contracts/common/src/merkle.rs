@@ -1,10 +1,12 @@
 //! The incremental binary Merkle tree kept in contract storage (the pool's commitment tree and the ASP
 //! allowlist): for each level the last left node (`FilledSubtree(level)`) and the number of leaves
 //! (`NextIndex`), both persistent. Leaves are appended one at a time (ASP) or as a sibling pair (pool); the
-//! root comes back to the caller, which stores it where it keeps roots.
+//! root comes back to the caller, which stores it where it keeps roots. The pool's trees roll over: `next` is
+//! the leaf index in the current tree, and a new tree starts again at 0 over the same entries (an append never
+//! reads a level at an odd position that the current tree has not written).
 //!
-//! Storage written is exactly that of the TypeScript contracts (contracts/merkle-storage.ts): appending a
-//! pair writes `FilledSubtree(0)` = left leaf, then every level at which the pair's ancestor is a left child.
+//! Appending a pair writes `FilledSubtree(0)` = left leaf, then every level at which the pair's ancestor is a
+//! left child: the entries `src/proxy/flows/pin-footprint.ts` declares for a deposit prepared ahead of time.
 use soroban_sdk::{contracttype, Env, U256};
 
 use crate::constants::ZERO_HASHES;
