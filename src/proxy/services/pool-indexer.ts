@@ -275,11 +275,7 @@ export class PoolIndexer {
       const resume = this.#resume;
       const page =
         this.#cursor === undefined || resume !== undefined
-          ? await this.#server.getEvents({
-              startLedger: resume?.startLedger ?? (await this.#firstLedger()),
-              filters,
-              limit: 200,
-            })
+          ? await this.#eventsFrom(resume?.startLedger ?? (await this.#firstLedger()), filters)
           : await this.#server.getEvents({ cursor: this.#cursor, filters, limit: 200 });
       this.#resume = undefined;
       const events = page.events
@@ -358,6 +354,24 @@ export class PoolIndexer {
       if (this.blocklist.find(BigInt(data.key)).found) {
         this.blocklist.delete(BigInt(data.key));
         this.#delta.blocklist.push({ key: BigInt(data.key) });
+      }
+    }
+  }
+
+  /**
+   * A page of events from `startLedger` on. The RPC's oldest ledger moves on while it is asked (a short memory,
+   * fast ledgers): a start it no longer keeps is refused, and the read starts again at its oldest ledger, up to
+   * three times. Whatever fell out of its memory meanwhile is not lost silently: a rebuilt store is checked
+   * against the chain (chain-check.ts) before it is trusted.
+   */
+  async #eventsFrom(startLedger: number, filters: rpc.Api.EventFilter[]): Promise<rpc.Api.GetEventsResponse> {
+    for (let attempt = 1, start = startLedger; ; attempt++) {
+      try {
+        return await this.#server.getEvents({ startLedger: start, filters, limit: 200 });
+      } catch (error) {
+        const oldest = (await this.#server.getHealth()).oldestLedger ?? 1;
+        if (attempt >= 3 || oldest <= start) throw error;
+        start = oldest;
       }
     }
   }
